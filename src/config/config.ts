@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+// Every environment variable the service reads, in one schema that is also the Config type.
+// Parsed once at start (loadConfig) and passed down; nothing else reads process.env.
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const optionalString = z.string().trim().min(1).optional().catch(undefined);
+
+export const configSchema = z
+  .object({
+    DATABASE_URL: z
+      .string()
+      .trim()
+      .optional()
+      .transform((v) => (v === '' ? undefined : v))
+      .pipe(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional()),
+    LEADINTAKE_DATA_DIR: z.string().min(1).default('./.leadintake'),
+    PORT: port.default(3000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    PUBLIC_BASE_URL: z.url().optional(),
+    LEADINTAKE_ENCRYPTION_KEY: optionalString,
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DB_POOL_MAX: positiveInt.default(20),
+    VAPI_BASE_URL: z.url().default('https://api.vapi.ai'),
+    VAPI_TIMEOUT_MS: positiveInt.default(10_000),
+    /** How long a looked-up API key is trusted before it is read again (revocation delay). */
+    API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+    DEFAULT_HOURLY_LIMIT: positiveInt.default(1000),
+    /** Safety-net poll of the outbox relay; the relay is also woken at once after each commit. */
+    OUTBOX_POLL_MS: positiveInt.default(1_000),
+  })
+  .transform((c) => ({
+    ...c,
+    PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
+    VAPI_BASE_URL: c.VAPI_BASE_URL.replace(/\/+$/, ''),
+  }));
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws ConfigError listing every bad variable in one message. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
+  throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
+}

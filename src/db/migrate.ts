@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Pool } from './pool.ts';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+// Any constant works; it only has to be the same in every process of ours.
+const MIGRATION_LOCK = 7_413_220_001;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{3,}_[\w-]+\.sql$/.test(f))
+    .sort()
+    .map((file) => ({
+      version: Number(file.split('_')[0]),
+      name: file.replace(/\.sql$/, ''),
+      sql: fs.readFileSync(path.join(dir, file), 'utf8'),
+    }));
+}
+
+/**
+ * Applies the numbered, forward-only migrations that are not yet applied, each in its own
+ * transaction. A session advisory lock makes concurrent starts wait for each other instead
+ * of applying the same file twice. Returns the names applied by this call.
+ */
+export async function migrate(pool: Pool, migrations = readMigrations()): Promise<string[]> {
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set((await client.query('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`Migration ${m.name} failed: ${(err as Error).message}`);
+      }
+      applied.push(m.name);
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    client.release();
+  }
+  return applied;
+}

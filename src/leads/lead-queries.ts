@@ -1,0 +1,109 @@
+import type { Queryable } from '../db/pool.ts';
+
+export interface NewLead {
+  workspaceId: string;
+  name: string;
+  phone: string;
+  phoneNormalized: string;
+  email: string | null;
+  goal: string | null;
+  consentIp: string | null;
+  consentUserAgent: string | null;
+  metadata: Record<string, unknown>;
+  formResponses: Record<string, string>;
+  createdEvent: Record<string, unknown>;
+}
+
+function leadValues(l: NewLead): unknown[] {
+  return [
+    l.workspaceId, l.name, l.phone, l.phoneNormalized, l.email, l.goal, l.consentIp, l.consentUserAgent,
+    JSON.stringify(l.metadata), JSON.stringify(l.formResponses), JSON.stringify(l.createdEvent),
+  ];
+}
+
+// One statement inserts the lead and its timeline entry (and, for messaging, the outbox row
+// of its first agent turn): one round trip, atomic, and ON CONFLICT lets the unique index
+// decide duplicates without a check-then-insert race.
+const INSERT_LEAD = (withTurn: boolean) => `
+  WITH lead AS (
+    INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
+                       consent_ip, consent_user_agent, metadata, form_responses)
+    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10)
+    ON CONFLICT (workspace_id, phone_normalized) DO NOTHING
+    RETURNING id, created_at
+  ), event AS (
+    INSERT INTO lead_events (lead_id, type, data, at) SELECT id, 'lead.created', $11, created_at FROM lead
+  )${withTurn ? `, turn AS (
+    INSERT INTO outbox (queue, payload)
+    SELECT 'agent-turn', jsonb_build_object('leadId', id, 'workspaceId', $1::uuid) FROM lead
+  )` : ''}
+  SELECT id FROM lead`;
+
+/** Inserts a lead; null when the phone is already a lead of the workspace. */
+export async function insertLead(db: Queryable, lead: NewLead, opts: { withAgentTurn: boolean }): Promise<string | null> {
+  const { rows } = await db.query({
+    name: opts.withAgentTurn ? 'insert-lead-with-turn' : 'insert-lead',
+    text: INSERT_LEAD(opts.withAgentTurn),
+    values: leadValues(lead),
+  });
+  return rows[0]?.id ?? null;
+}
+
+export async function findLeadIdByPhone(db: Queryable, workspaceId: string, phoneNormalized: string): Promise<string | null> {
+  const { rows } = await db.query('SELECT id FROM leads WHERE workspace_id = $1 AND phone_normalized = $2', [
+    workspaceId,
+    phoneNormalized,
+  ]);
+  return rows[0]?.id ?? null;
+}
+
+/** Records an accepted call: call session, lead in conversation, timeline; one statement. */
+export async function recordDispatchedCall(
+  db: Queryable,
+  c: { leadId: string; providerCallId: string; callStatus: string },
+): Promise<void> {
+  await db.query({
+    name: 'record-dispatched-call',
+    text: `WITH session AS (
+             INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) RETURNING id
+           ), lead AS (
+             UPDATE leads SET status = 'in_conversation', updated_at = now() WHERE id = $1 RETURNING id
+           )
+           INSERT INTO lead_events (lead_id, type, data)
+           SELECT lead.id, 'call.dispatched', jsonb_build_object('providerCallId', $2::text, 'callSessionId', session.id)
+             FROM lead, session`,
+    values: [c.leadId, c.providerCallId, c.callStatus],
+  });
+}
+
+/** Removes a lead and, by cascade, its events and call sessions (voice dispatch rejected). */
+export async function deleteLead(db: Queryable, leadId: string): Promise<void> {
+  await db.query('DELETE FROM leads WHERE id = $1', [leadId]);
+}
+
+export interface LeadWithCall {
+  lead: Record<string, any>;
+  call: Record<string, any> | null;
+}
+
+/** The lead, scoped to the workspace, with its latest call session; one round trip. */
+export async function findLeadWithLatestCall(db: Queryable, id: string, workspaceId: string): Promise<LeadWithCall | null> {
+  const { rows } = await db.query({
+    name: 'find-lead-with-latest-call',
+    text: `SELECT l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualification_notes, l.booking_uid,
+                  l.booking_start, l.metadata, l.form_responses, l.created_at, l.updated_at,
+                  to_jsonb(c) AS call
+             FROM leads l
+             LEFT JOIN LATERAL (
+               SELECT provider_call_id, status, started_at, ended_at, duration_seconds, summary, transcript,
+                      recording_url, ended_reason
+                 FROM call_sessions WHERE lead_id = l.id ORDER BY created_at DESC, id DESC LIMIT 1
+             ) c ON true
+            WHERE l.id = $1 AND l.workspace_id = $2`,
+    values: [id, workspaceId],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  const { call, ...lead } = row;
+  return { lead, call };
+}

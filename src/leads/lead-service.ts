@@ -1,0 +1,136 @@
+import type { Pool } from '../db/pool.ts';
+import type { OutboxRelay } from '../jobs/outbox-relay.ts';
+import { AppError } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { VoiceProvider } from '../voice/voice-provider.ts';
+import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
+import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import { renderMetadata } from './metadata-render.ts';
+import type { LeadSubmission } from './lead-submission.ts';
+import * as q from './lead-queries.ts';
+import { normalizePhone } from './phone.ts';
+
+export type SubmitResult =
+  | { channel: 'whatsapp'; leadId: string }
+  | { channel: 'voice'; leadId: string; providerCallId: string };
+
+export interface SubmissionContext {
+  workspace: WorkspaceRow;
+  settings: () => WorkspaceSettings;
+  apiKeyId: string;
+  clientIp: string | null;
+  userAgent: string | null;
+}
+
+export interface LeadServiceDeps {
+  pool: Pool;
+  log: Logger;
+  voice: VoiceProvider;
+  relay: OutboxRelay;
+}
+
+/** Lead intake: knows the channels' rules, nothing of HTTP. */
+export class LeadService {
+  readonly #d: LeadServiceDeps;
+
+  constructor(deps: LeadServiceDeps) {
+    this.#d = deps;
+  }
+
+  async submit(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
+    return ctx.workspace.channel === 'voice' ? this.#submitVoice(s, ctx) : this.#submitMessaging(s, ctx);
+  }
+
+  async get(id: string, workspaceId: string): Promise<q.LeadWithCall | null> {
+    if (!UUID.test(id)) return null;
+    return q.findLeadWithLatestCall(this.#d.pool, id, workspaceId);
+  }
+
+  async #submitMessaging(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
+    const lead = newLead(s, ctx);
+    const leadId = await q.insertLead(this.#d.pool, lead, { withAgentTurn: true });
+    if (!leadId) throw await this.#duplicate(lead);
+    // The lead and its outbox row are committed: wake the relay to hand the turn to pg-boss.
+    this.#d.relay.wake();
+    return { channel: 'whatsapp', leadId };
+  }
+
+  // The lead is reserved first (committed), so the unique index decides duplicates before
+  // anyone is called; then the provider is called with no transaction or connection held;
+  // then the outcome is recorded. A rejected call deletes the reservation.
+  async #submitVoice(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
+    const vapi = ctx.settings().voice;
+    if (!vapi) {
+      throw new AppError('voice_dispatch_failed', { message: 'Voice provider is not configured for this workspace.' });
+    }
+    const lead = newLead(s, ctx);
+    const leadId = await q.insertLead(this.#d.pool, lead, { withAgentTurn: false });
+    if (!leadId) throw await this.#duplicate(lead);
+
+    let result;
+    try {
+      result = await this.#d.voice.placeCall({
+        apiKey: vapi.apiKey,
+        assistantId: vapi.assistantId,
+        phoneNumberId: vapi.phoneNumberId,
+        customer: { number: lead.phoneNormalized, name: s.name },
+        variableValues: callVariables(s, leadId),
+        metadata: { leadId, workspaceId: ctx.workspace.id },
+      });
+    } catch (err) {
+      await q.deleteLead(this.#d.pool, leadId);
+      throw err;
+    }
+    if (!result.ok) {
+      await q.deleteLead(this.#d.pool, leadId);
+      this.#d.log.info({ leadId, httpStatus: result.httpStatus }, 'voice provider rejected the call; lead rolled back');
+      throw new AppError('voice_dispatch_failed', { message: result.message });
+    }
+    try {
+      await q.recordDispatchedCall(this.#d.pool, { leadId, providerCallId: result.providerCallId, callStatus: result.status });
+    } catch (err) {
+      // The documented crash window: the provider placed the call but we could not record it.
+      this.#d.log.error({ err, leadId, providerCallId: result.providerCallId }, 'call placed but not recorded');
+      throw err;
+    }
+    return { channel: 'voice', leadId, providerCallId: result.providerCallId };
+  }
+
+  async #duplicate(lead: q.NewLead): Promise<AppError> {
+    const existing = await q.findLeadIdByPhone(this.#d.pool, lead.workspaceId, lead.phoneNormalized);
+    return new AppError('duplicate_phone', existing ? { leadId: existing } : {});
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
+  return {
+    workspaceId: ctx.workspace.id,
+    name: s.name,
+    phone: s.phone,
+    phoneNormalized: normalizePhone(s.phone),
+    email: s.email ?? null,
+    goal: s.goal ?? null,
+    consentIp: ctx.clientIp,
+    consentUserAgent: ctx.userAgent,
+    metadata: (s.metadata ?? {}) as Record<string, unknown>,
+    formResponses: s.formResponses ?? {},
+    createdEvent: { channel: ctx.workspace.channel, apiKeyId: ctx.apiKeyId },
+  };
+}
+
+/** The assistant's variables (`{{leadName}}` and so on) for a new call. */
+export function callVariables(s: LeadSubmission, leadId: string): Record<string, string> {
+  return {
+    leadId,
+    leadName: s.name,
+    leadFirstName: s.name.trim().split(/\s+/)[0] ?? s.name,
+    leadEmail: s.email ?? '',
+    leadGoal: s.goal ?? '',
+    leadMetadata: renderMetadata(s.metadata as Record<string, unknown> | undefined),
+    formResponses: Object.entries(s.formResponses ?? {})
+      .map(([question, answer]) => `${question}: ${answer}`)
+      .join('\n'),
+  };
+}

@@ -1,0 +1,38 @@
+import type { Config } from './config/config.ts';
+import { buildApp } from './app.ts';
+import { startBoss } from './jobs/boss.ts';
+import { OutboxRelay } from './jobs/outbox-relay.ts';
+import { openDatabase, workspaceService } from './runtime.ts';
+import { systemClock } from './shared/clock.ts';
+import type { Logger } from './shared/logger.ts';
+import { VapiClient } from './voice/vapi-client.ts';
+
+export interface RunningServer {
+  address: string;
+  close(): Promise<void>;
+}
+
+/** `leadintake serve`: database, queue relay, HTTP; stops them in reverse order. */
+export async function serve(config: Config, log: Logger): Promise<RunningServer> {
+  const db = await openDatabase(config, log);
+  const workspaces = workspaceService(config, db.pool);
+  const boss = await startBoss(db.url, log);
+  const relay = new OutboxRelay({ pool: db.pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
+  relay.start();
+  const voice = new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
+  const app = buildApp({ config, pool: db.pool, log, clock: systemClock, voice, relay, workspaces });
+  const pruner = setInterval(() => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')), 600_000);
+  pruner.unref();
+  const address = await app.http.listen({ port: config.PORT, host: config.HOST });
+  log.info({ address }, 'leadintake listening');
+  return {
+    address,
+    close: async () => {
+      clearInterval(pruner);
+      await app.http.close();
+      await relay.stop();
+      await boss.stop({ graceful: true, timeout: 10_000 });
+      await db.close();
+    },
+  };
+}

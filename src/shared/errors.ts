@@ -1,0 +1,43 @@
+// The closed vocabulary of failures the service reports. Services throw AppError with one of
+// these codes; src/http/error-handler.ts is the only place that turns them into HTTP.
+export type ErrorCode =
+  | 'invalid_json'
+  | 'validation_failed'
+  | 'consent_required'
+  | 'missing_authorization'
+  | 'bad_scheme'
+  | 'invalid_key'
+  | 'workspace_not_found'
+  | 'lead_not_found'
+  | 'route_not_found'
+  | 'bad_request'
+  | 'duplicate_phone'
+  | 'rate_limited'
+  | 'body_too_large'
+  | 'unsupported_media_type'
+  | 'voice_dispatch_failed'
+  | 'internal';
+
+export interface ValidationIssue {
+  path: string[];
+  message: string;
+}
+
+export interface ErrorDetails {
+  message?: string;
+  issues?: ValidationIssue[];
+  leadId?: string;
+  retryAfterSeconds?: number;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, details: ErrorDetails = {}) {
+    super(details.message ?? code);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+  }
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+// The JSON file given to `leadintake workspace create|update --config FILE`. Documented in
+// docs/WORKSPACE-CONFIG.md. Unknown keys are errors: a typo must not silently drop a setting.
+export const vapiSettingsSchema = z
+  .object({
+    provider: z.literal('vapi'),
+    apiKey: z.string().min(1, 'voice.apiKey is required (your Vapi private API key)'),
+    assistantId: z.string().min(1),
+    phoneNumberId: z.string().min(1),
+  })
+  .strict();
+
+export const workspaceConfigSchema = z
+  .object({
+    voice: vapiSettingsSchema.optional(),
+  })
+  .strict();
+
+export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
+export type VapiSettings = z.output<typeof vapiSettingsSchema>;
+
+/** Settings stored (encrypted) per workspace: the config file's sections, merged on update. */
+export type WorkspaceSettings = WorkspaceConfig;
+
+export function mergeSettings(current: WorkspaceSettings, update: WorkspaceConfig): WorkspaceSettings {
+  return { ...current, ...update };
+}
+
+export function parseWorkspaceConfig(json: unknown): { ok: true; config: WorkspaceConfig } | { ok: false; message: string } {
+  const result = workspaceConfigSchema.safeParse(json);
+  if (result.success) return { ok: true, config: result.data };
+  const message = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return { ok: false, message };
+}

@@ -1,0 +1,55 @@
+import type { Queryable } from '../db/pool.ts';
+
+export type Channel = 'voice' | 'whatsapp';
+
+/** A workspace as stored: settings still sealed (see workspace-service.ts to open them). */
+export interface WorkspaceRow {
+  id: string;
+  slug: string;
+  name: string;
+  channel: Channel;
+  settingsCiphertext: Buffer | null;
+  createdAt: Date;
+  deletedAt: Date | null;
+}
+
+export function workspaceFromRow(r: Record<string, any>): WorkspaceRow {
+  return {
+    id: r.id,
+    slug: r.slug,
+    name: r.name,
+    channel: r.channel,
+    settingsCiphertext: r.settings_ciphertext,
+    createdAt: r.created_at,
+    deletedAt: r.deleted_at,
+  };
+}
+
+export async function insertWorkspace(
+  db: Queryable,
+  w: { id: string; slug: string; name: string; channel: Channel; settingsCiphertext: Buffer | null },
+): Promise<WorkspaceRow> {
+  const { rows } = await db.query(
+    `INSERT INTO workspaces (id, slug, name, channel, settings_ciphertext) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+    [w.id, w.slug, w.name, w.channel, w.settingsCiphertext],
+  );
+  return workspaceFromRow(rows[0]);
+}
+
+export async function findLiveWorkspaceBySlug(db: Queryable, slug: string): Promise<WorkspaceRow | null> {
+  const { rows } = await db.query('SELECT * FROM workspaces WHERE slug = $1 AND deleted_at IS NULL', [slug]);
+  return rows[0] ? workspaceFromRow(rows[0]) : null;
+}
+
+export async function listLiveWorkspaces(db: Queryable): Promise<WorkspaceRow[]> {
+  const { rows } = await db.query('SELECT * FROM workspaces WHERE deleted_at IS NULL ORDER BY created_at, slug');
+  return rows.map(workspaceFromRow);
+}
+
+export async function updateWorkspaceSettings(db: Queryable, id: string, ciphertext: Buffer): Promise<void> {
+  await db.query('UPDATE workspaces SET settings_ciphertext = $2 WHERE id = $1', [id, ciphertext]);
+}
+
+export async function softDeleteWorkspace(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE workspaces SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL', [id]);
+}

@@ -1,0 +1,94 @@
+import crypto from 'node:crypto';
+import { withTransaction, type Pool } from '../db/pool.ts';
+import { generateApiKey } from '../auth/api-key.ts';
+import { insertApiKey } from '../auth/api-key-queries.ts';
+import type { SecretBox } from './secret-box.ts';
+import { mergeSettings, type WorkspaceConfig, type WorkspaceSettings } from './workspace-config.ts';
+import * as q from './workspace-queries.ts';
+
+export type CreateWorkspaceResult =
+  | { kind: 'created'; workspace: q.WorkspaceRow; apiKey: { id: string; key: string; prefix: string } }
+  | { kind: 'slug_taken' };
+
+/** Workspace administration shared by the CLI and (later) the admin dashboard. */
+export class WorkspaceService {
+  readonly #pool: Pool;
+  readonly #box: SecretBox;
+  readonly #defaultHourlyLimit: number;
+
+  constructor(pool: Pool, box: SecretBox, defaultHourlyLimit: number) {
+    this.#pool = pool;
+    this.#box = box;
+    this.#defaultHourlyLimit = defaultHourlyLimit;
+  }
+
+  /** Creates the workspace and its first API key in one transaction. */
+  async create(input: { slug: string; name: string; channel: q.Channel; config?: WorkspaceConfig }): Promise<CreateWorkspaceResult> {
+    const id = crypto.randomUUID();
+    const settings = input.config ? this.#box.seal(input.config, id) : null;
+    const newKey = generateApiKey();
+    try {
+      return await withTransaction(this.#pool, async (tx) => {
+        const workspace = await q.insertWorkspace(tx, { id, slug: input.slug, name: input.name, channel: input.channel, settingsCiphertext: settings });
+        const key = await insertApiKey(tx, {
+          workspaceId: id,
+          name: 'default',
+          prefix: newKey.prefix,
+          hash: newKey.hash,
+          hourlyLimit: this.#defaultHourlyLimit,
+        });
+        return { kind: 'created' as const, workspace, apiKey: { id: key.id, key: newKey.key, prefix: newKey.prefix } };
+      });
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') return { kind: 'slug_taken' };
+      throw err;
+    }
+  }
+
+  async findBySlug(slug: string): Promise<q.WorkspaceRow | null> {
+    return q.findLiveWorkspaceBySlug(this.#pool, slug);
+  }
+
+  async list(): Promise<q.WorkspaceRow[]> {
+    return q.listLiveWorkspaces(this.#pool);
+  }
+
+  settingsOf(workspace: q.WorkspaceRow): WorkspaceSettings {
+    if (!workspace.settingsCiphertext) return {};
+    return this.#box.open(workspace.settingsCiphertext, workspace.id) as WorkspaceSettings;
+  }
+
+  /** Merges the given sections into the stored settings; false when the workspace is unknown. */
+  async update(slug: string, config: WorkspaceConfig): Promise<boolean> {
+    return withTransaction(this.#pool, async (tx) => {
+      const { rows } = await tx.query('SELECT * FROM workspaces WHERE slug = $1 AND deleted_at IS NULL FOR UPDATE', [slug]);
+      if (!rows[0]) return false;
+      const workspace = q.workspaceFromRow(rows[0]);
+      const merged = mergeSettings(this.settingsOf(workspace), config);
+      await q.updateWorkspaceSettings(tx, workspace.id, this.#box.seal(merged, workspace.id));
+      return true;
+    });
+  }
+
+  /** Soft-deletes: its keys then answer 404 `Workspace not found.` */
+  async delete(slug: string): Promise<boolean> {
+    const workspace = await q.findLiveWorkspaceBySlug(this.#pool, slug);
+    if (!workspace) return false;
+    await q.softDeleteWorkspace(this.#pool, workspace.id);
+    return true;
+  }
+
+  async createKey(slug: string, opts: { name?: string; hourlyLimit?: number }) {
+    const workspace = await q.findLiveWorkspaceBySlug(this.#pool, slug);
+    if (!workspace) return null;
+    const newKey = generateApiKey();
+    const { id } = await insertApiKey(this.#pool, {
+      workspaceId: workspace.id,
+      name: opts.name ?? 'default',
+      prefix: newKey.prefix,
+      hash: newKey.hash,
+      hourlyLimit: opts.hourlyLimit ?? this.#defaultHourlyLimit,
+    });
+    return { id, key: newKey.key, prefix: newKey.prefix };
+  }
+}
