@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Authenticator } from './auth/authenticator.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
 import type { Config } from './config/config.ts';
@@ -35,7 +35,8 @@ export interface App {
 export function buildApp(deps: AppDeps): App {
   const http = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Fastify's per-request lines would log URLs and errors verbatim; ours (onResponse) logs less.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => crypto.randomUUID(),
     requestTimeout: 30_000,
     trustProxy: false,

@@ -112,6 +112,7 @@ export class CalcomClient implements SchedulingProvider {
 
   async createBooking(b: Parameters<SchedulingProvider['createBooking']>[0]): Promise<BookingResult> {
     const start = toUtcIso(b.start);
+    if (start === undefined) return { ok: false, error: badStart(b.start) };
     const attendee: Record<string, string> = { name: b.attendee.name, email: b.attendee.email, timeZone: b.attendee.timeZone };
     if (b.attendee.phoneNumber) attendee.phoneNumber = b.attendee.phoneNumber;
     const body: Record<string, unknown> = { start, eventTypeId: b.eventTypeId, attendee };
@@ -131,7 +132,9 @@ export class CalcomClient implements SchedulingProvider {
   }
 
   async rescheduleBooking(apiKey: string, uid: string, start: string, reason?: string): Promise<BookingResult> {
-    const body: Record<string, string> = { start: toUtcIso(start) };
+    const utc = toUtcIso(start);
+    if (utc === undefined) return { ok: false, error: badStart(start) };
+    const body: Record<string, string> = { start: utc };
     if (reason) body.reschedulingReason = reason;
     const path = `/v2/bookings/${encodeURIComponent(uid)}/reschedule`;
     return this.#bookingWrite(await this.#call('POST', path, apiKey, BOOKINGS_API_VERSION, body));
@@ -196,12 +199,18 @@ export class CalcomClient implements SchedulingProvider {
   }
 }
 
-function toUtcIso(value: string): string {
-  const ms = Date.parse(value);
-  // A malformed start is a programming error in our code (starts come from listed slots).
-  if (Number.isNaN(ms)) throw new TypeError(`Not an ISO 8601 instant: ${value}`);
+function toUtcIso(value: string): string | undefined {
+  // Starts may come from an agent's tool call, so a bad one is an expected outcome, not a throw.
+  // An offset is required: without one Date.parse would read the time in *this server's* zone.
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value.trim())) return undefined;
+  const ms = Date.parse(value.trim());
+  if (Number.isNaN(ms)) return undefined;
   // Cal.com requires UTC for booking starts; seconds precision matches its examples.
   return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+function badStart(value: string): ProviderFailure {
+  return { kind: 'bad_request', message: `Booking start must be an ISO 8601 date-time with Z or an offset, got ${JSON.stringify(value)}; nothing was sent to Cal.com.` };
 }
 
 function toBooking(data: unknown): BookingLookupResult {

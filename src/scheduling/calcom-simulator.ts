@@ -369,7 +369,10 @@ function parseInstant(value: string | null, name: string, endOfDay: boolean): nu
 
 function checkMetadata(value: unknown, issues: string[]): Record<string, string> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return void issues.push('metadata must be an object'), {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    issues.push('metadata must be an object');
+    return {};
+  }
   const entries = Object.entries(value);
   // Limits from CAL-SPEC CreateBookingInput_2024_08_13.metadata.
   if (entries.length > 50) issues.push('metadata can have at most 50 keys');

@@ -72,7 +72,10 @@ export interface Attendee {
 export interface SchedulingProvider {
   /** Free slots of an event type between two instants, rendered in `timeZone`, ordered by start. */
   listSlots(q: { apiKey: string; eventTypeId: number; start: Date; end: Date; timeZone: string }): Promise<SlotsResult>;
-  /** `start` is any ISO 8601 instant (a slot's start as listed is fine); it is sent to the provider in UTC. */
+  /**
+   * `start`: ISO 8601 date-time with `Z` or an offset (a listed slot's start is fine); sent to the provider
+   * in UTC. Without an offset the result is a bad_request failure, since the wall time would be ambiguous.
+   */
   createBooking(b: {
     apiKey: string;
     eventTypeId: number;

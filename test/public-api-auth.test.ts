@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { revokeApiKey } from '../src/auth/api-key-queries.ts';
+import { getLead, postLead, validLead } from './helpers/http.ts';
+import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
+
+let app: TestApp;
+const clock = new TestClock(Date.parse('2026-11-22T10:59:00.250Z'));
+
+before(async () => {
+  // Cache TTL 0: revocations and deletions made in the database apply to the next request.
+  app = await startTestApp({ clock, env: { API_KEY_CACHE_TTL_MS: '0' } });
+});
+after(() => app.close());
+
+describe('authentication', () => {
+  test('the three 401 bodies, on both endpoints', async () => {
+    const { apiKey } = await app.createWorkspace('whatsapp');
+    const cases: [Record<string, string>, string][] = [
+      [{}, 'Missing Authorization header.'],
+      [{ authorization: '' }, 'Missing Authorization header.'],
+      [{ authorization: `Basic ${apiKey}` }, 'Authorization header must use the `Bearer <api key>` scheme.'],
+      [{ authorization: apiKey }, 'Authorization header must use the `Bearer <api key>` scheme.'],
+      [{ authorization: 'Bearer' }, 'Authorization header must use the `Bearer <api key>` scheme.'],
+      [{ authorization: 'Bearer li_live_doesnotexist' }, 'API key is invalid or revoked.'],
+      [{ authorization: `Bearer ${apiKey}x` }, 'API key is invalid or revoked.'],
+    ];
+    for (const [headers, error] of cases) {
+      const post = await postLead(app.http, null, validLead(), { 'content-type': 'application/json', ...headers });
+      const get = await getLead(app.http, null, crypto.randomUUID(), headers);
+      for (const res of [post, get]) {
+        assert.equal(res.status, 401, JSON.stringify(headers));
+        assert.deepEqual(res.body, { ok: false, error });
+      }
+    }
+  });
+
+  test('a revoked key → 401; a key of a deleted workspace → 404 Workspace not found.', async () => {
+    const a = await app.createWorkspace('whatsapp');
+    assert.equal((await postLead(app.http, a.apiKey, validLead())).status, 201);
+    await revokeApiKey(app.db.pool, a.apiKeyId);
+    const revoked = await postLead(app.http, a.apiKey, validLead());
+    assert.equal(revoked.status, 401);
+    assert.deepEqual(revoked.body, { ok: false, error: 'API key is invalid or revoked.' });
+
+    const b = await app.createWorkspace('whatsapp');
+    const created = await postLead(app.http, b.apiKey, validLead());
+    await app.workspaces.delete(b.slug);
+    for (const res of [await postLead(app.http, b.apiKey, validLead()), await getLead(app.http, b.apiKey, created.body.leadId)]) {
+      assert.equal(res.status, 404);
+      assert.deepEqual(res.body, { ok: false, error: 'Workspace not found.' });
+    }
+  });
+
+  test('last_used_at is recorded without a write per request', async () => {
+    const a = await app.createWorkspace('whatsapp');
+    await getLead(app.http, a.apiKey, crypto.randomUUID());
+    await getLead(app.http, a.apiKey, crypto.randomUUID());
+    const read = async () => (await app.db.pool.query('SELECT last_used_at FROM api_keys WHERE id = $1', [a.apiKeyId])).rows[0].last_used_at;
+    const deadline = Date.now() + 5000;
+    while ((await read()) === null && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    assert.equal((await read()).toISOString(), new Date(clock.now).toISOString());
+  });
+});
+
+describe('GET /api/public/leads/:id', () => {
+  test('returns the spec lead object with nulls for absent fields and voiceCall null for messaging', async () => {
+    const { apiKey } = await app.createWorkspace('whatsapp');
+    const created = await postLead(app.http, apiKey, validLead({ name: 'Grace Hopper', phone: '+1 555 300 0001', metadata: { a: 1 } }));
+    const res = await getLead(app.http, apiKey, created.body.leadId);
+    assert.equal(res.status, 200);
+    const { lead, voiceCall, ok } = res.body;
+    assert.equal(ok, true);
+    assert.equal(voiceCall, null);
+    assert.deepEqual(
+      { ...lead, createdAt: undefined, updatedAt: undefined },
+      {
+        id: created.body.leadId, channel: 'whatsapp', name: 'Grace Hopper', phone: '+1 555 300 0001', email: null, goal: null,
+        status: 'new', qualificationNotes: null, bookingUid: null, bookingStart: null, metadata: { a: 1 }, formResponses: {},
+        createdAt: undefined, updatedAt: undefined,
+      },
+    );
+    assert.match(lead.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.match(lead.updatedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  test('another workspace\'s lead, an unknown id and a non-UUID give identical 404s', async () => {
+    const a = await app.createWorkspace('whatsapp');
+    const b = await app.createWorkspace('whatsapp');
+    const theirs = await postLead(app.http, b.apiKey, validLead());
+    const answers = await Promise.all([
+      getLead(app.http, a.apiKey, theirs.body.leadId),
+      getLead(app.http, a.apiKey, crypto.randomUUID()),
+      getLead(app.http, a.apiKey, 'not-a-uuid'),
+      getLead(app.http, a.apiKey, "1' OR '1'='1"),
+    ]);
+    for (const res of answers) {
+      assert.equal(res.status, 404);
+      assert.deepEqual(res.body, { ok: false, error: 'Lead not found.' });
+    }
+    assert.equal((await getLead(app.http, b.apiKey, theirs.body.leadId)).status, 200);
+  });
+});
+
+describe('rate limit', () => {
+  test('exact under 50 concurrent requests with a quota of 10, with an accurate Retry-After', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 10 });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => (i % 2 ? postLead(app.http, key!.key, validLead()) : getLead(app.http, key!.key, crypto.randomUUID()))),
+    );
+    const limited = answers.filter((a) => a.status === 429);
+    assert.equal(answers.length - limited.length, 10);
+    assert.equal(limited.length, 40);
+    for (const res of limited) {
+      assert.deepEqual(res.body, { ok: false, error: 'Rate limit exceeded.' });
+      // 10:59:00.250 → the window ends at 11:00:00, 59.75 s later: rounded up.
+      assert.equal(res.headers['retry-after'], '60');
+      assert.equal(res.headers['ratelimit'], '"hourly";r=0;t=60');
+      assert.equal(res.headers['ratelimit-policy'], '"hourly";q=10;w=3600');
+    }
+    const remaining = answers.filter((a) => a.status !== 429).map((a) => String(a.headers['ratelimit']));
+    assert.deepEqual(remaining.map((h) => Number(/r=(\d+)/.exec(h)![1])).sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+
+    clock.advance(60_000);
+    const next = await getLead(app.http, key!.key, crypto.randomUUID());
+    assert.equal(next.status, 404, 'a new window admits requests again');
+    assert.equal(next.headers['ratelimit'], '"hourly";r=9;t=3600');
+  });
+
+  test('failed authentication never spends a key\'s quota; keys count separately', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 2 });
+    for (let i = 0; i < 5; i++) await getLead(app.http, `${key!.key}x`, crypto.randomUUID());
+    assert.equal((await getLead(app.http, key!.key, crypto.randomUUID())).status, 404);
+    assert.equal((await getLead(app.http, key!.key, crypto.randomUUID())).status, 404);
+    assert.equal((await getLead(app.http, key!.key, crypto.randomUUID())).status, 429);
+    assert.equal((await getLead(app.http, ws.apiKey, crypto.randomUUID())).status, 404, 'the default key has its own quota');
+  });
+
+  test('counters live in PostgreSQL: a second app instance on the same database shares them', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 3 });
+    const { buildApp } = await import('../src/app.ts');
+    const second = buildApp({ config: app.config, pool: app.db.pool, log: (await import('../src/shared/logger.ts')).createLogger('silent'), clock: clock.read, voice: { placeCall: async () => ({ ok: false, message: 'unused' }) }, relay: app.relay, workspaces: app.workspaces });
+    await getLead(app.http, key!.key, crypto.randomUUID());
+    await getLead(second.http, key!.key, crypto.randomUUID());
+    await getLead(app.http, key!.key, crypto.randomUUID());
+    assert.equal((await getLead(second.http, key!.key, crypto.randomUUID())).status, 429);
+    await second.http.close();
+  });
+});
