@@ -1,0 +1,115 @@
+// The benchmark's PostgreSQL: the embedded server in a temporary folder (or the server of
+// BENCH_DATABASE_URL), a fresh `leadintake_bench` database on it, the seeded leads, and the
+// settling between configurations.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureEmbeddedPostgres } from '../src/db/embedded.ts';
+import { createPool, type Pool } from '../src/db/pool.ts';
+import { createLogger } from '../src/shared/logger.ts';
+import { progress, sleep } from './procs.ts';
+
+export const BENCH_DB = 'leadintake_bench';
+/** Seeded leads have phones '+1444' + 8 digits; everything else is benchmark traffic. */
+const SEED_PHONE_PREFIX = '+1444';
+
+export interface BenchServer {
+  /** URL of the `leadintake_bench` database. */
+  url: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+export function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+export async function openBenchServer(): Promise<BenchServer> {
+  const external = process.env.BENCH_DATABASE_URL?.trim();
+  let tmpDir: string | null = null;
+  let stopEmbedded: () => Promise<void> = async () => {};
+  let serverUrl: string;
+  if (external) {
+    serverUrl = external;
+    progress(`using BENCH_DATABASE_URL server ${new URL(external).host}`);
+  } else {
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'leadintake-bench-'));
+    progress(`starting embedded PostgreSQL in ${tmpDir}`);
+    const pg = await ensureEmbeddedPostgres(tmpDir, createLogger('warn', process.stderr));
+    stopEmbedded = pg.stop;
+    serverUrl = pg.url;
+  }
+  const removeTmp = () => {
+    if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+  };
+  try {
+    const admin = createPool(serverUrl, 1, 'leadintake-bench');
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${BENCH_DB}`);
+    } finally {
+      await admin.end();
+    }
+  } catch (err) {
+    await stopEmbedded();
+    removeTmp();
+    throw err;
+  }
+  return {
+    url: withDatabase(serverUrl, BENCH_DB),
+    embedded: !external,
+    close: async () => {
+      if (external) {
+        const admin = createPool(serverUrl, 1, 'leadintake-bench');
+        await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`).finally(() => admin.end());
+      } else {
+        progress('stopping embedded PostgreSQL');
+        await stopEmbedded();
+        removeTmp();
+      }
+    },
+  };
+}
+
+/** Inserts `count` leads of the workspace into the real table, with ids md5(n)::uuid. */
+export async function seedLeads(pool: Pool, workspaceId: string, count: number): Promise<void> {
+  await pool.query(
+    `INSERT INTO leads (id, workspace_id, name, phone, phone_normalized, email, goal, consented_at,
+                        consent_ip, metadata, form_responses)
+     SELECT md5(n::text)::uuid, $1, 'Seed Lead ' || n, '${SEED_PHONE_PREFIX}' || lpad(n::text, 8, '0'),
+            '${SEED_PHONE_PREFIX}' || lpad(n::text, 8, '0'), 'seed' || n || '@example.com', 'Learn more',
+            now(), '127.0.0.1', jsonb_build_object('source', 'bench', 'n', n), '{"How did you hear of us?":"Search"}'
+       FROM generate_series(1, $2::int) AS n`,
+    [workspaceId, count],
+  );
+}
+
+/** The id the service knows for seeded lead n (same as PostgreSQL's md5(n::text)::uuid). */
+export function seededId(md5hex: string): string {
+  return `${md5hex.slice(0, 8)}-${md5hex.slice(8, 12)}-${md5hex.slice(12, 16)}-${md5hex.slice(16, 20)}-${md5hex.slice(20, 32)}`;
+}
+
+export async function outboxBacklog(pool: Pool): Promise<number> {
+  const { rows } = await pool.query('SELECT count(*)::int AS n FROM outbox');
+  return rows[0].n;
+}
+
+/**
+ * Brings the database to the same state before every configuration: waits (bounded) for the
+ * service's relay to empty the outbox, removes all non-seed leads and outbox rows, then
+ * VACUUM ANALYZE and CHECKPOINT.
+ */
+export async function settle(pool: Pool, opts: { relayRunning: boolean }): Promise<void> {
+  if (opts.relayRunning) {
+    const deadline = Date.now() + 30_000;
+    while ((await outboxBacklog(pool)) > 0 && Date.now() < deadline) await sleep(250);
+  }
+  await pool.query(`DELETE FROM leads WHERE phone_normalized NOT LIKE '${SEED_PHONE_PREFIX}%'`);
+  await pool.query('DELETE FROM outbox');
+  await pool.query('VACUUM ANALYZE leads, lead_events, outbox, rate_limit_counters');
+  // CHECKPOINT needs superuser or pg_checkpoint; an external server may not grant it.
+  await pool.query('CHECKPOINT').catch((err: Error) => progress(`CHECKPOINT skipped: ${err.message}`));
+  await sleep(1_000);
+}
