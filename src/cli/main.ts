@@ -1,5 +1,4 @@
 import { ConfigError, loadConfig } from '../config/config.ts';
-import { serve } from '../serve.ts';
 import { openDatabase } from '../runtime.ts';
 import { createLogger } from '../shared/logger.ts';
 import { CliError, parseCommandArgs } from './args.ts';
@@ -28,6 +27,8 @@ async function main(argv: string[]): Promise<number> {
     const { values } = parseCommandArgs(rest, { port: 'string', host: 'string' });
     const config = loadConfig({ ...process.env, ...(values.port ? { PORT: values.port } : {}), ...(values.host ? { HOST: values.host } : {}) });
     const log = createLogger(config.LOG_LEVEL);
+    // Loaded here only: the other commands need none of the HTTP and queue modules.
+    const { serve } = await import('../serve.ts');
     const server = await serve(config, log);
     await waitForSignal();
     log.info('shutting down');
@@ -67,7 +68,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
     const known = err instanceof CliError || err instanceof ConfigError;
-    console.error(`leadintake: ${known ? err.message : `unexpected error: ${(err as Error).message}`}`);
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`leadintake: ${known ? message : `unexpected error: ${message}`}`);
     process.exit(1);
   },
 );

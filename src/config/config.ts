@@ -2,18 +2,21 @@ import { z } from 'zod';
 
 // Every environment variable the service reads, in one schema that is also the Config type.
 // Parsed once at start (loadConfig) and passed down; nothing else reads process.env.
-const port = z.coerce.number().int().min(0).max(65535);
-const positiveInt = z.coerce.number().int().positive();
-const optionalString = z.string().trim().min(1).optional().catch(undefined);
+// Whole numbers written in decimal only: `0x10`, `1e3` and blanks are mistakes, not numbers.
+const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+const port = wholeNumber(0, 65535);
+const positiveInt = wholeNumber(1);
+const optionalString = z.string().trim().min(1).optional();
 
 export const configSchema = z
   .object({
-    DATABASE_URL: z
-      .string()
-      .trim()
-      .optional()
-      .transform((v) => (v === '' ? undefined : v))
-      .pipe(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional()),
+    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
     LEADINTAKE_DATA_DIR: z.string().min(1).default('./.leadintake'),
     PORT: port.default(3000),
     HOST: z.string().min(1).default('127.0.0.1'),
@@ -24,7 +27,7 @@ export const configSchema = z
     VAPI_BASE_URL: z.url().default('https://api.vapi.ai'),
     VAPI_TIMEOUT_MS: positiveInt.default(10_000),
     /** How long a looked-up API key is trusted before it is read again (revocation delay). */
-    API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+    API_KEY_CACHE_TTL_MS: wholeNumber(0).default(5_000),
     DEFAULT_HOURLY_LIMIT: positiveInt.default(1000),
     /** Safety-net poll of the outbox relay; the relay is also woken at once after each commit. */
     OUTBOX_POLL_MS: positiveInt.default(1_000),
@@ -41,7 +44,9 @@ export class ConfigError extends Error {}
 
 /** Parses the environment; throws ConfigError listing every bad variable in one message. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const result = configSchema.safeParse(env);
+  // A variable set to an empty string (an empty line in a .env file) counts as unset.
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const result = configSchema.safeParse(given);
   if (result.success) return result.data;
   const lines = result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
   throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);

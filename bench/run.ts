@@ -1,0 +1,200 @@
+// `npm run bench`: the service against its physical limits on this machine, in one run.
+// Embedded PostgreSQL (or BENCH_DATABASE_URL) → fresh `leadintake_bench` database → workspace
+// and key through the CLI → 10k seeded leads → pgbench and fastify-hello baselines → the
+// real service under autocannon → Markdown report on stdout and in bench/results/latest.md.
+// Progress goes to stderr. Every child and the database are cleaned up, also on error.
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPool, type Pool } from '../src/db/pool.ts';
+import { openBenchServer, outboxBacklog, seededId, seedLeads, settle, type BenchServer } from './db.ts';
+import { runLoad, type LoadResult } from './load.ts';
+import { PGBENCH, runPgbench, writeScripts, type PgbenchResult } from './pgbench.ts';
+import {
+  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, startChild, stopAllChildren, stopChild, waitForHttp200,
+} from './procs.ts';
+import { CONNECTIONS, renderReport, type BenchResults, type Conns } from './report.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = path.join(ROOT, 'bin', 'leadintake.js');
+const SECONDS = positiveNumber(process.env.BENCH_SECONDS, 10);
+const WARMUP_SECONDS = 3;
+const SEEDED = 10_000;
+// Hard bound on the whole run: 10 measured runs, 5 warm-ups, settling and start-up.
+const DEADLINE_MS = (10 * SECONDS * 1.5 + 5 * WARMUP_SECONDS + 300) * 1000;
+
+function positiveNumber(v: string | undefined, fallback: number): number {
+  const n = Number(v);
+  return v && Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+// Cleanup runs once, whichever comes first: normal end, error, signal or the deadline.
+const cleanups: (() => Promise<void>)[] = [];
+let cleaning: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await stopAllChildren();
+    for (const fn of cleanups.reverse()) await fn().catch((err) => progress(`cleanup: ${(err as Error).message}`));
+  })();
+  return cleaning;
+}
+process.on('exit', killAllChildrenNow);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    progress(`${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+const watchdog = setTimeout(() => {
+  progress(`deadline of ${DEADLINE_MS / 1000} s passed: aborting`);
+  void cleanup().finally(() => process.exit(1));
+}, DEADLINE_MS);
+
+async function main(): Promise<void> {
+  const server: BenchServer = await openBenchServer();
+  cleanups.push(server.close);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'leadintake-bench-scripts-'));
+  cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  const env = {
+    ...process.env,
+    DATABASE_URL: server.url,
+    LEADINTAKE_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'info',
+  };
+  const cli = async (args: string[]) =>
+    JSON.parse(await runChild('leadintake CLI', process.execPath, [BIN, ...args], { cwd: ROOT, env, timeoutMs: 60_000 }));
+  progress('creating workspace and API key with the CLI (migrates the database)');
+  const created = await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--channel', 'whatsapp', '--json']);
+  const key = await cli(['key', 'create', 'bench', '--hourly-limit', '100000000', '--json']);
+  const workspaceId: string = created.workspace.id;
+  const apiKey: string = key.key;
+
+  const pool: Pool = createPool(server.url, 2, 'leadintake-bench');
+  cleanups.push(() => pool.end());
+  progress(`seeding ${SEEDED} leads (ids md5(n)::uuid)`);
+  await seedLeads(pool, workspaceId, SEEDED);
+  const seeded = Array.from({ length: SEEDED }, (_, i) => seededId(crypto.createHash('md5').update(String(i + 1)).digest('hex')));
+  const scripts = writeScripts(tmp, SEEDED);
+
+  // Baselines first, while the service is not running: its outbox relay would otherwise
+  // move pgbench's outbox rows into pg-boss during the pgbench runs.
+  const pgWrite = {} as Record<Conns, PgbenchResult>;
+  const pgRead = {} as Record<Conns, PgbenchResult>;
+  const pgbench = (script: string, clients: number, seconds: number) =>
+    runPgbench({ url: server.url, script, clients, seconds, workspaceId });
+  for (const [label, script, into] of [['write', scripts.write, pgWrite], ['read', scripts.read, pgRead]] as const) {
+    progress(`pgbench ${label}: warm-up ${WARMUP_SECONDS} s`);
+    await pgbench(script, 16, WARMUP_SECONDS);
+    for (const c of CONNECTIONS) {
+      await settle(pool, { relayRunning: false });
+      progress(`pgbench ${label}: ${c} clients, ${SECONDS} s`);
+      into[c] = await pgbench(script, c, SECONDS);
+      progress(`  → ${into[c].tps.toFixed(0)} tps`);
+    }
+  }
+
+  const hello = {} as Record<Conns, LoadResult>;
+  {
+    const port = await freePort();
+    const child = startChild('fastify hello', process.execPath, [path.join(ROOT, 'bench', 'hello-server.ts'), String(port)], { cwd: ROOT });
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHttp200(`${url}/`, child, 30_000);
+    progress(`fastify hello: warm-up ${WARMUP_SECONDS} s`);
+    await runLoad({ url, connections: 16, seconds: WARMUP_SECONDS, method: 'GET' });
+    for (const c of CONNECTIONS) {
+      await settle(pool, { relayRunning: false });
+      progress(`fastify hello: ${c} connections, ${SECONDS} s`);
+      hello[c] = await runLoad({ url, connections: c, seconds: SECONDS, method: 'GET' });
+      progress(`  → ${hello[c].rps.toFixed(0)} req/s`);
+    }
+    await stopChild(child);
+  }
+
+  // The service. Its stdout (pino's JSON log at LOG_LEVEL=info) goes to /dev/null.
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  progress(`starting the service on ${url} (stdout → /dev/null)`);
+  const service = startChild('leadintake serve', process.execPath, [BIN, 'serve', '--port', String(port)], { cwd: ROOT, env });
+  await waitForHttp200(`${url}/readyz`, service, 60_000);
+  const pid = service.child.pid!;
+  const sampler = new RssSampler(pid, 250);
+  const afterStartMb = sampler.last;
+
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  let phoneCounter = 0;
+  const nextPost = () => {
+    const n = ++phoneCounter;
+    const phone = `+1555${String(n).padStart(8, '0')}`;
+    return { path: '/api/public/leads', body: JSON.stringify({ name: `Bench Lead ${n}`, phone, email: `lead${n}@example.com`, consent: true }) };
+  };
+  const nextGet = () => ({ path: `/api/public/leads/${seeded[Math.floor(Math.random() * SEEDED)]}` });
+  const post = (connections: number, seconds: number) => runLoad({ url, connections, seconds, method: 'POST', headers, next: nextPost });
+  const get = (connections: number, seconds: number) => runLoad({ url, connections, seconds, method: 'GET', headers, next: nextGet });
+
+  progress(`service: warm-up ${WARMUP_SECONDS} s POST + ${WARMUP_SECONDS} s GET`);
+  await post(16, WARMUP_SECONDS);
+  await get(16, WARMUP_SECONDS);
+  const postRes = {} as Record<Conns, LoadResult>;
+  const getRes = {} as Record<Conns, LoadResult>;
+  const backlog = {} as Record<Conns, number>;
+  for (const c of CONNECTIONS) {
+    await settle(pool, { relayRunning: true });
+    progress(`service POST: ${c} connections, ${SECONDS} s`);
+    postRes[c] = await post(c, SECONDS);
+    backlog[c] = await outboxBacklog(pool);
+    progress(`  → ${postRes[c].rps.toFixed(0)} req/s, p99 ${postRes[c].p99.toFixed(1)} ms, non-2xx ${postRes[c].non2xx}, outbox backlog ${backlog[c]}`);
+  }
+  for (const c of CONNECTIONS) {
+    await settle(pool, { relayRunning: true });
+    progress(`service GET: ${c} connections, ${SECONDS} s`);
+    getRes[c] = await get(c, SECONDS);
+    progress(`  → ${getRes[c].rps.toFixed(0)} req/s, p99 ${getRes[c].p99.toFixed(1)} ms, non-2xx ${getRes[c].non2xx}`);
+  }
+  sampler.stop();
+  const hwmMb = procStatusMb(pid, 'VmHWM');
+  progress('stopping the service');
+  await stopChild(service);
+
+  const { rows } = await pool.query('SHOW server_version');
+  const results: BenchResults = {
+    post: postRes,
+    get: getRes,
+    hello,
+    pgWrite,
+    pgRead,
+    outboxBacklog: backlog,
+    rss: { afterStartMb, peakSampledMb: sampler.peak, hwmMb },
+    meta: {
+      date: new Date().toISOString(),
+      seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+      seeded: SEEDED,
+      node: process.version,
+      postgres: `PostgreSQL ${rows[0].server_version}`,
+      pgbench: execFileSync(PGBENCH, ['--version'], { encoding: 'utf8' }).trim(),
+      cpus: os.availableParallelism(),
+      database: server.embedded ? 'embedded PostgreSQL in a temp folder' : 'BENCH_DATABASE_URL server',
+    },
+  };
+  const report = renderReport(results);
+  process.stdout.write(report);
+  const out = path.join(ROOT, 'bench', 'results', 'latest.md');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, report);
+  progress(`report written to ${path.relative(ROOT, out)}`);
+}
+
+try {
+  await main();
+} catch (err) {
+  progress(`failed: ${(err as Error).stack ?? err}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+  clearTimeout(watchdog);
+  progress('done');
+}
