@@ -39,7 +39,7 @@ export function buildApp(deps: AppDeps): App {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => crypto.randomUUID(),
     requestTimeout: 30_000,
-    trustProxy: false,
+    trustProxy: deps.config.TRUST_PROXY,
   });
   const authenticator = new Authenticator({
     pool: deps.pool,

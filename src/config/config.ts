@@ -22,6 +22,8 @@ export const configSchema = z
     HOST: z.string().min(1).default('127.0.0.1'),
     PUBLIC_BASE_URL: z.url().optional(),
     LEADINTAKE_ENCRYPTION_KEY: optionalString,
+    /** Behind a load balancer: take the client IP (consent record) from X-Forwarded-For. */
+    TRUST_PROXY: z.stringbool().default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     DB_POOL_MAX: positiveInt.default(20),
     VAPI_BASE_URL: z.url().default('https://api.vapi.ai'),
