@@ -20,7 +20,8 @@ export class OutboxRelay {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
-  #stopped = false;
+  // Not started: wake() does nothing, so tests move rows only when they call drain().
+  #stopped = true;
 
   constructor(opts: { pool: Pool; boss: PgBoss; log: Logger; pollMs: number }) {
     this.#pool = opts.pool;

@@ -30,7 +30,7 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   voice?: VoiceProvider;
   clock?: TestClock;
-  /** Start the relay's loop; off by default so tests drain it deterministically. */
+  /** Start the relay (woken by commits, polling); off by default so tests drain it deterministically. */
   startRelay?: boolean;
 }
 
