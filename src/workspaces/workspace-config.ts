@@ -11,14 +11,28 @@ export const vapiSettingsSchema = z
   })
   .strict();
 
+export const calcomSettingsSchema = z
+  .object({
+    provider: z.literal('calcom'),
+    /** Cal.com API key (`cal_live_…`), sent as Bearer. */
+    apiKey: z.string().min(1),
+    /** The event type consultations are booked into. */
+    eventTypeId: z.number().int().positive(),
+    /** Secret configured on the Cal.com webhook; checks X-Cal-Signature-256. */
+    webhookSecret: z.string().min(16, 'scheduling.webhookSecret must be at least 16 characters').optional(),
+  })
+  .strict();
+
 export const workspaceConfigSchema = z
   .object({
     voice: vapiSettingsSchema.optional(),
+    scheduling: calcomSettingsSchema.optional(),
   })
   .strict();
 
 export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
 export type VapiSettings = z.output<typeof vapiSettingsSchema>;
+export type CalcomSettings = z.output<typeof calcomSettingsSchema>;
 
 /** Settings stored (encrypted) per workspace: the config file's sections, merged on update. */
 export type WorkspaceSettings = WorkspaceConfig;
