@@ -10,6 +10,8 @@ import { openApiRoute } from './http/openapi.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
 import { leadRoutes } from './leads/lead-routes.ts';
 import { LeadService } from './leads/lead-service.ts';
+import { calcomWebhookRoutes } from './scheduling/calcom-webhook-routes.ts';
+import { CalcomWebhookService } from './scheduling/calcom-webhook-service.ts';
 import type { Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import type { VoiceProvider } from './voice/voice-provider.ts';
@@ -65,5 +67,6 @@ export function buildApp(deps: AppDeps): App {
   http.register(healthRoutes(deps.pool));
   http.register(openApiRoute(deps.config.PUBLIC_BASE_URL));
   http.register(leadRoutes({ authenticator, rateLimiter, leads, workspaces: deps.workspaces }));
+  http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }) }));
   return { http, rateLimiter, authenticator };
 }

@@ -35,6 +35,11 @@ function render(err: AppError): Rendering {
     }),
     unsupported_media_type: () => ({ status: 415, body: { error: 'Unsupported media type.' } }),
     voice_dispatch_failed: () => ({ status: 502, body: { error: 'voice_dispatch_failed', message: d.message ?? '' } }),
+    webhook_signature_invalid: () => ({ status: 401, body: { error: 'Invalid webhook signature.' } }),
+    webhook_body_too_large: () => ({
+      status: 413,
+      body: { error: 'Request body is too large.', message: 'The request body must be at most 256 KiB.' },
+    }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };
   const r = table[err.code]();

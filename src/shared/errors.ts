@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'body_too_large'
   | 'unsupported_media_type'
   | 'voice_dispatch_failed'
+  | 'webhook_signature_invalid'
+  | 'webhook_body_too_large'
   | 'internal';
 
 export interface ValidationIssue {

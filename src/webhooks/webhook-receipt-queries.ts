@@ -1,0 +1,26 @@
+import type { Queryable } from '../db/pool.ts';
+
+// Shared by every inbound webhook receiver (Cal.com now; Vapi, Twilio, Meta later).
+
+export interface WebhookReceipt {
+  provider: string;
+  workspaceId: string;
+  dedupeKey: string;
+  leadId: string | null;
+  type: string;
+}
+
+/**
+ * Records a delivery; false when the same event was already received. Run it in the
+ * transaction that applies the delivery: a concurrent copy then waits on the primary key and
+ * sees the conflict once the first commits, or proceeds if the first rolled back.
+ */
+export async function insertWebhookReceipt(db: Queryable, r: WebhookReceipt): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO webhook_receipts (provider, workspace_id, dedupe_key, lead_id, type)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (provider, workspace_id, dedupe_key) DO NOTHING`,
+    [r.provider, r.workspaceId, r.dedupeKey, r.leadId, r.type],
+  );
+  return rowCount === 1;
+}
