@@ -87,6 +87,10 @@ before(async () => {
   write('voice2.json', JSON.stringify({ voice: VOICE2 }));
   write('unknown-key.json', JSON.stringify({ voice: VOICE, whatsap: {} }));
   write('bad.json', '{"voice": {');
+  const persona = { agentName: 'Mia', company: 'Sunny Roofs', offer: 'Solar roofs', tone: 'warm' };
+  const questions = [{ label: 'Budget', type: 'number', required: true }, { id: 'q_roof', label: 'Roof type', type: 'choice', options: ['Flat', 'Pitched'] }];
+  write('agent.json', JSON.stringify({ agent: { persona, timeZone: 'Europe/Berlin', questions } }));
+  write('agent-bad.json', JSON.stringify({ agent: { persona, timeZone: 'Europe/Berlin', questions: [{ label: 'Roof type', type: 'choice' }] } }));
 });
 
 after(async () => {
@@ -164,6 +168,26 @@ describe('leadintake CLI against a real database', { concurrency: true }, () => 
     const afterUpdate = await ciphertextOf('voicey');
     assert.ok(afterUpdate.blob && !afterUpdate.blob.includes(VOICE2.apiKey));
     assert.deepEqual(box.open(afterUpdate.blob, afterUpdate.id), { voice: VOICE2 });
+  });
+
+  it('update with an agent section: stored in clear beside the encrypted settings, question ids printed', async () => {
+    ok(await cli('workspace', 'create', '--slug', 'agenty', '--name', 'Agenty', '--channel', 'voice', '--config', files['voice.json']!));
+    const [updated, invalid] = await Promise.all([
+      cli('workspace', 'update', 'agenty', '--config', files['agent.json']!),
+      cli('workspace', 'create', '--slug', 'agent-typo', '--name', 'T', '--channel', 'voice', '--config', files['agent-bad.json']!),
+    ]);
+    const out = ok(updated);
+    const m = /^Updated workspace agenty\.\nQualification questions \(formResponses keys\):\n  (q_[A-Za-z0-9]{12})\tBudget\n  q_roof\tRoof type\n$/.exec(out);
+    assert.ok(m, out);
+    fails(invalid, /Invalid config file .*agent-bad\.json: agent\.questions\.0\.options: a choice question needs at least two options/);
+
+    const { rows } = await db.pool.query(`SELECT agent FROM workspaces WHERE slug = 'agenty'`);
+    assert.deepEqual(rows[0].agent.questions.map((q: { id: string }) => q.id), [m[1], 'q_roof']);
+    const blob = await ciphertextOf('agenty');
+    assert.deepEqual(box.open(blob.blob!, blob.id), { voice: VOICE }, 'the encrypted settings are untouched');
+
+    // Applying the same file again (ids not in the file) keeps the generated id.
+    assert.equal(ok(await cli('workspace', 'update', 'agenty', '--config', files['agent.json']!)), out);
   });
 
   it('workspace list --json lists live workspaces', async () => {

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { workspaceService } from '../runtime.ts';
 import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/workspace-config.ts';
+import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { CliError, parseCommandArgs, required } from './args.ts';
 
 export async function workspaceCommand(args: string[], config: Config, pool: Pool): Promise<number> {
@@ -36,14 +37,17 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
       } else {
         console.log(`Created workspace ${w.slug} (${w.channel}), id ${w.id}.`);
         console.log(`API key (shown once, store it now): ${apiKey.key}`);
+        printQuestionIds(w);
       }
       return 0;
     }
     case 'update': {
       const slug = required(positionals[0], 'workspace slug');
-      const ok = await service.update(slug, readConfigFile(required(values.config, '--config')));
-      if (!ok) throw new CliError(`No workspace "${slug}".`);
+      const config = readConfigFile(required(values.config, '--config'));
+      const updated = await service.update(slug, config);
+      if (!updated) throw new CliError(`No workspace "${slug}".`);
       console.log(`Updated workspace ${slug}.`);
+      if (config.agent) printQuestionIds(updated);
       return 0;
     }
     case 'delete': {
@@ -64,6 +68,14 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
     default:
       throw new CliError('Usage: leadintake workspace create|update|delete|list ...');
   }
+}
+
+// Forms send answers keyed by these ids (formResponses), so show the ones just generated.
+function printQuestionIds(workspace: WorkspaceRow): void {
+  const questions = workspace.agent?.questions ?? [];
+  if (questions.length === 0) return;
+  console.log('Qualification questions (formResponses keys):');
+  for (const q of questions) console.log(`  ${q.id}\t${q.label}`);
 }
 
 function readConfigFile(file: string): WorkspaceConfig {

@@ -1,7 +1,7 @@
 import type { Pool } from '../db/pool.ts';
 import type { OutboxRelay } from '../jobs/outbox-relay.ts';
 import { AppError } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
+import { scrubText, type Logger } from '../shared/logger.ts';
 import type { VoiceProvider } from '../voice/voice-provider.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
@@ -38,7 +38,25 @@ export class LeadService {
   }
 
   async submit(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
-    return ctx.workspace.channel === 'voice' ? this.#submitVoice(s, ctx) : this.#submitMessaging(s, ctx);
+    const result = ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitMessaging(s, ctx);
+    this.#reportUnknownQuestions(s, ctx.workspace, result.leadId);
+    return result;
+  }
+
+  // A form keeps sending the question ids its builder gave it; a question deleted since must not
+  // cost a lead, so unknown ids are stored as sent and only reported. Only the ids are logged
+  // (masked like free text, in case a form puts something personal in a key), never answers.
+  #reportUnknownQuestions(s: LeadSubmission, workspace: WorkspaceRow, leadId: string): void {
+    const questions = workspace.agent?.questions;
+    // Without an agent config there is no form to compare with.
+    if (!questions || !s.formResponses) return;
+    const known = new Set(questions.map((q) => q.id));
+    const unknown = Object.keys(s.formResponses).filter((id) => !known.has(id));
+    if (unknown.length === 0) return;
+    this.#d.log.warn(
+      { leadId, workspaceId: workspace.id, unknownQuestionIds: unknown.slice(0, 20).map((id) => scrubText(id.slice(0, 64))) },
+      'formResponses has unknown question ids; kept as sent',
+    );
   }
 
   async get(id: string, workspaceId: string): Promise<q.LeadWithCall | null> {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type {
   Booking,
+  BookingListResult,
   BookingLookupResult,
   BookingResult,
   ProviderFailure,
@@ -125,6 +126,25 @@ export class CalcomClient implements SchedulingProvider {
     return out.ok ? toBooking(out.data) : { ok: false, error: out.error };
   }
 
+  async findBookings(q: { apiKey: string; eventTypeId: number; afterStart: Date; beforeEnd: Date }): Promise<BookingListResult> {
+    const query = new URLSearchParams({
+      eventTypeId: String(q.eventTypeId),
+      afterStart: q.afterStart.toISOString(),
+      beforeEnd: q.beforeEnd.toISOString(),
+      sortStart: 'asc',
+      take: '100',
+    });
+    const out = await this.#call('GET', `/v2/bookings?${query}`, q.apiKey, BOOKINGS_API_VERSION);
+    if (!out.ok) return { ok: false, error: out.error };
+    if (!Array.isArray(out.data)) return { ok: false, error: malformed('bookings') };
+    // An item we cannot read (a seated or recurring variant) cannot be ours: we book single events.
+    const bookings = out.data.flatMap((item) => {
+      const parsed = toBooking(item);
+      return parsed.ok ? [parsed.booking] : [];
+    });
+    return { ok: true, bookings };
+  }
+
   async cancelBooking(apiKey: string, uid: string, reason?: string): Promise<BookingLookupResult> {
     const body = reason ? { cancellationReason: reason } : {};
     const out = await this.#call('POST', `/v2/bookings/${encodeURIComponent(uid)}/cancel`, apiKey, BOOKINGS_API_VERSION, body);
@@ -159,17 +179,21 @@ export class CalcomClient implements SchedulingProvider {
       if (a.kind === 'response' && a.status >= 200 && a.status < 300) {
         const parsed = parseJson(a.text) as { status?: unknown; data?: unknown } | undefined;
         if (parsed?.status !== 'success' || parsed.data === undefined) {
-          return { ok: false, error: malformed(path.split('?')[0] ?? path, a.status), providerMessage: '', ambiguousEarlier };
+          // Cal.com accepted the request, so a write did happen even though we cannot read the answer.
+          const error: ProviderFailure = { ...malformed(path.split('?')[0] ?? path, a.status), ambiguous: true };
+          return { ok: false, error, providerMessage: '', ambiguousEarlier };
         }
         return { ok: true, data: parsed.data };
       }
       const { error, providerMessage } = a.kind === 'network' ? networkFailure(a.message) : httpFailure(a.status, a.headers, a.text);
+      // A 429 is rejected before any work; a 5xx or a dropped connection may have booked anyway.
+      const ambiguousNow = a.kind === 'network' ? a.maybeProcessed : a.status >= 500;
+      if (ambiguousEarlier || ambiguousNow) error.ambiguous = true;
       const retryable = error.kind === 'rate_limited' || error.kind === 'unavailable' || error.kind === 'network';
       if (!retryable || attempt >= this.#maxRetries) return { ok: false, error, providerMessage, ambiguousEarlier };
       const delay = error.retryAfterMs ?? this.#backoff(attempt);
       if (delay > this.#maxRetryAfterMs) return { ok: false, error, providerMessage, ambiguousEarlier };
-      // A 429 is rejected before any work; a 5xx or a dropped connection may have booked anyway.
-      if (a.kind === 'network' ? a.maybeProcessed : a.status >= 500) ambiguousEarlier = true;
+      if (ambiguousNow) ambiguousEarlier = true;
       await this.#sleep(delay);
     }
   }

@@ -175,6 +175,15 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
     return booking;
   }
 
+  // Only the filters our client sends; Cal.com has more (status, attendeeEmail, …) and paginates.
+  function findBookings(q: URLSearchParams): unknown[] {
+    const [et, after, before] = [q.get('eventTypeId'), q.get('afterStart'), q.get('beforeEnd')];
+    return [...bookings.values()]
+      .filter((b) => (!et || b.eventTypeId === Number(et)) && (!after || b.startMs >= Date.parse(after)) && (!before || b.endMs <= Date.parse(before)))
+      .sort((a, b) => a.startMs - b.startMs)
+      .map(output);
+  }
+
   function existing(uid: string): SimBooking {
     const b = bookings.get(uid);
     if (!b) throw new HttpError(404, 'NotFoundException', `Booking with uid=${uid} not found`);
@@ -222,6 +231,7 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
     const m = /^\/v2\/bookings\/([^/]+)(\/cancel|\/reschedule)?$/.exec(path);
     if (isSlots && req.method === 'GET') return { status: 200, data: listSlots(url.searchParams) };
     if (path === '/v2/bookings' && req.method === 'POST') return respond(201, createBooking(input), 'BOOKING_CREATED');
+    if (path === '/v2/bookings' && req.method === 'GET') return { status: 200, data: findBookings(url.searchParams) };
     if (m && !m[2] && req.method === 'GET') return { status: 200, data: output(existing(decodeURIComponent(m[1]!))) };
     if (m?.[2] === '/cancel' && req.method === 'POST') {
       const b = existing(decodeURIComponent(m[1]!));

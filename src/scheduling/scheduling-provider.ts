@@ -38,12 +38,19 @@ export interface ProviderFailure {
   code?: string;
   /** For rate_limited: how long the provider asked us to wait, so a job queue can reschedule. */
   retryAfterMs?: number;
+  /**
+   * Some attempt failed after the request may have been processed (5xx, or a connection lost after
+   * sending): a write may have taken effect, so look it up before telling anyone it did not.
+   */
+  ambiguous?: true;
 }
 
 export type SlotsResult = { ok: true; slots: Slot[] } | { ok: false; error: ProviderFailure };
 
 /** Result of operations that cannot collide with another booking (get, cancel). */
 export type BookingLookupResult = { ok: true; booking: Booking } | { ok: false; error: ProviderFailure };
+
+export type BookingListResult = { ok: true; bookings: Booking[] } | { ok: false; error: ProviderFailure };
 
 export type BookingResult =
   | { ok: true; booking: Booking }
@@ -85,6 +92,11 @@ export interface SchedulingProvider {
     metadata?: Record<string, string>;
   }): Promise<BookingResult>;
   getBooking(apiKey: string, uid: string): Promise<BookingLookupResult>;
+  /**
+   * Bookings of an event type starting at or after `afterStart` and ending by `beforeEnd`, any status,
+   * ordered by start (at most 100). Finds a booking whose create answer was lost, by its metadata.
+   */
+  findBookings(q: { apiKey: string; eventTypeId: number; afterStart: Date; beforeEnd: Date }): Promise<BookingListResult>;
   cancelBooking(apiKey: string, uid: string, reason?: string): Promise<BookingLookupResult>;
   /** Succeeds with the NEW booking (new uid, `rescheduledFromUid` = `uid`). */
   rescheduleBooking(apiKey: string, uid: string, start: string, reason?: string): Promise<BookingResult>;

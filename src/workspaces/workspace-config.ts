@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentConfigSchema, type AgentConfigInput } from '../agent/agent-config.ts';
 
 // The JSON file given to `leadintake workspace create|update --config FILE`. Documented in
 // docs/WORKSPACE-CONFIG.md. Unknown keys are errors: a typo must not silently drop a setting.
@@ -27,6 +28,8 @@ export const workspaceConfigSchema = z
   .object({
     voice: vapiSettingsSchema.optional(),
     scheduling: calcomSettingsSchema.optional(),
+    // Not a secret: stored in clear in workspaces.agent, not in the encrypted settings.
+    agent: agentConfigSchema.optional(),
   })
   .strict();
 
@@ -34,10 +37,16 @@ export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
 export type VapiSettings = z.output<typeof vapiSettingsSchema>;
 export type CalcomSettings = z.output<typeof calcomSettingsSchema>;
 
-/** Settings stored (encrypted) per workspace: the config file's sections, merged on update. */
-export type WorkspaceSettings = WorkspaceConfig;
+/** Settings stored (encrypted) per workspace: the config file's secret sections, merged on update. */
+export type WorkspaceSettings = Omit<WorkspaceConfig, 'agent'>;
 
-export function mergeSettings(current: WorkspaceSettings, update: WorkspaceConfig): WorkspaceSettings {
+/** Separates the sections stored encrypted from the agent section stored in clear. */
+export function splitWorkspaceConfig(config: WorkspaceConfig): { settings: WorkspaceSettings; agent?: AgentConfigInput } {
+  const { agent, ...settings } = config;
+  return agent ? { settings, agent } : { settings };
+}
+
+export function mergeSettings(current: WorkspaceSettings, update: WorkspaceSettings): WorkspaceSettings {
   return { ...current, ...update };
 }
 

@@ -1,3 +1,4 @@
+import { agentFromColumn, type AgentConfig } from '../agent/agent-config.ts';
 import type { Queryable } from '../db/pool.ts';
 
 export type Channel = 'voice' | 'whatsapp';
@@ -9,6 +10,8 @@ export interface WorkspaceRow {
   name: string;
   channel: Channel;
   settingsCiphertext: Buffer | null;
+  /** The agent section of the config (persona, criteria, time zone, questions); null until configured. */
+  agent: AgentConfig | null;
   createdAt: Date;
   deletedAt: Date | null;
 }
@@ -20,6 +23,7 @@ export function workspaceFromRow(r: Record<string, any>): WorkspaceRow {
     name: r.name,
     channel: r.channel,
     settingsCiphertext: r.settings_ciphertext,
+    agent: agentFromColumn(r.agent),
     createdAt: r.created_at,
     deletedAt: r.deleted_at,
   };
@@ -27,11 +31,11 @@ export function workspaceFromRow(r: Record<string, any>): WorkspaceRow {
 
 export async function insertWorkspace(
   db: Queryable,
-  w: { id: string; slug: string; name: string; channel: Channel; settingsCiphertext: Buffer | null },
+  w: { id: string; slug: string; name: string; channel: Channel; settingsCiphertext: Buffer | null; agent: AgentConfig | null },
 ): Promise<WorkspaceRow> {
   const { rows } = await db.query(
-    `INSERT INTO workspaces (id, slug, name, channel, settings_ciphertext) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
-    [w.id, w.slug, w.name, w.channel, w.settingsCiphertext],
+    `INSERT INTO workspaces (id, slug, name, channel, settings_ciphertext, agent) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [w.id, w.slug, w.name, w.channel, w.settingsCiphertext, JSON.stringify(w.agent ?? {})],
   );
   return workspaceFromRow(rows[0]);
 }
@@ -48,6 +52,10 @@ export async function listLiveWorkspaces(db: Queryable): Promise<WorkspaceRow[]>
 
 export async function updateWorkspaceSettings(db: Queryable, id: string, ciphertext: Buffer): Promise<void> {
   await db.query('UPDATE workspaces SET settings_ciphertext = $2 WHERE id = $1', [id, ciphertext]);
+}
+
+export async function updateWorkspaceAgent(db: Queryable, id: string, agent: AgentConfig): Promise<void> {
+  await db.query('UPDATE workspaces SET agent = $2 WHERE id = $1', [id, JSON.stringify(agent)]);
 }
 
 export async function softDeleteWorkspace(db: Queryable, id: string): Promise<void> {

@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
-import { withTransaction, type Pool } from '../db/pool.ts';
+import { withQuestionIds } from '../agent/agent-config.ts';
 import { generateApiKey } from '../auth/api-key.ts';
 import { insertApiKey } from '../auth/api-key-queries.ts';
+import { withTransaction, type Pool } from '../db/pool.ts';
 import type { SecretBox } from './secret-box.ts';
-import { mergeSettings, type WorkspaceConfig, type WorkspaceSettings } from './workspace-config.ts';
+import { mergeSettings, splitWorkspaceConfig, type WorkspaceConfig, type WorkspaceSettings } from './workspace-config.ts';
 import * as q from './workspace-queries.ts';
 
 export type CreateWorkspaceResult =
@@ -25,11 +26,19 @@ export class WorkspaceService {
   /** Creates the workspace and its first API key in one transaction. */
   async create(input: { slug: string; name: string; channel: q.Channel; config?: WorkspaceConfig }): Promise<CreateWorkspaceResult> {
     const id = crypto.randomUUID();
-    const settings = input.config ? this.#box.seal(input.config, id) : null;
+    const { settings, agent } = splitWorkspaceConfig(input.config ?? {});
+    const sealed = Object.keys(settings).length > 0 ? this.#box.seal(settings, id) : null;
     const newKey = generateApiKey();
     try {
       return await withTransaction(this.#pool, async (tx) => {
-        const workspace = await q.insertWorkspace(tx, { id, slug: input.slug, name: input.name, channel: input.channel, settingsCiphertext: settings });
+        const workspace = await q.insertWorkspace(tx, {
+          id,
+          slug: input.slug,
+          name: input.name,
+          channel: input.channel,
+          settingsCiphertext: sealed,
+          agent: agent ? withQuestionIds(agent, null) : null,
+        });
         const key = await insertApiKey(tx, {
           workspaceId: id,
           name: 'default',
@@ -58,15 +67,27 @@ export class WorkspaceService {
     return this.#box.open(workspace.settingsCiphertext, workspace.id) as WorkspaceSettings;
   }
 
-  /** Merges the given sections into the stored settings; false when the workspace is unknown. */
-  async update(slug: string, config: WorkspaceConfig): Promise<boolean> {
+  /**
+   * Each section given replaces the stored one: secret sections inside the encrypted settings,
+   * the agent section in its own column. Returns the updated workspace; null when unknown.
+   */
+  async update(slug: string, config: WorkspaceConfig): Promise<q.WorkspaceRow | null> {
+    const { settings, agent } = splitWorkspaceConfig(config);
     return withTransaction(this.#pool, async (tx) => {
       const { rows } = await tx.query('SELECT * FROM workspaces WHERE slug = $1 AND deleted_at IS NULL FOR UPDATE', [slug]);
-      if (!rows[0]) return false;
-      const workspace = q.workspaceFromRow(rows[0]);
-      const merged = mergeSettings(this.settingsOf(workspace), config);
-      await q.updateWorkspaceSettings(tx, workspace.id, this.#box.seal(merged, workspace.id));
-      return true;
+      if (!rows[0]) return null;
+      let workspace = q.workspaceFromRow(rows[0]);
+      if (Object.keys(settings).length > 0) {
+        const sealed = this.#box.seal(mergeSettings(this.settingsOf(workspace), settings), workspace.id);
+        await q.updateWorkspaceSettings(tx, workspace.id, sealed);
+        workspace = { ...workspace, settingsCiphertext: sealed };
+      }
+      if (agent) {
+        const agentConfig = withQuestionIds(agent, workspace.agent);
+        await q.updateWorkspaceAgent(tx, workspace.id, agentConfig);
+        workspace = { ...workspace, agent: agentConfig };
+      }
+      return workspace;
     });
   }
 
