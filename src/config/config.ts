@@ -28,6 +28,8 @@ export const configSchema = z
     DB_POOL_MAX: positiveInt.default(20),
     VAPI_BASE_URL: z.url().default('https://api.vapi.ai'),
     VAPI_TIMEOUT_MS: positiveInt.default(10_000),
+    /** Cal.com API v2 (self-hosted instances differ). */
+    CALCOM_BASE_URL: z.url().default('https://api.cal.com'),
     /** How long a looked-up API key is trusted before it is read again (revocation delay). */
     API_KEY_CACHE_TTL_MS: wholeNumber(0).default(5_000),
     DEFAULT_HOURLY_LIMIT: positiveInt.default(1000),
@@ -38,6 +40,7 @@ export const configSchema = z
     ...c,
     PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
     VAPI_BASE_URL: c.VAPI_BASE_URL.replace(/\/+$/, ''),
+    CALCOM_BASE_URL: c.CALCOM_BASE_URL.replace(/\/+$/, ''),
   }));
 
 export type Config = z.output<typeof configSchema>;
