@@ -17,6 +17,8 @@ export interface BenchServer {
   /** URL of the `leadintake_bench` database. */
   url: string;
   embedded: boolean;
+  /** Data folder of the embedded server (for CPU accounting), null for BENCH_DATABASE_URL. */
+  pgDataDir: string | null;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,7 @@ export async function openBenchServer(): Promise<BenchServer> {
   return {
     url: withDatabase(serverUrl, BENCH_DB),
     embedded: !external,
+    pgDataDir: tmpDir ? path.join(tmpDir, 'pg') : null,
     close: async () => {
       if (external) {
         const admin = createPool(serverUrl, 1, 'leadintake-bench');
@@ -89,6 +92,21 @@ export async function seedLeads(pool: Pool, workspaceId: string, count: number):
 /** The id the service knows for seeded lead n (same as PostgreSQL's md5(n::text)::uuid). */
 export function seededId(md5hex: string): string {
   return `${md5hex.slice(0, 8)}-${md5hex.slice(8, 12)}-${md5hex.slice(12, 16)}-${md5hex.slice(16, 20)}-${md5hex.slice(20, 32)}`;
+}
+
+export interface DbCounters {
+  walBytes: number;
+  /** Next transaction id: the number of transactions that wrote something. */
+  xid: number;
+}
+
+/** WAL position and transaction-id counter; exact and instant, unlike the cumulative statistics. */
+export async function dbCounters(pool: Pool): Promise<DbCounters> {
+  const { rows } = await pool.query(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS wal,
+            pg_snapshot_xmax(pg_current_snapshot())::text::float8 AS xid`,
+  );
+  return { walBytes: rows[0].wal, xid: rows[0].xid };
 }
 
 export async function outboxBacklog(pool: Pool): Promise<number> {

@@ -1,16 +1,25 @@
 // The benchmark's Markdown report: measured figures, then the ratio targets as PASS/FAIL.
+import type { CpuUse } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 import type { PgbenchResult } from './pgbench.ts';
 
 export const CONNECTIONS = [16, 64] as const;
 export type Conns = (typeof CONNECTIONS)[number];
 
+/** A measured run with the CPU and database writes during it. */
+export interface Measured<T> {
+  result: T;
+  cpu: CpuUse;
+  /** Writing transactions and WAL bytes during the run (the whole database server). */
+  db: { xacts: number; walBytes: number };
+}
+
 export interface BenchResults {
-  post: Record<Conns, LoadResult>;
-  get: Record<Conns, LoadResult>;
-  hello: Record<Conns, LoadResult>;
-  pgWrite: Record<Conns, PgbenchResult>;
-  pgRead: Record<Conns, PgbenchResult>;
+  post: Record<Conns, Measured<LoadResult>>;
+  get: Record<Conns, Measured<LoadResult>>;
+  hello: Record<Conns, Measured<LoadResult>>;
+  pgWrite: Record<Conns, Measured<PgbenchResult>>;
+  pgRead: Record<Conns, Measured<PgbenchResult>>;
   /** Outbox rows not yet relayed to pg-boss when each POST run ended. */
   outboxBacklog: Record<Conns, number>;
   rss: { afterStartMb: number; peakSampledMb: number; hwmMb: number | null };
@@ -31,6 +40,9 @@ const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 
+/** Above this many cores used by processes not ours, a run's figures are suspect. */
+export const NOISY_CORES = 0.25;
+
 function statusNote(r: LoadResult): string {
   const codes = Object.entries(r.statusCodes)
     .filter(([code]) => !code.startsWith('2'))
@@ -39,9 +51,20 @@ function statusNote(r: LoadResult): string {
   return [String(r.non2xx), ...(codes.length || errs.length ? [`(${[...codes, ...errs].join(', ')})`] : [])].join(' ');
 }
 
+/** CPU columns: service, postgres, load generator, other; machine busy; µs per request; DB writes per request. */
+function cpuCells(m: Measured<unknown>, rate: number, count: number, service: boolean): string {
+  const c = m.cpu;
+  const pg = c.pg === null ? '?' : f2(c.pg);
+  const perReq = (cores: number | null) => (cores === null ? '?' : f0((cores / rate) * 1e6));
+  const noisy = c.other >= NOISY_CORES ? ' ⚠' : '';
+  const us = service ? `${perReq(c.service)} / ${perReq(c.pg)}` : `– / ${perReq(c.pg)}`;
+  const writes = count > 0 ? `${f2(m.db.xacts / count)} / ${f0(m.db.walBytes / count)}` : 'n/a';
+  return `${service ? f2(c.service) : '–'} / ${pg} / ${f2(c.loadgen)} / ${f2(c.other)}${noisy}; ${f2(c.busy)} | ${us} | ${writes}`;
+}
+
 interface Check {
   name: string;
-  measured: number;
+  measured: string;
   detail: string;
   target: string;
   pass: boolean;
@@ -51,24 +74,24 @@ function checks(r: BenchResults): Check[] {
   const out: Check[] = [];
   const ratio = (name: string, a: number, b: number, min: number, detail: string) => {
     const v = a / b;
-    out.push({ name, measured: v, detail: `${detail}: ${f0(a)} / ${f0(b)}`, target: `≥ ${min}`, pass: v >= min });
+    out.push({ name, measured: f2(v), detail: `${detail}: ${f0(a)} / ${f0(b)}`, target: `≥ ${min}`, pass: v >= min });
   };
-  ratio('POST / pgbench bare write, 64 conns', r.post[64].rps, r.pgWrite[64].tps, 0.6, 'req/s / tps');
-  for (const c of CONNECTIONS) ratio(`GET / fastify hello, ${c} conns`, r.get[c].rps, r.hello[c].rps, 0.2, 'req/s / req/s');
-  for (const c of CONNECTIONS) ratio(`GET / pgbench read, ${c} conns`, r.get[c].rps, r.pgRead[c].tps, 0.3, 'req/s / tps');
-  for (const [label, res] of [['POST', r.post[64]], ['GET', r.get[64]]] as const) {
-    out.push({ name: `${label} p99 at 64 conns (ms)`, measured: res.p99, detail: `p50 ${f2(res.p50)} ms`, target: '≤ 30 ms', pass: res.p99 <= 30 });
+  ratio('POST / pgbench bare write, 64 conns', r.post[64].result.rps, r.pgWrite[64].result.tps, 0.6, 'req/s / tps');
+  for (const c of CONNECTIONS) ratio(`GET / fastify hello, ${c} conns`, r.get[c].result.rps, r.hello[c].result.rps, 0.2, 'req/s / req/s');
+  for (const c of CONNECTIONS) ratio(`GET / pgbench read, ${c} conns`, r.get[c].result.rps, r.pgRead[c].result.tps, 0.3, 'req/s / tps');
+  for (const [label, res] of [['POST', r.post[64].result], ['GET', r.get[64].result]] as const) {
+    out.push({ name: `${label} p99 at 64 conns`, measured: `${f1(res.p99)} ms`, detail: `p50 ${f2(res.p50)} ms`, target: '≤ 30 ms', pass: res.p99 <= 30 });
   }
   const rss = Math.max(r.rss.peakSampledMb, r.rss.hwmMb ?? 0);
   out.push({
-    name: 'service peak RSS (MB)',
-    measured: rss,
+    name: 'service peak RSS',
+    measured: `${f1(rss)} MB`,
     detail: `sampled peak ${f1(r.rss.peakSampledMb)}, VmHWM ${r.rss.hwmMb === null ? 'n/a' : f1(r.rss.hwmMb)}`,
     target: '≤ 150 MB',
     pass: rss <= 150,
   });
-  const bad = [...CONNECTIONS.flatMap((c) => [r.post[c], r.get[c], r.hello[c]])].reduce((n, x) => n + x.non2xx + x.errors, 0);
-  out.push({ name: 'non-2xx + socket errors, all HTTP runs', measured: bad, detail: 'sanity', target: '= 0', pass: bad === 0 });
+  const bad = CONNECTIONS.flatMap((c) => [r.post[c], r.get[c], r.hello[c]]).reduce((n, x) => n + x.result.non2xx + x.result.errors, 0);
+  out.push({ name: 'non-2xx + socket errors, all HTTP runs', measured: f0(bad), detail: 'sanity check', target: '= 0', pass: bad === 0 });
   return out;
 }
 
@@ -78,50 +101,54 @@ export function renderReport(r: BenchResults): string {
   lines.push(`# leadintake benchmark (${m.date})`, '');
   lines.push(
     `${m.cpus} CPUs; Node ${m.node}; ${m.postgres}; ${m.pgbench}; database: ${m.database}.`,
-    `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; between configurations: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT.`,
+    `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, and a wait (≤ 15 s) for other processes on the machine to go quiet.`,
     `Service: \`node bin/leadintake.js serve\` with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
-    'Load generator: autocannon (programmatic, in the bench process, pipelining 1) on the same machine; latencies are closed-loop, from autocannon\'s per-response timings.',
+    "Load generator: autocannon (programmatic, in the bench process, pipelining 1) on the same 2 cores; closed-loop latencies from autocannon's per-response timings.",
     '',
   );
   lines.push('## Measurements', '');
-  lines.push('| what | conns | req/s (tps) | p50 ms | p99 ms | non-2xx |', '|---|---|---|---|---|---|');
-  for (const c of CONNECTIONS) {
-    const p = r.post[c];
-    lines.push(`| service POST /api/public/leads (messaging, unique phone) | ${c} | **${f0(p.rps)}** | ${f2(p.p50)} | ${f2(p.p99)} | ${statusNote(p)} |`);
-  }
-  for (const c of CONNECTIONS) {
-    const g = r.get[c];
-    lines.push(`| service GET /api/public/leads/:id (random seeded id) | ${c} | **${f0(g.rps)}** | ${f2(g.p50)} | ${f2(g.p99)} | ${statusNote(g)} |`);
-  }
-  for (const c of CONNECTIONS) {
-    const w = r.pgWrite[c];
-    lines.push(`| pgbench bare write (BEGIN; lead; outbox; COMMIT) | ${c} | **${f0(w.tps)}** | avg ${f2(w.latencyAvgMs)} | – | failed ${w.failed} |`);
-  }
-  for (const c of CONNECTIONS) {
-    const w = r.pgRead[c];
-    lines.push(`| pgbench read by id + workspace | ${c} | **${f0(w.tps)}** | avg ${f2(w.latencyAvgMs)} | – | failed ${w.failed} |`);
-  }
-  for (const c of CONNECTIONS) {
-    const h = r.hello[c];
-    lines.push(`| fastify hello (separate process) | ${c} | **${f0(h.rps)}** | ${f2(h.p50)} | ${f2(h.p99)} | ${statusNote(h)} |`);
-  }
+  lines.push(
+    '| what | conns | req/s (tps) | p50 ms | p99 ms | non-2xx | CPU cores: service / postgres / load gen / other; machine | CPU µs per req: node / pg | per req: write xacts / WAL bytes |',
+    '|---|---|---|---|---|---|---|---|---|',
+  );
+  const http = (what: string, rows: Record<Conns, Measured<LoadResult>>, service: boolean) => {
+    for (const c of CONNECTIONS) {
+      const x = rows[c].result;
+      lines.push(`| ${what} | ${c} | **${f0(x.rps)}** | ${f2(x.p50)} | ${f2(x.p99)} | ${statusNote(x)} | ${cpuCells(rows[c], x.rps, x.requests, service)} |`);
+    }
+  };
+  const pgb = (what: string, rows: Record<Conns, Measured<PgbenchResult>>) => {
+    for (const c of CONNECTIONS) {
+      const x = rows[c].result;
+      lines.push(`| ${what} | ${c} | **${f0(x.tps)}** | avg ${f2(x.latencyAvgMs)} | – | failed ${x.failed} | ${cpuCells(rows[c], x.tps, x.transactions, false)} |`);
+    }
+  };
+  http('service POST /api/public/leads (messaging, unique phone)', r.post, true);
+  http('service GET /api/public/leads/:id (random seeded id)', r.get, true);
+  pgb('pgbench bare write (BEGIN; lead; outbox; COMMIT)', r.pgWrite);
+  pgb('pgbench read by id + workspace', r.pgRead);
+  http('fastify hello (separate process; its CPU in "service")', r.hello, true);
   lines.push('');
   lines.push(
     `Service RSS: ${f1(r.rss.afterStartMb)} MB after start, peak sampled (every 250 ms) ${f1(r.rss.peakSampledMb)} MB, VmHWM ${r.rss.hwmMb === null ? 'n/a' : `${f1(r.rss.hwmMb)} MB`}.`,
-    `Outbox rows not yet relayed when the POST run ended: ${CONNECTIONS.map((c) => `${f0(r.outboxBacklog[c])} at ${c} conns`).join(', ')}.`,
-    '',
+    `Outbox rows not yet relayed to pg-boss when the POST run ended: ${CONNECTIONS.map((c) => `${f0(r.outboxBacklog[c])} at ${c} conns`).join(', ')}.`,
   );
+  const all = [r.post, r.get, r.pgWrite, r.pgRead, r.hello].flatMap((rows) => CONNECTIONS.map((c) => rows[c] as Measured<unknown>));
+  const worst = Math.max(...all.map((x) => x.cpu.other));
+  if (worst >= NOISY_CORES) {
+    lines.push(
+      `**Warning:** other processes on the machine used up to ${f2(worst)} cores during a measured run (⚠ rows); those figures and the ratios built on them are not reliable. Rerun on a quiet machine.`,
+    );
+  }
+  lines.push('');
   lines.push('## Targets', '');
   lines.push('| check | measured | detail | target | result |', '|---|---|---|---|---|');
-  for (const c of checks(r)) {
-    const v = c.name.includes('(ms)') || c.name.includes('(MB)') ? f1(c.measured) : c.detail === 'sanity' ? f0(c.measured) : f2(c.measured);
-    lines.push(`| ${c.name} | ${v} | ${c.detail} | ${c.target} | ${c.pass ? 'PASS' : '**FAIL**'} |`);
-  }
+  for (const c of checks(r)) lines.push(`| ${c.name} | ${c.measured} | ${c.detail} | ${c.target} | ${c.pass ? 'PASS' : '**FAIL**'} |`);
   lines.push(
     '',
-    'Informational: POST / pgbench write at 16 conns = ' +
-      `${f2(r.post[16].rps / r.pgWrite[16].tps)}; GET p99 at 16 conns = ${f2(r.get[16].p99)} ms; ` +
-      'the fastify hello figure is bounded by autocannon (one JS thread sharing the 2 cores), so the GET/hello ratio reads higher than against wrk.',
+    `Informational: POST / pgbench write at 16 conns = ${f2(r.post[16].result.rps / r.pgWrite[16].result.tps)}; ` +
+      `GET p99 at 16 conns = ${f2(r.get[16].result.p99)} ms. autocannon needs about as much CPU per request as the hello server ` +
+      'itself (load gen column), so on 2 cores the hello ceiling is lower than with a lighter generator.',
     '',
   );
   return lines.join('\n');

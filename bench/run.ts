@@ -10,21 +10,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool, type Pool } from '../src/db/pool.ts';
-import { openBenchServer, outboxBacklog, seededId, seedLeads, settle, type BenchServer } from './db.ts';
+import { CpuMeter, postmasterPid, type CpuUse } from './cpu.ts';
+import { dbCounters, openBenchServer, outboxBacklog, seededId, seedLeads, settle, type BenchServer } from './db.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { PGBENCH, runPgbench, writeScripts, type PgbenchResult } from './pgbench.ts';
 import {
   freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, startChild, stopAllChildren, stopChild, waitForHttp200,
 } from './procs.ts';
-import { CONNECTIONS, renderReport, type BenchResults, type Conns } from './report.ts';
+import { CONNECTIONS, renderReport, type BenchResults, type Conns, type Measured } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(ROOT, 'bin', 'leadintake.js');
 const SECONDS = positiveNumber(process.env.BENCH_SECONDS, 10);
 const WARMUP_SECONDS = 3;
 const SEEDED = 10_000;
-// Hard bound on the whole run: 10 measured runs, 5 warm-ups, settling and start-up.
-const DEADLINE_MS = (10 * SECONDS * 1.5 + 5 * WARMUP_SECONDS + 300) * 1000;
+// Hard bound on the whole run: 10 measured runs, 5 warm-ups, settling, waits for a quiet
+// machine (at most 15 s before each run) and start-up.
+const DEADLINE_MS = (10 * SECONDS * 1.5 + 5 * WARMUP_SECONDS + 10 * 15 + 300) * 1000;
 
 function positiveNumber(v: string | undefined, fallback: number): number {
   const n = Number(v);
@@ -50,6 +52,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 const watchdog = setTimeout(() => {
   progress(`deadline of ${DEADLINE_MS / 1000} s passed: aborting`);
+  setTimeout(() => process.exit(1), 30_000).unref(); // even if cleanup itself hangs
   void cleanup().finally(() => process.exit(1));
 }, DEADLINE_MS);
 
@@ -79,39 +82,55 @@ async function main(): Promise<void> {
   await seedLeads(pool, workspaceId, SEEDED);
   const seeded = Array.from({ length: SEEDED }, (_, i) => seededId(crypto.createHash('md5').update(String(i + 1)).digest('hex')));
   const scripts = writeScripts(tmp, SEEDED);
+  const cpu = new CpuMeter(() => postmasterPid(server.pgDataDir));
+
+  // Every measured run: settle the database, wait (bounded) for other processes on the
+  // machine to go quiet, then run with CPU accounting around it.
+  const measure = async <T>(label: string, loadgen: 'self' | 'pgbench', relayRunning: boolean, run: () => Promise<T>) => {
+    await settle(pool, { relayRunning });
+    await cpu.waitForQuiet();
+    progress(label);
+    const db0 = await dbCounters(pool);
+    const a = cpu.snapshot();
+    const result = await run();
+    const use: CpuUse = cpu.use(a, cpu.snapshot(), loadgen);
+    const db1 = await dbCounters(pool);
+    // dbCounters itself writes nothing, and settling happens outside this window.
+    return { result, cpu: use, db: { xacts: db1.xid - db0.xid, walBytes: db1.walBytes - db0.walBytes } };
+  };
 
   // Baselines first, while the service is not running: its outbox relay would otherwise
   // move pgbench's outbox rows into pg-boss during the pgbench runs.
-  const pgWrite = {} as Record<Conns, PgbenchResult>;
-  const pgRead = {} as Record<Conns, PgbenchResult>;
+  const pgWrite = {} as Record<Conns, Measured<PgbenchResult>>;
+  const pgRead = {} as Record<Conns, Measured<PgbenchResult>>;
   const pgbench = (script: string, clients: number, seconds: number) =>
     runPgbench({ url: server.url, script, clients, seconds, workspaceId });
   for (const [label, script, into] of [['write', scripts.write, pgWrite], ['read', scripts.read, pgRead]] as const) {
     progress(`pgbench ${label}: warm-up ${WARMUP_SECONDS} s`);
     await pgbench(script, 16, WARMUP_SECONDS);
     for (const c of CONNECTIONS) {
-      await settle(pool, { relayRunning: false });
-      progress(`pgbench ${label}: ${c} clients, ${SECONDS} s`);
-      into[c] = await pgbench(script, c, SECONDS);
-      progress(`  → ${into[c].tps.toFixed(0)} tps`);
+      into[c] = await measure(`pgbench ${label}: ${c} clients, ${SECONDS} s`, 'pgbench', false, () => pgbench(script, c, SECONDS));
+      progress(`  → ${into[c].result.tps.toFixed(0)} tps`);
     }
   }
 
-  const hello = {} as Record<Conns, LoadResult>;
+  const hello = {} as Record<Conns, Measured<LoadResult>>;
   {
     const port = await freePort();
     const child = startChild('fastify hello', process.execPath, [path.join(ROOT, 'bench', 'hello-server.ts'), String(port)], { cwd: ROOT });
     const url = `http://127.0.0.1:${port}`;
     await waitForHttp200(`${url}/`, child, 30_000);
+    cpu.servicePid = child.child.pid!;
     progress(`fastify hello: warm-up ${WARMUP_SECONDS} s`);
     await runLoad({ url, connections: 16, seconds: WARMUP_SECONDS, method: 'GET' });
     for (const c of CONNECTIONS) {
-      await settle(pool, { relayRunning: false });
-      progress(`fastify hello: ${c} connections, ${SECONDS} s`);
-      hello[c] = await runLoad({ url, connections: c, seconds: SECONDS, method: 'GET' });
-      progress(`  → ${hello[c].rps.toFixed(0)} req/s`);
+      hello[c] = await measure(`fastify hello: ${c} connections, ${SECONDS} s`, 'self', false, () =>
+        runLoad({ url, connections: c, seconds: SECONDS, method: 'GET' }),
+      );
+      progress(`  → ${hello[c].result.rps.toFixed(0)} req/s`);
     }
     await stopChild(child);
+    cpu.servicePid = null;
   }
 
   // The service. Its stdout (pino's JSON log at LOG_LEVEL=info) goes to /dev/null.
@@ -121,6 +140,7 @@ async function main(): Promise<void> {
   const service = startChild('leadintake serve', process.execPath, [BIN, 'serve', '--port', String(port)], { cwd: ROOT, env });
   await waitForHttp200(`${url}/readyz`, service, 60_000);
   const pid = service.child.pid!;
+  cpu.servicePid = pid;
   const sampler = new RssSampler(pid, 250);
   const afterStartMb = sampler.last;
 
@@ -138,21 +158,18 @@ async function main(): Promise<void> {
   progress(`service: warm-up ${WARMUP_SECONDS} s POST + ${WARMUP_SECONDS} s GET`);
   await post(16, WARMUP_SECONDS);
   await get(16, WARMUP_SECONDS);
-  const postRes = {} as Record<Conns, LoadResult>;
-  const getRes = {} as Record<Conns, LoadResult>;
+  const postRes = {} as Record<Conns, Measured<LoadResult>>;
+  const getRes = {} as Record<Conns, Measured<LoadResult>>;
   const backlog = {} as Record<Conns, number>;
+  const said = (r: LoadResult) => `  → ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, non-2xx ${r.non2xx}`;
   for (const c of CONNECTIONS) {
-    await settle(pool, { relayRunning: true });
-    progress(`service POST: ${c} connections, ${SECONDS} s`);
-    postRes[c] = await post(c, SECONDS);
+    postRes[c] = await measure(`service POST: ${c} connections, ${SECONDS} s`, 'self', true, () => post(c, SECONDS));
     backlog[c] = await outboxBacklog(pool);
-    progress(`  → ${postRes[c].rps.toFixed(0)} req/s, p99 ${postRes[c].p99.toFixed(1)} ms, non-2xx ${postRes[c].non2xx}, outbox backlog ${backlog[c]}`);
+    progress(`${said(postRes[c].result)}, outbox backlog ${backlog[c]}`);
   }
   for (const c of CONNECTIONS) {
-    await settle(pool, { relayRunning: true });
-    progress(`service GET: ${c} connections, ${SECONDS} s`);
-    getRes[c] = await get(c, SECONDS);
-    progress(`  → ${getRes[c].rps.toFixed(0)} req/s, p99 ${getRes[c].p99.toFixed(1)} ms, non-2xx ${getRes[c].non2xx}`);
+    getRes[c] = await measure(`service GET: ${c} connections, ${SECONDS} s`, 'self', true, () => get(c, SECONDS));
+    progress(said(getRes[c].result));
   }
   sampler.stop();
   const hwmMb = procStatusMb(pid, 'VmHWM');
