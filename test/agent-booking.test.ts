@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { transitionLead } from '../src/agent/lead-state.ts';
 import { runTool } from '../src/agent/tool-registry.ts';
-import { findLeadWithLatestCall } from '../src/leads/lead-queries.ts';
+import { findLead } from '../src/leads/lead-queries.ts';
 import type { SchedulingProvider } from '../src/scheduling/scheduling-provider.ts';
 import { leadResponse } from '../src/leads/lead-view.ts';
 import type { WorkspaceRow } from '../src/workspaces/workspace-queries.ts';
@@ -102,7 +102,7 @@ describe('bookConsult', () => {
     assert.deepEqual(booking.attendee, { name: 'Ada Lovelace', email: 'ada@example.com', timeZone: 'Europe/Berlin', phoneNumber: '+49301234567' });
     assert.deepEqual(booking.metadata, { leadId: lead, notes: 'Roof faces south.' });
 
-    const view = leadResponse((await findLeadWithLatestCall(h.db.pool, lead, ws.id))!, 'whatsapp').lead;
+    const view = leadResponse((await findLead(h.db.pool, lead, ws.id, false))!, 'whatsapp').lead;
     assert.deepEqual([view.status, view.bookingUid, view.bookingStart], ['booked', booking.uid, '2050-09-05T07:00:00.000Z']);
     assert.deepEqual(await leadEvents(h.db.pool, lead), [{
       type: 'booking.created',

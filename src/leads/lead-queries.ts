@@ -86,13 +86,25 @@ export interface LeadWithCall {
   call: Record<string, any> | null;
 }
 
-/** The lead, scoped to the workspace, with its latest call session; one round trip. */
-export async function findLeadWithLatestCall(db: Queryable, id: string, workspaceId: string): Promise<LeadWithCall | null> {
+const LEAD_COLUMNS = `l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualification_notes, l.booking_uid,
+  l.booking_start, l.metadata, l.form_responses, l.created_at, l.updated_at`;
+
+/**
+ * The lead, scoped to the workspace; for voice workspaces with its latest call session in the
+ * same round trip. Messaging leads have no calls, so they skip the join.
+ */
+export async function findLead(db: Queryable, id: string, workspaceId: string, withCall: boolean): Promise<LeadWithCall | null> {
+  if (!withCall) {
+    const { rows } = await db.query({
+      name: 'find-lead',
+      text: `SELECT ${LEAD_COLUMNS} FROM leads l WHERE l.id = $1 AND l.workspace_id = $2`,
+      values: [id, workspaceId],
+    });
+    return rows[0] ? { lead: rows[0], call: null } : null;
+  }
   const { rows } = await db.query({
     name: 'find-lead-with-latest-call',
-    text: `SELECT l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualification_notes, l.booking_uid,
-                  l.booking_start, l.metadata, l.form_responses, l.created_at, l.updated_at,
-                  to_jsonb(c) AS call
+    text: `SELECT ${LEAD_COLUMNS}, to_jsonb(c) AS call
              FROM leads l
              LEFT JOIN LATERAL (
                SELECT provider_call_id, status, started_at, ended_at, duration_seconds, summary, transcript,

@@ -61,7 +61,7 @@ export function leadRoutes(deps: LeadRouteDeps) {
 
     scope.get<{ Params: { id: string } }>('/api/public/leads/:id', async (request) => {
       const key = request.apiKey!;
-      const found = await deps.leads.get(request.params.id, key.workspaceId);
+      const found = await deps.leads.get(request.params.id, key.workspace);
       if (!found) throw new AppError('lead_not_found');
       return leadResponse(found, key.workspace.channel);
     });

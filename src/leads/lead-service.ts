@@ -59,9 +59,9 @@ export class LeadService {
     );
   }
 
-  async get(id: string, workspaceId: string): Promise<q.LeadWithCall | null> {
+  async get(id: string, workspace: WorkspaceRow): Promise<q.LeadWithCall | null> {
     if (!UUID.test(id)) return null;
-    return q.findLeadWithLatestCall(this.#d.pool, id, workspaceId);
+    return q.findLead(this.#d.pool, id, workspace.id, workspace.channel === 'voice');
   }
 
   async #submitMessaging(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
