@@ -2,7 +2,6 @@
 // pid (never by name). Also the small process utilities: free ports, HTTP readiness, RSS.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 
 /** Progress line on stderr, prefixed with seconds since the benchmark started. */
 const t0 = Date.now();
@@ -72,16 +71,8 @@ export async function runChild(name: string, cmd: string, args: string[], opts: 
   return out;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+// The embedded database's helper: one free loopback port.
+export { freePort } from '../src/db/embedded.ts';
 
 /** Polls `url` until it answers 200; fails when the child exits or `timeoutMs` passes. */
 export async function waitForHttp200(url: string, t: Tracked, timeoutMs: number): Promise<void> {
