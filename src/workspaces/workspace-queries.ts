@@ -45,6 +45,12 @@ export async function findLiveWorkspaceBySlug(db: Queryable, slug: string): Prom
   return rows[0] ? workspaceFromRow(rows[0]) : null;
 }
 
+/** The live workspace, locked until the transaction ends (settings are read-modify-written). */
+export async function lockLiveWorkspaceBySlug(db: Queryable, slug: string): Promise<WorkspaceRow | null> {
+  const { rows } = await db.query('SELECT * FROM workspaces WHERE slug = $1 AND deleted_at IS NULL FOR UPDATE', [slug]);
+  return rows[0] ? workspaceFromRow(rows[0]) : null;
+}
+
 export async function listLiveWorkspaces(db: Queryable): Promise<WorkspaceRow[]> {
   const { rows } = await db.query('SELECT * FROM workspaces WHERE deleted_at IS NULL ORDER BY created_at, slug');
   return rows.map(workspaceFromRow);

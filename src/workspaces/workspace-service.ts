@@ -74,9 +74,8 @@ export class WorkspaceService {
   async update(slug: string, config: WorkspaceConfig): Promise<q.WorkspaceRow | null> {
     const { settings, agent } = splitWorkspaceConfig(config);
     return withTransaction(this.#pool, async (tx) => {
-      const { rows } = await tx.query('SELECT * FROM workspaces WHERE slug = $1 AND deleted_at IS NULL FOR UPDATE', [slug]);
-      if (!rows[0]) return null;
-      let workspace = q.workspaceFromRow(rows[0]);
+      let workspace = await q.lockLiveWorkspaceBySlug(tx, slug);
+      if (!workspace) return null;
       if (Object.keys(settings).length > 0) {
         const sealed = this.#box.seal(mergeSettings(this.settingsOf(workspace), settings), workspace.id);
         await q.updateWorkspaceSettings(tx, workspace.id, sealed);

@@ -5,7 +5,7 @@ import { findAgentLead, type AgentLead } from '../agent-lead-queries.ts';
 import { recordLeadEvent, transitionLead } from '../lead-state.ts';
 import { formatLocalDateTime } from '../local-time.ts';
 import { schedulingTrouble } from './scheduling-answers.ts';
-import { alreadyTerminal, LEAD_NOT_FOUND, type ToolContext } from './tool-context.ts';
+import { refusalAnswer, type ToolContext } from './tool-context.ts';
 
 // How a bookConsult call ends: booked, failed, or unknown (handed to a human).
 
@@ -46,7 +46,7 @@ export async function confirmBooking(ctx: ToolContext, a: BookingAttempt, bookin
     ctx.log.warn({ leadId: a.lead.id, bookingUid: booking.uid, kind: cancelled.error.kind }, 'surplus booking could not be cancelled');
   }
   const cleanup = cancelled.ok ? 'The booking just made was cancelled again.' : `Cancelling the booking just made failed: a colleague must cancel booking ${booking.uid} in the calendar.`;
-  return `${moved.reason === 'refused' ? alreadyTerminal(moved.status) : LEAD_NOT_FOUND} ${cleanup}`;
+  return `${refusalAnswer(moved)} ${cleanup}`;
 }
 
 /** Nothing was booked: recorded on the timeline, and the model is told what to do next. */
@@ -78,7 +78,7 @@ export async function bookingUncertain(ctx: ToolContext, a: BookingAttempt, look
       data: { start: new Date(a.startMs).toISOString(), reason: 'The scheduling service failed while booking and could not be asked whether the booking exists: check the calendar.' },
     },
   });
-  if (!moved.ok) return moved.reason === 'not_found' ? LEAD_NOT_FOUND : alreadyTerminal(moved.status);
+  if (!moved.ok) return refusalAnswer(moved);
   return `It is not certain whether ${formatLocalDateTime(new Date(a.startMs), a.tz)} was booked: the scheduling service failed while booking and cannot be asked right now. ` +
     'The lead is now with a colleague (needs_human) who will check the calendar and confirm. Tell the lead exactly that, do not offer other times, and end the conversation.';
 }

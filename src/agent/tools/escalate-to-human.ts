@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { transitionLead } from '../lead-state.ts';
-import { alreadyTerminal, defineTool, LEAD_NOT_FOUND, loadActiveLead } from './tool-context.ts';
+import { defineTool, loadActiveLead, refusalAnswer } from './tool-context.ts';
 
 export const escalateToHuman = defineTool({
   name: 'escalateToHuman',
@@ -19,7 +19,7 @@ export const escalateToHuman = defineTool({
       actor: 'agent',
       event: { type: 'lead.escalated', data: { reason: args.reason } },
     });
-    if (!moved.ok) return moved.reason === 'not_found' ? LEAD_NOT_FOUND : alreadyTerminal(moved.status);
+    if (!moved.ok) return refusalAnswer(moved);
     return 'The lead is now with a human colleague (needs_human). Tell the lead a colleague will get back to them soon, then end the conversation.';
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { transitionLead } from '../lead-state.ts';
-import { alreadyTerminal, defineTool, LEAD_NOT_FOUND, loadActiveLead } from './tool-context.ts';
+import { defineTool, loadActiveLead, refusalAnswer } from './tool-context.ts';
 
 export const markUnqualified = defineTool({
   name: 'markUnqualified',
@@ -18,7 +18,7 @@ export const markUnqualified = defineTool({
       event: { type: 'lead.unqualified', data: { reason: args.reason } },
       set: { qualificationNotes: args.reason },
     });
-    if (!moved.ok) return moved.reason === 'not_found' ? LEAD_NOT_FOUND : alreadyTerminal(moved.status);
+    if (!moved.ok) return refusalAnswer(moved);
     return 'The lead is now unqualified. Thank them politely, do not offer a consultation, and end the conversation.';
   },
 });

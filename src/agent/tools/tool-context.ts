@@ -44,6 +44,11 @@ export function alreadyTerminal(status: LeadStatus): string {
   return `Nothing changed: the lead is already ${status}, and only a human operator can change that now. Do not retry; close the conversation politely.`;
 }
 
+/** The answer when a change was not applied: the lead is gone, or a racing change won. */
+export function refusalAnswer(r: { reason: 'not_found' } | { reason: 'refused'; status: LeadStatus }): string {
+  return r.reason === 'not_found' ? LEAD_NOT_FOUND : alreadyTerminal(r.status);
+}
+
 /** The lead the tool acts on, or the text to answer with when it cannot act. */
 export async function loadActiveLead(ctx: ToolContext): Promise<{ lead: AgentLead } | { answer: string }> {
   const lead = await findAgentLead(ctx.pool, ctx.workspace.id, ctx.leadId);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { agentConfigOf, type QualificationQuestion } from '../agent-config.ts';
 import { saveLeadProfile } from '../agent-lead-queries.ts';
 import { describeQuestion, qualificationState } from '../qualification-answers.ts';
-import { alreadyTerminal, defineTool, LEAD_NOT_FOUND, loadActiveLead } from './tool-context.ts';
+import { defineTool, loadActiveLead, refusalAnswer } from './tool-context.ts';
 
 const NUMBER = /^-?\d+(\.\d+)?$/;
 
@@ -49,7 +49,7 @@ export const updateLeadProfile = defineTool({
     }
 
     const saved = await saveLeadProfile(ctx.pool, lead.id, { answers, notes });
-    if (!saved.ok) return saved.reason === 'not_found' ? LEAD_NOT_FOUND : alreadyTerminal(saved.status);
+    if (!saved.ok) return refusalAnswer(saved);
 
     const done = Object.entries(answers).map(([id, value]) => `${questions.find((q) => q.id === id)!.label} = ${value}`);
     const what = [...(done.length > 0 ? [`answers (${done.join('; ')})`] : []), ...(notes ? ['notes'] : [])].join(' and ');
