@@ -22,6 +22,8 @@ export const PERSONA_PHRASES = {
  * the text the lead received (a template's rendered body or a free-form message).
  */
 export function personaReply(persona: LeadPersonaName, agentText: string): string | null {
+  // After the agent's goodbye every persona stays silent, so a simulated chat ends by itself.
+  if (saysGoodbye(agentText)) return null;
   switch (persona) {
     case 'goes-quiet':
       return null;
@@ -42,4 +44,9 @@ export function personaReply(persona: LeadPersonaName, agentText: string): strin
 /** The scripted model offers slots as a numbered list: "1) Tue 3 Dec, 10:00". */
 export function offersSlots(agentText: string): boolean {
   return /(^|\n)\s*1\)\s/.test(agentText);
+}
+
+/** The scripted model closes escalated, unqualified and refused chats with "Goodbye!" (a booking ends with "See you then!"). */
+export function saysGoodbye(agentText: string): boolean {
+  return /\bgoodbye\b/i.test(agentText);
 }
