@@ -73,7 +73,8 @@ export class WebhookQueue {
           'user-agent': 'TwilioProxy/1.1',
         },
         body: new URLSearchParams(params).toString(),
-        signal: this.#closing.signal,
+        // Twilio gives up on a webhook after 15 seconds; so does the simulator, so idle() always ends.
+        signal: AbortSignal.any([this.#closing.signal, AbortSignal.timeout(15_000)]),
       });
       delivery.httpStatus = res.status;
       delivery.responseText = await res.text();
