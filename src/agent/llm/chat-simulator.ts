@@ -22,18 +22,20 @@ export type ChatFailure =
   /** Drops the connection without an answer. */
   | { kind: 'disconnect' };
 
+export type ChatHttpFailure = Extract<ChatFailure, { kind: 'http' }>;
+
 /** OpenAI's bodies for the failures a client must handle differently. */
 export const CHAT_FAILURES = {
-  serverError: (): ChatFailure => ({
+  serverError: (): ChatHttpFailure => ({
     kind: 'http', status: 500,
     body: openAIError('The server had an error while processing your request. Sorry about that!', 'server_error'),
   }),
-  overloaded: (): ChatFailure => ({
+  overloaded: (): ChatHttpFailure => ({
     kind: 'http', status: 503,
     body: openAIError('The engine is currently overloaded, please try again later.', 'server_error'),
   }),
   /** A rate limit, optionally with Retry-After (seconds) and retry-after-ms. */
-  rateLimited: (retryAfter?: { seconds?: string; ms?: string }): ChatFailure => ({
+  rateLimited: (retryAfter?: { seconds?: string; ms?: string }): ChatHttpFailure => ({
     kind: 'http', status: 429,
     body: openAIError('Rate limit reached for gpt-4o-mini in organization org-sim on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.', 'requests', 'requests', 'rate_limit_exceeded'),
     headers: {
@@ -41,7 +43,7 @@ export const CHAT_FAILURES = {
       ...(retryAfter?.ms !== undefined ? { 'retry-after-ms': retryAfter.ms } : {}),
     },
   }),
-  insufficientQuota: (): ChatFailure => ({
+  insufficientQuota: (): ChatHttpFailure => ({
     kind: 'http', status: 429,
     body: openAIError(
       'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.',

@@ -188,7 +188,8 @@ function parseArgs(text: string): Record<string, unknown> {
 }
 
 function ask(q: OpenQuestion): string {
-  if (q.type !== 'choice') return q.label;
+  // Form labels are often not phrased as questions ("Monthly electricity bill (EUR)").
+  if (q.type !== 'choice') return /[?:]$/.test(q.label) ? q.label : `${q.label}?`;
   const choices = q.options.length === 2 ? q.options.join(' or ') : `one of: ${q.options.join(', ')}`;
   return `${q.label} (${choices})`;
 }
