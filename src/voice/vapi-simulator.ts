@@ -1,11 +1,22 @@
 // Local stand-in for the Vapi REST API (providers.md §1) so tests and the demo run offline
 // through the real VapiClient. It mirrors Vapi's observable behaviour: NestJS error bodies,
-// class-validator "whitelist" rejection of unknown properties, and the "Couldn't Get …"
-// messages. Wording we could not confirm against the live API is marked UNCONFIRMED.
+// class-validator "whitelist" rejection of unknown properties (vapi-simulator-validation.ts), and
+// the "Couldn't Get …" messages. Wording we could not confirm against the live API is marked
+// UNCONFIRMED. With a persona it also plays the call against the server URL the call was created
+// with (vapi-call-player.ts, vapi-personas.ts).
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CallPlayer, type Delivery, type PlayOptions, type PlayResult } from './vapi-call-player.ts';
+import { hmacPlanWithDefaults, type HmacPlan } from './vapi-hmac.ts';
+import type { VapiPersona } from './vapi-personas.ts';
+import type { VapiCall } from './vapi-sim-messages.ts';
+import { isObject, validateCreateCall, type Json } from './vapi-simulator-validation.ts';
+
+export type { VapiCall } from './vapi-sim-messages.ts';
+export type { Delivery, PlayOptions, PlayResult } from './vapi-call-player.ts';
+export type { VapiPersona } from './vapi-personas.ts';
 
 export const SIM_API_KEY = 'vapi-test-key';
 export const SIM_ORG_ID = '3f1c9a52-6b0e-4d7a-9c21-8e5b7d4a0f13';
@@ -21,23 +32,30 @@ const INVALID_KEY_BODY = {
 
 export type VapiFailureMode = 'none' | 'bad-key' | 'unknown-assistant' | 'bad-phone-number' | 'server-error' | 'hang-up' | 'slow';
 
-/** Defaults: key SIM_API_KEY, assistant SIM_ASSISTANT_ID, phone number SIM_PHONE_NUMBER_ID, random port, slowMs 15000. */
-export interface VapiSimulatorOptions { port?: number; apiKeys?: string[]; assistants?: string[]; phoneNumbers?: string[]; failure?: VapiFailureMode; slowMs?: number }
+/** Calls created while set are played with this persona, right after `POST /call` is answered. */
+export interface AutoPlay extends PlayOptions {
+  persona: VapiPersona;
+  /** Deliver the ringing status-update before answering `POST /call` (a fast Vapi, a slow us). */
+  ringBeforeAnswer?: boolean;
+}
+
+/** Defaults: key SIM_API_KEY, assistant SIM_ASSISTANT_ID, phone number SIM_PHONE_NUMBER_ID, random port, slowMs 15000, no playback. */
+export interface VapiSimulatorOptions {
+  port?: number;
+  apiKeys?: string[];
+  assistants?: string[];
+  phoneNumbers?: string[];
+  failure?: VapiFailureMode;
+  slowMs?: number;
+  autoPlay?: AutoPlay;
+  /** Webhook credentials (HMAC plans) by credential id, for `server.credentialId`. */
+  credentials?: Record<string, Partial<HmacPlan> & { secretKey: string }>;
+  /** The calls' clock (timestamps, HMAC timestamps). Default: the real time. */
+  now?: () => Date;
+}
 
 /** `body` is the parsed JSON, the raw text when it was not JSON, undefined when empty. */
 export interface RecordedRequest { method: string; path: string; headers: IncomingHttpHeaders; body: unknown }
-
-/** The Call object as Vapi returns it. Mutable on purpose: playing call events later updates it in place. */
-export interface VapiCall {
-  id: string;
-  orgId: string;
-  createdAt: string;
-  updatedAt: string;
-  type: 'outboundPhoneCall';
-  status: string;
-  cost: number;
-  [field: string]: unknown;
-}
 
 export interface RecordedCall { call: VapiCall; requestBody: Record<string, unknown> }
 
@@ -45,98 +63,17 @@ export interface VapiSimulator {
   url: string;
   calls: RecordedCall[];
   requests: RecordedRequest[];
+  /** Every server message the simulator delivered, with our server's answer. */
+  deliveries: Delivery[];
   setFailure(mode: VapiFailureMode, slowMs?: number): void;
+  setAutoPlay(autoPlay: AutoPlay | null): void;
+  /** Plays a created call now; resolves when its last message was answered. */
+  play(callId: string, persona: VapiPersona, opts?: PlayOptions): Promise<PlayResult>;
+  /** Resolves when every playback started so far has finished. */
+  settled(): Promise<PlayResult[]>;
   addAssistant(id: string): void;
   addPhoneNumber(id: string): void;
   close(): Promise<void>;
-}
-
-// ---- validation, shaped like class-validator + NestJS ValidationPipe(forbidNonWhitelisted) ----
-// A rule returns messages for one property; nested objects prefix their children's messages with
-// "<property>." exactly as NestJS flattens nested ValidationErrors.
-type Json = Record<string, unknown>;
-type Rule = (value: unknown, key: string, parent: Json) => string[];
-type Shape = Record<string, Rule>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const any: Rule = () => [];
-const object: Rule = (v, k) => (isObject(v) ? [] : [`${k} must be an object`]);
-const bool: Rule = (v, k) => (typeof v === 'boolean' ? [] : [`${k} must be a boolean value`]);
-const array: Rule = (v, k) => (Array.isArray(v) ? [] : [`${k} must be an array`]);
-const str = (max?: number, min?: number): Rule => (v, k) => {
-  if (typeof v !== 'string') return [`${k} must be a string`];
-  const out: string[] = [];
-  if (min !== undefined && v.length < min) out.push(`${k} must be longer than or equal to ${min} characters`);
-  if (max !== undefined && v.length > max) out.push(`${k} must be shorter than or equal to ${max} characters`);
-  return out;
-};
-const num = (min: number, max: number): Rule => (v, k) => {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return [`${k} must be a number conforming to the specified constraints`];
-  if (v < min) return [`${k} must not be less than ${min}`];
-  return v > max ? [`${k} must not be greater than ${max}`] : [];
-};
-const nested = (shape: () => Shape): Rule => (v, k) =>
-  isObject(v) ? validate(v, shape()).map((m) => `${k}.${m}`) : [`nested property ${k} must be either object or array`];
-/** Properties we accept but do not model deeply (Vapi validates them; our client never sends them). */
-const loose = (names: string): Shape => Object.fromEntries(names.split(' ').map((n) => [n, any]));
-
-// customer.number: 3–40 chars, E.164 unless numberE164CheckEnabled=false (then alphanumeric, V-SPEC).
-// The E.164 message wording is UNCONFIRMED (recalled from community reports).
-const customerNumber: Rule = (v, k, parent) => {
-  const basic = str(40, 3)(v, k, parent);
-  if (basic.length > 0 || typeof v !== 'string') return basic;
-  const ok = parent.numberE164CheckEnabled === false ? /^\+?[a-zA-Z0-9]+$/.test(v) : /^\+[1-9]\d{1,14}$/.test(v);
-  return ok ? [] : [`${k} must be a valid phone number in the E.164 format. Hot tip, you may be missing the country code (Eg. US: +1).`];
-};
-
-// Property names are those of V-SPEC AssistantOverrides / CreateCustomerDTO / CreateCallDTO.
-const overridesShape = (): Shape => ({
-  ...loose('transcriber model voice firstMessageInterruptionsEnabled voicemailDetection backgroundSound ' +
-    'modelOutputInMessagesEnabled transportConfigurations observabilityPlan credentials hooks tools:append endCallPhrases ' +
-    'compliancePlan backgroundSpeechDenoisingPlan analysisPlan artifactPlan startSpeakingPlan stopSpeakingPlan ' +
-    'monitorPlan credentialIds server keypadInputPlan firstMessageMode'),
-  firstMessage: str(),
-  clientMessages: array,
-  serverMessages: array,
-  maxDurationSeconds: num(10, 43200),
-  variableValues: object, // free-form keys
-  metadata: object, // free-form keys
-  name: str(40),
-  voicemailMessage: str(1000),
-  endCallMessage: str(1000),
-});
-const customerShape = (): Shape => ({
-  numberE164CheckEnabled: bool,
-  extension: str(10),
-  assistantOverrides: nested(overridesShape),
-  squadOverrides: nested(overridesShape),
-  number: customerNumber,
-  sipUri: str(),
-  name: str(40),
-  email: str(40),
-  externalId: str(40),
-});
-const createCallShape = (): Shape => ({
-  ...loose('transport customers schedulePlan assistant squad workflow workflowOverrides phoneNumber'),
-  assistantVersion: str(),
-  name: str(40),
-  assistantId: str(),
-  assistantOverrides: nested(overridesShape),
-  squadId: str(),
-  squadOverrides: nested(overridesShape),
-  workflowId: str(),
-  customerId: str(),
-  customer: nested(customerShape),
-  phoneNumberId: str(),
-});
-
-/** Whitelist errors first, then per-property checks: the order class-validator reports them. */
-function validate(obj: Json, shape: Shape): string[] {
-  const out = Object.keys(obj).filter((k) => !Object.hasOwn(shape, k)).map((k) => `property ${k} should not exist`);
-  for (const [key, rule] of Object.entries(shape)) {
-    if (obj[key] !== undefined) out.push(...rule(obj[key], key, obj));
-  }
-  return out;
 }
 
 /** Vapi ids look like UUIDv7: 48-bit ms timestamp, version 7, RFC 4122 variant. */
@@ -166,21 +103,27 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promise<VapiSimulator> {
   const apiKeys = new Set(opts.apiKeys ?? [SIM_API_KEY]);
+  const now = opts.now ?? (() => new Date());
   const started = new Date().toISOString();
   const assistants = new Map<string, string>(); // id -> createdAt
   const phoneNumbers = new Map<string, string>();
   for (const id of opts.assistants ?? [SIM_ASSISTANT_ID]) assistants.set(id, started);
   for (const id of opts.phoneNumbers ?? [SIM_PHONE_NUMBER_ID]) phoneNumbers.set(id, started);
+  const credentials = new Map(Object.entries(opts.credentials ?? {}).map(([id, plan]) => [id, hmacPlanWithDefaults(plan)]));
   let failure: VapiFailureMode = opts.failure ?? 'none';
   let slowMs = opts.slowMs ?? 15_000;
+  let autoPlay: AutoPlay | null = opts.autoPlay ?? null;
   const calls: RecordedCall[] = [];
-  const callsById = new Map<string, RecordedCall>(); // same objects as `calls`, for GET /call/:id and later event playback
+  const callsById = new Map<string, RecordedCall>(); // same objects as `calls`, for GET /call/:id and playback
   const requests: RecordedRequest[] = [];
+  const deliveries: Delivery[] = [];
+  const playbacks: Promise<PlayResult>[] = [];
   const sockets = new Set<Socket>();
-  const closing = new AbortController(); // aborts pending `slow` waits on close()
+  const closing = new AbortController(); // aborts pending `slow` waits and playbacks on close()
+  const playerDeps = { now, signal: closing.signal, credentials, onDelivery: (d: Delivery) => void deliveries.push(d) };
 
   function createCall(body: Json): [number, unknown] {
-    const messages = validate(body, createCallShape());
+    const messages = validateCreateCall(body);
     if (messages.length > 0) return [400, nest(400, 'Bad Request', messages)];
     const phoneNumberId = body.phoneNumberId as string | undefined;
     if (phoneNumberId === undefined && body.phoneNumber === undefined) {
@@ -199,11 +142,14 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     if (failure === 'unknown-assistant' || (assistantId !== undefined && !assistants.has(assistantId))) {
       return [400, nest(400, 'Bad Request', `Couldn't Get Assistant. \`assistantId\` ${assistantId} Does Not Exist.`)];
     }
-    const now = new Date().toISOString();
+    const credentialId = ((body.assistantOverrides as Json | undefined)?.server as Json | undefined)?.credentialId;
+    if (typeof credentialId === 'string' && !credentials.has(credentialId)) {
+      // UNCONFIRMED wording.
+      return [400, nest(400, 'Bad Request', `Couldn't Get Credential. \`credentialId\` ${credentialId} Does Not Exist.`)];
+    }
+    const createdAt = now().toISOString();
     // `monitor` is left out: Vapi only fills listen/control URLs when monitorPlan enables them.
-    const call: VapiCall = {
-      id: uuidv7(), orgId: SIM_ORG_ID, createdAt: now, updatedAt: now, type: 'outboundPhoneCall', status: 'queued', cost: 0,
-    };
+    const call: VapiCall = { id: uuidv7(), orgId: SIM_ORG_ID, createdAt, updatedAt: createdAt, type: 'outboundPhoneCall', status: 'queued', cost: 0 };
     for (const k of ['assistantId', 'assistant', 'squadId', 'workflowId', 'phoneNumberId', 'phoneNumber', 'customer', 'customerId', 'assistantOverrides', 'name']) {
       if (body[k] !== undefined) call[k] = structuredClone(body[k]);
     }
@@ -214,33 +160,48 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     return [201, call];
   }
 
-  /** Returns a handler for known routes; undefined lets the caller answer NestJS's route 404. */
-  function route(method: string, path: string, rawBody: string, contentType: string): (() => [number, unknown]) | undefined {
-    if (method === 'POST' && path === '/call') {
-      return () => {
-        // Like body-parser: only JSON content types are parsed; anything else arrives as {}.
-        if (!contentType.includes('json') || rawBody.trim() === '') return createCall({});
-        let body: unknown;
-        try {
-          body = JSON.parse(rawBody);
-        } catch (err) {
-          return [400, nest(400, 'Bad Request', (err as Error).message)];
-        }
-        // Our own wording: body-parser (strict) rejects JSON that is not an object with a parse error.
-        if (!isObject(body)) return [400, nest(400, 'Bad Request', 'Request body must be a JSON object.')];
-        return createCall(body);
-      };
+  /** Tracks a playback; `begin` may wait (for the answer to go out) before playing. */
+  function track(playback: Promise<PlayResult>): Promise<PlayResult> {
+    playbacks.push(playback);
+    playback.catch(() => {}); // aborted by close(); callers who await still see the error
+    return playback;
+  }
+
+  /** Answers `POST /call`; with auto-play, starts the call's playback once the answer is out. */
+  async function postCall(rawBody: string, contentType: string, res: ServerResponse): Promise<[number, unknown]> {
+    // Like body-parser: only JSON content types are parsed; anything else arrives as {}.
+    let body: unknown = {};
+    if (contentType.includes('json') && rawBody.trim() !== '') {
+      try {
+        body = JSON.parse(rawBody);
+      } catch (err) {
+        return [400, nest(400, 'Bad Request', (err as Error).message)];
+      }
     }
-    const m = /^\/(call|assistant|phone-number)\/([^/]+)$/.exec(path);
-    if (method !== 'GET' || !m) return undefined;
-    const [, kind, id = ''] = m;
-    if (kind === 'call') return () => { const r = callsById.get(id); return r ? [200, r.call] : [404, notFound]; };
-    const store = kind === 'assistant' ? assistants : phoneNumbers;
-    return () => {
-      const createdAt = store.get(id);
-      if (createdAt === undefined) return [404, notFound];
-      return [200, { id, orgId: SIM_ORG_ID, name: `Simulated ${kind}`, createdAt, updatedAt: createdAt }];
-    };
+    // Our own wording: body-parser (strict) rejects JSON that is not an object with a parse error.
+    if (!isObject(body)) return [400, nest(400, 'Bad Request', 'Request body must be a JSON object.')];
+    const [status, answer] = createCall(body);
+    const play = autoPlay;
+    if (status !== 201 || !play) return [status, answer];
+    const call = answer as VapiCall;
+    const player = new CallPlayer(call, play, playerDeps);
+    if (play.ringBeforeAnswer) await player.ring();
+    // Tracked now, played once the answer is out: settled() never misses a call it answered.
+    track(new Promise<void>((resolve) => {
+      res.once('finish', resolve);
+      res.once('close', resolve);
+    }).then(() => player.play(play.persona)));
+    return [status, answer];
+  }
+
+  function lookup(kind: string, id: string): [number, unknown] {
+    if (kind === 'call') {
+      const r = callsById.get(id);
+      return r ? [200, r.call] : [404, notFound];
+    }
+    const createdAt = (kind === 'assistant' ? assistants : phoneNumbers).get(id);
+    if (createdAt === undefined) return [404, notFound];
+    return [200, { id, orgId: SIM_ORG_ID, name: `Simulated ${kind}`, createdAt, updatedAt: createdAt }];
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -265,13 +226,14 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
       req.socket.destroy();
       return;
     }
-    const handler = route(method, path, rawBody, req.headers['content-type'] ?? '');
+    const m = /^\/(call|assistant|phone-number)\/([^/]+)$/.exec(path);
+    const known = (method === 'POST' && path === '/call') || (method === 'GET' && m !== null);
     // NestJS answers unknown routes before any guard runs.
-    if (!handler) return send(res, 404, nest(404, 'Not Found', `Cannot ${method} ${path}`));
+    if (!known) return send(res, 404, nest(404, 'Not Found', `Cannot ${method} ${path}`));
     const key = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
     if (failure === 'bad-key' || key === undefined || !apiKeys.has(key)) return send(res, 401, INVALID_KEY_BODY);
     if (failure === 'server-error') return send(res, 500, { message: 'Internal server error', statusCode: 500 });
-    const [status, body] = handler();
+    const [status, body] = m ? lookup(m[1]!, m[2]!) : await postCall(rawBody, req.headers['content-type'] ?? '', res);
     send(res, status, body);
   }
 
@@ -295,9 +257,25 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     url: `http://127.0.0.1:${port}`,
     calls,
     requests,
+    deliveries,
     setFailure(mode, ms) {
       failure = mode;
       if (ms !== undefined) slowMs = ms;
+    },
+    setAutoPlay: (play) => void (autoPlay = play),
+    play(callId, persona, playOpts = {}) {
+      const record = callsById.get(callId);
+      if (!record) return Promise.reject(new Error(`No simulated call ${callId}.`));
+      return track(new CallPlayer(record.call, playOpts, playerDeps).play(persona));
+    },
+    async settled() {
+      // Playbacks may start while earlier ones are awaited (auto-play after an answer).
+      let seen = -1;
+      while (seen !== playbacks.length) {
+        seen = playbacks.length;
+        await Promise.allSettled(playbacks);
+      }
+      return Promise.all(playbacks);
     },
     addAssistant: (id) => void assistants.set(id, new Date().toISOString()),
     addPhoneNumber: (id) => void phoneNumbers.set(id, new Date().toISOString()),

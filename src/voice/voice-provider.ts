@@ -1,6 +1,24 @@
 // Our small interface to a voice-call provider. The real implementation is the Vapi HTTP
 // client (vapi-client.ts); tests and the demo point that same client at the Vapi simulator.
 
+/** Where the provider sends a call's server messages, and how it proves it is the provider. */
+export interface CallServer {
+  url: string;
+  /** Static headers sent with every message (our `X-Vapi-Secret`). */
+  headers?: Record<string, string>;
+  /** A provider-side credential (the HMAC plan) instead of static headers. */
+  credentialId?: string;
+  /** How long the provider waits for our answer (Vapi's default is 20). */
+  timeoutSeconds?: number;
+}
+
+/** A tool the provider's model may call, answered at `server` (Vapi's function-tool shape). */
+export interface CallTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+  server: CallServer;
+}
+
 export interface PlaceCallRequest {
   /** The workspace's provider API key (Bearer). */
   apiKey: string;
@@ -11,6 +29,26 @@ export interface PlaceCallRequest {
   variableValues: Record<string, string>;
   /** Correlation ids that come back on every server message about the call. */
   metadata: { leadId: string; workspaceId: string };
+  /** Our server URL for this call; absent leaves the assistant's own. */
+  server?: CallServer;
+  /** The message types sent to `server`. */
+  serverMessages?: string[];
+  /** Tools added to the assistant's own for this call. */
+  tools?: CallTool[];
+}
+
+/**
+ * One HTTP exchange with the provider, for the integration log: what was sent and what came back
+ * (the body as text), or the network error. Never holds the API key.
+ */
+export interface ProviderExchange {
+  method: string;
+  path: string;
+  requestBody?: unknown;
+  httpStatus?: number;
+  responseText?: string;
+  error?: string;
+  ms: number;
 }
 
 export type PlaceCallResult =
@@ -20,4 +58,17 @@ export type PlaceCallResult =
 
 export interface VoiceProvider {
   placeCall(request: PlaceCallRequest): Promise<PlaceCallResult>;
+  /** Optional: the same call, with the HTTP exchange for the integration log. */
+  placeCallTraced?(request: PlaceCallRequest): Promise<{ result: PlaceCallResult; exchange: ProviderExchange }>;
+}
+
+/** A saved provider resource looked up by id (`workspace verify`). */
+export type LookupResult =
+  | { ok: true; exchange?: ProviderExchange }
+  | { ok: false; httpStatus?: number; message: string; exchange?: ProviderExchange };
+
+/** Checks a workspace's provider settings without placing a call. */
+export interface VoiceSettingsChecker {
+  getAssistant(apiKey: string, id: string): Promise<LookupResult>;
+  getPhoneNumber(apiKey: string, id: string): Promise<LookupResult>;
 }
