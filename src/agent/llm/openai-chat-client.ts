@@ -68,7 +68,7 @@ export class OpenAIChatClient implements ChatModel {
         if (!(await this.#pause(undefined, attempt, signal))) return cancelled();
         continue;
       }
-      if (a.status >= 200 && a.status < 300) return this.#success(a.text);
+      if (a.status >= 200 && a.status < 300) return this.#success(a.status, a.text);
       const error = readErrorBody(a.text);
       const message = this.#describe(a.status, error, a.text);
       if (a.status === 429 && (error.code === 'insufficient_quota' || error.type === 'insufficient_quota')) {
@@ -111,19 +111,19 @@ export class OpenAIChatClient implements ChatModel {
     }
   }
 
-  #success(text: string): ChatResult {
+  #success(status: number, text: string): ChatResult {
     let data: unknown;
     try {
       data = JSON.parse(text);
     } catch {
-      return { ok: false, kind: 'fatal', message: 'The chat model server sent a response that is not JSON: is the base URL right?', httpStatus: 200 };
+      return { ok: false, kind: 'fatal', message: 'The chat model server sent a response that is not JSON: is the base URL right?', httpStatus: status };
     }
     const parsed = ChatCompletionSchema.safeParse(data);
     if (!parsed.success) {
       const where = parsed.error.issues.map((i) => i.path.join('.') || 'body').slice(0, 3).join(', ');
-      return { ok: false, kind: 'fatal', message: `The chat model server sent an unexpected response body (${where}).`, httpStatus: 200 };
+      return { ok: false, kind: 'fatal', message: `The chat model server sent an unexpected response body (${where}).`, httpStatus: status };
     }
-    return toResult(parsed.data, (t) => this.#redact(t));
+    return toResult(parsed.data, status, (t) => this.#redact(t));
   }
 
   #describe(status: number, error: { message?: string; code?: string }, text: string): string {
@@ -140,7 +140,7 @@ export class OpenAIChatClient implements ChatModel {
   }
 }
 
-function toResult(data: ChatCompletionBody, redact: (t: string) => string): ChatResult {
+function toResult(data: ChatCompletionBody, status: number, redact: (t: string) => string): ChatResult {
   const choice = data.choices[0]!;
   const { content, refusal } = choice.message;
   const toolCalls: ChatToolCall[] = (choice.message.tool_calls ?? []).map((c) => ({
@@ -154,7 +154,7 @@ function toResult(data: ChatCompletionBody, redact: (t: string) => string): Chat
   if (toolCalls.length > 0) return { ok: true, message: { content: content ?? null, tool_calls: toolCalls } };
   if (typeof content === 'string') return { ok: true, message: { content } };
   const why = refusal ? `the model refused: ${redact(refusal).slice(0, 300)}` : `finish_reason ${choice.finish_reason ?? 'missing'}`;
-  return { ok: false, kind: 'fatal', message: `The chat model answered with neither text nor tool calls (${why}).`, httpStatus: 200 };
+  return { ok: false, kind: 'fatal', message: `The chat model answered with neither text nor tool calls (${why}).`, httpStatus: status };
 }
 
 function cancelled(): ChatResult {
