@@ -102,6 +102,29 @@ describe('GET /api/public/leads/:id', () => {
   });
 });
 
+describe('GET reads batched with the rate-limit count', () => {
+  test('concurrent GETs of one key each get their own lead, scoped to the workspace', async () => {
+    const ours = await app.createWorkspace('whatsapp');
+    const theirs = await app.createWorkspace('whatsapp');
+    const mine = await Promise.all(Array.from({ length: 6 }, () => postLead(app.http, ours.apiKey, validLead())));
+    const foreign = await postLead(app.http, theirs.apiKey, validLead());
+    const asks = [
+      ...mine.map((m) => ({ id: m.body.leadId as string, expect: 200 })),
+      ...mine.map((m) => ({ id: m.body.leadId as string, expect: 200 })),
+      { id: foreign.body.leadId as string, expect: 404 },
+      { id: crypto.randomUUID(), expect: 404 },
+      { id: 'not-a-uuid', expect: 404 },
+    ];
+    const answers = await Promise.all(asks.map((a) => getLead(app.http, ours.apiKey, a.id)));
+    answers.forEach((res, i) => {
+      assert.equal(res.status, asks[i]!.expect, `request ${i}`);
+      if (res.status === 200) assert.equal(res.body.lead.id, asks[i]!.id);
+      else assert.deepEqual(res.body, { ok: false, error: 'Lead not found.' });
+      assert.match(String(res.headers['ratelimit']), /^"hourly";r=\d+;t=\d+$/);
+    });
+  });
+});
+
 describe('rate limit', () => {
   test('exact under 50 concurrent requests with a quota of 10, with an accurate Retry-After', async () => {
     const ws = await app.createWorkspace('whatsapp');

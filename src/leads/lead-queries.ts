@@ -90,32 +90,33 @@ const LEAD_COLUMNS = `l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualif
   l.booking_start, l.metadata, l.form_responses, l.created_at, l.updated_at`;
 
 /**
- * The lead, scoped to the workspace; for voice workspaces with its latest call session in the
- * same round trip. Messaging leads have no calls, so they skip the join.
+ * The SELECT of GET /api/public/leads/:id for several ids at once (`idsParam` a uuid[]
+ * parameter), scoped to one workspace; with `withCall`, each row's latest call session as
+ * the jsonb column `call`. The rate limiter embeds it in its counting statement.
  */
-export async function findLead(db: Queryable, id: string, workspaceId: string, withCall: boolean): Promise<LeadWithCall | null> {
-  if (!withCall) {
-    const { rows } = await db.query({
-      name: 'find-lead',
-      text: `SELECT ${LEAD_COLUMNS} FROM leads l WHERE l.id = $1 AND l.workspace_id = $2`,
-      values: [id, workspaceId],
-    });
-    return rows[0] ? { lead: rows[0], call: null } : null;
-  }
-  const { rows } = await db.query({
-    name: 'find-lead-with-latest-call',
-    text: `SELECT ${LEAD_COLUMNS}, to_jsonb(c) AS call
-             FROM leads l
-             LEFT JOIN LATERAL (
-               SELECT provider_call_id, status, started_at, ended_at, duration_seconds, summary, transcript,
-                      recording_url, ended_reason
-                 FROM call_sessions WHERE lead_id = l.id ORDER BY created_at DESC, id DESC LIMIT 1
-             ) c ON true
-            WHERE l.id = $1 AND l.workspace_id = $2`,
-    values: [id, workspaceId],
-  });
-  const row = rows[0];
-  if (!row) return null;
+export function leadsByIdsSql(idsParam: string, workspaceParam: string, withCall: boolean): string {
+  if (!withCall) return `SELECT ${LEAD_COLUMNS} FROM leads l WHERE l.id = ANY(${idsParam}::uuid[]) AND l.workspace_id = ${workspaceParam}`;
+  return `SELECT ${LEAD_COLUMNS}, to_jsonb(cs) AS call
+            FROM leads l
+            LEFT JOIN LATERAL (
+              SELECT provider_call_id, status, started_at, ended_at, duration_seconds, summary, transcript,
+                     recording_url, ended_reason
+                FROM call_sessions WHERE lead_id = l.id ORDER BY created_at DESC, id DESC LIMIT 1
+            ) cs ON true
+           WHERE l.id = ANY(${idsParam}::uuid[]) AND l.workspace_id = ${workspaceParam}`;
+}
+
+export function toLeadWithCall(row: Record<string, any>): LeadWithCall {
   const { call, ...lead } = row;
-  return { lead, call };
+  return { lead, call: call ?? null };
+}
+
+/** One lead of the workspace with its latest call session when `withCall` (voice workspaces). */
+export async function findLead(db: Queryable, id: string, workspaceId: string, withCall: boolean): Promise<LeadWithCall | null> {
+  const { rows } = await db.query({
+    name: withCall ? 'find-lead-with-latest-call' : 'find-lead',
+    text: leadsByIdsSql('$1', '$2', withCall),
+    values: [[id], workspaceId],
+  });
+  return rows[0] ? toLeadWithCall(rows[0]) : null;
 }

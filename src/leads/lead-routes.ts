@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../auth/api-key-queries.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { rateLimitHeaders, type RateLimiter } from '../auth/rate-limiter.ts';
+import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../auth/rate-limiter.ts';
 import { AppError } from '../shared/errors.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import type { LeadService } from './lead-service.ts';
@@ -9,6 +9,7 @@ import { parseLeadSubmission } from './lead-submission.ts';
 import { leadResponse } from './lead-view.ts';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
+const LEAD_BY_ID = '/api/public/leads/:id';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,13 +35,14 @@ export function leadRoutes(deps: LeadRouteDeps) {
     );
     scope.decorateRequest('apiKey', null);
     // Authentication, then the quota: a request that fails authentication spends nothing.
+    // GET's lead is read by the statement that counts the request (one round trip), so the
+    // hook counts every request except those, which the handler counts itself.
     scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const auth = await deps.authenticator.authenticate(request.headers.authorization);
       if (!auth.ok) throw new AppError(auth.reason);
-      const decision = await deps.rateLimiter.consume(auth.key.id, auth.key.hourlyLimit);
-      void reply.headers(rateLimitHeaders(decision));
-      if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
       request.apiKey = auth.key;
+      if (request.method === 'GET' && request.routeOptions.url === LEAD_BY_ID) return;
+      admitted(reply, (await deps.rateLimiter.admit(auth.key.id, auth.key.hourlyLimit)).decision);
     });
 
     scope.post('/api/public/leads', async (request, reply) => {
@@ -59,13 +61,21 @@ export function leadRoutes(deps: LeadRouteDeps) {
         : { ok: true, leadId: result.leadId, status: 'new', messageQueued: true };
     });
 
-    scope.get<{ Params: { id: string } }>('/api/public/leads/:id', async (request) => {
+    scope.get<{ Params: { id: string } }>(LEAD_BY_ID, async (request, reply) => {
       const key = request.apiKey!;
-      const found = await deps.leads.get(request.params.id, key.workspace);
-      if (!found) throw new AppError('lead_not_found');
-      return leadResponse(found, key.workspace.channel);
+      const read = deps.leads.countedRead(request.params.id, key.workspace);
+      const { decision, lead } = await deps.rateLimiter.admit(key.id, key.hourlyLimit, read ?? undefined);
+      admitted(reply, decision);
+      if (!lead) throw new AppError('lead_not_found');
+      return leadResponse(lead, key.workspace.channel);
     });
   };
+}
+
+/** Sets the RateLimit headers; a refused request ends here with 429. */
+function admitted(reply: FastifyReply, decision: RateLimitDecision): void {
+  void reply.headers(rateLimitHeaders(decision));
+  if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
 }
 
 function parseJsonBody(body: unknown): unknown {

@@ -1,3 +1,4 @@
+import type { CountedRead } from '../auth/rate-limiter.ts';
 import type { Pool } from '../db/pool.ts';
 import type { OutboxRelay } from '../jobs/outbox-relay.ts';
 import { AppError } from '../shared/errors.ts';
@@ -60,8 +61,14 @@ export class LeadService {
   }
 
   async get(id: string, workspace: WorkspaceRow): Promise<q.LeadWithCall | null> {
+    const read = this.countedRead(id, workspace);
+    return read ? q.findLead(this.#d.pool, read.leadId, read.workspaceId, read.withCall) : null;
+  }
+
+  /** What GET /api/public/leads/:id reads (through the rate limiter's statement); null for an id that cannot exist. */
+  countedRead(id: string, workspace: WorkspaceRow): CountedRead | null {
     if (!UUID.test(id)) return null;
-    return q.findLead(this.#d.pool, id, workspace.id, workspace.channel === 'voice');
+    return { leadId: id, workspaceId: workspace.id, withCall: workspace.channel === 'voice' };
   }
 
   async #submitMessaging(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
