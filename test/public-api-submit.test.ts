@@ -93,6 +93,26 @@ describe('POST /api/public/leads, messaging workspace', () => {
     }
   });
 
+  test('the NUL character, which PostgreSQL cannot store, is a validation issue at each path', async () => {
+    const res = await postLead(app.http, key, {
+      ...validLead(),
+      name: 'A\u0000B',
+      goal: 'x\u0000',
+      metadata: { ok: 'fine', deep: { list: ['a', 'b\u0000'] }, 'k\u0000': 1 },
+      formResponses: { q1: '\u0000' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error, 'Validation failed.');
+    const message = 'Text must not contain the NUL character (\\u0000).';
+    assert.deepEqual(res.body.issues, [
+      { path: ['name'], message },
+      { path: ['goal'], message },
+      { path: ['metadata', 'deep', 'list', '1'], message },
+      { path: ['metadata', 'k\u0000'], message },
+      { path: ['formResponses', 'q1'], message },
+    ]);
+  });
+
   const boundaryCases: [string, Record<string, unknown>, number][] = [
     ['name of 1 character', { name: 'A' }, 201],
     ['name of 120 characters', { name: 'n'.repeat(120) }, 201],
@@ -192,7 +212,7 @@ describe('POST /api/public/leads, messaging workspace', () => {
   });
 
   test('nothing anybody sends yields a 5xx', async () => {
-    const bodies = ['{"name":{"__proto__":{"x":1}},"phone":"1","consent":true}', '{"constructor":{"prototype":{}}}', '\u0000', '{"name":"\ud800","phone":"5550100999","consent":true}', '9'.repeat(5000), JSON.stringify({ metadata: { a: 'b'.repeat(1000) } })];
+    const bodies = ['{"name":{"__proto__":{"x":1}},"phone":"1","consent":true}', '{"constructor":{"prototype":{}}}', '\u0000', '{"name":"\ud800","phone":"5550100999","consent":true}', '{"name":"A","phone":"5550100998","consent":true,"metadata":{"x":"\\u0000"}}', '9'.repeat(5000), JSON.stringify({ metadata: { a: 'b'.repeat(1000) } })];
     for (const body of bodies) {
       const res = await postLead(app.http, key, body);
       assert.ok(res.status < 500, `${res.status} for ${body.slice(0, 40)}`);

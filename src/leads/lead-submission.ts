@@ -66,9 +66,35 @@ export function parseLeadSubmission(body: unknown): LeadSubmission {
   }
   const consentOk = (body as { consent?: unknown }).consent === true;
   const result = leadSubmissionSchema.safeParse(body);
-  if (result.success && consentOk) return normalise(result.data);
-  if (result.success) throw new AppError('consent_required');
-  const issues: ValidationIssue[] = result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
+  const nul = nulIssues(body as Record<string, unknown>);
+  if (result.success && nul.length === 0 && consentOk) return normalise(result.data);
+  if (result.success && nul.length === 0) throw new AppError('consent_required');
+  const issues: ValidationIssue[] = result.success ? [] : result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
+  issues.push(...nul);
   if (!consentOk) issues.push({ path: ['consent'], message: CONSENT_MESSAGE });
   throw new AppError('validation_failed', { issues });
+}
+
+export const NUL_MESSAGE = 'Text must not contain the NUL character (\\u0000).';
+
+/**
+ * PostgreSQL's text and jsonb cannot store U+0000, so a value holding it would fail at the
+ * database: it is a validation error instead, reported at every path (keys included) that has one.
+ */
+function nulIssues(body: Record<string, unknown>): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const walk = (value: unknown, path: string[]): void => {
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) issues.push({ path, message: NUL_MESSAGE });
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => walk(v, [...path, String(i)]));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) {
+        if (k.includes('\u0000')) issues.push({ path: [...path, k], message: NUL_MESSAGE });
+        walk(v, [...path, k]);
+      }
+    }
+  };
+  for (const field of Object.keys(leadSubmissionSchema.shape)) walk(body[field], [field]);
+  return issues;
 }
