@@ -10,6 +10,9 @@ import { openApiRoute } from './http/openapi.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
 import { leadRoutes } from './leads/lead-routes.ts';
 import { LeadService } from './leads/lead-service.ts';
+import { InboundService } from './conversation/inbound-service.ts';
+import { WhatsappWebhookService } from './conversation/whatsapp-webhook-service.ts';
+import { whatsappWebhookRoutes } from './conversation/whatsapp-webhook-routes.ts';
 import { calcomWebhookRoutes } from './scheduling/calcom-webhook-routes.ts';
 import { CalcomWebhookService } from './scheduling/calcom-webhook-service.ts';
 import type { Clock } from './shared/clock.ts';
@@ -68,5 +71,8 @@ export function buildApp(deps: AppDeps): App {
   http.register(openApiRoute(deps.config.PUBLIC_BASE_URL));
   http.register(leadRoutes({ authenticator, rateLimiter, leads, workspaces: deps.workspaces }));
   http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }) }));
+  const inbound = new InboundService({ pool: deps.pool, log: deps.log, wake: () => deps.relay.wake() });
+  const whatsapp = new WhatsappWebhookService({ ...deps, inbound, publicBaseUrl: deps.config.PUBLIC_BASE_URL });
+  http.register(whatsappWebhookRoutes({ webhooks: whatsapp }));
   return { http, rateLimiter, authenticator };
 }

@@ -38,7 +38,7 @@ const EXPECTED: Record<Actor, string[]> = {
     'new→needs_human', 'in_conversation→needs_human', 'booked→needs_human', 'unqualified→needs_human',
     'needs_human→in_conversation',
   ],
-  system: ['new→in_conversation', 'new→needs_human', 'in_conversation→needs_human', 'booked→needs_human'],
+  system: ['new→in_conversation', 'new→unqualified', 'in_conversation→unqualified', 'new→needs_human', 'in_conversation→needs_human', 'booked→needs_human'],
 };
 
 /** A lead in `status` whose updated_at lies in the past, so a change to it is visible. */

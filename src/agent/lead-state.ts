@@ -24,6 +24,8 @@ const ALLOWED: Record<Actor, Partial<Record<LeadStatus, readonly LeadStatus[]>>>
   },
   system: {
     in_conversation: ['new'],
+    // The lead opted out on WhatsApp (STOP): nothing more is sent, and the lead is closed.
+    unqualified: ['new', 'in_conversation'],
     // A booking cancelled in the scheduling service goes to an operator for follow-up.
     needs_human: ['new', 'in_conversation', 'booked'],
   },

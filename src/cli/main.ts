@@ -2,16 +2,23 @@ import { ConfigError, loadConfig } from '../config/config.ts';
 import { openDatabase } from '../runtime.ts';
 import { createLogger } from '../shared/logger.ts';
 import { CliError, parseCommandArgs } from './args.ts';
+import { jobsCommand } from './jobs-commands.ts';
 import { keyCommand } from './key-commands.ts';
 import { workspaceCommand } from './workspace-commands.ts';
 
 const USAGE = `Usage: leadintake <command>
 
-  serve [--port N] [--host H]        run the HTTP service (default 127.0.0.1:3000)
+  serve [--port N] [--host H] [--no-worker]
+                                     run the HTTP service (default 127.0.0.1:3000) and, unless
+                                     --no-worker, the job handlers (agent turns) in the same process
+  worker                             run the job handlers only (any number, on the same database)
+  jobs dead [--json]                 list agent turns in the dead-letter queue
+  jobs retry JOB_ID|--all            move dead-lettered turns back to their queue
   migrate                            apply database migrations
   workspace create --slug S --name N --channel voice|whatsapp [--config FILE] [--json]
   workspace update S --config FILE
   workspace delete S
+  workspace agent S on|off           switch the workspace's agent on or off (off: turns send nothing)
   workspace list [--json]
   key create S [--name N] [--hourly-limit N] [--json]
   key revoke KEY_ID
@@ -24,15 +31,26 @@ async function main(argv: string[]): Promise<number> {
     return command ? 0 : 1;
   }
   if (command === 'serve') {
-    const { values } = parseCommandArgs(rest, { port: 'string', host: 'string' });
+    const { values } = parseCommandArgs(rest, { port: 'string', host: 'string', 'no-worker': 'boolean' });
     const config = loadConfig({ ...process.env, ...(values.port ? { PORT: values.port } : {}), ...(values.host ? { HOST: values.host } : {}) });
     const log = createLogger(config.LOG_LEVEL);
     // Loaded here only: the other commands need none of the HTTP and queue modules.
     const { serve } = await import('../serve.ts');
-    const server = await serve(config, log);
+    const server = await serve(config, log, { worker: !values['no-worker'] });
     await waitForSignal();
     log.info('shutting down');
     await server.close();
+    return 0;
+  }
+  if (command === 'worker') {
+    parseCommandArgs(rest, {});
+    const config = loadConfig();
+    const log = createLogger(config.LOG_LEVEL);
+    const { worker } = await import('../worker.ts');
+    const running = await worker(config, log);
+    await waitForSignal();
+    log.info('shutting down');
+    await running.close();
     return 0;
   }
   const config = loadConfig();
@@ -46,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
     }
     if (command === 'workspace') return await workspaceCommand(rest, config, db.pool);
     if (command === 'key') return await keyCommand(rest, config, db.pool);
+    if (command === 'jobs') return await jobsCommand(rest, db.url, log);
     throw new CliError(`Unknown command "${command}". Run "leadintake help".`);
   } finally {
     await db.close();

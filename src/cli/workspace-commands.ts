@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
+import { setAgentEnabled } from '../conversation/conversation-queries.ts';
 import { workspaceService } from '../runtime.ts';
 import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
@@ -56,6 +57,15 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
       console.log(`Deleted workspace ${slug}; its API keys now answer 404.`);
       return 0;
     }
+    case 'agent': {
+      const slug = required(positionals[0], 'workspace slug');
+      const state = positionals[1];
+      if (state !== 'on' && state !== 'off') throw new CliError('Usage: leadintake workspace agent SLUG on|off');
+      const workspace = await service.findBySlug(slug);
+      if (!workspace || !(await setAgentEnabled(pool, workspace.id, state === 'on'))) throw new CliError(`No workspace "${slug}".`);
+      console.log(state === 'on' ? `The agent of ${slug} is on.` : `The agent of ${slug} is off: queued turns end without sending.`);
+      return 0;
+    }
     case 'list': {
       const list = await service.list();
       if (values.json) {
@@ -66,7 +76,7 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
       return 0;
     }
     default:
-      throw new CliError('Usage: leadintake workspace create|update|delete|list ...');
+      throw new CliError('Usage: leadintake workspace create|update|delete|list|agent ...');
   }
 }
 

@@ -35,12 +35,31 @@ export const configSchema = z
     DEFAULT_HOURLY_LIMIT: positiveInt.default(1000),
     /** Safety-net poll of the outbox relay; the relay is also woken at once after each commit. */
     OUTBOX_POLL_MS: positiveInt.default(1_000),
+    /** OpenAI-compatible chat-completions server (up to /v1) for the WhatsApp agent; per workspace `llm` overrides. */
+    OPENAI_BASE_URL: z.url().default('https://api.openai.com/v1'),
+    OPENAI_API_KEY: optionalString,
+    LLM_MODEL: z.string().trim().min(1).default('gpt-4o-mini'),
+    LLM_TIMEOUT_MS: positiveInt.default(60_000),
+    /** WhatsApp providers (the demo and tests point them at the simulators). */
+    TWILIO_BASE_URL: z.url().default('https://api.twilio.com'),
+    /** Meta Graph API including the version. */
+    WHATSAPP_GRAPH_BASE_URL: z.url().default('https://graph.facebook.com/v23.0'),
+    WHATSAPP_TIMEOUT_MS: positiveInt.default(10_000),
+    /** Agent turns one process runs at once (`serve` with its in-process worker, or `worker`). */
+    WORKER_CONCURRENCY: positiveInt.default(8),
+    /** A running turn proves it is alive this often; a crashed worker's turn is retried after it lapses (pg-boss minimum 10). */
+    JOB_HEARTBEAT_SECONDS: wholeNumber(10, 3600).default(15),
+    /** How often pg-boss looks for lapsed heartbeats (and refreshes queue statistics). */
+    JOB_MONITOR_SECONDS: wholeNumber(1, 3600).default(20),
   })
   .transform((c) => ({
     ...c,
     PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
     VAPI_BASE_URL: c.VAPI_BASE_URL.replace(/\/+$/, ''),
     CALCOM_BASE_URL: c.CALCOM_BASE_URL.replace(/\/+$/, ''),
+    OPENAI_BASE_URL: c.OPENAI_BASE_URL.replace(/\/+$/, ''),
+    TWILIO_BASE_URL: c.TWILIO_BASE_URL.replace(/\/+$/, ''),
+    WHATSAPP_GRAPH_BASE_URL: c.WHATSAPP_GRAPH_BASE_URL.replace(/\/+$/, ''),
   }));
 
 export type Config = z.output<typeof configSchema>;

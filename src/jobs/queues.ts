@@ -4,13 +4,24 @@ import type { PgBoss } from 'pg-boss';
 export const AGENT_TURN_QUEUE = 'agent-turn';
 export const AGENT_TURN_DEAD_LETTER = 'agent-turn-dead';
 
-export async function ensureQueues(boss: PgBoss): Promise<void> {
+export interface QueueTuning {
+  /** A running turn's heartbeat interval: a crashed worker's turn is retried once it lapses (and the monitor notices). */
+  heartbeatSeconds?: number;
+}
+
+export async function ensureQueues(boss: PgBoss, tuning: QueueTuning = {}): Promise<void> {
   await boss.createQueue(AGENT_TURN_DEAD_LETTER, { retentionSeconds: 30 * 24 * 3600 });
-  await boss.createQueue(AGENT_TURN_QUEUE, {
+  const policy = {
     retryLimit: 5,
     retryDelay: 2,
     retryBackoff: true,
     retryDelayMax: 300,
-    deadLetter: AGENT_TURN_DEAD_LETTER,
-  });
+    // The default expiry (15 min) would leave a crashed worker's turn waiting that long.
+    heartbeatSeconds: tuning.heartbeatSeconds ?? 15,
+    // Wakes idle workers the moment a job is created (needs useListenNotify, src/jobs/boss.ts).
+    notify: true,
+  };
+  await boss.createQueue(AGENT_TURN_QUEUE, { ...policy, deadLetter: AGENT_TURN_DEAD_LETTER });
+  // createQueue leaves an existing queue as it was: bring its policy up to date.
+  await boss.updateQueue(AGENT_TURN_QUEUE, policy);
 }

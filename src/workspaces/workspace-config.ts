@@ -24,10 +24,64 @@ export const calcomSettingsSchema = z
   })
   .strict();
 
+// WhatsApp senders (docs/WHATSAPP.md). The number is normalised to +digits, as inbound webhooks
+// report it, so routing compares like with like.
+const whatsappNumber = z
+  .string()
+  .trim()
+  .regex(/^\+?[0-9 ().-]{7,32}$/, 'must be a phone number such as +15551234567')
+  .transform((v) => `+${v.replace(/\D/g, '')}`)
+  .refine((v) => v.length >= 8 && v.length <= 16, 'must have 7 to 15 digits');
+
+export const twilioWhatsappSettingsSchema = z
+  .object({
+    provider: z.literal('twilio'),
+    accountSid: z.string().trim().regex(/^AC[0-9a-fA-F]{32}$/, 'whatsapp.accountSid must be AC followed by 32 hex characters'),
+    /** Signs Twilio's webhooks to us and authenticates our sends (secret). */
+    authToken: z.string().trim().min(1),
+    /** The WhatsApp sender, `+digits`. */
+    from: whatsappNumber,
+    /** The approved first-contact template (HX…), {{1}} = the lead's first name. */
+    templateContentSid: z.string().trim().regex(/^HX[0-9a-fA-F]{32}$/, 'whatsapp.templateContentSid must be HX followed by 32 hex characters'),
+    /** Optional: the template's text with {{1}}, shown to the model as the conversation's first message. */
+    templateBody: z.string().trim().min(1).max(1024).optional(),
+  })
+  .strict();
+
+export const metaWhatsappSettingsSchema = z
+  .object({
+    provider: z.literal('meta'),
+    /** System-user access token (secret). */
+    accessToken: z.string().trim().min(1),
+    phoneNumberId: z.string().trim().regex(/^\d{1,30}$/, 'whatsapp.phoneNumberId is the numeric id of the WhatsApp number'),
+    /** The Meta app's secret: checks X-Hub-Signature-256 on webhooks (secret). */
+    appSecret: z.string().trim().min(1),
+    /** What you type as "Verify token" when subscribing the webhook in the App Dashboard. */
+    verifyToken: z.string().trim().min(8, 'whatsapp.verifyToken must be at least 8 characters'),
+    templateName: z.string().trim().min(1).max(512),
+    templateLanguage: z.string().trim().min(2).max(15).default('en_US'),
+    /** Optional: the template's text with {{1}}, shown to the model as the conversation's first message. */
+    templateBody: z.string().trim().min(1).max(1024).optional(),
+  })
+  .strict();
+
+export const whatsappSettingsSchema = z.discriminatedUnion('provider', [twilioWhatsappSettingsSchema, metaWhatsappSettingsSchema]);
+
+/** Per-workspace chat model; each field overrides OPENAI_BASE_URL, OPENAI_API_KEY, LLM_MODEL. */
+export const llmSettingsSchema = z
+  .object({
+    baseUrl: z.url().optional(),
+    apiKey: z.string().trim().min(1).optional(),
+    model: z.string().trim().min(1).max(200).optional(),
+  })
+  .strict();
+
 export const workspaceConfigSchema = z
   .object({
     voice: vapiSettingsSchema.optional(),
     scheduling: calcomSettingsSchema.optional(),
+    whatsapp: whatsappSettingsSchema.optional(),
+    llm: llmSettingsSchema.optional(),
     // Not a secret: stored in clear in workspaces.agent, not in the encrypted settings.
     agent: agentConfigSchema.optional(),
   })
@@ -36,6 +90,8 @@ export const workspaceConfigSchema = z
 export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
 export type VapiSettings = z.output<typeof vapiSettingsSchema>;
 export type CalcomSettings = z.output<typeof calcomSettingsSchema>;
+export type WhatsappSettings = z.output<typeof whatsappSettingsSchema>;
+export type LlmSettings = z.output<typeof llmSettingsSchema>;
 
 /** Settings stored (encrypted) per workspace: the config file's secret sections, merged on update. */
 export type WorkspaceSettings = Omit<WorkspaceConfig, 'agent'>;

@@ -3,7 +3,7 @@ import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config/config.ts';
 import { startBoss } from '../../src/jobs/boss.ts';
 import { OutboxRelay } from '../../src/jobs/outbox-relay.ts';
-import { createLogger } from '../../src/shared/logger.ts';
+import { createLogger, type Logger } from '../../src/shared/logger.ts';
 import { VapiClient } from '../../src/voice/vapi-client.ts';
 import type { VoiceProvider } from '../../src/voice/voice-provider.ts';
 import type { WorkspaceConfig } from '../../src/workspaces/workspace-config.ts';
@@ -42,6 +42,8 @@ export interface TestApp extends App {
   workspaces: WorkspaceService;
   /** Every log line the app wrote, for checks that no personal data is logged. */
   logs: string[];
+  /** The app's logger (writes into `logs`), for components a test builds beside the app. */
+  log: Logger;
   createWorkspace(channel: Channel, config?: WorkspaceConfig, slug?: string): Promise<{ workspaceId: string; apiKey: string; apiKeyId: string; slug: string }>;
   close(): Promise<void>;
 }
@@ -76,6 +78,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     relay,
     workspaces,
     logs,
+    log,
     async createWorkspace(channel, wsConfig, slug = `ws-${process.pid}-${++counter}`) {
       const r = await workspaces.create({ slug, name: `Workspace ${slug}`, channel, ...(wsConfig ? { config: wsConfig } : {}) });
       if (r.kind !== 'created') throw new Error('slug taken');

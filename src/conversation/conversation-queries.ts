@@ -1,0 +1,121 @@
+import type { LeadStatus } from '../agent/lead-state.ts';
+import type { Queryable } from '../db/pool.ts';
+import { AGENT_TURN_QUEUE } from '../jobs/queues.ts';
+import { workspaceFromRow, type WorkspaceRow } from '../workspaces/workspace-queries.ts';
+
+// The lead as a WhatsApp conversation sees it: who to write to, whether we may, and the flags the
+// inbound receiver and the turn engine share (migrations/005_whatsapp_conversations.sql).
+
+export interface ConversationLead {
+  id: string;
+  workspaceId: string;
+  status: LeadStatus;
+  name: string;
+  phoneNormalized: string;
+  optedOutAt: Date | null;
+  lastInboundAt: Date | null;
+  /** The actor and time of the latest status change, from the timeline. */
+  lastTransition: { actor: string; at: Date } | null;
+}
+
+export interface TurnSubject {
+  lead: ConversationLead;
+  workspace: WorkspaceRow;
+  agentEnabled: boolean;
+}
+
+/** The lead, its workspace (deleted ones included: the caller decides) and the kill switch. */
+export async function loadTurnSubject(db: Queryable, leadId: string): Promise<TurnSubject | null> {
+  const { rows } = await db.query({
+    name: 'conversation-load-lead',
+    text: `SELECT l.id, l.workspace_id, l.status, l.name, l.phone_normalized, l.opted_out_at, l.last_inbound_at,
+                  t.data->>'actor' AS transition_actor, t.at AS transition_at
+             FROM leads l
+             LEFT JOIN LATERAL (
+               SELECT data, at FROM lead_events e WHERE e.lead_id = l.id AND e.data ? 'to' ORDER BY e.id DESC LIMIT 1
+             ) t ON true
+            WHERE l.id = $1`,
+    values: [leadId],
+  });
+  const r = rows[0];
+  if (!r) return null;
+  const ws = await db.query({ name: 'conversation-load-workspace', text: 'SELECT * FROM workspaces WHERE id = $1', values: [r.workspace_id] });
+  const w = ws.rows[0];
+  if (!w) return null;
+  return {
+    lead: {
+      id: r.id,
+      workspaceId: r.workspace_id,
+      status: r.status,
+      name: r.name,
+      phoneNormalized: r.phone_normalized,
+      optedOutAt: r.opted_out_at,
+      lastInboundAt: r.last_inbound_at,
+      lastTransition: r.transition_actor ? { actor: r.transition_actor, at: r.transition_at } : null,
+    },
+    workspace: workspaceFromRow(w),
+    agentEnabled: w.agent_enabled,
+  };
+}
+
+/** A turn is starting: messages arriving from now on must enqueue a turn of their own. */
+export async function clearTurnRequest(db: Queryable, leadId: string): Promise<void> {
+  await db.query({ name: 'conversation-clear-turn-request', text: 'UPDATE leads SET turn_requested_at = NULL WHERE id = $1 AND turn_requested_at IS NOT NULL', values: [leadId] });
+}
+
+/**
+ * Enqueues the lead's next turn through the outbox, unless one is already waiting to start (that
+ * one will answer this message too). A request older than ten minutes is not trusted to still be
+ * coming (its job may sit in a long retry backoff): a second job costs nothing, turns of one lead
+ * never overlap and a turn with nothing new to answer ends at once. True when a row was queued.
+ */
+export async function requestTurn(db: Queryable, leadId: string, workspaceId: string): Promise<boolean> {
+  const { rowCount } = await db.query({
+    name: 'conversation-request-turn',
+    text: `WITH flag AS (
+             UPDATE leads SET turn_requested_at = now()
+              WHERE id = $1 AND (turn_requested_at IS NULL OR turn_requested_at < now() - interval '10 minutes')
+             RETURNING id
+           )
+           INSERT INTO outbox (queue, payload)
+           SELECT $3, jsonb_build_object('leadId', id, 'workspaceId', $2::uuid) FROM flag`,
+    values: [leadId, workspaceId, AGENT_TURN_QUEUE],
+  });
+  return rowCount === 1;
+}
+
+export interface InboundLead {
+  id: string;
+  status: LeadStatus;
+  optedOutAt: Date | null;
+}
+
+/** The workspace's lead with this phone, locked until the transaction ends. */
+export async function lockLeadByPhone(db: Queryable, workspaceId: string, phoneNormalized: string): Promise<InboundLead | null> {
+  const { rows } = await db.query({
+    name: 'conversation-lock-lead-by-phone',
+    text: 'SELECT id, status, opted_out_at FROM leads WHERE workspace_id = $1 AND phone_normalized = $2 FOR UPDATE',
+    values: [workspaceId, phoneNormalized],
+  });
+  const r = rows[0];
+  return r ? { id: r.id, status: r.status, optedOutAt: r.opted_out_at } : null;
+}
+
+/** The lead's latest message moves the 24-hour window (never backwards: webhooks may come out of order). */
+export async function touchLastInbound(db: Queryable, leadId: string, at: Date): Promise<void> {
+  await db.query({
+    name: 'conversation-touch-last-inbound',
+    text: 'UPDATE leads SET last_inbound_at = GREATEST(last_inbound_at, $2) WHERE id = $1',
+    values: [leadId, at],
+  });
+}
+
+export async function markOptedOut(db: Queryable, leadId: string): Promise<void> {
+  await db.query({ name: 'conversation-opt-out', text: 'UPDATE leads SET opted_out_at = COALESCE(opted_out_at, now()) WHERE id = $1', values: [leadId] });
+}
+
+/** The kill switch of a workspace; false when there is no such live workspace. */
+export async function setAgentEnabled(db: Queryable, workspaceId: string, enabled: boolean): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE workspaces SET agent_enabled = $2 WHERE id = $1 AND deleted_at IS NULL', [workspaceId, enabled]);
+  return rowCount === 1;
+}

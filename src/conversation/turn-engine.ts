@@ -1,0 +1,234 @@
+import { agentConfigOf } from '../agent/agent-config.ts';
+import { findAgentLead } from '../agent/agent-lead-queries.ts';
+import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../agent/lead-state.ts';
+import { buildAgentPrompt } from '../agent/prompt.ts';
+import { withTransaction, type Pool } from '../db/pool.ts';
+import type { SendMessageResult } from '../messaging/messaging-provider.ts';
+import type { Clock } from '../shared/clock.ts';
+import { scrubText, type Logger } from '../shared/logger.ts';
+import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import { historyMessages } from './chat-history.ts';
+import { clearTurnRequest, loadTurnSubject, requestTurn, type TurnSubject } from './conversation-queries.ts';
+import type { ConversationProviders } from './conversation-providers.ts';
+import { lockLead } from './lead-lock.ts';
+import { conversationHistory } from './message-queries.ts';
+import { clampMessage, firstName, templateText } from './outbound-text.ts';
+import { generateReply } from './reply-generator.ts';
+import * as q from './turn-queries.ts';
+
+// One agent turn for one lead, run by the `agent-turn` job (docs/WHATSAPP.md). State-driven and
+// checkpointed: whatever job runs for a lead first finishes the lead's unfinished turn (generate →
+// store the message under its deterministic key → send → mark sent), then starts the next one if
+// the lead wrote something nobody answered. A retry therefore resumes after the last finished
+// step, and a job with nothing left to do ends at once.
+
+/** What the job does next: complete, retry with back-off, or go to the dead-letter queue. */
+export type TurnJobResult = { kind: 'done'; outcome: string } | { kind: 'retry'; reason: string } | { kind: 'dead'; reason: string };
+type Step = { kind: 'continue' } | TurnJobResult;
+
+/** The 24-hour customer-service window: free-form text only within it (Meta 131047, Twilio 63016). */
+export const WINDOW_MS = 24 * 60 * 60 * 1000;
+// A first contact, an answer and a spare: more work than that is left to a fresh job.
+const MAX_STEPS = 8;
+
+/** Where the turn engine reports why it stopped (the integration log); optional. */
+export type IntegrationNote = (e: { workspaceId: string; leadId: string; provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }) => Promise<void>;
+
+export interface TurnEngineDeps {
+  pool: Pool;
+  log: Logger;
+  clock: Clock;
+  workspaces: WorkspaceService;
+  providers: ConversationProviders;
+  note?: IntegrationNote;
+}
+
+const CONTINUE: Step = { kind: 'continue' };
+const done = (outcome: string): Step => ({ kind: 'done', outcome });
+
+export class TurnEngine {
+  readonly #d: TurnEngineDeps;
+
+  constructor(deps: TurnEngineDeps) {
+    this.#d = deps;
+  }
+
+  /** Runs the lead's pending work; waits while another turn of the same lead runs. */
+  async run(leadId: string, signal?: AbortSignal): Promise<TurnJobResult> {
+    const lock = await lockLead(this.#d.pool, leadId);
+    try {
+      // From here on a new message must enqueue a job of its own: this one may already be past it.
+      await clearTurnRequest(this.#d.pool, leadId);
+      for (let i = 0; i < MAX_STEPS; i++) {
+        if (signal?.aborted) return { kind: 'retry', reason: 'stopped while running' };
+        const step = await this.#step(leadId, signal);
+        if (step.kind !== 'continue') return step;
+      }
+      const subject = await loadTurnSubject(this.#d.pool, leadId);
+      if (subject) await requestTurn(this.#d.pool, leadId, subject.workspace.id);
+      return { kind: 'done', outcome: 'continued_in_next_job' };
+    } finally {
+      await lock.release();
+    }
+  }
+
+  async #step(leadId: string, signal?: AbortSignal): Promise<Step> {
+    const subject = await loadTurnSubject(this.#d.pool, leadId);
+    if (!subject) return done('lead_not_found');
+    const open = await q.findOpenTurn(this.#d.pool, leadId);
+    if (open?.state === 'generating') return this.#generate(subject, open, signal);
+    if (open?.state === 'ready') return this.#send(subject, open);
+    const blocked = this.#blocked(subject, null);
+    if (blocked) return done(blocked);
+    const settings = this.#d.workspaces.settingsOf(subject.workspace);
+    const whatsapp = settings.whatsapp;
+    if (!whatsapp) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
+    if (!(await q.hasAnyTurn(this.#d.pool, leadId))) {
+      const variables = [firstName(subject.lead.name)];
+      const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
+      const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
+      await q.createFirstContactTurn(this.#d.pool, { leadId, provider: whatsapp.provider, body, variables });
+      return CONTINUE;
+    }
+    return (await q.startReplyTurn(this.#d.pool, leadId)) ? CONTINUE : done('nothing_to_answer');
+  }
+
+  /**
+   * Why nothing may be sent to this lead now, or null. A lead that became terminal during `turn`
+   * through the agent's own tools (booked, unqualified, escalated) still gets the turn's closing
+   * message; one an operator or the system moved does not.
+   */
+  #blocked(s: TurnSubject, turn: q.AgentTurn | null): string | null {
+    if (s.workspace.deletedAt) return 'workspace_deleted';
+    if (s.workspace.channel !== 'whatsapp') return 'not_a_whatsapp_workspace';
+    if (!s.agentEnabled) return 'agent_off';
+    if (s.lead.optedOutAt) return 'opted_out';
+    if (!TERMINAL_STATUSES.has(s.lead.status)) return null;
+    const t = s.lead.lastTransition;
+    const ownDoing = turn !== null && t !== null && t.actor === 'agent' && t.at >= turn.createdAt;
+    return ownDoing ? null : `lead_${s.lead.status}`;
+  }
+
+  #windowClosed(s: TurnSubject): boolean {
+    const last = s.lead.lastInboundAt;
+    return last === null || this.#d.clock().getTime() - last.getTime() >= WINDOW_MS;
+  }
+
+  async #generate(s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
+    const blocked = this.#blocked(s, turn);
+    if (blocked) return this.#end(turn, 'cancelled', blocked);
+    if (this.#windowClosed(s)) return this.#escalate(s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the agent could answer.');
+    const settings = this.#d.workspaces.settingsOf(s.workspace);
+    const provider = settings.whatsapp?.provider;
+    if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
+    const chat = this.#d.providers.chat(settings);
+    const history = historyMessages(await conversationHistory(this.#d.pool, s.lead.id, turn.id), turn.id);
+    const agent = agentConfigOf(s.workspace);
+    const result = await generateReply({
+      pool: this.#d.pool,
+      turnId: turn.id,
+      transcript: turn.transcript,
+      chat,
+      history,
+      signal,
+      tools: this.#toolContext(s, settings),
+      systemPrompt: async () => {
+        const lead = await findAgentLead(this.#d.pool, s.workspace.id, s.lead.id);
+        if (!lead) throw new Error('lead disappeared during its turn');
+        return buildAgentPrompt({ agent, lead, channel: 'whatsapp', now: this.#d.clock() });
+      },
+    });
+    switch (result.kind) {
+      case 'text':
+        await q.storeReply(this.#d.pool, { turnId: turn.id, leadId: s.lead.id, provider, text: clampMessage(result.text) });
+        return CONTINUE;
+      case 'silent':
+        await q.finishTurn(this.#d.pool, { turnId: turn.id, from: ['generating'], to: 'silent', modelCalls: 1 });
+        return CONTINUE;
+      case 'too_many_rounds':
+        return this.#escalate(s, turn, 'too_many_tool_rounds', 'The agent did not reach an answer within its tool rounds.');
+      case 'model_failed': {
+        const f = result.failure;
+        await this.#note(s, { provider: 'llm', kind: f.kind, message: f.message, ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}) });
+        if (f.kind === 'insufficient_quota') {
+          return this.#escalate(s, turn, 'insufficient_quota', 'The chat model account has no quota left (insufficient_quota); nobody answered the lead.');
+        }
+        return f.kind === 'retryable' ? { kind: 'retry', reason: f.message } : { kind: 'dead', reason: f.message };
+      }
+    }
+  }
+
+  async #send(s: TurnSubject, turn: q.AgentTurn): Promise<Step> {
+    const message = await q.findOutbound(this.#d.pool, turn.id);
+    if (!message) return this.#end(turn, 'failed', 'message_missing');
+    // A delivery callback reached us after a crash that lost the provider's answer: already sent.
+    if (message.status !== 'pending' && message.providerMessageId) return this.#accepted(s, turn, message, message.providerMessageId);
+    const blocked = this.#blocked(s, turn);
+    if (blocked) return this.#end(turn, 'cancelled', blocked);
+    if (turn.kind === 'reply' && this.#windowClosed(s)) {
+      return this.#escalate(s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the answer could be sent.');
+    }
+    const settings = this.#d.workspaces.settingsOf(s.workspace);
+    const provider = this.#d.providers.messaging(s.workspace, settings);
+    if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
+    const result = await provider.send({ to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey });
+    if (result.ok) return this.#accepted(s, turn, message, result.providerMessageId);
+    return this.#sendFailed(s, turn, provider.name, result);
+  }
+
+  async #accepted(s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
+    await withTransaction(this.#d.pool, async (tx) => {
+      await q.markAccepted(tx, { messageId: message.id, turnId: turn.id, providerMessageId });
+      const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: 'agent' };
+      // The first message the provider accepts starts the conversation.
+      const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'in_conversation', actor: 'system', event: { type: 'message.sent', data } });
+      if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'message.sent', data);
+    });
+    this.#d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
+    return CONTINUE;
+  }
+
+  async #sendFailed(s: TurnSubject, turn: q.AgentTurn, provider: string, r: Extract<SendMessageResult, { ok: false }>): Promise<Step> {
+    const detail = { provider, kind: r.kind, message: r.message, ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}), ...(r.code !== undefined ? { code: r.code } : {}) };
+    await this.#note(s, detail);
+    switch (r.kind) {
+      case 'transient':
+        return { kind: 'retry', reason: r.message };
+      case 'configuration':
+        // Nothing changes until an operator fixes the settings; the turn stays ready, so retrying
+        // the dead job afterwards sends it.
+        return { kind: 'dead', reason: `${provider} refused the workspace's settings: ${r.message}` };
+      case 'window_closed':
+        return this.#escalate(s, turn, 'window_closed', 'The 24-hour WhatsApp window is closed; the provider refused a free-form message.');
+      case 'recipient':
+        return this.#escalate(s, turn, 'recipient_unreachable', 'The lead cannot be reached on WhatsApp at this number.');
+    }
+  }
+
+  /** Ends the turn without sending and hands the lead to a person, saying why, in one transaction. */
+  async #escalate(s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string): Promise<Step> {
+    await withTransaction(this.#d.pool, async (tx) => {
+      await q.finishTurn(tx, { turnId: turn.id, from: ['generating', 'ready'], to: 'failed', outcome });
+      const data = { reason, outcome, turnId: turn.id };
+      const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } });
+      if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'conversation.escalated', { ...data, status: s.lead.status, actor: 'system' });
+    });
+    this.#d.log.warn({ leadId: s.lead.id, turnId: turn.id, outcome }, 'whatsapp turn escalated to a person');
+    return done(outcome);
+  }
+
+  async #end(turn: q.AgentTurn, to: 'cancelled' | 'failed', outcome: string): Promise<Step> {
+    await q.finishTurn(this.#d.pool, { turnId: turn.id, from: ['generating', 'ready'], to, outcome });
+    return done(outcome);
+  }
+
+  async #note(s: TurnSubject, e: { provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }): Promise<void> {
+    this.#d.log.warn({ leadId: s.lead.id, workspaceId: s.workspace.id, provider: e.provider, kind: e.kind, httpStatus: e.httpStatus, code: e.code, detail: scrubText(e.message) }, 'whatsapp turn provider failure');
+    await this.#d.note?.({ workspaceId: s.workspace.id, leadId: s.lead.id, ...e });
+  }
+
+  #toolContext(s: TurnSubject, settings: WorkspaceSettings) {
+    return { pool: this.#d.pool, leadId: s.lead.id, workspace: s.workspace, settings, scheduling: this.#d.providers.scheduling, clock: this.#d.clock, log: this.#d.log };
+  }
+}

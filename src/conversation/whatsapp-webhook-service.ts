@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { Pool } from '../db/pool.ts';
+import { answerMetaVerification, verifyMetaSignature, type MetaVerificationAnswer } from '../messaging/meta-signature.ts';
+import { parseMetaWebhook } from '../messaging/meta-webhook-parse.ts';
+import type { InboundEvent } from '../messaging/messaging-provider.ts';
+import { twilioWebhookUrl, verifyTwilioSignature } from '../messaging/twilio-signature.ts';
+import { parseTwilioForm, parseTwilioInbound, parseTwilioStatus } from '../messaging/twilio-webhook-parse.ts';
+import type { Clock } from '../shared/clock.ts';
+import { AppError } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { WhatsappSettings } from '../workspaces/workspace-config.ts';
+import { findLiveWorkspaceBySlug } from '../workspaces/workspace-queries.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import type { InboundService } from './inbound-service.ts';
+
+// WhatsApp webhooks of one workspace (URL per workspace slug): authenticate with the workspace's
+// own credentials before anything is parsed, then hand each event to the inbound service. A
+// message must also be addressed to the workspace's own number: events for another number are
+// logged and dropped, never routed to this workspace's leads. No HTTP here (routes are thin).
+
+const slugSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
+
+type Twilio = Extract<WhatsappSettings, { provider: 'twilio' }>;
+type Meta = Extract<WhatsappSettings, { provider: 'meta' }>;
+
+export interface WhatsappWebhookDeps {
+  pool: Pool;
+  log: Logger;
+  clock: Clock;
+  workspaces: WorkspaceService;
+  inbound: InboundService;
+  /** Twilio signs the public URL it called: PUBLIC_BASE_URL + path and query. */
+  publicBaseUrl: string;
+}
+
+export class WhatsappWebhookService {
+  readonly #d: WhatsappWebhookDeps;
+
+  constructor(deps: WhatsappWebhookDeps) {
+    this.#d = deps;
+  }
+
+  /** An inbound Twilio message (form body as received, `pathAndQuery` as the request URL). */
+  async twilioInbound(slug: string, raw: Buffer, pathAndQuery: string, signature: string | undefined, log: Logger): Promise<void> {
+    const { workspaceId, settings } = await this.#twilio(slug, raw, pathAndQuery, signature, log);
+    const event = parseTwilioInbound(parseTwilioForm(raw), this.#d.clock());
+    await this.#message(workspaceId, 'twilio', settings.from, event, log);
+  }
+
+  /** A Twilio delivery status; `outboundKey` comes from our StatusCallback URL's query. */
+  async twilioStatus(slug: string, raw: Buffer, pathAndQuery: string, signature: string | undefined, outboundKey: string | null, log: Logger): Promise<void> {
+    const { workspaceId } = await this.#twilio(slug, raw, pathAndQuery, signature, log);
+    const event = parseTwilioStatus(parseTwilioForm(raw), this.#d.clock());
+    if (event) await this.#d.inbound.receiveStatus(workspaceId, 'twilio', event, outboundKey, log);
+  }
+
+  /** Meta's subscription handshake (GET with hub.mode, hub.verify_token, hub.challenge). */
+  async metaVerification(slug: string, query: Record<string, unknown>): Promise<MetaVerificationAnswer> {
+    const { settings } = await this.#workspace(slug, 'meta');
+    return answerMetaVerification(query, settings.verifyToken);
+  }
+
+  /** A Meta webhook POST: possibly several messages and statuses at once. */
+  async metaEvents(slug: string, raw: Buffer, signature: string | undefined, log: Logger): Promise<void> {
+    const { workspaceId, settings } = await this.#workspace(slug, 'meta');
+    if (!verifyMetaSignature(settings.appSecret, raw, signature)) {
+      log.warn({ workspaceId }, 'meta webhook signature rejected');
+      throw new AppError('webhook_signature_invalid');
+    }
+    // One after the other: a message and the status of our answer to it keep their order.
+    for (const event of parseMetaWebhook(raw)) {
+      if (event.type === 'message') await this.#message(workspaceId, 'meta', settings.phoneNumberId, event, log);
+      else await this.#d.inbound.receiveStatus(workspaceId, 'meta', event, null, log);
+    }
+  }
+
+  async #twilio(slug: string, raw: Buffer, pathAndQuery: string, signature: string | undefined, log: Logger) {
+    const found = await this.#workspace(slug, 'twilio');
+    const url = twilioWebhookUrl(this.#d.publicBaseUrl, pathAndQuery);
+    if (!verifyTwilioSignature(found.settings.authToken, url, parseTwilioForm(raw), signature)) {
+      log.warn({ workspaceId: found.workspaceId }, 'twilio webhook signature rejected');
+      throw new AppError('webhook_signature_invalid');
+    }
+    return found;
+  }
+
+  async #message(workspaceId: string, provider: 'twilio' | 'meta', ownNumber: string, event: Extract<InboundEvent, { type: 'message' }>, log: Logger): Promise<void> {
+    if (event.to !== ownNumber) {
+      log.warn({ workspaceId, provider }, 'whatsapp message for another receiving number ignored');
+      return;
+    }
+    await this.#d.inbound.receiveMessage(workspaceId, provider, event, log);
+  }
+
+  async #workspace<P extends 'twilio' | 'meta'>(slug: string, provider: P): Promise<{ workspaceId: string; settings: P extends 'twilio' ? Twilio : Meta }> {
+    if (!slugSchema.safeParse(slug).success) throw new AppError('workspace_not_found');
+    const workspace = await findLiveWorkspaceBySlug(this.#d.pool, slug);
+    if (!workspace) throw new AppError('workspace_not_found');
+    const whatsapp = this.#d.workspaces.settingsOf(workspace).whatsapp;
+    // Without this provider's credentials nothing can be authenticated: the endpoint does not exist.
+    if (whatsapp?.provider !== provider) throw new AppError('workspace_not_found');
+    return { workspaceId: workspace.id, settings: whatsapp as P extends 'twilio' ? Twilio : Meta };
+  }
+}
