@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Config } from './config/config.ts';
 import { defaultConversationProviders, type ConversationProviders } from './conversation/conversation-providers.ts';
-import { TurnEngine, type IntegrationNote } from './conversation/turn-engine.ts';
+import { TurnEngine } from './conversation/turn-engine.ts';
 import { TurnWorker } from './conversation/turn-worker.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { startBoss } from './jobs/boss.ts';
@@ -20,7 +20,6 @@ export interface JobHandlerDeps {
   workspaces: WorkspaceService;
   clock?: Clock;
   providers?: ConversationProviders;
-  note?: IntegrationNote;
 }
 
 /** The job handlers on an open database and pg-boss; `serve` runs them in-process, `worker` alone. */
@@ -31,7 +30,7 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
     clock: d.clock ?? systemClock,
     workspaces: d.workspaces,
     providers: d.providers ?? defaultConversationProviders(d.config),
-    ...(d.note ? { note: d.note } : {}),
+    ...(d.config.OPENAI_API_KEY ? { globalLlmKey: d.config.OPENAI_API_KEY } : {}),
   });
   const worker = new TurnWorker({ boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY });
   await worker.start();

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatResult } from '../agent/chat-model.ts';
+import type { ChatMessage, ChatRequest, ChatResult } from '../agent/chat-model.ts';
 import { runTool, toolDeclarations, type ToolContext } from '../agent/tool-registry.ts';
 import type { Pool } from '../db/pool.ts';
 import type { ChatModelChoice } from './conversation-providers.ts';
@@ -33,6 +33,8 @@ export interface GenerateInput {
   history: ChatMessage[];
   tools: ToolContext;
   signal?: AbortSignal;
+  /** Called after every model call (the integration log). */
+  onModelCall?: (request: ChatRequest, result: ChatResult, ms: number) => Promise<void>;
 }
 
 export async function generateReply(input: GenerateInput): Promise<GenerateResult> {
@@ -47,7 +49,10 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
     }
     if (toolRounds(transcript) >= MAX_TOOL_ROUNDS) return { kind: 'too_many_rounds' };
     const messages: ChatMessage[] = [{ role: 'system', content: await input.systemPrompt() }, ...input.history, ...transcript];
-    const result = await input.chat.model.complete({ model: input.chat.name, messages, tools: declarations }, input.signal);
+    const request: ChatRequest = { model: input.chat.name, messages, tools: declarations };
+    const started = Date.now();
+    const result = await input.chat.model.complete(request, input.signal);
+    await input.onModelCall?.(request, result, Date.now() - started);
     if (!result.ok) return { kind: 'model_failed', failure: result };
     const calls = result.message.tool_calls ?? [];
     if (calls.length === 0) {

@@ -9,6 +9,7 @@ import { scrubText, type Logger } from '../shared/logger.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { historyMessages } from './chat-history.ts';
+import { ConversationLog, settingsSecrets } from './conversation-log.ts';
 import { clearTurnRequest, loadTurnSubject, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './conversation-providers.ts';
 import { lockLead } from './lead-lock.ts';
@@ -32,16 +33,14 @@ export const WINDOW_MS = 24 * 60 * 60 * 1000;
 // A first contact, an answer and a spare: more work than that is left to a fresh job.
 const MAX_STEPS = 8;
 
-/** Where the turn engine reports why it stopped (the integration log); optional. */
-export type IntegrationNote = (e: { workspaceId: string; leadId: string; provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }) => Promise<void>;
-
 export interface TurnEngineDeps {
   pool: Pool;
   log: Logger;
   clock: Clock;
   workspaces: WorkspaceService;
   providers: ConversationProviders;
-  note?: IntegrationNote;
+  /** OPENAI_API_KEY, masked in the integration log like the workspace's own keys. */
+  globalLlmKey?: string;
 }
 
 const CONTINUE: Step = { kind: 'continue' };
@@ -49,9 +48,11 @@ const done = (outcome: string): Step => ({ kind: 'done', outcome });
 
 export class TurnEngine {
   readonly #d: TurnEngineDeps;
+  readonly #journal: ConversationLog;
 
   constructor(deps: TurnEngineDeps) {
     this.#d = deps;
+    this.#journal = new ConversationLog(deps.pool, deps.log);
   }
 
   /** Runs the lead's pending work; waits while another turn of the same lead runs. */
@@ -133,6 +134,8 @@ export class TurnEngine {
       history,
       signal,
       tools: this.#toolContext(s, settings),
+      onModelCall: (request, result, ms) =>
+        this.#journal.modelCall({ workspaceId: s.workspace.id, leadId: s.lead.id, turnId: turn.id, request, result, ms, secrets: this.#secrets(settings) }),
       systemPrompt: async () => {
         const lead = await findAgentLead(this.#d.pool, s.workspace.id, s.lead.id);
         if (!lead) throw new Error('lead disappeared during its turn');
@@ -150,7 +153,7 @@ export class TurnEngine {
         return this.#escalate(s, turn, 'too_many_tool_rounds', 'The agent did not reach an answer within its tool rounds.');
       case 'model_failed': {
         const f = result.failure;
-        await this.#note(s, { provider: 'llm', kind: f.kind, message: f.message, ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}) });
+        this.#warn(s, { provider: 'llm', kind: f.kind, message: f.message, ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}) });
         if (f.kind === 'insufficient_quota') {
           return this.#escalate(s, turn, 'insufficient_quota', 'The chat model account has no quota left (insufficient_quota); nobody answered the lead.');
         }
@@ -172,7 +175,11 @@ export class TurnEngine {
     const settings = this.#d.workspaces.settingsOf(s.workspace);
     const provider = this.#d.providers.messaging(s.workspace, settings);
     if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
-    const result = await provider.send({ to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey });
+    const request = { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey };
+    const started = Date.now();
+    const result = await provider.send(request);
+    const ms = Date.now() - started;
+    await this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: provider.name, request, result, ms, secrets: this.#secrets(settings) });
     if (result.ok) return this.#accepted(s, turn, message, result.providerMessageId);
     return this.#sendFailed(s, turn, provider.name, result);
   }
@@ -190,8 +197,7 @@ export class TurnEngine {
   }
 
   async #sendFailed(s: TurnSubject, turn: q.AgentTurn, provider: string, r: Extract<SendMessageResult, { ok: false }>): Promise<Step> {
-    const detail = { provider, kind: r.kind, message: r.message, ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}), ...(r.code !== undefined ? { code: r.code } : {}) };
-    await this.#note(s, detail);
+    this.#warn(s, { provider, kind: r.kind, message: r.message, ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}), ...(r.code !== undefined ? { code: r.code } : {}) });
     switch (r.kind) {
       case 'transient':
         return { kind: 'retry', reason: r.message };
@@ -223,9 +229,13 @@ export class TurnEngine {
     return done(outcome);
   }
 
-  async #note(s: TurnSubject, e: { provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }): Promise<void> {
+  // The integration log has the provider's whole answer; the process log a scrubbed line.
+  #warn(s: TurnSubject, e: { provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }): void {
     this.#d.log.warn({ leadId: s.lead.id, workspaceId: s.workspace.id, provider: e.provider, kind: e.kind, httpStatus: e.httpStatus, code: e.code, detail: scrubText(e.message) }, 'whatsapp turn provider failure');
-    await this.#d.note?.({ workspaceId: s.workspace.id, leadId: s.lead.id, ...e });
+  }
+
+  #secrets(settings: WorkspaceSettings): string[] {
+    return settingsSecrets(settings, this.#d.globalLlmKey);
   }
 
   #toolContext(s: TurnSubject, settings: WorkspaceSettings) {

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { Pool } from '../db/pool.ts';
 import { answerMetaVerification, verifyMetaSignature, type MetaVerificationAnswer } from '../messaging/meta-signature.ts';
 import { parseMetaWebhook } from '../messaging/meta-webhook-parse.ts';
-import type { InboundEvent } from '../messaging/messaging-provider.ts';
 import { twilioWebhookUrl, verifyTwilioSignature } from '../messaging/twilio-signature.ts';
 import { parseTwilioForm, parseTwilioInbound, parseTwilioStatus } from '../messaging/twilio-webhook-parse.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -11,7 +10,8 @@ import type { Logger } from '../shared/logger.ts';
 import type { WhatsappSettings } from '../workspaces/workspace-config.ts';
 import { findLiveWorkspaceBySlug } from '../workspaces/workspace-queries.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
-import type { InboundService } from './inbound-service.ts';
+import { ConversationLog, settingsSecrets } from './conversation-log.ts';
+import type { InboundService, MessageEvent, StatusEvent } from './inbound-service.ts';
 
 // WhatsApp webhooks of one workspace (URL per workspace slug): authenticate with the workspace's
 // own credentials before anything is parsed, then hand each event to the inbound service. A
@@ -22,6 +22,11 @@ const slugSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
 
 type Twilio = Extract<WhatsappSettings, { provider: 'twilio' }>;
 type Meta = Extract<WhatsappSettings, { provider: 'meta' }>;
+interface Found {
+  workspaceId: string;
+  /** The workspace's credentials, masked in the integration log. */
+  secrets: string[];
+}
 
 export interface WhatsappWebhookDeps {
   pool: Pool;
@@ -35,23 +40,25 @@ export interface WhatsappWebhookDeps {
 
 export class WhatsappWebhookService {
   readonly #d: WhatsappWebhookDeps;
+  readonly #journal: ConversationLog;
 
   constructor(deps: WhatsappWebhookDeps) {
     this.#d = deps;
+    this.#journal = new ConversationLog(deps.pool, deps.log);
   }
 
   /** An inbound Twilio message (form body as received, `pathAndQuery` as the request URL). */
   async twilioInbound(slug: string, raw: Buffer, pathAndQuery: string, signature: string | undefined, log: Logger): Promise<void> {
-    const { workspaceId, settings } = await this.#twilio(slug, raw, pathAndQuery, signature, log);
+    const found = await this.#twilio(slug, raw, pathAndQuery, signature, log);
     const event = parseTwilioInbound(parseTwilioForm(raw), this.#d.clock());
-    await this.#message(workspaceId, 'twilio', settings.from, event, log);
+    await this.#message(found, 'twilio', found.settings.from, event, log);
   }
 
   /** A Twilio delivery status; `outboundKey` comes from our StatusCallback URL's query. */
   async twilioStatus(slug: string, raw: Buffer, pathAndQuery: string, signature: string | undefined, outboundKey: string | null, log: Logger): Promise<void> {
-    const { workspaceId } = await this.#twilio(slug, raw, pathAndQuery, signature, log);
+    const found = await this.#twilio(slug, raw, pathAndQuery, signature, log);
     const event = parseTwilioStatus(parseTwilioForm(raw), this.#d.clock());
-    if (event) await this.#d.inbound.receiveStatus(workspaceId, 'twilio', event, outboundKey, log);
+    if (event) await this.#status(found, 'twilio', event, outboundKey, log);
   }
 
   /** Meta's subscription handshake (GET with hub.mode, hub.verify_token, hub.challenge). */
@@ -62,15 +69,15 @@ export class WhatsappWebhookService {
 
   /** A Meta webhook POST: possibly several messages and statuses at once. */
   async metaEvents(slug: string, raw: Buffer, signature: string | undefined, log: Logger): Promise<void> {
-    const { workspaceId, settings } = await this.#workspace(slug, 'meta');
-    if (!verifyMetaSignature(settings.appSecret, raw, signature)) {
-      log.warn({ workspaceId }, 'meta webhook signature rejected');
+    const found = await this.#workspace(slug, 'meta');
+    if (!verifyMetaSignature(found.settings.appSecret, raw, signature)) {
+      log.warn({ workspaceId: found.workspaceId }, 'meta webhook signature rejected');
       throw new AppError('webhook_signature_invalid');
     }
     // One after the other: a message and the status of our answer to it keep their order.
     for (const event of parseMetaWebhook(raw)) {
-      if (event.type === 'message') await this.#message(workspaceId, 'meta', settings.phoneNumberId, event, log);
-      else await this.#d.inbound.receiveStatus(workspaceId, 'meta', event, null, log);
+      if (event.type === 'message') await this.#message(found, 'meta', found.settings.phoneNumberId, event, log);
+      else await this.#status(found, 'meta', event, null, log);
     }
   }
 
@@ -84,21 +91,37 @@ export class WhatsappWebhookService {
     return found;
   }
 
-  async #message(workspaceId: string, provider: 'twilio' | 'meta', ownNumber: string, event: Extract<InboundEvent, { type: 'message' }>, log: Logger): Promise<void> {
+  async #message(w: Found, provider: 'twilio' | 'meta', ownNumber: string, event: MessageEvent, log: Logger): Promise<void> {
+    let outcome: string;
+    let leadId: string | null = null;
     if (event.to !== ownNumber) {
-      log.warn({ workspaceId, provider }, 'whatsapp message for another receiving number ignored');
-      return;
+      log.warn({ workspaceId: w.workspaceId, provider }, 'whatsapp message for another receiving number ignored');
+      outcome = 'other-number';
+    } else {
+      const r = await this.#d.inbound.receiveMessage(w.workspaceId, provider, event, log);
+      outcome = r.kind.replace('_', '-');
+      leadId = 'leadId' in r ? r.leadId : null;
     }
-    await this.#d.inbound.receiveMessage(workspaceId, provider, event, log);
+    await this.#journal.webhook({ workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets });
   }
 
-  async #workspace<P extends 'twilio' | 'meta'>(slug: string, provider: P): Promise<{ workspaceId: string; settings: P extends 'twilio' ? Twilio : Meta }> {
+  async #status(w: Found, provider: 'twilio' | 'meta', event: StatusEvent, outboundKey: string | null, log: Logger): Promise<void> {
+    const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log);
+    const outcome = r.kind === 'applied' ? 'applied' : r.reason.replace(' ', '-');
+    await this.#journal.webhook({
+      workspaceId: w.workspaceId, leadId: r.kind === 'applied' ? r.leadId : null, provider, kind: `status ${event.status}`, outcome,
+      payload: { ...event, outboundKey }, secrets: w.secrets,
+    });
+  }
+
+  async #workspace<P extends 'twilio' | 'meta'>(slug: string, provider: P): Promise<Found & { settings: P extends 'twilio' ? Twilio : Meta }> {
     if (!slugSchema.safeParse(slug).success) throw new AppError('workspace_not_found');
     const workspace = await findLiveWorkspaceBySlug(this.#d.pool, slug);
     if (!workspace) throw new AppError('workspace_not_found');
-    const whatsapp = this.#d.workspaces.settingsOf(workspace).whatsapp;
+    const all = this.#d.workspaces.settingsOf(workspace);
+    const whatsapp = all.whatsapp;
     // Without this provider's credentials nothing can be authenticated: the endpoint does not exist.
     if (whatsapp?.provider !== provider) throw new AppError('workspace_not_found');
-    return { workspaceId: workspace.id, settings: whatsapp as P extends 'twilio' ? Twilio : Meta };
+    return { workspaceId: workspace.id, secrets: settingsSecrets(all), settings: whatsapp as P extends 'twilio' ? Twilio : Meta };
   }
 }
