@@ -17,6 +17,9 @@ import { calcomWebhookRoutes } from './scheduling/calcom-webhook-routes.ts';
 import { CalcomWebhookService } from './scheduling/calcom-webhook-service.ts';
 import type { Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
+import { integrationLogPruning } from './integrations/integration-log-pruner.ts';
+import { pruneVoiceToolCalls } from './voice/call-session-queries.ts';
+import { voiceChannel } from './voice/voice-channel.ts';
 import type { VoiceProvider } from './voice/voice-provider.ts';
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
 
@@ -53,7 +56,8 @@ export function buildApp(deps: AppDeps): App {
     cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
   });
   const rateLimiter = new RateLimiter(deps.pool, deps.clock);
-  const leads = new LeadService({ pool: deps.pool, log: deps.log, voice: deps.voice, relay: deps.relay });
+  const voice = voiceChannel(deps);
+  const leads = new LeadService({ pool: deps.pool, log: deps.log, voice: voice.provider, relay: deps.relay, callOptions: voice.callOptions });
 
   http.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
@@ -70,6 +74,13 @@ export function buildApp(deps: AppDeps): App {
   http.register(healthRoutes(deps.pool));
   http.register(openApiRoute(deps.config.PUBLIC_BASE_URL));
   http.register(leadRoutes({ authenticator, rateLimiter, leads, workspaces: deps.workspaces }));
+  http.register(voice.routes);
+  http.register(integrationLogPruning({
+    pool: deps.pool,
+    log: deps.log,
+    policy: { maxAgeDays: deps.config.INTEGRATION_LOG_RETENTION_DAYS, maxPerWorkspace: deps.config.INTEGRATION_LOG_MAX_PER_WORKSPACE },
+    alsoPrune: [pruneVoiceToolCalls],
+  }));
   http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }) }));
   const inbound = new InboundService({ pool: deps.pool, log: deps.log, wake: () => deps.relay.wake() });
   const whatsapp = new WhatsappWebhookService({ ...deps, inbound, publicBaseUrl: deps.config.PUBLIC_BASE_URL });

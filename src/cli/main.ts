@@ -20,6 +20,8 @@ const USAGE = `Usage: leadintake <command>
   workspace delete S
   workspace agent S on|off           switch the workspace's agent on or off (off: turns send nothing)
   workspace list [--json]
+  workspace verify S [--json] [--show-secret]
+                                     check the Vapi settings with Vapi; print the server URLs
   key create S [--name N] [--hourly-limit N] [--json]
   key revoke KEY_ID
   key list S [--json]`;

@@ -6,6 +6,7 @@ import { workspaceService } from '../runtime.ts';
 import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { CliError, parseCommandArgs, required } from './args.ts';
+import { verifyWorkspace } from './workspace-verify.ts';
 
 export async function workspaceCommand(args: string[], config: Config, pool: Pool): Promise<number> {
   const [sub, ...rest] = args;
@@ -15,6 +16,7 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
     channel: 'string',
     config: 'string',
     json: 'boolean',
+    'show-secret': 'boolean',
   });
   const service = workspaceService(config, pool);
   switch (sub) {
@@ -66,6 +68,8 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
       console.log(state === 'on' ? `The agent of ${slug} is on.` : `The agent of ${slug} is off: queued turns end without sending.`);
       return 0;
     }
+    case 'verify':
+      return verifyWorkspace(required(positionals[0], 'workspace slug'), { json: values.json === true, showSecret: values['show-secret'] === true }, config, pool, service);
     case 'list': {
       const list = await service.list();
       if (values.json) {
@@ -76,7 +80,7 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
       return 0;
     }
     default:
-      throw new CliError('Usage: leadintake workspace create|update|delete|list|agent ...');
+      throw new CliError('Usage: leadintake workspace create|update|delete|list|agent|verify ...');
   }
 }
 

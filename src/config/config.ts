@@ -35,6 +35,11 @@ export const configSchema = z
     DEFAULT_HOURLY_LIMIT: positiveInt.default(1000),
     /** Safety-net poll of the outbox relay; the relay is also woken at once after each commit. */
     OUTBOX_POLL_MS: positiveInt.default(1_000),
+    /** Vapi waits 20 s for tool results; tools still running after this are answered "still working". */
+    VAPI_TOOL_DEADLINE_MS: wholeNumber(100, 19_000).default(15_000),
+    /** Integration log (provider traffic, docs/VOICE.md): kept this many days, at most this many rows per workspace. */
+    INTEGRATION_LOG_RETENTION_DAYS: wholeNumber(1, 3650).default(14),
+    INTEGRATION_LOG_MAX_PER_WORKSPACE: wholeNumber(100).default(20_000),
     /** OpenAI-compatible chat-completions server (up to /v1) for the WhatsApp agent; per workspace `llm` overrides. */
     OPENAI_BASE_URL: z.url().default('https://api.openai.com/v1'),
     OPENAI_API_KEY: optionalString,

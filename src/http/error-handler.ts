@@ -38,7 +38,7 @@ function render(err: AppError): Rendering {
     webhook_signature_invalid: () => ({ status: 401, body: { error: 'Invalid webhook signature.' } }),
     webhook_body_too_large: () => ({
       status: 413,
-      body: { error: 'Request body is too large.', message: 'The request body must be at most 256 KiB.' },
+      body: { error: 'Request body is too large.', message: d.message ?? 'The request body must be at most 256 KiB.' },
     }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };

@@ -3,9 +3,12 @@ import type { Pool } from '../db/pool.ts';
 import type { OutboxRelay } from '../jobs/outbox-relay.ts';
 import { AppError } from '../shared/errors.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
+import type { QualificationQuestion } from '../agent/agent-config.ts';
+import { callSessionExists } from '../voice/call-session-queries.ts';
+import type { CallOptions } from '../voice/voice-channel.ts';
 import type { VoiceProvider } from '../voice/voice-provider.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
-import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import type { VapiSettings, WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import { renderMetadata } from './metadata-render.ts';
 import type { LeadSubmission } from './lead-submission.ts';
 import * as q from './lead-queries.ts';
@@ -28,6 +31,8 @@ export interface LeadServiceDeps {
   log: Logger;
   voice: VoiceProvider;
   relay: OutboxRelay;
+  /** Our server URL, its credentials and tools for a call (src/voice/voice-channel.ts). */
+  callOptions?: (workspace: WorkspaceRow, voice: VapiSettings) => CallOptions;
 }
 
 /** Lead intake: knows the channels' rules, nothing of HTTP. */
@@ -99,8 +104,9 @@ export class LeadService {
         assistantId: vapi.assistantId,
         phoneNumberId: vapi.phoneNumberId,
         customer: { number: lead.phoneNormalized, name: s.name },
-        variableValues: callVariables(s, leadId),
+        variableValues: callVariables(s, leadId, ctx.workspace.agent?.questions),
         metadata: { leadId, workspaceId: ctx.workspace.id },
+        ...this.#d.callOptions?.(ctx.workspace, vapi),
       });
     } catch (err) {
       await q.deleteLead(this.#d.pool, leadId);
@@ -114,6 +120,10 @@ export class LeadService {
     try {
       await q.recordDispatchedCall(this.#d.pool, { leadId, providerCallId: result.providerCallId, callStatus: result.status });
     } catch (err) {
+      // Vapi's first status update can arrive before this commit; its handler then recorded the
+      // call already (docs/VOICE.md, "Crash window"), and the submission succeeded all the same.
+      const recorded = (err as { code?: string }).code === '23505' && (await callSessionExists(this.#d.pool, leadId, result.providerCallId).catch(() => false));
+      if (recorded) return { channel: 'voice', leadId, providerCallId: result.providerCallId };
       // The documented crash window: the provider placed the call but we could not record it.
       this.#d.log.error({ err, leadId, providerCallId: result.providerCallId }, 'call placed but not recorded');
       throw err;
@@ -145,8 +155,12 @@ function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
   };
 }
 
-/** The assistant's variables (`{{leadName}}` and so on) for a new call. */
-export function callVariables(s: LeadSubmission, leadId: string): Record<string, string> {
+/**
+ * The assistant's variables (`{{leadName}}` and so on) for a new call. `formResponses` is one
+ * `label: answer` line per answer, in the form's order, with the workspace's question labels
+ * (an id the form no longer has is shown as the id, after the others).
+ */
+export function callVariables(s: LeadSubmission, leadId: string, questions: readonly QualificationQuestion[] = []): Record<string, string> {
   return {
     leadId,
     leadName: s.name,
@@ -154,8 +168,14 @@ export function callVariables(s: LeadSubmission, leadId: string): Record<string,
     leadEmail: s.email ?? '',
     leadGoal: s.goal ?? '',
     leadMetadata: renderMetadata(s.metadata as Record<string, unknown> | undefined),
-    formResponses: Object.entries(s.formResponses ?? {})
-      .map(([question, answer]) => `${question}: ${answer}`)
-      .join('\n'),
+    formResponses: formResponseLines(s.formResponses ?? {}, questions),
   };
+}
+
+function formResponseLines(responses: Record<string, string>, questions: readonly QualificationQuestion[]): string {
+  const known = questions.filter((q) => Object.hasOwn(responses, q.id)).map((q) => [q.label, responses[q.id]!] as const);
+  const ids = new Set(questions.map((q) => q.id));
+  const unknown = Object.entries(responses).filter(([id]) => !ids.has(id));
+  // One line per answer: line breaks inside an answer would read as another answer.
+  return [...known, ...unknown].map(([label, answer]) => `${label}: ${answer.replace(/\s+/g, ' ').trim()}`).join('\n');
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentConfigSchema, type AgentConfigInput } from '../agent/agent-config.ts';
+import { vapiHmacSettingsSchema } from '../voice/vapi-server-settings.ts';
 
 // The JSON file given to `leadintake workspace create|update --config FILE`. Documented in
 // docs/WORKSPACE-CONFIG.md. Unknown keys are errors: a typo must not silently drop a setting.
@@ -9,6 +10,12 @@ export const vapiSettingsSchema = z
     apiKey: z.string().min(1, 'voice.apiKey is required (your Vapi private API key)'),
     assistantId: z.string().min(1),
     phoneNumberId: z.string().min(1),
+    /** X-Vapi-Secret Vapi sends us (docs/VOICE.md); default: derived from apiKey and the workspace id. */
+    serverSecret: z.string().min(16, 'voice.serverSecret must be at least 16 characters').max(200).optional(),
+    /** Vapi's HMAC credential plan instead of X-Vapi-Secret. */
+    hmac: vapiHmacSettingsSchema.optional(),
+    /** Add our six tools to the assistant on each call (default true). */
+    appendTools: z.boolean().optional(),
   })
   .strict();
 

@@ -1,0 +1,86 @@
+import { recordLeadEvent, transitionLead } from '../agent/lead-state.ts';
+import type { PoolClient } from '../db/pool.ts';
+import { insertWebhookReceipt } from '../webhooks/webhook-receipt-queries.ts';
+import { isStartError, mergeReport, mergeStatusUpdate, statusRank, type SessionState } from './call-session-merge.ts';
+import * as q from './call-session-queries.ts';
+import type { CallRef, VapiMessage } from './vapi-message.ts';
+
+// Applies a status-update or an end-of-call-report, in the caller's transaction: the session and
+// lead are locked, the delivery's receipt is inserted (a repeat stops there), then the merged
+// session, the lead's transition and its timeline entries are written together.
+
+export const VAPI_PROVIDER = 'vapi';
+
+export type CallEventOutcome =
+  | { kind: 'applied'; leadId: string }
+  | { kind: 'duplicate'; leadId: string | null }
+  | { kind: 'unknown-call' };
+
+type CallEvent = Extract<VapiMessage, { type: 'status-update' | 'end-of-call-report' }>;
+
+export async function applyCallEvent(tx: PoolClient, workspaceId: string, event: CallEvent & { call: { callId: string } }, now: Date): Promise<CallEventOutcome> {
+  const callId = event.call.callId;
+  const session = await findOrReconcileSession(tx, workspaceId, event.call, callId);
+  const dedupeKey = event.type === 'status-update' ? `status-update:${callId}:${event.status}` : `end-of-call-report:${callId}`;
+  const fresh = await insertWebhookReceipt(tx, { provider: VAPI_PROVIDER, workspaceId, dedupeKey, leadId: session?.leadId ?? null, type: event.type });
+  if (!fresh) return { kind: 'duplicate', leadId: session?.leadId ?? null };
+  if (!session) return { kind: 'unknown-call' };
+
+  const next = event.type === 'status-update' ? mergeStatusUpdate(session, event) : mergeReport(session, event.report, now);
+  await q.updateSession(tx, session.id, next);
+  await leadEffects(tx, session, next);
+  return { kind: 'applied', leadId: session.leadId };
+}
+
+/** The call's session, locked; created for the crash window's lead (below); null for an unknown call. */
+export async function findOrReconcileSession(tx: PoolClient, workspaceId: string, ref: CallRef, callId: string): Promise<q.CallSession | null> {
+  return (await q.lockSession(tx, workspaceId, callId)) ?? (await reconcile(tx, workspaceId, ref, callId));
+}
+
+/**
+ * The crash window of voice dispatch (docs/ARCHITECTURE.md): Vapi accepted the call but its
+ * session was never recorded, so the lead is still `new`. The message names the lead in the
+ * metadata we sent; if that lead is in this workspace and has no call session at all, this call
+ * becomes its session and the lead is in conversation. Anything else stays an unknown call.
+ */
+async function reconcile(tx: PoolClient, workspaceId: string, ref: CallRef, callId: string): Promise<q.CallSession | null> {
+  if (!ref.leadId || ref.workspaceId !== workspaceId) return null;
+  const lead = await q.lockLeadForReconcile(tx, workspaceId, ref.leadId);
+  if (!lead || lead.hasSession) return null;
+  if (!(await q.insertSession(tx, lead.id, callId, 'queued'))) return null;
+  const data = { providerCallId: callId };
+  const moved = await transitionLead(tx, { leadId: lead.id, to: 'in_conversation', actor: 'system', event: { type: 'call.reconciled', data } });
+  // An operator may have taken the lead over meanwhile: the call is still recorded, the status kept.
+  if (!moved.ok) await recordLeadEvent(tx, lead.id, 'call.reconciled', { ...data, status: lead.status, actor: 'system' });
+  return q.lockSession(tx, workspaceId, callId);
+}
+
+async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionState): Promise<void> {
+  const leadId = before.leadId;
+  const providerCallId = before.providerCallId;
+  if (statusRank(before.status) < statusRank('in-progress') && next.status === 'in-progress') {
+    await recordLeadEvent(tx, leadId, 'call.started', { providerCallId, actor: 'system' });
+  }
+  const endedNow = before.status !== 'ended' && next.status === 'ended';
+  const startErrorNow = next.status === 'ended' && isStartError(next.endedReason) && !(before.status === 'ended' && isStartError(before.endedReason));
+  if (startErrorNow) {
+    // Vapi accepted the call (201) and then could not place it: a person has to follow up.
+    const data = { providerCallId, endedReason: next.endedReason };
+    const moved = await transitionLead(tx, { leadId, to: 'needs_human', actor: 'system', event: { type: 'call.failed', data } });
+    if (moved.ok) return;
+    if (!endedNow) return;
+  }
+  if (!endedNow) return;
+  const { rows } = await tx.query('SELECT status FROM leads WHERE id = $1', [leadId]);
+  const status = rows[0]?.status as string | undefined;
+  const withoutOutcome = status === 'new' || status === 'in_conversation';
+  // The timeline says why a call ended; a call without an outcome leaves the lead in conversation.
+  await recordLeadEvent(tx, leadId, 'call.ended', {
+    providerCallId,
+    endedReason: next.endedReason,
+    durationSeconds: next.durationSeconds,
+    leadStatus: status ?? null,
+    ...(withoutOutcome ? { withoutOutcome: true } : {}),
+    actor: 'system',
+  });
+}

@@ -1,0 +1,119 @@
+import type { LeadStatus } from '../agent/lead-state.ts';
+import type { Queryable } from '../db/pool.ts';
+import type { SessionState } from './call-session-merge.ts';
+
+// Call sessions as Vapi's server messages see them: always found within the workspace whose
+// secret authenticated the message. Locks are taken lead first, then session, in every path
+// (transitionLead locks the lead too), so concurrent messages of one call never deadlock.
+
+export interface CallSession extends SessionState {
+  id: string;
+  leadId: string;
+  providerCallId: string;
+}
+
+/** The session's lead id, without locking (tool calls do not hold locks while tools run). */
+export async function findSessionLead(db: Queryable, workspaceId: string, providerCallId: string): Promise<string | null> {
+  const { rows } = await db.query(
+    `SELECT c.lead_id FROM call_sessions c JOIN leads l ON l.id = c.lead_id WHERE c.provider_call_id = $1 AND l.workspace_id = $2`,
+    [providerCallId, workspaceId],
+  );
+  return rows[0]?.lead_id ?? null;
+}
+
+/** Locks the call's lead, then the session. */
+export async function lockSession(db: Queryable, workspaceId: string, providerCallId: string): Promise<CallSession | null> {
+  const leadId = await findSessionLead(db, workspaceId, providerCallId);
+  if (!leadId) return null;
+  await db.query('SELECT 1 FROM leads WHERE id = $1 FOR UPDATE', [leadId]);
+  const { rows } = await db.query('SELECT * FROM call_sessions WHERE provider_call_id = $1 AND lead_id = $2 FOR UPDATE', [providerCallId, leadId]);
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    id: r.id,
+    leadId: r.lead_id,
+    providerCallId: r.provider_call_id,
+    status: r.status,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    durationSeconds: r.duration_seconds,
+    summary: r.summary,
+    transcript: r.transcript,
+    recordingUrl: r.recording_url,
+    endedReason: r.ended_reason,
+    reportReceivedAt: r.report_received_at,
+  };
+}
+
+export async function updateSession(db: Queryable, id: string, s: SessionState): Promise<void> {
+  await db.query(
+    `UPDATE call_sessions SET status = $2, started_at = $3, ended_at = $4, duration_seconds = $5, summary = $6, transcript = $7,
+            recording_url = $8, ended_reason = $9, report_received_at = $10, updated_at = now()
+      WHERE id = $1`,
+    [id, s.status, s.startedAt, s.endedAt, s.durationSeconds, s.summary, s.transcript, s.recordingUrl, s.endedReason, s.reportReceivedAt],
+  );
+}
+
+export interface ReconcileTarget {
+  id: string;
+  status: LeadStatus;
+  hasSession: boolean;
+}
+
+/** The lead named by a message's metadata, locked, and whether it has any call session. */
+export async function lockLeadForReconcile(db: Queryable, workspaceId: string, leadId: string): Promise<ReconcileTarget | null> {
+  const { rows } = await db.query(
+    `SELECT l.id, l.status, EXISTS (SELECT 1 FROM call_sessions c WHERE c.lead_id = l.id) AS has_session
+       FROM leads l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE OF l`,
+    [leadId, workspaceId],
+  );
+  const r = rows[0];
+  return r ? { id: r.id, status: r.status, hasSession: r.has_session } : null;
+}
+
+/** False when the call id is already recorded (for any lead). */
+export async function insertSession(db: Queryable, leadId: string, providerCallId: string, status: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) ON CONFLICT (provider_call_id) DO NOTHING`,
+    [leadId, providerCallId, status],
+  );
+  return rowCount === 1;
+}
+
+/** Used by voice dispatch when recording the call conflicts: a server message recorded it first. */
+export async function callSessionExists(db: Queryable, leadId: string, providerCallId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM call_sessions WHERE lead_id = $1 AND provider_call_id = $2', [leadId, providerCallId]);
+  return rows.length > 0;
+}
+
+// ---- tool calls ----
+
+export type ToolCallClaim = { claimed: true } | { claimed: false; result: string | null };
+
+/** Claims a tool call before it runs; a repeat learns the stored result (null while it runs). */
+export async function claimToolCall(
+  db: Queryable,
+  c: { workspaceId: string; toolCallId: string; providerCallId: string; leadId: string; name: string },
+): Promise<ToolCallClaim> {
+  const { rows } = await db.query(
+    `WITH claim AS (
+       INSERT INTO voice_tool_calls (workspace_id, tool_call_id, provider_call_id, lead_id, name)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace_id, tool_call_id) DO NOTHING RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM claim) AS claimed,
+            (SELECT result FROM voice_tool_calls WHERE workspace_id = $1 AND tool_call_id = $2) AS result`,
+    [c.workspaceId, c.toolCallId, c.providerCallId, c.leadId, c.name.slice(0, 200)],
+  );
+  const r = rows[0];
+  return r.claimed ? { claimed: true } : { claimed: false, result: r.result };
+}
+
+export async function finishToolCall(db: Queryable, workspaceId: string, toolCallId: string, result: string): Promise<void> {
+  await db.query('UPDATE voice_tool_calls SET result = $3, finished_at = now() WHERE workspace_id = $1 AND tool_call_id = $2', [workspaceId, toolCallId, result]);
+}
+
+/** Tool-call answers are kept as long as the integration log (same retention). */
+export async function pruneVoiceToolCalls(db: Queryable, maxAgeDays: number): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM voice_tool_calls WHERE created_at < now() - make_interval(days => $1)', [maxAgeDays]);
+  return rowCount ?? 0;
+}

@@ -1,0 +1,65 @@
+import type { Config } from '../config/config.ts';
+import type { Pool } from '../db/pool.ts';
+import { CalcomClient } from '../scheduling/calcom-client.ts';
+import type { SchedulingProvider } from '../scheduling/scheduling-provider.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { VapiSettings } from '../workspaces/workspace-config.ts';
+import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import { vapiRoutes } from './vapi-routes.ts';
+import { VapiServerService } from './vapi-server-service.ts';
+import { serverAuthForVapi, serverAuthOf, vapiServerUrls } from './vapi-server-settings.ts';
+import { vapiCallTools } from './vapi-tools.ts';
+import { withVoiceExchangeLog } from './voice-exchange-log.ts';
+import type { PlaceCallRequest, VoiceProvider } from './voice-provider.ts';
+
+// The voice channel's pieces, wired once by buildApp: the provider (with its integration log),
+// what each call is told about our server, and the routes Vapi calls.
+
+/** The only server messages we act on; Vapi sends these to the call's server URL. */
+export const SERVER_MESSAGES = ['status-update', 'end-of-call-report', 'tool-calls'];
+/** Vapi's own default and maximum wait for an answer is 20 s (V-SPEC `Server.timeoutSeconds`). */
+const SERVER_TIMEOUT_SECONDS = 20;
+
+export type CallOptions = Pick<PlaceCallRequest, 'server' | 'serverMessages' | 'tools'>;
+
+/** Our server URL, its credentials and (unless `appendTools` is false) our tools, for one call. */
+export function vapiCallOptions(publicBaseUrl: string, workspace: Pick<WorkspaceRow, 'id' | 'slug'>, voice: VapiSettings): CallOptions {
+  const urls = vapiServerUrls(publicBaseUrl, workspace.slug);
+  const auth = serverAuthForVapi(serverAuthOf(workspace.id, voice));
+  const tools = voice.appendTools === false ? [] : vapiCallTools({ url: urls.tools, timeoutSeconds: SERVER_TIMEOUT_SECONDS, ...auth });
+  return {
+    server: { url: urls.events, timeoutSeconds: SERVER_TIMEOUT_SECONDS, ...auth },
+    serverMessages: SERVER_MESSAGES,
+    ...(tools.length > 0 ? { tools } : {}),
+  };
+}
+
+export interface VoiceChannelDeps {
+  config: Config;
+  pool: Pool;
+  log: Logger;
+  clock: Clock;
+  voice: VoiceProvider;
+  workspaces: WorkspaceService;
+  /** Default: the Cal.com client on CALCOM_BASE_URL. */
+  scheduling?: SchedulingProvider;
+}
+
+export function voiceChannel(deps: VoiceChannelDeps) {
+  const service = new VapiServerService({
+    pool: deps.pool,
+    log: deps.log,
+    clock: deps.clock,
+    workspaces: deps.workspaces,
+    scheduling: deps.scheduling ?? new CalcomClient({ baseUrl: deps.config.CALCOM_BASE_URL }),
+    toolDeadlineMs: deps.config.VAPI_TOOL_DEADLINE_MS,
+  });
+  return {
+    provider: withVoiceExchangeLog(deps.voice, deps.pool, deps.log),
+    callOptions: (workspace: WorkspaceRow, voice: VapiSettings) => vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice),
+    routes: vapiRoutes({ service }),
+    service,
+  };
+}
