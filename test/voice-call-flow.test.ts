@@ -5,13 +5,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { VapiPersona } from '../src/voice/vapi-personas.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';
-import { eventTypes, startVoiceHarness, VAPI, voiceWorkspace, type VoiceHarness, type VoiceWorkspace } from './helpers/voice-harness.ts';
+import { deliver, eventTypes, startVoiceHarness, VAPI, voiceWorkspace, type VoiceHarness, type VoiceWorkspace } from './helpers/voice-harness.ts';
 
 let h: VoiceHarness;
 let ws: VoiceWorkspace;
 
+const HMAC_SECRET = 'hmac-secret-for-tests-0123456789';
+
 before(async () => {
-  h = await startVoiceHarness();
+  // Vapi holds an HMAC webhook credential (providers.md §1.5) for the HMAC workspace below.
+  h = await startVoiceHarness({ vapi: { credentials: { 'cred-hmac-1': { secretKey: HMAC_SECRET } } } });
   ws = await voiceWorkspace(h);
 });
 after(async () => {
@@ -245,5 +248,33 @@ describe('what dispatch tells Vapi, and the integration log', () => {
     assert.equal(toolAnswer.response.results[0].name, 'updateLeadProfile');
     const { rows: keyRows } = await h.app.db.pool.query(`SELECT count(*)::int AS n FROM integration_events WHERE strpos(payload::text, $1) > 0`, [VAPI.apiKey]);
     assert.equal(keyRows[0].n, 0, 'the Vapi API key is never stored');
+  });
+});
+
+describe('workspace variants', () => {
+  test('HMAC credential plan: Vapi gets the credential id instead of a header, signs every message, and a bare secret is refused', async () => {
+    const hmacWs = await voiceWorkspace(h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
+    const { leadId, callId } = await submit({}, hmacWs.apiKey);
+    const overrides = (h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+    assert.deepEqual(overrides.server, { url: `${h.baseUrl}/api/vapi/${hmacWs.slug}/events`, timeoutSeconds: 20, credentialId: 'cred-hmac-1' });
+    assert.ok(overrides['tools:append'].every((t: any) => t.server.credentialId === 'cred-hmac-1' && !t.server.headers));
+    const played = await h.vapi.play(callId, 'books');
+    assert.ok(played.deliveries.every((d) => d.status === 200));
+    const got = (await getLead(h.app.http, hmacWs.apiKey, leadId)).body;
+    assert.equal(got.lead.status, 'booked');
+    assert.equal(got.voiceCall.status, 'ended');
+    const call = h.vapi.calls.find((c) => c.call.id === callId)!.call;
+    const forged = await deliver(h, hmacWs.slug, { message: { type: 'status-update', status: 'ringing', call } }, { 'x-vapi-secret': hmacWs.secret });
+    assert.equal(forged.status, 401);
+  });
+
+  test('appendTools false: no tools are added, and the assistant\'s own tools are answered at the events URL', async () => {
+    const own = await voiceWorkspace(h, { appendTools: false });
+    const { leadId, callId } = await submit({}, own.apiKey);
+    const overrides = (h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+    assert.equal(overrides['tools:append'], undefined);
+    const played = await h.vapi.play(callId, 'not-a-fit');
+    assert.ok(played.deliveries.filter((d) => d.type === 'tool-calls').every((d) => d.url.endsWith('/events') && d.status === 200));
+    assert.equal((await getLead(h.app.http, own.apiKey, leadId)).body.lead.status, 'unqualified');
   });
 });

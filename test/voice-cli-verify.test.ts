@@ -1,0 +1,138 @@
+// `leadintake workspace verify S` as a process, against the Vapi simulator through the real client.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { serverSecretOf } from '../src/voice/vapi-server-settings.ts';
+import { SIM_API_KEY, SIM_ASSISTANT_ID, SIM_PHONE_NUMBER_ID, startVapiSimulator, type VapiSimulator } from '../src/voice/vapi-simulator.ts';
+import type { WorkspaceConfig } from '../src/workspaces/workspace-config.ts';
+import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
+import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
+
+const BIN = fileURLToPath(new URL('../bin/leadintake.js', import.meta.url));
+const KEY = '11'.repeat(32);
+const VOICE = { provider: 'vapi' as const, apiKey: SIM_API_KEY, assistantId: SIM_ASSISTANT_ID, phoneNumberId: SIM_PHONE_NUMBER_ID };
+
+let db: TestDatabase;
+let sim: VapiSimulator;
+let dir: string;
+let service: WorkspaceService;
+
+before(async () => {
+  db = await createTestDatabase();
+  sim = await startVapiSimulator();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leadintake-verify-'));
+  service = new WorkspaceService(db.pool, new SecretBox(parseEncryptionKey(KEY)), 1000);
+});
+after(async () => {
+  await sim.close();
+  await db.drop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
+        LEADINTAKE_DATA_DIR: path.join(dir, 'data'), VAPI_BASE_URL: sim.url, PUBLIC_BASE_URL: 'https://leads.example.com', ...env,
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let n = 0;
+async function workspace(config: WorkspaceConfig, channel: 'voice' | 'whatsapp' = 'voice') {
+  const slug = `verify-${++n}`;
+  const r = await service.create({ slug, name: slug, channel, config });
+  assert.equal(r.kind, 'created');
+  return { slug, id: r.kind === 'created' ? r.workspace.id : '' };
+}
+
+describe('leadintake workspace verify', { concurrency: true }, () => {
+  test('good settings: exit 0, every check ok, the server URLs; both lookups are in the integration log', async () => {
+    const ws = await workspace({ voice: VOICE });
+    const r = await cli({}, 'workspace', 'verify', ws.slug);
+    assert.equal(r.stderr, '');
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout, [
+      `Workspace ${ws.slug} (voice): Vapi settings`,
+      '  ok    API key       accepted by Vapi',
+      `  ok    assistant     ${SIM_ASSISTANT_ID} exists`,
+      `  ok    phone number  ${SIM_PHONE_NUMBER_ID} exists`,
+      'Server URLs (sent to Vapi with every call):',
+      `  events  https://leads.example.com/api/vapi/${ws.slug}/events`,
+      `  tools   https://leads.example.com/api/vapi/${ws.slug}/tools`,
+      '  auth    X-Vapi-Secret (derived from the API key)',
+      '',
+    ].join('\n'));
+    const { rows } = await db.pool.query(`SELECT direction, kind, http_status, outcome, payload::text FROM integration_events WHERE workspace_id = $1 ORDER BY kind`, [ws.id]);
+    assert.deepEqual(rows.map((x) => `${x.direction} ${x.kind} ${x.http_status} ${x.outcome}`), ['out GET /assistant/{id} 200 found', 'out GET /phone-number/{id} 200 found']);
+    assert.ok(rows.every((x) => !x.payload.includes(SIM_API_KEY)));
+  });
+
+  test('an unknown assistant or phone number: exit 1, and the line names the setting to fix', async () => {
+    const badAssistant = await workspace({ voice: { ...VOICE, assistantId: 'deleted-assistant' } });
+    const badPhone = await workspace({ voice: { ...VOICE, phoneNumberId: 'deleted-number' } });
+    const [a, p] = await Promise.all([cli({}, 'workspace', 'verify', badAssistant.slug), cli({}, 'workspace', 'verify', badPhone.slug)]);
+    assert.equal(a.code, 1);
+    assert.match(a.stdout, /\n {2}FAIL {2}assistant {5}deleted-assistant not found \(404\): check voice\.assistantId\n/);
+    assert.match(a.stdout, /\n {2}ok {4}phone number/);
+    assert.equal(p.code, 1);
+    assert.match(p.stdout, /\n {2}FAIL {2}phone number {2}deleted-number not found \(404\): check voice\.phoneNumberId\n/);
+    assert.match(p.stdout, /\n {2}ok {4}API key/);
+  });
+
+  test('a rejected API key: exit 1, the key is what is wrong and nothing else is claimed', async () => {
+    const ws = await workspace({ voice: { ...VOICE, apiKey: 'vapi-public-key-by-mistake' } });
+    const r = await cli({}, 'workspace', 'verify', ws.slug);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /FAIL {2}API key {7}Vapi rejected the API key \(401\): check voice\.apiKey/);
+    assert.match(r.stdout, /FAIL {2}assistant {5}not checked \(API key rejected\)/);
+    assert.ok(!r.stdout.includes('vapi-public-key-by-mistake'));
+  });
+
+  test('--json and --show-secret; HMAC workspaces name their credential; a local PUBLIC_BASE_URL is a warning', async () => {
+    const ws = await workspace({ voice: VOICE });
+    const r = await cli({ PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }, 'workspace', 'verify', ws.slug, '--json', '--show-secret');
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.deepEqual(Object.keys(out), ['ok', 'checks', 'serverUrls', 'serverAuth', 'serverSecret', 'warnings']);
+    assert.equal(out.ok, true);
+    assert.equal(out.serverSecret, serverSecretOf(ws.id, VOICE));
+    assert.deepEqual(out.serverUrls, { events: `http://127.0.0.1:3000/api/vapi/${ws.slug}/events`, tools: `http://127.0.0.1:3000/api/vapi/${ws.slug}/tools` });
+    assert.match(out.warnings[0], /Vapi cannot reach a local address/);
+
+    const hmac = await workspace({ voice: { ...VOICE, hmac: { credentialId: 'cred-42', secretKey: 'hmac-secret-0123456789' } } });
+    const h = await cli({}, 'workspace', 'verify', hmac.slug, '--show-secret');
+    assert.match(h.stdout, /\n {2}auth {4}HMAC signature \(credential cred-42, header x-signature\)\n$/);
+    assert.ok(!h.stdout.includes('hmac-secret-0123456789'));
+  });
+
+  test('Vapi unreachable, a messaging workspace, no voice settings, an unknown slug', async () => {
+    const ws = await workspace({ voice: VOICE });
+    const down = await cli({ VAPI_BASE_URL: 'http://127.0.0.1:9' }, 'workspace', 'verify', ws.slug);
+    assert.equal(down.code, 1);
+    assert.match(down.stdout, /FAIL {2}API key {7}Could not reach the voice provider/);
+    const chat = await workspace({}, 'whatsapp');
+    const bare = await workspace({});
+    const [c, b, u] = await Promise.all([
+      cli({}, 'workspace', 'verify', chat.slug), cli({}, 'workspace', 'verify', bare.slug), cli({}, 'workspace', 'verify', 'nope'),
+    ]);
+    assert.deepEqual([c.code, c.stdout], [1, '']);
+    assert.match(c.stderr, /^leadintake: Workspace "verify-\d+" is a whatsapp workspace; verify checks voice settings\.\n$/);
+    assert.match(b.stderr, /has no voice settings/);
+    assert.match(u.stderr, /^leadintake: No workspace "nope"\.\n$/);
+  });
+});
