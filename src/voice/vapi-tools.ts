@@ -12,12 +12,12 @@ type Schema = Record<string, unknown>;
 const FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
 
+let functions: Array<CallTool['function']> | null = null;
+
 export function vapiCallTools(server: CallServer): CallTool[] {
-  return toolDeclarations().map((t) => ({
-    type: 'function',
-    function: { name: t.function.name, description: t.function.description, parameters: toVapiSchema(t.function.parameters) },
-    server,
-  }));
+  // The declarations never change at run time; converting them once keeps dispatch cheap.
+  functions ??= toolDeclarations().map((t) => ({ name: t.function.name, description: t.function.description, parameters: toVapiSchema(t.function.parameters) }));
+  return functions.map((f) => ({ type: 'function', function: f, server }));
 }
 
 /** One JSON Schema node in Vapi's subset. Exported for tests. */
