@@ -227,6 +227,26 @@ describe('the crash window: Vapi placed the call, we never recorded it', () => {
   });
 });
 
+describe('the crash window under concurrency', () => {
+  test('several first messages at once: one session, one reconciliation, the furthest status', async () => {
+    const leadId = await insertLead(h.app.db.pool, ws.workspaceId, { status: 'new' });
+    const call = { id: crypto.randomUUID(), orgId: 'o', createdAt: '', updatedAt: '', type: 'outboundPhoneCall', status: 'queued', cost: 0,
+      assistantOverrides: { metadata: { leadId, workspaceId: ws.workspaceId } } } as VapiCall;
+    const statuses = ['queued', 'ringing', 'in-progress', 'ringing', 'queued', 'in-progress'];
+    const answers = await Promise.all([
+      ...statuses.map((st, i) => deliver(h, ws.slug, statusUpdateMessage(call, st, at() + i), secret())),
+      deliver(h, ws.slug, toolCallsMessage(call, at(), [{ id: `call_race_${call.id}`, name: 'updateLeadProfile', args: { notes: 'Raced.' } }], 'string'), secret(), 'tools'),
+    ]);
+    assert.ok(answers.every((a) => a.status === 200), JSON.stringify(answers.map((a) => a.body)));
+    const { rows } = await h.app.db.pool.query('SELECT status FROM call_sessions WHERE lead_id = $1', [leadId]);
+    assert.deepEqual(rows, [{ status: 'in-progress' }]);
+    const types = await eventTypes(h, leadId);
+    assert.deepEqual(types.filter((t) => t === 'call.reconciled'), ['call.reconciled']);
+    assert.ok(types.includes('lead.profile_updated'), 'the tool call ran for the reconciled lead');
+    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
+  });
+});
+
 describe('tool calls', () => {
   async function toolCall(call: VapiCall, name: string, args: unknown, id = `call_${crypto.randomBytes(6).toString('hex')}`) {
     const message = toolCallsMessage(call, at(), [{ id, name, args: {} }], 'string');

@@ -45,13 +45,13 @@ export async function findOrReconcileSession(tx: PoolClient, workspaceId: string
  */
 async function reconcile(tx: PoolClient, workspaceId: string, ref: CallRef, callId: string): Promise<q.CallSession | null> {
   if (!ref.leadId || ref.workspaceId !== workspaceId) return null;
-  const lead = await q.lockLeadForReconcile(tx, workspaceId, ref.leadId);
-  if (!lead || lead.hasSession) return null;
-  if (!(await q.insertSession(tx, lead.id, callId, 'queued'))) return null;
+  // Not inserted: not such a lead, or the call was recorded meanwhile (by dispatch committing,
+  // or a concurrent message), which the lookup then finds.
+  if (!(await q.insertReconciledSession(tx, workspaceId, ref.leadId, callId))) return q.lockSession(tx, workspaceId, callId);
   const data = { providerCallId: callId };
-  const moved = await transitionLead(tx, { leadId: lead.id, to: 'in_conversation', actor: 'system', event: { type: 'call.reconciled', data } });
+  const moved = await transitionLead(tx, { leadId: ref.leadId, to: 'in_conversation', actor: 'system', event: { type: 'call.reconciled', data } });
   // An operator may have taken the lead over meanwhile: the call is still recorded, the status kept.
-  if (!moved.ok) await recordLeadEvent(tx, lead.id, 'call.reconciled', { ...data, status: lead.status, actor: 'system' });
+  if (!moved.ok && moved.reason === 'refused') await recordLeadEvent(tx, ref.leadId, 'call.reconciled', { ...data, status: moved.status, actor: 'system' });
   return q.lockSession(tx, workspaceId, callId);
 }
 

@@ -1,4 +1,3 @@
-import type { LeadStatus } from '../agent/lead-state.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { SessionState } from './call-session-merge.ts';
 
@@ -54,28 +53,19 @@ export async function updateSession(db: Queryable, id: string, s: SessionState):
   );
 }
 
-export interface ReconcileTarget {
-  id: string;
-  status: LeadStatus;
-  hasSession: boolean;
-}
-
-/** The lead named by a message's metadata, locked, and whether it has any call session. */
-export async function lockLeadForReconcile(db: Queryable, workspaceId: string, leadId: string): Promise<ReconcileTarget | null> {
-  const { rows } = await db.query(
-    `SELECT l.id, l.status, EXISTS (SELECT 1 FROM call_sessions c WHERE c.lead_id = l.id) AS has_session
-       FROM leads l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE OF l`,
-    [leadId, workspaceId],
-  );
-  const r = rows[0];
-  return r ? { id: r.id, status: r.status, hasSession: r.has_session } : null;
-}
-
-/** False when the call id is already recorded (for any lead). */
-export async function insertSession(db: Queryable, leadId: string, providerCallId: string, status: string): Promise<boolean> {
+/**
+ * Records the call as the session of the lead its metadata names, if that lead is in the workspace
+ * and has no call session at all; false otherwise, or when the call id is already recorded. The
+ * session is inserted before the lead is locked: the order voice dispatch uses (its one statement
+ * inserts the session, then updates the lead), so the two never wait for each other in a circle.
+ */
+export async function insertReconciledSession(db: Queryable, workspaceId: string, leadId: string, providerCallId: string): Promise<boolean> {
   const { rowCount } = await db.query(
-    `INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) ON CONFLICT (provider_call_id) DO NOTHING`,
-    [leadId, providerCallId, status],
+    `INSERT INTO call_sessions (lead_id, provider_call_id, status)
+     SELECT l.id, $3, 'queued' FROM leads l
+      WHERE l.id = $1 AND l.workspace_id = $2 AND NOT EXISTS (SELECT 1 FROM call_sessions c WHERE c.lead_id = l.id)
+     ON CONFLICT (provider_call_id) DO NOTHING`,
+    [leadId, workspaceId, providerCallId],
   );
   return rowCount === 1;
 }
