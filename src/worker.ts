@@ -32,7 +32,7 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
     providers: d.providers ?? defaultConversationProviders(d.config),
     ...(d.config.OPENAI_API_KEY ? { globalLlmKey: d.config.OPENAI_API_KEY } : {}),
   });
-  const worker = new TurnWorker({ boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY });
+  const worker = new TurnWorker({ boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY, pollSeconds: d.config.JOB_POLL_SECONDS });
   await worker.start();
   return worker;
 }

@@ -56,6 +56,11 @@ export const configSchema = z
     JOB_HEARTBEAT_SECONDS: wholeNumber(10, 3600).default(15),
     /** How often pg-boss looks for lapsed heartbeats (and refreshes queue statistics). */
     JOB_MONITOR_SECONDS: wholeNumber(1, 3600).default(20),
+    /**
+     * How often an idle worker looks for jobs that no NOTIFY announced: retries whose back-off
+     * has passed, jobs created while no worker listened. New jobs wake workers at once anyway.
+     */
+    JOB_POLL_SECONDS: wholeNumber(1, 300).default(2),
   })
   .transform((c) => ({
     ...c,

@@ -17,6 +17,8 @@ export interface TurnWorkerOptions {
   log: Logger;
   /** Turns this process runs at once. */
   concurrency: number;
+  /** Idle poll (JOB_POLL_SECONDS): jobs that become due without a NOTIFY (retries after back-off). */
+  pollSeconds?: number;
   /** Called as a job's handler starts (the bench measures enqueue → start with it). */
   onJobStart?: (job: Job<unknown>) => void;
 }
@@ -32,7 +34,15 @@ export class TurnWorker {
   async start(): Promise<void> {
     await this.#o.boss.work<unknown>(
       AGENT_TURN_QUEUE,
-      { localConcurrency: this.#o.concurrency, batchSize: 1, perJobResults: true },
+      {
+        localConcurrency: this.#o.concurrency,
+        batchSize: 1,
+        perJobResults: true,
+        // pg-boss's defaults (2 s, and 30 s while NOTIFY works) would leave a retry whose back-off
+        // has passed waiting up to 30 s: nothing announces it.
+        pollingIntervalSeconds: this.#o.pollSeconds ?? 2,
+        notifyPollingIntervalSeconds: this.#o.pollSeconds ?? 2,
+      },
       (jobs) => Promise.all(jobs.map((job) => this.#track(this.runJob(job)))),
     );
   }

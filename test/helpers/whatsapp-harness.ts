@@ -11,7 +11,7 @@ import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '
 import type { WorkspaceConfig } from '../../src/workspaces/workspace-config.ts';
 import { AGENT_TEST_NOW, SOLAR_AGENT } from './agent-harness.ts';
 import { postLead, validLead } from './http.ts';
-import { startTestApp, TestClock, type TestApp } from './test-app.ts';
+import { startTestApp, TEST_ENCRYPTION_KEY, TestClock, type TestApp } from './test-app.ts';
 
 // The WhatsApp channel end to end in one process: the real app listening on a port (the
 // simulators post signed webhooks to it), the real turn engine and worker, and the Twilio, Meta,
@@ -29,6 +29,8 @@ export interface WhatsappHarness {
   calcom: CalcomSimulator;
   worker: TurnWorker;
   baseUrl: string;
+  /** Environment for a `leadintake worker` process on this harness's database and simulators. */
+  workerEnv(extra?: Record<string, string>): Record<string, string>;
   /** A WhatsApp workspace on `provider`, with the solar agent and working Cal.com settings. */
   workspace(provider: WhatsappProvider, extra?: Partial<WorkspaceConfig>): Promise<{ slug: string; apiKey: string; workspaceId: string }>;
   /** The lead at `phone` answers as `persona` through the workspace's webhook URL. */
@@ -44,18 +46,28 @@ export interface WhatsappHarness {
 
 let counter = 0;
 
-export async function startWhatsappHarness(opts: { env?: Record<string, string> } = {}): Promise<WhatsappHarness> {
+export interface WhatsappHarnessOptions {
+  env?: Record<string, string>;
+  /** Run the outbox relay (for worker processes; in-process tests drain it instead). */
+  startRelay?: boolean;
+  /** Delays of the simulated model and lead (worker tests spread work over time with them). */
+  chatDelayMs?: number;
+  replyDelayMs?: number;
+}
+
+export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): Promise<WhatsappHarness> {
   const clock = new TestClock(AGENT_TEST_NOW);
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const [twilio, meta, chat, calcom] = await Promise.all([
-    startTwilioSimulator({ now: clock.read }),
+    startTwilioSimulator({ now: clock.read, ...(opts.replyDelayMs ? { replyDelayMs: opts.replyDelayMs } : {}) }),
     startMetaSimulator({ now: clock.read }),
-    startChatSimulator(),
+    startChatSimulator({ ...(opts.chatDelayMs ? { delayMs: opts.chatDelayMs } : {}) }),
     startCalcomSimulator({ now: clock.read, eventTypes: [DEFAULT_EVENT_TYPE] }),
   ]);
   const app = await startTestApp({
     clock,
+    ...(opts.startRelay ? { startRelay: true } : {}),
     env: {
       PORT: String(port),
       PUBLIC_BASE_URL: baseUrl,
@@ -93,6 +105,18 @@ export async function startWhatsappHarness(opts: { env?: Record<string, string> 
   }
   const harness: WhatsappHarness = {
     app, clock, twilio, meta, chat, calcom, worker, baseUrl,
+    workerEnv: (extra = {}) => ({
+      DATABASE_URL: app.db.url,
+      LEADINTAKE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      PUBLIC_BASE_URL: baseUrl,
+      TWILIO_BASE_URL: twilio.url,
+      WHATSAPP_GRAPH_BASE_URL: meta.graphBaseUrl,
+      OPENAI_BASE_URL: chat.baseUrl,
+      OPENAI_API_KEY: chat.apiKey,
+      CALCOM_BASE_URL: calcom.url,
+      LOG_LEVEL: 'warn',
+      ...extra,
+    }),
     async workspace(provider, extra = {}) {
       const slug = `wa-${process.pid}-${++counter}`;
       const whatsapp: WorkspaceConfig['whatsapp'] = provider === 'twilio'
