@@ -8,6 +8,7 @@ import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import { healthRoutes } from './http/health-routes.ts';
 import { openApiRoute } from './http/openapi.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
+import { leadBatchStatement, type LeadOp, type LeadOpResult } from './leads/lead-batch-statement.ts';
 import { leadRoutes } from './leads/lead-routes.ts';
 import { LeadService } from './leads/lead-service.ts';
 import { InboundService } from './conversation/inbound-service.ts';
@@ -35,7 +36,7 @@ export interface AppDeps {
 
 export interface App {
   http: FastifyInstance;
-  rateLimiter: RateLimiter;
+  rateLimiter: RateLimiter<LeadOp, LeadOpResult>;
   authenticator: Authenticator;
 }
 
@@ -55,7 +56,7 @@ export function buildApp(deps: AppDeps): App {
     log: deps.log,
     cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
   });
-  const rateLimiter = new RateLimiter(deps.pool, deps.clock);
+  const rateLimiter = new RateLimiter(deps.pool, deps.clock, leadBatchStatement);
   const voice = voiceChannel(deps);
   const leads = new LeadService({ pool: deps.pool, log: deps.log, voice: voice.provider, relay: deps.relay, callOptions: voice.callOptions });
 

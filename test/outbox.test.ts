@@ -18,6 +18,22 @@ const count = async (sql: string, params: unknown[] = []) => (await app.db.pool.
 const jobsFor = (leadId: string) => count("SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'agent-turn' AND data->>'leadId' = $1", [leadId]);
 
 describe('enqueue atomicity (lead + agent-turn)', () => {
+  test('one lead the database refuses fails alone; the others of its batch are committed', async () => {
+    await app.db.pool.query("ALTER TABLE leads ADD CONSTRAINT test_poison CHECK (name <> 'Poison')");
+    try {
+      const bodies = Array.from({ length: 20 }, (_, i) => ({ ...validLead(), name: i === 7 ? 'Poison' : `Lead ${i}` }));
+      const answers = await Promise.all(bodies.map((b) => postLead(app.http, key, b)));
+      answers.forEach((res, i) => assert.equal(res.status, i === 7 ? 500 : 201, `request ${i}`));
+      const created = answers.filter((a) => a.status === 201).map((a) => a.body.leadId as string);
+      assert.equal(await count('SELECT count(*)::int AS n FROM leads WHERE id = ANY($1)', [created]), 19);
+      assert.equal(await count("SELECT count(*)::int AS n FROM outbox WHERE payload->>'leadId' = ANY($1)", [created]), 19);
+      assert.equal(await count("SELECT count(*)::int AS n FROM leads WHERE name = 'Poison'"), 0);
+    } finally {
+      await app.db.pool.query('ALTER TABLE leads DROP CONSTRAINT test_poison');
+      await app.relay.drain();
+    }
+  });
+
   test('no lead without its job: when the outbox insert fails, the lead is not committed either', async () => {
     await app.db.pool.query("ALTER TABLE outbox ADD CONSTRAINT test_refuse CHECK (queue <> 'agent-turn')");
     try {

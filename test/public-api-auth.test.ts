@@ -134,6 +134,9 @@ describe('rate limit', () => {
     );
     const limited = answers.filter((a) => a.status === 429);
     assert.equal(answers.length - limited.length, 10);
+    const createdLeads = answers.filter((a) => a.status === 201).length;
+    const stored = await app.db.pool.query('SELECT count(*)::int AS n FROM leads WHERE workspace_id = $1', [ws.workspaceId]);
+    assert.equal(stored.rows[0].n, createdLeads, 'a refused POST stores nothing');
     assert.equal(limited.length, 40);
     for (const res of limited) {
       assert.deepEqual(res.body, { ok: false, error: 'Rate limit exceeded.' });
@@ -149,6 +152,16 @@ describe('rate limit', () => {
     const next = await getLead(app.http, key!.key, crypto.randomUUID());
     assert.equal(next.status, 404, 'a new window admits requests again');
     assert.equal(next.headers['ratelimit'], '"hourly";r=9;t=3600');
+  });
+
+  test('a body over 64 KiB (refused before its handler) counts too', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 2 });
+    const big = await postLead(app.http, key!.key, JSON.stringify({ ...validLead(), goal: 'x'.repeat(70 * 1024) }));
+    assert.equal(big.status, 413);
+    assert.match(String(big.headers['ratelimit']), /^"hourly";r=1;t=\d+$/);
+    assert.equal((await postLead(app.http, key!.key, 'not json')).status, 400);
+    assert.equal((await postLead(app.http, key!.key, validLead())).status, 429, 'the bad requests spent the quota');
   });
 
   test('failed authentication never spends a key\'s quota; keys count separately', async () => {

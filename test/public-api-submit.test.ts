@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { postLead, validLead } from './helpers/http.ts';
+import { postLead, uniquePhone, validLead } from './helpers/http.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
 
 let app: TestApp;
@@ -111,6 +111,18 @@ describe('POST /api/public/leads, messaging workspace', () => {
       { path: ['metadata', 'k\u0000'], message },
       { path: ['formResponses', 'q1'], message },
     ]);
+  });
+
+  test('metadata nested deeper than 32 levels is a validation issue, not a stack overflow', async () => {
+    const nest = (depth: number): unknown => (depth === 0 ? 'leaf' : [nest(depth - 1)]);
+    const ok = await postLead(app.http, key, { ...validLead(), metadata: { a: nest(31) } });
+    assert.equal(ok.status, 201, 'a value 32 levels below the body is stored');
+    for (const depth of [32, 5000]) {
+      const body = `{"name":"A","phone":"${uniquePhone()}","consent":true,"metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+      const res = await postLead(app.http, key, body);
+      assert.equal(res.status, 400, `depth ${depth}`);
+      assert.deepEqual(res.body.issues, [{ path: ['metadata'], message: 'Must not be nested more than 32 levels deep.' }]);
+    }
   });
 
   const boundaryCases: [string, Record<string, unknown>, number][] = [

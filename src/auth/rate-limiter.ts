@@ -1,13 +1,7 @@
 import type { Queryable } from '../db/pool.ts';
-import { leadsByIdsSql, toLeadWithCall, type LeadWithCall } from '../leads/lead-queries.ts';
 import type { Clock } from '../shared/clock.ts';
 
 export const WINDOW_SECONDS = 3600;
-
-const COUNT_CTE = `WITH c AS (
-  INSERT INTO rate_limit_counters AS k (api_key_id, window_start, count) VALUES ($1, $2, $3)
-  ON CONFLICT (api_key_id, window_start) DO UPDATE SET count = k.count + $3
-  RETURNING count)`;
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -17,32 +11,56 @@ export interface RateLimitDecision {
   resetSeconds: number;
 }
 
+/** The counting part of a batch: `$1` key id, `$2` window start, `$3` how many requests. */
+export interface CountParams {
+  apiKeyId: string;
+  windowStart: Date;
+  size: number;
+  limit: number;
+}
+
+/** The upsert every batch statement starts with; its CTE `c` returns the count after the batch. */
+export const COUNT_CTE = `WITH c AS (
+  INSERT INTO rate_limit_counters AS k (api_key_id, window_start, count) VALUES ($1, $2, $3)
+  ON CONFLICT (api_key_id, window_start) DO UPDATE SET count = k.count + $3
+  RETURNING count)`;
+
+export function countValues(p: CountParams): unknown[] {
+  return [p.apiKeyId, p.windowStart, p.size];
+}
+
 /**
- * A read answered by the same statement that counts the request (GET /api/public/leads/:id):
- * one round trip instead of two, and one for the whole batch instead of one per request.
- * A key belongs to one workspace, so every read of a batch shares it.
+ * What a batch runs besides counting, in the same statement. `ops[i]` belongs to the batch's
+ * i-th request (undefined: it is only counted); the i-th request is admitted when
+ * `count - size + i + 1 <= limit`, and a statement must not act for a refused request.
  */
-export interface CountedRead {
-  leadId: string;
-  workspaceId: string;
-  withCall: boolean;
+export interface BatchStatement<Op, Out> {
+  run(db: Queryable, count: CountParams, ops: ReadonlyArray<Op | undefined>): Promise<{ count: number; outputs: ReadonlyArray<Out | undefined> }>;
 }
 
-export interface Admission {
+/** A batch that only counts. */
+export const countOnly: BatchStatement<never, never> = {
+  async run(db, count) {
+    const { rows } = await db.query({ name: 'rate-limit-count', text: `${COUNT_CTE} SELECT count FROM c`, values: countValues(count) });
+    return { count: rows[0].count, outputs: [] };
+  },
+};
+
+export interface Admission<Out> {
   decision: RateLimitDecision;
-  /** The lead of a CountedRead (null when it does not exist in the workspace); undefined without one. */
-  lead?: LeadWithCall | null;
+  /** The result of the request's op; undefined without one or when it was refused. */
+  output?: Out;
 }
 
-interface Waiter {
-  read: CountedRead | undefined;
-  resolve(a: Admission): void;
+interface Waiter<Op, Out> {
+  op: Op | undefined;
+  resolve(a: Admission<Out>): void;
   reject(err: unknown): void;
 }
 
-interface KeyQueue {
+interface KeyQueue<Op, Out> {
   limit: number;
-  waiting: Waiter[];
+  waiting: Waiter<Op, Out>[];
   busy: boolean;
 }
 
@@ -55,26 +73,28 @@ interface KeyQueue {
  * Requests for one key that arrive while its statement is in flight are counted together by
  * the next statement (group counting). A single hot counter row updated once per request
  * serialised every request of that key on its row lock; batching keeps the exactness and
- * spends one statement per batch instead. The same statement also reads the leads the batch's
- * GET requests ask for: on this machine every round trip to PostgreSQL costs the sender more
- * CPU than the rest of a GET (docs/PERFORMANCE.md).
+ * spends one statement per batch instead. The same statement also does the batch's work (the
+ * `BatchStatement`: reading the GETs' leads, inserting the POSTs'), because on this machine a
+ * round trip to PostgreSQL costs more CPU than the rest of a request (docs/PERFORMANCE.md).
  */
-export class RateLimiter {
+export class RateLimiter<Op = never, Out = never> {
   readonly #db: Queryable;
   readonly #clock: Clock;
-  readonly #queues = new Map<string, KeyQueue>();
+  readonly #statement: BatchStatement<Op, Out>;
+  readonly #queues = new Map<string, KeyQueue<Op, Out>>();
 
-  constructor(db: Queryable, clock: Clock) {
+  constructor(db: Queryable, clock: Clock, statement?: BatchStatement<Op, Out>) {
     this.#db = db;
     this.#clock = clock;
+    this.#statement = statement ?? (countOnly as BatchStatement<Op, Out>);
   }
 
   async consume(apiKeyId: string, limit: number): Promise<RateLimitDecision> {
     return (await this.admit(apiKeyId, limit)).decision;
   }
 
-  /** Counts one request of the key and, in the same statement, runs its read if it has one. */
-  admit(apiKeyId: string, limit: number, read?: CountedRead): Promise<Admission> {
+  /** Counts one request of the key and, in the same statement, runs its op if it is admitted. */
+  admit(apiKeyId: string, limit: number, op?: Op): Promise<Admission<Out>> {
     return new Promise((resolve, reject) => {
       let q = this.#queues.get(apiKeyId);
       if (!q) {
@@ -82,54 +102,43 @@ export class RateLimiter {
         this.#queues.set(apiKeyId, q);
       }
       q.limit = limit;
-      q.waiting.push({ read, resolve, reject });
+      q.waiting.push({ op, resolve, reject });
       if (!q.busy) void this.#flush(apiKeyId, q);
     });
   }
 
-  async #flush(apiKeyId: string, q: KeyQueue): Promise<void> {
+  async #flush(apiKeyId: string, q: KeyQueue<Op, Out>): Promise<void> {
     q.busy = true;
     while (q.waiting.length > 0) {
       const batch = q.waiting.splice(0);
-      const limit = q.limit;
-      const now = this.#clock().getTime();
-      const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
-      const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_SECONDS * 1000 - now) / 1000));
       try {
-        const { count, leads } = await this.#countAndRead(apiKeyId, new Date(windowStart), batch);
-        const before = count - batch.length;
-        batch.forEach((w, i) => {
-          const used = before + i + 1;
-          const decision = { allowed: used <= limit, limit, remaining: Math.max(0, limit - used), resetSeconds };
-          w.resolve(w.read ? { decision, lead: leads.get(w.read.leadId) ?? null } : { decision });
-        });
+        await this.#run(apiKeyId, q.limit, batch);
       } catch (err) {
-        for (const w of batch) w.reject(err);
+        // The statement is atomic, so nothing of the batch was counted or done. One request's
+        // data must not fail the others: each runs alone, and only its own failure is its answer.
+        if (batch.length === 1) batch[0]!.reject(err);
+        else for (const w of batch) await this.#run(apiKeyId, q.limit, [w]).catch((e) => w.reject(e));
       }
     }
     q.busy = false;
     this.#queues.delete(apiKeyId);
   }
 
-  async #countAndRead(apiKeyId: string, windowStart: Date, batch: Waiter[]): Promise<{ count: number; leads: Map<string, LeadWithCall> }> {
-    const reads = batch.flatMap((w) => (w.read ? [w.read] : []));
-    const counted = [apiKeyId, windowStart, batch.length];
-    if (reads.length === 0) {
-      const { rows } = await this.#db.query({ name: 'rate-limit-count', text: `${COUNT_CTE} SELECT count FROM c`, values: counted });
-      return { count: rows[0].count, leads: new Map() };
-    }
-    const withCall = reads.some((r) => r.withCall);
-    const { rows } = await this.#db.query({
-      name: withCall ? 'rate-limit-count-read-calls' : 'rate-limit-count-read',
-      text: `${COUNT_CTE} SELECT c.count AS rate_limit_count, r.* FROM c
-               LEFT JOIN LATERAL (${leadsByIdsSql('$4', '$5', withCall)}) r ON true`,
-      values: [...counted, [...new Set(reads.map((r) => r.leadId))], reads[0]!.workspaceId],
+  async #run(apiKeyId: string, limit: number, batch: Waiter<Op, Out>[]): Promise<void> {
+    const now = this.#clock().getTime();
+    const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
+    const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_SECONDS * 1000 - now) / 1000));
+    const ops = batch.map((w) => w.op);
+    const params = { apiKeyId, windowStart: new Date(windowStart), size: batch.length, limit };
+    const { count, outputs } = ops.some((op) => op !== undefined)
+      ? await this.#statement.run(this.#db, params, ops)
+      : await countOnly.run(this.#db, params, []);
+    const before = count - batch.length;
+    batch.forEach((w, i) => {
+      const used = before + i + 1;
+      const decision = { allowed: used <= limit, limit, remaining: Math.max(0, limit - used), resetSeconds };
+      w.resolve(decision.allowed && outputs[i] !== undefined ? { decision, output: outputs[i] as Out } : { decision });
     });
-    const leads = new Map<string, LeadWithCall>();
-    for (const { rate_limit_count: _count, ...row } of rows) {
-      if (row.id) leads.set(row.id, toLeadWithCall(row));
-    }
-    return { count: rows[0].rate_limit_count, leads };
   }
 
   /** Drops counters of windows that ended; called from the maintenance loop. */

@@ -21,10 +21,10 @@ function leadValues(l: NewLead): unknown[] {
   ];
 }
 
-// One statement inserts the lead and its timeline entry (and, for messaging, the outbox row
-// of its first agent turn): one round trip, atomic, and ON CONFLICT lets the unique index
-// decide duplicates without a check-then-insert race.
-const INSERT_LEAD = (withTurn: boolean) => `
+// One statement inserts a voice lead and its timeline entry: one round trip, atomic, and ON
+// CONFLICT lets the unique index decide duplicates without a check-then-insert race.
+// (Messaging leads are inserted in batches with their outbox rows: lead-batch-statement.ts.)
+const INSERT_LEAD = `
   WITH lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
                        consent_ip, consent_user_agent, metadata, form_responses)
@@ -33,19 +33,12 @@ const INSERT_LEAD = (withTurn: boolean) => `
     RETURNING id, created_at
   ), event AS (
     INSERT INTO lead_events (lead_id, type, data, at) SELECT id, 'lead.created', $11, created_at FROM lead
-  )${withTurn ? `, turn AS (
-    INSERT INTO outbox (queue, payload)
-    SELECT 'agent-turn', jsonb_build_object('leadId', id, 'workspaceId', $1::uuid) FROM lead
-  )` : ''}
+  )
   SELECT id FROM lead`;
 
 /** Inserts a lead; null when the phone is already a lead of the workspace. */
-export async function insertLead(db: Queryable, lead: NewLead, opts: { withAgentTurn: boolean }): Promise<string | null> {
-  const { rows } = await db.query({
-    name: opts.withAgentTurn ? 'insert-lead-with-turn' : 'insert-lead',
-    text: INSERT_LEAD(opts.withAgentTurn),
-    values: leadValues(lead),
-  });
+export async function insertLead(db: Queryable, lead: NewLead): Promise<string | null> {
+  const { rows } = await db.query({ name: 'insert-lead', text: INSERT_LEAD, values: leadValues(lead) });
   return rows[0]?.id ?? null;
 }
 

@@ -1,25 +1,27 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../auth/api-key-queries.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../auth/rate-limiter.ts';
+import { rateLimitHeaders, type RateLimiter } from '../auth/rate-limiter.ts';
 import { AppError } from '../shared/errors.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import type { LeadOp, LeadOpResult } from './lead-batch-statement.ts';
 import type { LeadService } from './lead-service.ts';
 import { parseLeadSubmission } from './lead-submission.ts';
 import { leadResponse } from './lead-view.ts';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
-const LEAD_BY_ID = '/api/public/leads/:id';
 
 declare module 'fastify' {
   interface FastifyRequest {
     apiKey: ApiKeyRecord | null;
+    /** Whether the request has been counted against its key's quota. */
+    counted: boolean;
   }
 }
 
 export interface LeadRouteDeps {
   authenticator: Authenticator;
-  rateLimiter: RateLimiter;
+  rateLimiter: RateLimiter<LeadOp, LeadOpResult>;
   leads: LeadService;
   workspaces: WorkspaceService;
 }
@@ -34,21 +36,39 @@ export function leadRoutes(deps: LeadRouteDeps) {
       done(null, body),
     );
     scope.decorateRequest('apiKey', null);
-    // Authentication, then the quota: a request that fails authentication spends nothing.
-    // GET's lead is read by the statement that counts the request (one round trip), so the
-    // hook counts every request except those, which the handler counts itself.
-    scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    scope.decorateRequest('counted', false);
+    // Authentication first: a request that fails it spends nothing. The handlers then count the
+    // request in the same statement that does its work (one round trip, see RateLimiter).
+    scope.addHook('onRequest', async (request: FastifyRequest) => {
       const auth = await deps.authenticator.authenticate(request.headers.authorization);
       if (!auth.ok) throw new AppError(auth.reason);
       request.apiKey = auth.key;
-      if (request.method === 'GET' && request.routeOptions.url === LEAD_BY_ID) return;
-      admitted(reply, (await deps.rateLimiter.admit(auth.key.id, auth.key.hourlyLimit)).decision);
     });
+    // Every authenticated request counts, also one that failed before its handler ran (a body
+    // over the limit): it is counted here, and its RateLimit headers are set.
+    scope.addHook('onError', async (request, reply) => {
+      if (request.apiKey && !request.counted) await admit(request, reply).catch(() => {});
+    });
+    const admit = async (request: FastifyRequest, reply: FastifyReply, op?: LeadOp): Promise<LeadOpResult | undefined> => {
+      const key = request.apiKey!;
+      request.counted = true;
+      const { decision, output } = await deps.rateLimiter.admit(key.id, key.hourlyLimit, op);
+      void reply.headers(rateLimitHeaders(decision));
+      if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+      return output;
+    };
 
     scope.post('/api/public/leads', async (request, reply) => {
       const key = request.apiKey!;
-      const submission = parseLeadSubmission(parseJsonBody(request.body));
+      let submission;
+      try {
+        submission = parseLeadSubmission(parseJsonBody(request.body));
+      } catch (err) {
+        await admit(request, reply); // a bad request counts, and over the limit it is a 429
+        throw err;
+      }
       const result = await deps.leads.submit(submission, {
+        admit: (op) => admit(request, reply, op),
         workspace: key.workspace,
         settings: () => deps.workspaces.settingsOf(key.workspace),
         apiKeyId: key.id,
@@ -61,21 +81,15 @@ export function leadRoutes(deps: LeadRouteDeps) {
         : { ok: true, leadId: result.leadId, status: 'new', messageQueued: true };
     });
 
-    scope.get<{ Params: { id: string } }>(LEAD_BY_ID, async (request, reply) => {
+    scope.get<{ Params: { id: string } }>('/api/public/leads/:id', async (request, reply) => {
       const key = request.apiKey!;
-      const read = deps.leads.countedRead(request.params.id, key.workspace);
-      const { decision, lead } = await deps.rateLimiter.admit(key.id, key.hourlyLimit, read ?? undefined);
-      admitted(reply, decision);
-      if (!lead) throw new AppError('lead_not_found');
-      return leadResponse(lead, key.workspace.channel);
+      const read = deps.leads.readOp(request.params.id, key.workspace);
+      const result = await admit(request, reply, read ?? undefined);
+      const found = result?.kind === 'read' ? result.lead : null;
+      if (!found) throw new AppError('lead_not_found');
+      return leadResponse(found, key.workspace.channel);
     });
   };
-}
-
-/** Sets the RateLimit headers; a refused request ends here with 429. */
-function admitted(reply: FastifyReply, decision: RateLimitDecision): void {
-  void reply.headers(rateLimitHeaders(decision));
-  if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
 }
 
 function parseJsonBody(body: unknown): unknown {

@@ -1,4 +1,3 @@
-import type { CountedRead } from '../auth/rate-limiter.ts';
 import type { Pool } from '../db/pool.ts';
 import type { OutboxRelay } from '../jobs/outbox-relay.ts';
 import { AppError } from '../shared/errors.ts';
@@ -9,6 +8,7 @@ import type { CallOptions } from '../voice/voice-channel.ts';
 import type { VoiceProvider } from '../voice/voice-provider.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { VapiSettings, WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import type { LeadOp, LeadOpResult } from './lead-batch-statement.ts';
 import { renderMetadata } from './metadata-render.ts';
 import type { LeadSubmission } from './lead-submission.ts';
 import * as q from './lead-queries.ts';
@@ -19,6 +19,11 @@ export type SubmitResult =
   | { channel: 'voice'; leadId: string; providerCallId: string };
 
 export interface SubmissionContext {
+  /**
+   * Counts the request against its key's quota (throws `rate_limited` when it is over) and, in
+   * the same statement, runs `op`: a messaging lead is committed by it (lead-batch-statement.ts).
+   */
+  admit(op?: LeadOp): Promise<LeadOpResult | undefined>;
   workspace: WorkspaceRow;
   settings: () => WorkspaceSettings;
   apiKeyId: string;
@@ -66,35 +71,36 @@ export class LeadService {
   }
 
   async get(id: string, workspace: WorkspaceRow): Promise<q.LeadWithCall | null> {
-    const read = this.countedRead(id, workspace);
+    const read = this.readOp(id, workspace);
     return read ? q.findLead(this.#d.pool, read.leadId, read.workspaceId, read.withCall) : null;
   }
 
-  /** What GET /api/public/leads/:id reads (through the rate limiter's statement); null for an id that cannot exist. */
-  countedRead(id: string, workspace: WorkspaceRow): CountedRead | null {
+  /** What GET /api/public/leads/:id reads (in the statement that counts it); null for an id that cannot exist. */
+  readOp(id: string, workspace: WorkspaceRow): LeadOp & { kind: 'read' } | null {
     if (!UUID.test(id)) return null;
-    return { leadId: id, workspaceId: workspace.id, withCall: workspace.channel === 'voice' };
+    return { kind: 'read', leadId: id, workspaceId: workspace.id, withCall: workspace.channel === 'voice' };
   }
 
   async #submitMessaging(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
     const lead = newLead(s, ctx);
-    const leadId = await q.insertLead(this.#d.pool, lead, { withAgentTurn: true });
-    if (!leadId) throw await this.#duplicate(lead);
+    const result = await ctx.admit({ kind: 'insert', lead });
+    if (result?.kind !== 'inserted') throw await this.#duplicate(lead, result?.kind === 'duplicate' ? result.leadId : null);
     // The lead and its outbox row are committed: wake the relay to hand the turn to pg-boss.
     this.#d.relay.wake();
-    return { channel: 'whatsapp', leadId };
+    return { channel: 'whatsapp', leadId: result.leadId };
   }
 
   // The lead is reserved first (committed), so the unique index decides duplicates before
   // anyone is called; then the provider is called with no transaction or connection held;
   // then the outcome is recorded. A rejected call deletes the reservation.
   async #submitVoice(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
+    await ctx.admit();
     const vapi = ctx.settings().voice;
     if (!vapi) {
       throw new AppError('voice_dispatch_failed', { message: 'Voice provider is not configured for this workspace.' });
     }
     const lead = newLead(s, ctx);
-    const leadId = await q.insertLead(this.#d.pool, lead, { withAgentTurn: false });
+    const leadId = await q.insertLead(this.#d.pool, lead);
     if (!leadId) throw await this.#duplicate(lead);
 
     let result;
@@ -131,8 +137,8 @@ export class LeadService {
     return { channel: 'voice', leadId, providerCallId: result.providerCallId };
   }
 
-  async #duplicate(lead: q.NewLead): Promise<AppError> {
-    const existing = await q.findLeadIdByPhone(this.#d.pool, lead.workspaceId, lead.phoneNormalized);
+  async #duplicate(lead: q.NewLead, knownId: string | null = null): Promise<AppError> {
+    const existing = knownId ?? (await q.findLeadIdByPhone(this.#d.pool, lead.workspaceId, lead.phoneNormalized));
     return new AppError('duplicate_phone', existing ? { leadId: existing } : {});
   }
 }

@@ -65,8 +65,11 @@ export function parseLeadSubmission(body: unknown): LeadSubmission {
     throw new AppError('validation_failed', { issues: [{ path: [], message: 'The body must be a JSON object.' }] });
   }
   const consentOk = (body as { consent?: unknown }).consent === true;
-  const result = leadSubmissionSchema.safeParse(body);
-  const nul = nulIssues(body as Record<string, unknown>);
+  const nul = storageIssues(body as Record<string, unknown>);
+  // zod validates JSON values recursively: a field nested deeper than we store is left out of
+  // its input (it has its issue already) so that it cannot exhaust the stack.
+  const tooDeep = new Set(nul.filter((i) => i.message === DEPTH_MESSAGE).map((i) => i.path[0]!));
+  const result = leadSubmissionSchema.safeParse(tooDeep.size ? { ...body, ...Object.fromEntries([...tooDeep].map((f) => [f, null])) } : body);
   if (result.success && nul.length === 0 && consentOk) return normalise(result.data);
   if (result.success && nul.length === 0) throw new AppError('consent_required');
   const issues: ValidationIssue[] = result.success ? [] : result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
@@ -77,14 +80,21 @@ export function parseLeadSubmission(body: unknown): LeadSubmission {
 
 export const NUL_MESSAGE = 'Text must not contain the NUL character (\\u0000).';
 
+export const MAX_DEPTH = 32;
+export const DEPTH_MESSAGE = `Must not be nested more than ${MAX_DEPTH} levels deep.`;
+
 /**
- * PostgreSQL's text and jsonb cannot store U+0000, so a value holding it would fail at the
- * database: it is a validation error instead, reported at every path (keys included) that has one.
+ * What the database could not store, as validation issues instead of failures there:
+ * PostgreSQL's text and jsonb cannot hold U+0000 (reported at every path, keys included, that
+ * has one), and values nested deeper than MAX_DEPTH (reported once, at the field).
  */
-function nulIssues(body: Record<string, unknown>): ValidationIssue[] {
+function storageIssues(body: Record<string, unknown>): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const walk = (value: unknown, path: string[]): void => {
-    if (typeof value === 'string') {
+    // `path.length` is the container's level: the field itself (metadata) is level 1.
+    if (typeof value === 'object' && value !== null && path.length > MAX_DEPTH) {
+      if (!issues.some((i) => i.path[0] === path[0] && i.message === DEPTH_MESSAGE)) issues.push({ path: [path[0]!], message: DEPTH_MESSAGE });
+    } else if (typeof value === 'string') {
       if (value.includes('\u0000')) issues.push({ path, message: NUL_MESSAGE });
     } else if (Array.isArray(value)) {
       value.forEach((v, i) => walk(v, [...path, String(i)]));
