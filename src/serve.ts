@@ -37,7 +37,7 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
       clearInterval(pruner);
       await app.http.close();
       await relay.stop();
-      await boss.stop({ graceful: true, timeout: 10_000 });
+      await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });
       await jobsPool?.end();
       await db.close();
     },

@@ -63,7 +63,7 @@ export async function worker(config: Config, log: Logger): Promise<RunningWorker
       await relay.stop();
       // Graceful: running turns get the time to finish; those still running after it are failed
       // (and so retried elsewhere) and their abort signal fires.
-      await boss.stop({ graceful: true, timeout: 10_000 });
+      await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });
       await pool.end();
       await db.close();
     },

@@ -61,6 +61,8 @@ export const configSchema = z
      * has passed, jobs created while no worker listened. New jobs wake workers at once anyway.
      */
     JOB_POLL_SECONDS: wholeNumber(1, 300).default(2),
+    /** On SIGTERM, running turns get this long to finish; those still running are then failed (retried elsewhere). */
+    SHUTDOWN_GRACE_SECONDS: wholeNumber(1, 3600).default(10),
   })
   .transform((c) => ({
     ...c,
