@@ -100,6 +100,53 @@ describe('checkpoints', () => {
   });
 });
 
+describe('statuses that arrive before the send is recorded', () => {
+  // The provider calls back before our commit: the send's result is handed back only once the
+  // simulator has delivered its status webhooks, so they find no recorded message yet.
+  function engineWithSlowRecording() {
+    const base = defaultConversationProviders(h.app.config);
+    return new TurnEngine({
+      pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces,
+      providers: {
+        ...base,
+        messaging: (w, settings) => {
+          const real = base.messaging(w, settings)!;
+          return { name: real.name, send: async (r) => { const res = await real.send(r); await h.meta.idle(); return res; } };
+        },
+      },
+    });
+  }
+
+  it('are kept and applied when the send is recorded', async () => {
+    const raw = uniquePhone();
+    const { leadId } = await h.submit(mt.apiKey, { phone: raw });
+    await h.app.relay.drain();
+    await engineWithSlowRecording().run(leadId);
+    const { rows } = await h.app.db.pool.query(`SELECT status FROM whatsapp_messages WHERE lead_id = $1`, [leadId]);
+    assert.deepEqual(rows, [{ status: 'read' }]);
+    const early = await h.app.db.pool.query(`SELECT count(*)::int AS n FROM whatsapp_early_statuses`);
+    assert.equal(early.rows[0].n, 0);
+    assert.equal((await lead(leadId)).status, 'in_conversation');
+    await h.settle();
+  });
+
+  it('an early "failed" hands the lead to a person', async () => {
+    const raw = uniquePhone();
+    h.meta.failRecipient(raw, { code: 131026, title: 'Message undeliverable', details: 'Unable to deliver the message.' });
+    try {
+      const { leadId } = await h.submit(mt.apiKey, { phone: raw });
+      await h.app.relay.drain();
+      await engineWithSlowRecording().run(leadId);
+      assert.equal((await lead(leadId)).status, 'needs_human');
+      const { rows } = await h.app.db.pool.query(`SELECT status, error_code FROM whatsapp_messages WHERE lead_id = $1`, [leadId]);
+      assert.deepEqual(rows, [{ status: 'failed', error_code: '131026' }]);
+    } finally {
+      h.meta.failRecipient(raw, undefined);
+    }
+    await h.settle();
+  });
+});
+
 describe('the 24-hour window', () => {
   it('a reply due more than 24 hours after the lead wrote is not sent: the lead goes to a person', async () => {
     const { leadId, phone } = await leadWithTemplate();

@@ -22,15 +22,30 @@ export interface TurnSubject {
   lead: ConversationLead;
   workspace: WorkspaceRow;
   agentEnabled: boolean;
+  /** The state of the lead's unfinished turn, if any. */
+  openTurn: 'generating' | 'ready' | null;
+  /** Whether any turn was ever started (no: the first contact is due). */
+  anyTurn: boolean;
+  /** Whether the lead wrote something no turn has answered yet. */
+  unanswered: boolean;
 }
 
-/** The lead, its workspace (deleted ones included: the caller decides) and the kill switch. */
+/**
+ * The lead, its workspace (deleted ones included: the caller decides), the kill switch and where
+ * its conversation stands, in one round trip: a turn reads this before each step.
+ */
 export async function loadTurnSubject(db: Queryable, leadId: string): Promise<TurnSubject | null> {
+  // w.* keeps the workspace's own column names for workspaceFromRow; the lead's are prefixed.
   const { rows } = await db.query({
-    name: 'conversation-load-lead',
-    text: `SELECT l.id, l.workspace_id, l.status, l.name, l.phone_normalized, l.opted_out_at, l.last_inbound_at,
-                  t.data->>'actor' AS transition_actor, t.at AS transition_at
+    name: 'conversation-load-subject',
+    text: `SELECT w.*, l.id AS lead_id, l.status AS lead_status, l.name AS lead_name, l.phone_normalized AS lead_phone,
+                  l.opted_out_at AS lead_opted_out_at, l.last_inbound_at AS lead_last_inbound_at,
+                  t.data->>'actor' AS lead_transition_actor, t.at AS lead_transition_at,
+                  (SELECT state FROM agent_turns WHERE lead_id = l.id AND state IN ('generating', 'ready')) AS lead_open_turn,
+                  EXISTS (SELECT 1 FROM agent_turns WHERE lead_id = l.id) AS lead_any_turn,
+                  EXISTS (SELECT 1 FROM whatsapp_messages WHERE lead_id = l.id AND direction = 'inbound' AND turn_id IS NULL) AS lead_unanswered
              FROM leads l
+             JOIN workspaces w ON w.id = l.workspace_id
              LEFT JOIN LATERAL (
                SELECT data, at FROM lead_events e WHERE e.lead_id = l.id AND e.data ? 'to' ORDER BY e.id DESC LIMIT 1
              ) t ON true
@@ -39,22 +54,22 @@ export async function loadTurnSubject(db: Queryable, leadId: string): Promise<Tu
   });
   const r = rows[0];
   if (!r) return null;
-  const ws = await db.query({ name: 'conversation-load-workspace', text: 'SELECT * FROM workspaces WHERE id = $1', values: [r.workspace_id] });
-  const w = ws.rows[0];
-  if (!w) return null;
   return {
     lead: {
-      id: r.id,
-      workspaceId: r.workspace_id,
-      status: r.status,
-      name: r.name,
-      phoneNormalized: r.phone_normalized,
-      optedOutAt: r.opted_out_at,
-      lastInboundAt: r.last_inbound_at,
-      lastTransition: r.transition_actor ? { actor: r.transition_actor, at: r.transition_at } : null,
+      id: r.lead_id,
+      workspaceId: r.id,
+      status: r.lead_status,
+      name: r.lead_name,
+      phoneNormalized: r.lead_phone,
+      optedOutAt: r.lead_opted_out_at,
+      lastInboundAt: r.lead_last_inbound_at,
+      lastTransition: r.lead_transition_actor ? { actor: r.lead_transition_actor, at: r.lead_transition_at } : null,
     },
-    workspace: workspaceFromRow(w),
-    agentEnabled: w.agent_enabled,
+    workspace: workspaceFromRow(r),
+    agentEnabled: r.agent_enabled,
+    openTurn: r.lead_open_turn,
+    anyTurn: r.lead_any_turn,
+    unanswered: r.lead_unanswered,
   };
 }
 

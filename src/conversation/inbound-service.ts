@@ -3,6 +3,7 @@ import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import type { InboundEvent } from '../messaging/messaging-provider.ts';
 import type { Logger } from '../shared/logger.ts';
 import * as c from './conversation-queries.ts';
+import { applyDeliveryStatus, holdEarlyStatus, lockProviderMessage } from './delivery-status.ts';
 import * as m from './message-queries.ts';
 import { isOptOut } from './opt-out.ts';
 
@@ -19,13 +20,8 @@ export type InboundOutcome =
   | { kind: 'duplicate' }
   | { kind: 'unknown_sender' };
 
-export type StatusOutcome = { kind: 'applied'; leadId: string } | { kind: 'ignored'; reason: 'unknown message' | 'stale status' };
-
-/** Delivery errors that mean the 24-hour window was closed (Twilio, Meta). */
-const WINDOW_ERROR_CODES = new Set(['63016', '131047']);
-
-// Later statuses never move a message back (callbacks arrive out of order and repeat).
-const RANK: Record<string, number> = { pending: 0, accepted: 1, queued: 1, sent: 2, delivered: 3, read: 4, failed: 5, undelivered: 5, cancelled: 6 };
+/** held: no message of ours has this id yet; kept until the send is recorded (delivery-status.ts). */
+export type StatusOutcome = { kind: 'applied'; leadId: string } | { kind: 'held' } | { kind: 'stale' };
 
 export interface InboundDeps {
   pool: Pool;
@@ -78,37 +74,24 @@ export class InboundService {
    */
   async receiveStatus(workspaceId: string, provider: m.Provider, e: StatusEvent, outboundKey: string | null, log: Logger = this.#d.log): Promise<StatusOutcome> {
     const outcome = await withTransaction(this.#d.pool, (tx) => this.#status(tx, provider, e, outboundKey));
-    log.info({ workspaceId, provider, status: e.status, outcome: outcome.kind, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : { reason: outcome.reason }) }, 'whatsapp status received');
+    log.info({ workspaceId, provider, status: e.status, outcome: outcome.kind, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : {}) }, 'whatsapp status received');
     return outcome;
   }
 
   async #status(tx: PoolClient, provider: m.Provider, e: StatusEvent, outboundKey: string | null): Promise<StatusOutcome> {
+    await lockProviderMessage(tx, provider, e.providerMessageId);
     const msg = await m.lockOutbound(tx, provider, e.providerMessageId, outboundKey);
-    if (!msg) return { kind: 'ignored', reason: 'unknown message' };
+    if (!msg) {
+      // Most likely the send is not recorded yet (the provider called back first): kept for it.
+      await holdEarlyStatus(tx, provider, e.providerMessageId, e);
+      return { kind: 'held' };
+    }
     if (msg.providerMessageId !== null && msg.providerMessageId !== e.providerMessageId) {
       // The same key, another provider message: the crash window sent it twice. Recorded once per copy.
       await recordLeadEvent(tx, msg.leadId, 'message.duplicate_send', { messageId: msg.id, status: e.status, actor: 'system' });
       return { kind: 'applied', leadId: msg.leadId };
     }
-    if ((RANK[e.status] ?? 0) <= (RANK[msg.status] ?? 0)) return { kind: 'ignored', reason: 'stale status' };
-    await m.updateOutboundStatus(tx, { id: msg.id, status: e.status, providerMessageId: e.providerMessageId, errorCode: e.errorCode ?? null, errorMessage: e.errorMessage ?? null });
-    if (e.status === 'failed' || e.status === 'undelivered') await this.#deliveryFailed(tx, msg, e);
-    return { kind: 'applied', leadId: msg.leadId };
-  }
-
-  // The lead never got our message: a person has to pick the conversation up.
-  async #deliveryFailed(tx: PoolClient, msg: m.OutboundForStatus, e: StatusEvent): Promise<void> {
-    const windowClosed = e.errorCode !== undefined && WINDOW_ERROR_CODES.has(e.errorCode);
-    const data = {
-      reason: windowClosed ? 'The 24-hour WhatsApp window was closed; the message was not delivered.' : 'A WhatsApp message could not be delivered.',
-      outcome: windowClosed ? 'window_closed' : 'undelivered',
-      messageId: msg.id,
-      errorCode: e.errorCode ?? null,
-    };
-    // Only a conversation still in the agent's hands is escalated (a booked lead stays booked).
-    const active = msg.leadStatus === 'new' || msg.leadStatus === 'in_conversation';
-    const latest = active && (await m.isLatestOutbound(tx, msg.leadId, msg.id));
-    const moved = latest ? await transitionLead(tx, { leadId: msg.leadId, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } }) : null;
-    if (!moved?.ok) await recordLeadEvent(tx, msg.leadId, 'message.failed', { ...data, actor: 'system' });
+    const applied = await applyDeliveryStatus(tx, msg, e.providerMessageId, e);
+    return applied ? { kind: 'applied', leadId: msg.leadId } : { kind: 'stale' };
   }
 }

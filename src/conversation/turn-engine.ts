@@ -10,6 +10,7 @@ import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { historyMessages } from './chat-history.ts';
 import { ConversationLog, settingsSecrets } from './conversation-log.ts';
+import { applyEarlyStatuses, lockProviderMessage } from './delivery-status.ts';
 import { clearTurnRequest, loadTurnSubject, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './conversation-providers.ts';
 import { lockLead } from './lead-lock.ts';
@@ -77,20 +78,25 @@ export class TurnEngine {
   async #step(leadId: string, signal?: AbortSignal): Promise<Step> {
     const subject = await loadTurnSubject(this.#d.pool, leadId);
     if (!subject) return done('lead_not_found');
-    const open = await q.findOpenTurn(this.#d.pool, leadId);
-    if (open?.state === 'generating') return this.#generate(subject, open, signal);
-    if (open?.state === 'ready') return this.#send(subject, open);
+    if (subject.openTurn) {
+      const open = await q.findOpenTurn(this.#d.pool, leadId);
+      if (open?.state === 'generating') return this.#generate(subject, open, signal);
+      if (open?.state === 'ready') return this.#send(subject, open);
+      return CONTINUE; // finished meanwhile (cannot happen under the lead lock; harmless)
+    }
     const blocked = this.#blocked(subject, null);
     if (blocked) return done(blocked);
+    if (subject.anyTurn && !subject.unanswered) return done('nothing_to_answer');
     const settings = this.#d.workspaces.settingsOf(subject.workspace);
     const whatsapp = settings.whatsapp;
     if (!whatsapp) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
-    if (!(await q.hasAnyTurn(this.#d.pool, leadId))) {
+    if (!subject.anyTurn) {
       const variables = [firstName(subject.lead.name)];
       const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
       const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
-      await q.createFirstContactTurn(this.#d.pool, { leadId, provider: whatsapp.provider, body, variables });
-      return CONTINUE;
+      const turn = await q.createFirstContactTurn(this.#d.pool, { leadId, provider: whatsapp.provider, body, variables });
+      // Straight to the send: nothing about the lead changed since it was read.
+      return this.#send(subject, turn);
     }
     return (await q.startReplyTurn(this.#d.pool, leadId)) ? CONTINUE : done('nothing_to_answer');
   }
@@ -185,12 +191,15 @@ export class TurnEngine {
   }
 
   async #accepted(s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
+    const provider = this.#providerOf(s);
     await withTransaction(this.#d.pool, async (tx) => {
+      await lockProviderMessage(tx, provider, providerMessageId);
       await q.markAccepted(tx, { messageId: message.id, turnId: turn.id, providerMessageId });
       const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: 'agent' };
       // The first message the provider accepts starts the conversation.
       const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'in_conversation', actor: 'system', event: { type: 'message.sent', data } });
       if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'message.sent', data);
+      await applyEarlyStatuses(tx, provider, providerMessageId);
     });
     this.#d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
     return CONTINUE;
@@ -232,6 +241,10 @@ export class TurnEngine {
   // The integration log has the provider's whole answer; the process log a scrubbed line.
   #warn(s: TurnSubject, e: { provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }): void {
     this.#d.log.warn({ leadId: s.lead.id, workspaceId: s.workspace.id, provider: e.provider, kind: e.kind, httpStatus: e.httpStatus, code: e.code, detail: scrubText(e.message) }, 'whatsapp turn provider failure');
+  }
+
+  #providerOf(s: TurnSubject): 'twilio' | 'meta' {
+    return this.#d.workspaces.settingsOf(s.workspace).whatsapp?.provider ?? 'twilio';
   }
 
   #secrets(settings: WorkspaceSettings): string[] {

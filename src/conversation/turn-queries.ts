@@ -40,11 +40,6 @@ export async function findOpenTurn(db: Queryable, leadId: string): Promise<Agent
   return rows[0] ? turnFromRow(rows[0]) : null;
 }
 
-export async function hasAnyTurn(db: Queryable, leadId: string): Promise<boolean> {
-  const { rows } = await db.query({ name: 'turn-any', text: 'SELECT EXISTS (SELECT 1 FROM agent_turns WHERE lead_id = $1) AS any', values: [leadId] });
-  return rows[0].any;
-}
-
 /** The idempotency key of a turn's one outbound message: deterministic, so retries reuse it. */
 export function outboundKey(turnId: number): string {
   return `turn-${turnId}`;

@@ -107,7 +107,7 @@ export class WhatsappWebhookService {
 
   async #status(w: Found, provider: 'twilio' | 'meta', event: StatusEvent, outboundKey: string | null, log: Logger): Promise<void> {
     const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log);
-    const outcome = r.kind === 'applied' ? 'applied' : r.reason.replace(' ', '-');
+    const outcome = r.kind;
     await this.#journal.webhook({
       workspaceId: w.workspaceId, leadId: r.kind === 'applied' ? r.leadId : null, provider, kind: `status ${event.status}`, outcome,
       payload: { ...event, outboundKey }, secrets: w.secrets,
