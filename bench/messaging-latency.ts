@@ -17,7 +17,7 @@ import { createPool } from '../src/db/pool.ts';
 import { startTwilioSimulator } from '../src/messaging/twilio-simulator.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
-import { freePort, progress, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
+import { freePort, killAllChildrenNow, progress, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(ROOT, 'bin', 'leadintake.js');
@@ -113,13 +113,17 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     };
     const sendAll = async (from: number, count: number) => {
       const t0 = performance.now();
-      const pending: Promise<{ leadId: string; at: number }>[] = [];
+      const pending: Promise<{ leadId: string; at: number } | Error>[] = [];
       for (let i = 0; i < count; i++) {
         const due = t0 + (i * 1000) / rate - performance.now();
         if (due > 0) await sleep(due);
-        pending.push(post(from + i));
+        // Caught at once: a failing POST must not become an unhandled rejection mid-schedule.
+        pending.push(post(from + i).catch((err: Error) => err));
       }
-      return Promise.all(pending);
+      const results = await Promise.all(pending);
+      const failed = results.find((r) => r instanceof Error);
+      if (failed) throw failed;
+      return results as { leadId: string; at: number }[];
     };
     const waitForSends = async (from: number, count: number) => {
       const deadline = Date.now() + 60_000;
@@ -191,6 +195,7 @@ export function renderMessagingLatency(r: MessagingLatencyResult): string {
 }
 
 if (import.meta.main) {
+  process.on('exit', killAllChildrenNow);
   const databaseUrl = process.env.MESSAGING_BENCH_DATABASE_URL;
   if (!databaseUrl) {
     console.error('Set MESSAGING_BENCH_DATABASE_URL to a database the benchmark may write to.');

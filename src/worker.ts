@@ -13,7 +13,7 @@ import type { WorkspaceService } from './workspaces/workspace-service.ts';
 
 export interface JobHandlerDeps {
   config: Config;
-  /** Turns hold a connection each for their lead lock: give them a pool apart from the API's. */
+  /** Turns hold a connection each for their whole run: give them a pool apart from the API's. */
   pool: Pool;
   boss: PgBoss;
   log: Logger;
@@ -37,9 +37,12 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
   return worker;
 }
 
-/** A pool sized for WORKER_CONCURRENCY turns: a lock connection and a working one each. */
+/**
+ * A pool sized for WORKER_CONCURRENCY turns: each holds one connection (its lead lock, which also
+ * runs its queries), plus a few for the agent's tools.
+ */
 export function turnPool(url: string, config: Config): Pool {
-  return createPool(url, config.WORKER_CONCURRENCY * 2 + 2, 'leadintake-worker');
+  return createPool(url, config.WORKER_CONCURRENCY + 2, 'leadintake-worker');
 }
 
 export interface RunningWorker {

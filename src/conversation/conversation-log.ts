@@ -1,5 +1,5 @@
 import type { ChatRequest, ChatResult } from '../agent/chat-model.ts';
-import type { Pool } from '../db/pool.ts';
+import type { Queryable } from '../db/pool.ts';
 import { recordIntegrationEventSafely } from '../integrations/integration-log.ts';
 import type { SendMessageRequest, SendMessageResult } from '../messaging/messaging-provider.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -20,17 +20,15 @@ export function settingsSecrets(settings: WorkspaceSettings, globalLlmKey?: stri
 }
 
 export class ConversationLog {
-  readonly #pool: Pool;
   readonly #log: Logger;
 
-  constructor(pool: Pool, log: Logger) {
-    this.#pool = pool;
+  constructor(log: Logger) {
     this.#log = log;
   }
 
-  async modelCall(e: { workspaceId: string; leadId: string; turnId: number; request: ChatRequest; result: ChatResult; ms: number; secrets: string[] }): Promise<void> {
+  async modelCall(db: Queryable, e: { workspaceId: string; leadId: string; turnId: number; request: ChatRequest; result: ChatResult; ms: number; secrets: string[] }): Promise<void> {
     const r = e.result;
-    await recordIntegrationEventSafely(this.#pool, this.#log, {
+    await recordIntegrationEventSafely(db, this.#log, {
       provider: 'llm',
       workspaceId: e.workspaceId,
       leadId: e.leadId,
@@ -49,9 +47,9 @@ export class ConversationLog {
     });
   }
 
-  async send(e: { workspaceId: string; leadId: string; provider: string; request: SendMessageRequest; result: SendMessageResult; ms: number; secrets: string[] }): Promise<void> {
+  async send(db: Queryable, e: { workspaceId: string; leadId: string; provider: string; request: SendMessageRequest; result: SendMessageResult; ms: number; secrets: string[] }): Promise<void> {
     const r = e.result;
-    await recordIntegrationEventSafely(this.#pool, this.#log, {
+    await recordIntegrationEventSafely(db, this.#log, {
       provider: e.provider,
       workspaceId: e.workspaceId,
       leadId: e.leadId,
@@ -65,8 +63,8 @@ export class ConversationLog {
   }
 
   /** A webhook event we received and what came of it (`leadId` when it matched one). */
-  async webhook(e: { workspaceId: string; leadId: string | null; provider: string; kind: string; outcome: string; payload: unknown; secrets: string[] }): Promise<void> {
-    await recordIntegrationEventSafely(this.#pool, this.#log, {
+  async webhook(db: Queryable, e: { workspaceId: string; leadId: string | null; provider: string; kind: string; outcome: string; payload: unknown; secrets: string[] }): Promise<void> {
+    await recordIntegrationEventSafely(db, this.#log, {
       provider: e.provider,
       workspaceId: e.workspaceId,
       leadId: e.leadId,

@@ -1,12 +1,15 @@
-import type { Pool } from '../db/pool.ts';
+import type { Pool, PoolClient } from '../db/pool.ts';
 
 // One turn at a time per lead, across every worker process: a session-level advisory lock held
-// on a connection of its own for the whole turn. If the process dies, PostgreSQL drops the
-// connection and with it the lock at once, so the retried turn never waits for a lease to lapse.
-// Two leads whose ids hash alike merely take turns; correctness never depends on the hash.
+// on a connection of the turn's own for the whole turn, which also runs the turn's queries (one
+// connection per running turn). If the process dies, PostgreSQL drops the connection and with it
+// the lock at once, so the retried turn never waits for a lease to lapse. Two leads whose ids
+// hash alike merely take turns; correctness never depends on the hash.
 const LOCK_NAMESPACE = 741_322_005;
 
 export interface LeadLock {
+  /** The connection holding the lock; the turn's queries run on it. */
+  db: PoolClient;
   release(): Promise<void>;
 }
 
@@ -21,6 +24,7 @@ export async function lockLead(pool: Pool, leadId: string): Promise<LeadLock> {
   }
   let released = false;
   return {
+    db: client,
     async release() {
       if (released) return;
       released = true;
@@ -33,4 +37,17 @@ export async function lockLead(pool: Pool, leadId: string): Promise<LeadLock> {
       }
     },
   };
+}
+
+/** BEGIN … COMMIT on the turn's own connection (ROLLBACK and rethrow on error). */
+export async function inTransaction<T>(db: PoolClient, fn: (tx: PoolClient) => Promise<T>): Promise<T> {
+  await db.query('BEGIN');
+  try {
+    const result = await fn(db);
+    await db.query('COMMIT');
+    return result;
+  } catch (err) {
+    await db.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
 }

@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ChatResult } from '../agent/chat-model.ts';
 import { runTool, toolDeclarations, type ToolContext } from '../agent/tool-registry.ts';
-import type { Pool } from '../db/pool.ts';
+import type { Queryable } from '../db/pool.ts';
 import type { ChatModelChoice } from './conversation-providers.ts';
 import { toolRounds, unansweredToolCalls } from './chat-history.ts';
 import { saveTranscript } from './turn-queries.ts';
@@ -22,7 +22,8 @@ export type GenerateResult =
   | { kind: 'model_failed'; failure: Extract<ChatResult, { ok: false }> };
 
 export interface GenerateInput {
-  pool: Pool;
+  /** Where checkpoints are written (the turn's own connection). */
+  db: Queryable;
   turnId: number;
   /** The checkpoint so far (empty for a fresh turn). */
   transcript: ChatMessage[];
@@ -45,7 +46,7 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
     for (const call of unansweredToolCalls(transcript)) {
       const answer = await runTool(input.tools, call.function.name, call.function.arguments);
       transcript.push({ role: 'tool', tool_call_id: call.id, content: answer });
-      await saveTranscript(input.pool, input.turnId, transcript, 0);
+      await saveTranscript(input.db, input.turnId, transcript, 0);
     }
     if (toolRounds(transcript) >= MAX_TOOL_ROUNDS) return { kind: 'too_many_rounds' };
     const messages: ChatMessage[] = [{ role: 'system', content: await input.systemPrompt() }, ...input.history, ...transcript];
@@ -60,6 +61,6 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
       return text === '' ? { kind: 'silent' } : { kind: 'text', text };
     }
     transcript.push({ role: 'assistant', content: result.message.content, tool_calls: calls });
-    await saveTranscript(input.pool, input.turnId, transcript, 1);
+    await saveTranscript(input.db, input.turnId, transcript, 1);
   }
 }

@@ -2,7 +2,7 @@ import { agentConfigOf } from '../agent/agent-config.ts';
 import { findAgentLead } from '../agent/agent-lead-queries.ts';
 import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../agent/lead-state.ts';
 import { buildAgentPrompt } from '../agent/prompt.ts';
-import { withTransaction, type Pool } from '../db/pool.ts';
+import type { Pool, PoolClient } from '../db/pool.ts';
 import type { SendMessageResult } from '../messaging/messaging-provider.ts';
 import type { Clock } from '../shared/clock.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
@@ -13,7 +13,7 @@ import { ConversationLog, settingsSecrets } from './conversation-log.ts';
 import { applyEarlyStatuses, lockProviderMessage } from './delivery-status.ts';
 import { clearTurnRequest, loadTurnSubject, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './conversation-providers.ts';
-import { lockLead } from './lead-lock.ts';
+import { inTransaction, lockLead } from './lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
 import { clampMessage, firstName, templateText } from './outbound-text.ts';
 import { generateReply } from './reply-generator.ts';
@@ -53,35 +53,36 @@ export class TurnEngine {
 
   constructor(deps: TurnEngineDeps) {
     this.#d = deps;
-    this.#journal = new ConversationLog(deps.pool, deps.log);
+    this.#journal = new ConversationLog(deps.log);
   }
 
   /** Runs the lead's pending work; waits while another turn of the same lead runs. */
   async run(leadId: string, signal?: AbortSignal): Promise<TurnJobResult> {
     const lock = await lockLead(this.#d.pool, leadId);
+    const db = lock.db;
     try {
       // From here on a new message must enqueue a job of its own: this one may already be past it.
-      await clearTurnRequest(this.#d.pool, leadId);
+      await clearTurnRequest(db, leadId);
       for (let i = 0; i < MAX_STEPS; i++) {
         if (signal?.aborted) return { kind: 'retry', reason: 'stopped while running' };
-        const step = await this.#step(leadId, signal);
+        const step = await this.#step(db, leadId, signal);
         if (step.kind !== 'continue') return step;
       }
-      const subject = await loadTurnSubject(this.#d.pool, leadId);
-      if (subject) await requestTurn(this.#d.pool, leadId, subject.workspace.id);
+      const subject = await loadTurnSubject(db, leadId);
+      if (subject) await requestTurn(db, leadId, subject.workspace.id);
       return { kind: 'done', outcome: 'continued_in_next_job' };
     } finally {
       await lock.release();
     }
   }
 
-  async #step(leadId: string, signal?: AbortSignal): Promise<Step> {
-    const subject = await loadTurnSubject(this.#d.pool, leadId);
+  async #step(db: PoolClient, leadId: string, signal?: AbortSignal): Promise<Step> {
+    const subject = await loadTurnSubject(db, leadId);
     if (!subject) return done('lead_not_found');
     if (subject.openTurn) {
-      const open = await q.findOpenTurn(this.#d.pool, leadId);
-      if (open?.state === 'generating') return this.#generate(subject, open, signal);
-      if (open?.state === 'ready') return this.#send(subject, open);
+      const open = await q.findOpenTurn(db, leadId);
+      if (open?.state === 'generating') return this.#generate(db, subject, open, signal);
+      if (open?.state === 'ready') return this.#send(db, subject, open);
       return CONTINUE; // finished meanwhile (cannot happen under the lead lock; harmless)
     }
     const blocked = this.#blocked(subject, null);
@@ -94,11 +95,11 @@ export class TurnEngine {
       const variables = [firstName(subject.lead.name)];
       const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
       const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
-      const turn = await q.createFirstContactTurn(this.#d.pool, { leadId, provider: whatsapp.provider, body, variables });
+      const turn = await q.createFirstContactTurn(db, { leadId, provider: whatsapp.provider, body, variables });
       // Straight to the send: nothing about the lead changed since it was read.
-      return this.#send(subject, turn);
+      return this.#send(db, subject, turn);
     }
-    return (await q.startReplyTurn(this.#d.pool, leadId)) ? CONTINUE : done('nothing_to_answer');
+    return (await q.startReplyTurn(db, leadId)) ? CONTINUE : done('nothing_to_answer');
   }
 
   /**
@@ -122,18 +123,18 @@ export class TurnEngine {
     return last === null || this.#d.clock().getTime() - last.getTime() >= WINDOW_MS;
   }
 
-  async #generate(s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
+  async #generate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
     const blocked = this.#blocked(s, turn);
-    if (blocked) return this.#end(turn, 'cancelled', blocked);
-    if (this.#windowClosed(s)) return this.#escalate(s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the agent could answer.');
+    if (blocked) return this.#end(db, turn, 'cancelled', blocked);
+    if (this.#windowClosed(s)) return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the agent could answer.');
     const settings = this.#d.workspaces.settingsOf(s.workspace);
     const provider = settings.whatsapp?.provider;
     if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
     const chat = this.#d.providers.chat(settings);
-    const history = historyMessages(await conversationHistory(this.#d.pool, s.lead.id, turn.id), turn.id);
+    const history = historyMessages(await conversationHistory(db, s.lead.id, turn.id), turn.id);
     const agent = agentConfigOf(s.workspace);
     const result = await generateReply({
-      pool: this.#d.pool,
+      db,
       turnId: turn.id,
       transcript: turn.transcript,
       chat,
@@ -141,42 +142,42 @@ export class TurnEngine {
       signal,
       tools: this.#toolContext(s, settings),
       onModelCall: (request, result, ms) =>
-        this.#journal.modelCall({ workspaceId: s.workspace.id, leadId: s.lead.id, turnId: turn.id, request, result, ms, secrets: this.#secrets(settings) }),
+        this.#journal.modelCall(db, { workspaceId: s.workspace.id, leadId: s.lead.id, turnId: turn.id, request, result, ms, secrets: this.#secrets(settings) }),
       systemPrompt: async () => {
-        const lead = await findAgentLead(this.#d.pool, s.workspace.id, s.lead.id);
+        const lead = await findAgentLead(db, s.workspace.id, s.lead.id);
         if (!lead) throw new Error('lead disappeared during its turn');
         return buildAgentPrompt({ agent, lead, channel: 'whatsapp', now: this.#d.clock() });
       },
     });
     switch (result.kind) {
       case 'text':
-        await q.storeReply(this.#d.pool, { turnId: turn.id, leadId: s.lead.id, provider, text: clampMessage(result.text) });
+        await q.storeReply(db, { turnId: turn.id, leadId: s.lead.id, provider, text: clampMessage(result.text) });
         return CONTINUE;
       case 'silent':
-        await q.finishTurn(this.#d.pool, { turnId: turn.id, from: ['generating'], to: 'silent', modelCalls: 1 });
+        await q.finishTurn(db, { turnId: turn.id, from: ['generating'], to: 'silent', modelCalls: 1 });
         return CONTINUE;
       case 'too_many_rounds':
-        return this.#escalate(s, turn, 'too_many_tool_rounds', 'The agent did not reach an answer within its tool rounds.');
+        return this.#escalate(db, s, turn, 'too_many_tool_rounds', 'The agent did not reach an answer within its tool rounds.');
       case 'model_failed': {
         const f = result.failure;
         this.#warn(s, { provider: 'llm', kind: f.kind, message: f.message, ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}) });
         if (f.kind === 'insufficient_quota') {
-          return this.#escalate(s, turn, 'insufficient_quota', 'The chat model account has no quota left (insufficient_quota); nobody answered the lead.');
+          return this.#escalate(db, s, turn, 'insufficient_quota', 'The chat model account has no quota left (insufficient_quota); nobody answered the lead.');
         }
         return f.kind === 'retryable' ? { kind: 'retry', reason: f.message } : { kind: 'dead', reason: f.message };
       }
     }
   }
 
-  async #send(s: TurnSubject, turn: q.AgentTurn): Promise<Step> {
-    const message = await q.findOutbound(this.#d.pool, turn.id);
-    if (!message) return this.#end(turn, 'failed', 'message_missing');
+  async #send(db: PoolClient, s: TurnSubject, turn: q.AgentTurn): Promise<Step> {
+    const message = await q.findOutbound(db, turn.id);
+    if (!message) return this.#end(db, turn, 'failed', 'message_missing');
     // A delivery callback reached us after a crash that lost the provider's answer: already sent.
-    if (message.status !== 'pending' && message.providerMessageId) return this.#accepted(s, turn, message, message.providerMessageId);
+    if (message.status !== 'pending' && message.providerMessageId) return this.#accepted(db, s, turn, message, message.providerMessageId);
     const blocked = this.#blocked(s, turn);
-    if (blocked) return this.#end(turn, 'cancelled', blocked);
+    if (blocked) return this.#end(db, turn, 'cancelled', blocked);
     if (turn.kind === 'reply' && this.#windowClosed(s)) {
-      return this.#escalate(s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the answer could be sent.');
+      return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the answer could be sent.');
     }
     const settings = this.#d.workspaces.settingsOf(s.workspace);
     const provider = this.#d.providers.messaging(s.workspace, settings);
@@ -185,14 +186,14 @@ export class TurnEngine {
     const started = Date.now();
     const result = await provider.send(request);
     const ms = Date.now() - started;
-    await this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: provider.name, request, result, ms, secrets: this.#secrets(settings) });
-    if (result.ok) return this.#accepted(s, turn, message, result.providerMessageId);
-    return this.#sendFailed(s, turn, provider.name, result);
+    await this.#journal.send(db, { workspaceId: s.workspace.id, leadId: s.lead.id, provider: provider.name, request, result, ms, secrets: this.#secrets(settings) });
+    if (result.ok) return this.#accepted(db, s, turn, message, result.providerMessageId);
+    return this.#sendFailed(db, s, turn, provider.name, result);
   }
 
-  async #accepted(s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
+  async #accepted(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
     const provider = this.#providerOf(s);
-    await withTransaction(this.#d.pool, async (tx) => {
+    await inTransaction(db, async (tx) => {
       await lockProviderMessage(tx, provider, providerMessageId);
       await q.markAccepted(tx, { messageId: message.id, turnId: turn.id, providerMessageId });
       const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: 'agent' };
@@ -205,7 +206,7 @@ export class TurnEngine {
     return CONTINUE;
   }
 
-  async #sendFailed(s: TurnSubject, turn: q.AgentTurn, provider: string, r: Extract<SendMessageResult, { ok: false }>): Promise<Step> {
+  async #sendFailed(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, provider: string, r: Extract<SendMessageResult, { ok: false }>): Promise<Step> {
     this.#warn(s, { provider, kind: r.kind, message: r.message, ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}), ...(r.code !== undefined ? { code: r.code } : {}) });
     switch (r.kind) {
       case 'transient':
@@ -215,15 +216,15 @@ export class TurnEngine {
         // the dead job afterwards sends it.
         return { kind: 'dead', reason: `${provider} refused the workspace's settings: ${r.message}` };
       case 'window_closed':
-        return this.#escalate(s, turn, 'window_closed', 'The 24-hour WhatsApp window is closed; the provider refused a free-form message.');
+        return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window is closed; the provider refused a free-form message.');
       case 'recipient':
-        return this.#escalate(s, turn, 'recipient_unreachable', 'The lead cannot be reached on WhatsApp at this number.');
+        return this.#escalate(db, s, turn, 'recipient_unreachable', 'The lead cannot be reached on WhatsApp at this number.');
     }
   }
 
   /** Ends the turn without sending and hands the lead to a person, saying why, in one transaction. */
-  async #escalate(s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string): Promise<Step> {
-    await withTransaction(this.#d.pool, async (tx) => {
+  async #escalate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string): Promise<Step> {
+    await inTransaction(db, async (tx) => {
       await q.finishTurn(tx, { turnId: turn.id, from: ['generating', 'ready'], to: 'failed', outcome });
       const data = { reason, outcome, turnId: turn.id };
       const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } });
@@ -233,8 +234,8 @@ export class TurnEngine {
     return done(outcome);
   }
 
-  async #end(turn: q.AgentTurn, to: 'cancelled' | 'failed', outcome: string): Promise<Step> {
-    await q.finishTurn(this.#d.pool, { turnId: turn.id, from: ['generating', 'ready'], to, outcome });
+  async #end(db: PoolClient, turn: q.AgentTurn, to: 'cancelled' | 'failed', outcome: string): Promise<Step> {
+    await q.finishTurn(db, { turnId: turn.id, from: ['generating', 'ready'], to, outcome });
     return done(outcome);
   }
 

@@ -44,7 +44,7 @@ export class WhatsappWebhookService {
 
   constructor(deps: WhatsappWebhookDeps) {
     this.#d = deps;
-    this.#journal = new ConversationLog(deps.pool, deps.log);
+    this.#journal = new ConversationLog(deps.log);
   }
 
   /** An inbound Twilio message (form body as received, `pathAndQuery` as the request URL). */
@@ -102,13 +102,13 @@ export class WhatsappWebhookService {
       outcome = r.kind.replace('_', '-');
       leadId = 'leadId' in r ? r.leadId : null;
     }
-    await this.#journal.webhook({ workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets });
+    await this.#journal.webhook(this.#d.pool, { workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets });
   }
 
   async #status(w: Found, provider: 'twilio' | 'meta', event: StatusEvent, outboundKey: string | null, log: Logger): Promise<void> {
     const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log);
     const outcome = r.kind;
-    await this.#journal.webhook({
+    await this.#journal.webhook(this.#d.pool, {
       workspaceId: w.workspaceId, leadId: r.kind === 'applied' ? r.leadId : null, provider, kind: `status ${event.status}`, outcome,
       payload: { ...event, outboundKey }, secrets: w.secrets,
     });
