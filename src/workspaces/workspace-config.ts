@@ -77,7 +77,7 @@ export const whatsappSettingsSchema = z.discriminatedUnion('provider', [twilioWh
 /** Per-workspace chat model; each field overrides OPENAI_BASE_URL, OPENAI_API_KEY, LLM_MODEL. */
 export const llmSettingsSchema = z
   .object({
-    baseUrl: z.url().optional(),
+    baseUrl: z.url({ protocol: /^https?$/, error: 'llm.baseUrl must be an http(s) URL such as http://localhost:11434/v1' }).optional(),
     apiKey: z.string().trim().min(1).optional(),
     model: z.string().trim().min(1).max(200).optional(),
   })
