@@ -33,6 +33,8 @@ export interface MessagingLatencyOptions {
   ratePerSecond?: number;
   /** Leads sent first and not measured. Default 50. */
   warmupLeads?: number;
+  /** Node flags of the service process. Default as `npm start`: ['--max-semi-space-size=8']. */
+  nodeArgs?: string[];
 }
 
 export interface LatencyStats {
@@ -88,7 +90,8 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     progress(`messaging: starting leadintake serve (job handlers in-process) on ${url}`);
-    service = startChild('leadintake serve (messaging)', process.execPath, [BIN, 'serve', '--port', String(port)], {
+    const nodeArgs = opts.nodeArgs ?? ['--max-semi-space-size=8'];
+    service = startChild('leadintake serve (messaging)', process.execPath, [...nodeArgs, BIN, 'serve', '--port', String(port)], {
       cwd: ROOT,
       env: {
         ...process.env,

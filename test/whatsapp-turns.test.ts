@@ -40,6 +40,29 @@ const turns = async (id: string) => (await h.app.db.pool.query('SELECT kind, sta
 const jobsOf = async (id: string) =>
   (await h.app.db.pool.query(`SELECT name, state, retry_count FROM pgboss.job WHERE data->>'leadId' = $1 ORDER BY created_on`, [id])).rows;
 
+describe("the model's request", () => {
+  it('the agent core prompt with what else we know, the conversation so far and the six tools', async () => {
+    const raw = uniquePhone();
+    const phone = `+${raw.replace(/\D/g, '')}`;
+    await h.submit(tw.apiKey, { phone: raw, name: 'Grace Hopper', metadata: { source: 'spring campaign', roofSize: 42 } });
+    await h.settle();
+    const before = h.chat.requests.length;
+    await h.leadSays('twilio', tw.slug, phone, 'Hello! Yes, I own it.');
+    await h.settle();
+    const body = h.chat.requests[before]!.body as { model: string; messages: Array<{ role: string; content: string | null }>; tools: Array<{ function: { name: string } }> };
+    assert.equal(body.model, h.app.config.LLM_MODEL);
+    const system = body.messages[0]!;
+    assert.equal(system.role, 'system');
+    assert.match(system.content!, /## What else we know about this lead\n[^#]*spring campaign/);
+    assert.match(system.content!, /- Name: Grace Hopper/);
+    assert.ok(!system.content!.includes(phone.slice(1)), 'the phone number is not in the prompt');
+    assert.deepEqual(body.messages.slice(1).map((m) => m.role), ['assistant', 'user']);
+    assert.match(body.messages[1]!.content!, /template/);
+    assert.equal(body.messages[2]!.content, 'Hello! Yes, I own it.');
+    assert.deepEqual(body.tools.map((t) => t.function.name).sort(), ['bookConsult', 'endConversation', 'escalateToHuman', 'listSlots', 'markUnqualified', 'updateLeadProfile']);
+  });
+});
+
 describe('checkpoints', () => {
   it('a model failing 3 times then answering: sent once, on the 4th model request', async () => {
     const { leadId, phone } = await leadWithTemplate();
