@@ -62,7 +62,11 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   });
   const logs: string[] = [];
   const log = createLogger(config.LOG_LEVEL, { write: (line: string) => void logs.push(line) });
-  const boss = await startBoss(db.url, log);
+  // A database server out of connections must fail this file, not leave it hanging on open pools.
+  const boss = await startBoss(db.url, log).catch(async (err) => {
+    await db.drop().catch(() => {});
+    throw err;
+  });
   const relay = new OutboxRelay({ pool: db.pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
   if (opts.startRelay) relay.start();
   const workspaces = new WorkspaceService(db.pool, new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)), config.DEFAULT_HOURLY_LIMIT);

@@ -18,7 +18,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
   const url = u.toString();
-  const pool = createPool(url, 30);
+  // Small: two files run at once, and the machine's PostgreSQL allows 100 connections in all.
+  const pool = createPool(url, 10);
   return {
     url,
     pool,

@@ -115,6 +115,8 @@ export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): P
       OPENAI_API_KEY: chat.apiKey,
       CALCOM_BASE_URL: calcom.url,
       LOG_LEVEL: 'warn',
+      // Child processes share the machine's 100 PostgreSQL connections with the other test files.
+      DB_POOL_MAX: '4',
       ...extra,
     }),
     async workspace(provider, extra = {}) {
