@@ -133,11 +133,13 @@ async function main(): Promise<void> {
     cpu.servicePid = null;
   }
 
-  // The service. Its stdout (pino's JSON log at LOG_LEVEL=info) goes to /dev/null.
+  // The service. Its stdout (pino's JSON log at LOG_LEVEL=info) goes to /dev/null. The API alone
+  // (`--no-worker`): issue 2's targets are about the public API; the agent turns its POSTs
+  // enqueue are measured by the messaging-latency part of the bench. Node flags as `npm start`.
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   progress(`starting the service on ${url} (stdout → /dev/null)`);
-  const service = startChild('leadintake serve', process.execPath, [BIN, 'serve', '--port', String(port)], { cwd: ROOT, env });
+  const service = startChild('leadintake serve', process.execPath, ['--max-semi-space-size=8', BIN, 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
   await waitForHttp200(`${url}/readyz`, service, 60_000);
   const pid = service.child.pid!;
   cpu.servicePid = pid;

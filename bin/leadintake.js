@@ -1,4 +1,6 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
+// --max-semi-space-size=8 (also in `npm start`): V8's young generation otherwise grows to
+// 3 × 16 MB under load for a few percent of throughput (docs/PERFORMANCE.md).
 // Entry point of the `leadintake` command. The sources are TypeScript run by Node's
 // built-in type stripping (on by default from Node 22.18 / 23.6). On an older 22.x we
 // re-run ourselves with the flag rather than ship a build step.

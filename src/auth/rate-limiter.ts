@@ -61,8 +61,15 @@ interface Waiter<Op, Out> {
 interface KeyQueue<Op, Out> {
   limit: number;
   waiting: Waiter<Op, Out>[];
-  busy: boolean;
+  inFlight: number;
 }
+
+/**
+ * Statements of one key in flight at once. One would leave PostgreSQL idle while Node handles
+ * a batch's answers, and Node idle while PostgreSQL runs the statement; two overlap them. More
+ * would only queue on the counter row's lock.
+ */
+const LANES = 2;
 
 /**
  * Fixed hourly windows counted in PostgreSQL, so the limit holds across processes and
@@ -98,17 +105,19 @@ export class RateLimiter<Op = never, Out = never> {
     return new Promise((resolve, reject) => {
       let q = this.#queues.get(apiKeyId);
       if (!q) {
-        q = { limit, waiting: [], busy: false };
+        q = { limit, waiting: [], inFlight: 0 };
         this.#queues.set(apiKeyId, q);
       }
       q.limit = limit;
       q.waiting.push({ op, resolve, reject });
-      if (!q.busy) void this.#flush(apiKeyId, q);
+      if (q.inFlight < LANES) void this.#flush(apiKeyId, q);
     });
   }
 
+  // Each statement's count is atomic, so batches of one key in flight together still admit
+  // exactly `limit` in all: each batch is decided by the count its own statement returned.
   async #flush(apiKeyId: string, q: KeyQueue<Op, Out>): Promise<void> {
-    q.busy = true;
+    q.inFlight++;
     while (q.waiting.length > 0) {
       const batch = q.waiting.splice(0);
       try {
@@ -120,8 +129,7 @@ export class RateLimiter<Op = never, Out = never> {
         else for (const w of batch) await this.#run(apiKeyId, q.limit, [w]).catch((e) => w.reject(e));
       }
     }
-    q.busy = false;
-    this.#queues.delete(apiKeyId);
+    if (--q.inFlight === 0) this.#queues.delete(apiKeyId);
   }
 
   async #run(apiKeyId: string, limit: number, batch: Waiter<Op, Out>[]): Promise<void> {
