@@ -20,7 +20,8 @@ import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
 import { freePort, killAllChildrenNow, progress, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = path.join(ROOT, 'bin', 'leadintake.js');
+// The compiled service, as `npm start` runs it (bench/run.ts builds it first).
+const BIN = path.join(ROOT, 'dist', 'cli', 'main.js');
 
 export interface MessagingLatencyOptions {
   /** A database the service may migrate and write to (bench/run.ts passes its `leadintake_bench`). */

@@ -102,7 +102,7 @@ export function renderReport(r: BenchResults): string {
   lines.push(
     `${m.cpus} CPUs; Node ${m.node}; ${m.postgres}; ${m.pgbench}; database: ${m.database}.`,
     `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, and a wait (≤ 15 s) for other processes on the machine to go quiet.`,
-    `Service: \`node --max-semi-space-size=8 bin/leadintake.js serve --no-worker\` (the flag as in \`npm start\`) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
+    `Service: \`node --max-semi-space-size=8 dist/cli/main.js serve --no-worker\` (built and flagged as \`npm start\` does) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
     "Load generator: autocannon (programmatic, in the bench process, pipelining 1) on the same 2 cores; closed-loop latencies from autocannon's per-response timings.",
     '',
   );

@@ -12,6 +12,8 @@ import { eventually, spawnWorker, type WorkerProcess } from './helpers/worker-pr
 // runs them alone; SIGTERM lets running turns finish, or releases them to another worker.
 
 const BIN = fileURLToPath(new URL('../bin/leadintake.js', import.meta.url));
+// What `npm start` runs: the compiled build (scripts/run-tests.ts builds it before the suite).
+const COMPILED = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
 let h: WhatsappHarness;
 let ws: { slug: string; apiKey: string; workspaceId: string };
@@ -34,9 +36,9 @@ async function stopAll(): Promise<void> {
 const query = async (sql: string, values: unknown[] = []) => (await h.app.db.pool.query(sql, values)).rows;
 const sentTo = (phone: string) => h.twilio.messages.filter((m) => m.to === phone);
 
-async function startServe(args: string[]): Promise<{ url: string }> {
+async function startServe(args: string[], entry = BIN): Promise<{ url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), ...args], {
+  const child = spawn(process.execPath, [entry, 'serve', '--port', String(port), ...args], {
     env: { PATH: process.env.PATH ?? '', ...h.workerEnv({ JOB_POLL_SECONDS: '1' }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -61,8 +63,8 @@ function worker(extra: Record<string, string> = {}): WorkerProcess {
 }
 
 describe('where the job handlers run', { concurrency: false }, () => {
-  it('serve runs them in-process: a POST is followed by the first WhatsApp message', async () => {
-    const { url } = await startServe([]);
+  it('serve runs them in-process: a POST is followed by the first WhatsApp message (the compiled build npm start runs)', async () => {
+    const { url } = await startServe([], COMPILED);
     const { phone } = await postTo(url);
     await eventually('the template', async () => (sentTo(phone).length === 1 ? true : undefined), 30_000);
     assert.equal(sentTo(phone)[0]!.kind, 'template');

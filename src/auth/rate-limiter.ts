@@ -65,11 +65,11 @@ interface KeyQueue<Op, Out> {
 }
 
 /**
- * Statements of one key in flight at once. One would leave PostgreSQL idle while Node handles
- * a batch's answers, and Node idle while PostgreSQL runs the statement; two overlap them. More
- * would only queue on the counter row's lock.
+ * One statement of a key in flight at a time: the requests that arrive meanwhile make the next
+ * batch. Two or four in flight were measured slower (smaller batches, more statements per
+ * request; docs/PERFORMANCE.md).
  */
-const LANES = 2;
+const LANES = 1;
 
 /**
  * Fixed hourly windows counted in PostgreSQL, so the limit holds across processes and
@@ -114,8 +114,8 @@ export class RateLimiter<Op = never, Out = never> {
     });
   }
 
-  // Each statement's count is atomic, so batches of one key in flight together still admit
-  // exactly `limit` in all: each batch is decided by the count its own statement returned.
+  // Each statement's count is atomic and each batch is decided by the count its own statement
+  // returned, so the limit stays exact also with several processes counting the same key.
   async #flush(apiKeyId: string, q: KeyQueue<Op, Out>): Promise<void> {
     q.inFlight++;
     while (q.waiting.length > 0) {

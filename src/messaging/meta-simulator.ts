@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { personaReply, type LeadPersonaName } from './lead-personas.ts';
 import {
@@ -10,6 +9,7 @@ import {
   META_SIM, type MetaSimFailure, type MetaSimPhoneNumber, type MetaSimRequest, type MetaSimSend, type MetaSimulator,
   type MetaSimulatorOptions, type PersonaOptions,
 } from './meta-sim-types.ts';
+import { startLocalHttpServer } from '../shared/local-http-server.ts';
 import {
   messageWebhook, newDelivery, newWamid, postWebhook, SerialQueues, statusWebhook,
   type MetaSimDelivery, type StatusError,
@@ -45,7 +45,6 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
   const sends: MetaSimSend[] = [];
   const deliveries: MetaSimDelivery[] = [];
   const queues = new SerialQueues();
-  const sockets = new Set<Socket>();
   const closing = new AbortController();
   const statuses = opts.statuses ?? ['sent', 'delivered', 'read'];
   const webhookTimeoutMs = opts.webhookTimeoutMs ?? 5000;
@@ -157,21 +156,8 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     res.end(text);
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent && !res.destroyed) res.writeHead(500).end();
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const http = await startLocalHttpServer(handle, { port: opts.port, onFailure: (res) => void res.writeHead(500).end() });
+  const { url } = http;
 
   return {
     url,
@@ -209,12 +195,10 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
       else recipientFailures.delete(digits(phone));
     },
     idle: () => queues.idle(),
-    close: () =>
-      new Promise<void>((resolve) => {
-        closing.abort();
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
+    close: () => {
+      closing.abort();
+      return http.close();
+    },
   };
 }
 

@@ -4,8 +4,7 @@
 // the "Couldn't Get …" messages. Wording we could not confirm against the live API is marked
 // UNCONFIRMED. With a persona it also plays the call against the server URL the call was created
 // with (vapi-call-player.ts, vapi-personas.ts).
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallPlayer, type Delivery, type PlayOptions, type PlayResult } from './vapi-call-player.ts';
@@ -13,6 +12,7 @@ import { hmacPlanWithDefaults, type HmacPlan } from './vapi-hmac.ts';
 import type { VapiPersona } from './vapi-personas.ts';
 import type { VapiCall } from './vapi-sim-messages.ts';
 import { isObject, validateCreateCall, type Json } from './vapi-simulator-validation.ts';
+import { startLocalHttpServer } from '../shared/local-http-server.ts';
 
 export type { VapiCall } from './vapi-sim-messages.ts';
 export type { Delivery, PlayOptions, PlayResult } from './vapi-call-player.ts';
@@ -118,7 +118,6 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
   const requests: RecordedRequest[] = [];
   const deliveries: Delivery[] = [];
   const playbacks: Promise<PlayResult>[] = [];
-  const sockets = new Set<Socket>();
   const closing = new AbortController(); // aborts pending `slow` waits and playbacks on close()
   const playerDeps = { now, signal: closing.signal, credentials, onDelivery: (d: Delivery) => void deliveries.push(d) };
 
@@ -237,24 +236,9 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     send(res, status, body);
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent && !res.destroyed) send(res, 500, { message: 'Internal server error', statusCode: 500 });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-
+  const http = await startLocalHttpServer(handle, { port: opts.port, onFailure: (res) => send(res, 500, { message: 'Internal server error', statusCode: 500 }) });
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: http.url,
     calls,
     requests,
     deliveries,
@@ -279,11 +263,9 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     },
     addAssistant: (id) => void assistants.set(id, new Date().toISOString()),
     addPhoneNumber: (id) => void phoneNumbers.set(id, new Date().toISOString()),
-    close: () =>
-      new Promise<void>((resolve) => {
-        closing.abort();
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy(); // keep-alive and pending requests
-      }),
+    close: () => {
+      closing.abort();
+      return http.close();
+    },
   };
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { validateChatRequest, type ValidChatRequest } from './chat-request-validation.ts';
 import { openAIError } from './openai-wire.ts';
 import { scriptedReply, type AssistantReply } from './scripted-policy.ts';
+import { startLocalHttpServer } from '../../shared/local-http-server.ts';
 
 // A local stand-in for an OpenAI-compatible chat-completions server (providers.md §5): the same
 // route, Bearer check, error bodies and response shape, with a deterministic "model" (the
@@ -120,7 +120,6 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
   let delayMs = opts.delayMs ?? 0;
   const failures: ChatFailure[] = [];
   const requests: RecordedChatRequest[] = [];
-  const sockets = new Set<Socket>();
   const closing = new AbortController(); // ends hangs and delays on close()
 
   /** Waits `ms` (forever when undefined); false when the client left or the simulator closes. */
@@ -188,22 +187,8 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
     send(res, 200, completion(checked.request), { 'openai-processing-ms': String(delayMs) });
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent && !res.destroyed) send(res, 500, openAIError('The server had an error while processing your request. Sorry about that!', 'server_error'));
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  const url = `http://127.0.0.1:${port}`;
+  const http = await startLocalHttpServer(handle, { port: opts.port, onFailure: (res) => send(res, 500, openAIError('The server had an error while processing your request. Sorry about that!', 'server_error')) });
+  const { url } = http;
 
   return {
     url,
@@ -216,11 +201,9 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
     clearFailures: () => void (failures.length = 0),
     setDelay: (ms) => void (delayMs = ms),
     setPolicy: (p) => void (policy = p),
-    close: () =>
-      new Promise<void>((resolve) => {
-        closing.abort();
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy(); // keep-alive and hanging requests
-      }),
+    close: () => {
+      closing.abort();
+      return http.close();
+    },
   };
 }
