@@ -90,6 +90,8 @@ describe('worker processes', { concurrency: false }, () => {
     // The kills did land on running turns (else this test proves nothing).
     const [retried] = await query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'agent-turn' AND retry_count > 0`);
     assert.ok(retried.n > 0, 'no turn was interrupted by a kill');
+    // The last sends' delivery callbacks may still be on their way to the app.
+    await h.twilio.idle();
     const [outbound] = await query(`SELECT count(*)::int AS n FROM whatsapp_messages WHERE direction = 'outbound' AND status NOT IN ('delivered', 'read')`);
     assert.equal(outbound.n, 0);
   });
