@@ -131,7 +131,11 @@ describe('shutdown', { concurrency: false }, () => {
     }
     worker();
     await eventually('the answer from the other worker', async () => (sentTo(phone).length === 2 ? true : undefined), 30_000);
-    const jobs = await query(`SELECT state, retry_count FROM pgboss.job WHERE name = 'agent-turn' AND data->>'leadId' = $1 ORDER BY created_on DESC LIMIT 1`, [leadId]);
-    assert.deepEqual(jobs[0], { state: 'completed', retry_count: 1 });
+    // The send lands before the worker records it and completes the job: wait for that too.
+    const latestJob = async () =>
+      (await query(`SELECT state, retry_count FROM pgboss.job WHERE name = 'agent-turn' AND data->>'leadId' = $1 ORDER BY created_on DESC LIMIT 1`, [leadId]))[0];
+    const job = await eventually('the job to complete', async () => ((await latestJob())?.state === 'active' ? undefined : latestJob()), 30_000);
+    assert.deepEqual(job, { state: 'completed', retry_count: 1 });
+    assert.equal(sentTo(phone).length, 2, 'sent once by the second worker');
   });
 });
