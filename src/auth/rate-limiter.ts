@@ -39,7 +39,7 @@ export interface BatchStatement<Op, Out> {
 }
 
 /** A batch that only counts. */
-export const countOnly: BatchStatement<never, never> = {
+const countOnly: BatchStatement<never, never> = {
   async run(db, count) {
     const { rows } = await db.query({ name: 'rate-limit-count', text: `${COUNT_CTE} SELECT count FROM c`, values: countValues(count) });
     return { count: rows[0].count, outputs: [] };
@@ -61,15 +61,13 @@ interface Waiter<Op, Out> {
 interface KeyQueue<Op, Out> {
   limit: number;
   waiting: Waiter<Op, Out>[];
-  inFlight: number;
+  /**
+   * One statement of a key in flight at a time: the requests that arrive meanwhile make the next
+   * batch. Two or four in flight were measured slower (smaller batches, more statements per
+   * request; docs/PERFORMANCE.md).
+   */
+  busy: boolean;
 }
-
-/**
- * One statement of a key in flight at a time: the requests that arrive meanwhile make the next
- * batch. Two or four in flight were measured slower (smaller batches, more statements per
- * request; docs/PERFORMANCE.md).
- */
-const LANES = 1;
 
 /**
  * Fixed hourly windows counted in PostgreSQL, so the limit holds across processes and
@@ -84,20 +82,16 @@ const LANES = 1;
  * `BatchStatement`: reading the GETs' leads, inserting the POSTs'), because on this machine a
  * round trip to PostgreSQL costs more CPU than the rest of a request (docs/PERFORMANCE.md).
  */
-export class RateLimiter<Op = never, Out = never> {
+export class RateLimiter<Op, Out> {
   readonly #db: Queryable;
   readonly #clock: Clock;
   readonly #statement: BatchStatement<Op, Out>;
   readonly #queues = new Map<string, KeyQueue<Op, Out>>();
 
-  constructor(db: Queryable, clock: Clock, statement?: BatchStatement<Op, Out>) {
+  constructor(db: Queryable, clock: Clock, statement: BatchStatement<Op, Out>) {
     this.#db = db;
     this.#clock = clock;
-    this.#statement = statement ?? (countOnly as BatchStatement<Op, Out>);
-  }
-
-  async consume(apiKeyId: string, limit: number): Promise<RateLimitDecision> {
-    return (await this.admit(apiKeyId, limit)).decision;
+    this.#statement = statement;
   }
 
   /** Counts one request of the key and, in the same statement, runs its op if it is admitted. */
@@ -105,19 +99,19 @@ export class RateLimiter<Op = never, Out = never> {
     return new Promise((resolve, reject) => {
       let q = this.#queues.get(apiKeyId);
       if (!q) {
-        q = { limit, waiting: [], inFlight: 0 };
+        q = { limit, waiting: [], busy: false };
         this.#queues.set(apiKeyId, q);
       }
       q.limit = limit;
       q.waiting.push({ op, resolve, reject });
-      if (q.inFlight < LANES) void this.#flush(apiKeyId, q);
+      if (!q.busy) void this.#flush(apiKeyId, q);
     });
   }
 
   // Each statement's count is atomic and each batch is decided by the count its own statement
   // returned, so the limit stays exact also with several processes counting the same key.
   async #flush(apiKeyId: string, q: KeyQueue<Op, Out>): Promise<void> {
-    q.inFlight++;
+    q.busy = true;
     while (q.waiting.length > 0) {
       const batch = q.waiting.splice(0);
       try {
@@ -129,7 +123,7 @@ export class RateLimiter<Op = never, Out = never> {
         else for (const w of batch) await this.#run(apiKeyId, q.limit, [w]).catch((e) => w.reject(e));
       }
     }
-    if (--q.inFlight === 0) this.#queues.delete(apiKeyId);
+    this.#queues.delete(apiKeyId);
   }
 
   async #run(apiKeyId: string, limit: number, batch: Waiter<Op, Out>[]): Promise<void> {

@@ -70,11 +70,6 @@ export class LeadService {
     );
   }
 
-  async get(id: string, workspace: WorkspaceRow): Promise<q.LeadWithCall | null> {
-    const read = this.readOp(id, workspace);
-    return read ? q.findLead(this.#d.pool, read.leadId, read.workspaceId, read.withCall) : null;
-  }
-
   /** What GET /api/public/leads/:id reads (in the statement that counts it); null for an id that cannot exist. */
   readOp(id: string, workspace: WorkspaceRow): LeadOp & { kind: 'read' } | null {
     if (!UUID.test(id)) return null;

@@ -65,19 +65,19 @@ export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): P
     startChatSimulator({ ...(opts.chatDelayMs ? { delayMs: opts.chatDelayMs } : {}) }),
     startCalcomSimulator({ now: clock.read, eventTypes: [DEFAULT_EVENT_TYPE] }),
   ]);
+  // Where the app and the worker processes find the simulators.
+  const providerEnv = {
+    PUBLIC_BASE_URL: baseUrl,
+    TWILIO_BASE_URL: twilio.url,
+    WHATSAPP_GRAPH_BASE_URL: meta.graphBaseUrl,
+    OPENAI_BASE_URL: chat.baseUrl,
+    OPENAI_API_KEY: chat.apiKey,
+    CALCOM_BASE_URL: calcom.url,
+  };
   const app = await startTestApp({
     clock,
     ...(opts.startRelay ? { startRelay: true } : {}),
-    env: {
-      PORT: String(port),
-      PUBLIC_BASE_URL: baseUrl,
-      TWILIO_BASE_URL: twilio.url,
-      WHATSAPP_GRAPH_BASE_URL: meta.graphBaseUrl,
-      OPENAI_BASE_URL: chat.baseUrl,
-      OPENAI_API_KEY: chat.apiKey,
-      CALCOM_BASE_URL: calcom.url,
-      ...opts.env,
-    },
+    env: { PORT: String(port), ...providerEnv, ...opts.env },
   });
   await app.http.listen({ port, host: '127.0.0.1' });
   const providers = defaultConversationProviders(app.config, {
@@ -108,12 +108,7 @@ export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): P
     workerEnv: (extra = {}) => ({
       DATABASE_URL: app.db.url,
       LEADINTAKE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      PUBLIC_BASE_URL: baseUrl,
-      TWILIO_BASE_URL: twilio.url,
-      WHATSAPP_GRAPH_BASE_URL: meta.graphBaseUrl,
-      OPENAI_BASE_URL: chat.baseUrl,
-      OPENAI_API_KEY: chat.apiKey,
-      CALCOM_BASE_URL: calcom.url,
+      ...providerEnv,
       LOG_LEVEL: 'warn',
       // Child processes share the machine's 100 PostgreSQL connections with the other test files.
       DB_POOL_MAX: '4',
