@@ -106,8 +106,8 @@ export class CpuMeter {
     };
   }
 
-  /** Cores used between two snapshots. The load generator is this process (autocannon) or pgbench. */
-  use(a: CpuSnapshot, b: CpuSnapshot, loadgen: 'self' | 'pgbench'): CpuUse {
+  /** Cores used between two snapshots. The load generator is this process (autocannon) or a child it waited for (wrk, pgbench). */
+  use(a: CpuSnapshot, b: CpuSnapshot, loadgen: 'self' | 'child'): CpuUse {
     const secs = b.wall - a.wall;
     const pgKnown = this.#pgPid() !== null;
     const lg = loadgen === 'self' ? b.self - a.self : b.selfReaped - a.selfReaped;

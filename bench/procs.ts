@@ -3,6 +3,13 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 
+/**
+ * Node's flags for the service, as `npm start` and bin/leadintake.js pass them (a test keeps the
+ * three in step): a capped young generation and an old generation collected once it has grown
+ * 30 % past what the last full GC kept, so RSS tracks the live heap (docs/PERFORMANCE.md).
+ */
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
+
 /** Progress line on stderr, prefixed with seconds since the benchmark started. */
 const t0 = Date.now();
 export function progress(message: string): void {

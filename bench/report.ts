@@ -2,6 +2,7 @@
 import type { CpuUse } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 import type { PgbenchResult } from './pgbench.ts';
+import { SERVICE_NODE_FLAGS } from './procs.ts';
 
 export const CONNECTIONS = [16, 64] as const;
 export type Conns = (typeof CONNECTIONS)[number];
@@ -33,6 +34,7 @@ export interface BenchResults {
     pgbench: string;
     cpus: number;
     database: string;
+    loadGenerator: string;
   };
 }
 
@@ -102,8 +104,8 @@ export function renderReport(r: BenchResults): string {
   lines.push(
     `${m.cpus} CPUs; Node ${m.node}; ${m.postgres}; ${m.pgbench}; database: ${m.database}.`,
     `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, and a wait (≤ 15 s) for other processes on the machine to go quiet.`,
-    `Service: \`node --max-semi-space-size=8 dist/cli/main.js serve --no-worker\` (built and flagged as \`npm start\` does) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
-    "Load generator: autocannon (programmatic, in the bench process, pipelining 1) on the same 2 cores; closed-loop latencies from autocannon's per-response timings.",
+    `Service: \`node ${SERVICE_NODE_FLAGS.join(' ')} dist/cli/main.js serve --no-worker\` (built and flagged as \`npm start\` does) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
+    `Load generator: ${m.loadGenerator}, one request at a time per connection, on the same 2 cores; closed-loop latencies.`,
     '',
   );
   lines.push('## Measurements', '');
@@ -147,8 +149,8 @@ export function renderReport(r: BenchResults): string {
   lines.push(
     '',
     `Informational: POST / pgbench write at 16 conns = ${f2(r.post[16].result.rps / r.pgWrite[16].result.tps)}; ` +
-      `GET p99 at 16 conns = ${f2(r.get[16].result.p99)} ms. autocannon needs about as much CPU per request as the hello server ` +
-      'itself (load gen column), so on 2 cores the hello ceiling is lower than with a lighter generator.',
+      `GET p99 at 16 conns = ${f2(r.get[16].result.p99)} ms. The load generator shares the 2 cores (load gen column): ` +
+      'what it spends per request is taken from the server it drives.',
     '',
   );
   return lines.join('\n');

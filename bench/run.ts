@@ -1,7 +1,7 @@
 // `npm run bench`: the service against its physical limits on this machine, in one run.
 // Embedded PostgreSQL (or BENCH_DATABASE_URL) → fresh `leadintake_bench` database → workspace
 // and key through the CLI → 10k seeded leads → pgbench and fastify-hello baselines → the
-// real service under autocannon → Markdown report on stdout and in bench/results/latest.md.
+// real service under wrk (or autocannon, bench/load.ts) → Markdown report on stdout and in bench/results/latest.md.
 // Progress goes to stderr. Every child and the database are cleaned up, also on error.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -12,11 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { CpuMeter, postmasterPid, type CpuUse } from './cpu.ts';
 import { dbCounters, openBenchServer, outboxBacklog, seededId, seedLeads, settle, type BenchServer } from './db.ts';
-import { runLoad, type LoadResult } from './load.ts';
+import { loadGenerator, type LoadResult, type Workload } from './load.ts';
 import { renderMessagingLatency, runMessagingLatency } from './messaging-latency.ts';
 import { PGBENCH, runPgbench, writeScripts, type PgbenchResult } from './pgbench.ts';
 import {
-  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, startChild, stopAllChildren, stopChild, waitForHttp200,
+  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, SERVICE_NODE_FLAGS, startChild, stopAllChildren, stopChild, waitForHttp200,
 } from './procs.ts';
 import { CONNECTIONS, renderReport, type BenchResults, type Conns, type Measured } from './report.ts';
 
@@ -87,10 +87,12 @@ async function main(): Promise<void> {
   const seeded = Array.from({ length: SEEDED }, (_, i) => seededId(crypto.createHash('md5').update(String(i + 1)).digest('hex')));
   const scripts = writeScripts(tmp, SEEDED);
   const cpu = new CpuMeter(() => postmasterPid(server.pgDataDir));
+  const load = loadGenerator();
+  progress(`load generator: ${load.name}`);
 
   // Every measured run: settle the database, wait (bounded) for other processes on the
   // machine to go quiet, then run with CPU accounting around it.
-  const measure = async <T>(label: string, loadgen: 'self' | 'pgbench', relayRunning: boolean, run: () => Promise<T>) => {
+  const measure = async <T>(label: string, loadgen: 'self' | 'child', relayRunning: boolean, run: () => Promise<T>) => {
     await settle(pool, { relayRunning });
     await cpu.waitForQuiet();
     progress(label);
@@ -113,7 +115,7 @@ async function main(): Promise<void> {
     progress(`pgbench ${label}: warm-up ${WARMUP_SECONDS} s`);
     await pgbench(script, 16, WARMUP_SECONDS);
     for (const c of CONNECTIONS) {
-      into[c] = await measure(`pgbench ${label}: ${c} clients, ${SECONDS} s`, 'pgbench', false, () => pgbench(script, c, SECONDS));
+      into[c] = await measure(`pgbench ${label}: ${c} clients, ${SECONDS} s`, 'child', false, () => pgbench(script, c, SECONDS));
       progress(`  → ${into[c].result.tps.toFixed(0)} tps`);
     }
   }
@@ -126,10 +128,10 @@ async function main(): Promise<void> {
     await waitForHttp200(`${url}/`, child, 30_000);
     cpu.servicePid = child.child.pid!;
     progress(`fastify hello: warm-up ${WARMUP_SECONDS} s`);
-    await runLoad({ url, connections: 16, seconds: WARMUP_SECONDS, method: 'GET' });
+    await load.run({ url, connections: 16, seconds: WARMUP_SECONDS, workload: { kind: 'fixed', path: '/' } });
     for (const c of CONNECTIONS) {
-      hello[c] = await measure(`fastify hello: ${c} connections, ${SECONDS} s`, 'self', false, () =>
-        runLoad({ url, connections: c, seconds: SECONDS, method: 'GET' }),
+      hello[c] = await measure(`fastify hello: ${c} connections, ${SECONDS} s`, load.process, false, () =>
+        load.run({ url, connections: c, seconds: SECONDS, workload: { kind: 'fixed', path: '/' } }),
       );
       progress(`  → ${hello[c].result.rps.toFixed(0)} req/s`);
     }
@@ -146,7 +148,7 @@ async function main(): Promise<void> {
   progress(`starting the service on ${url} (stdout → /dev/null)`);
   progress('npm run build (the compiled service npm start runs)');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
-  const service = startChild('leadintake serve', process.execPath, ['--max-semi-space-size=8', SERVICE, 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
+  const service = startChild('leadintake serve', process.execPath, [...SERVICE_NODE_FLAGS, SERVICE, 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
   await waitForHttp200(`${url}/readyz`, service, 60_000);
   const pid = service.child.pid!;
   cpu.servicePid = pid;
@@ -154,15 +156,12 @@ async function main(): Promise<void> {
   const afterStartMb = sampler.last;
 
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  let phoneCounter = 0;
-  const nextPost = () => {
-    const n = ++phoneCounter;
-    const phone = `+1555${String(n).padStart(8, '0')}`;
-    return { path: '/api/public/leads', body: JSON.stringify({ name: `Bench Lead ${n}`, phone, email: `lead${n}@example.com`, consent: true }) };
-  };
-  const nextGet = () => ({ path: `/api/public/leads/${seeded[Math.floor(Math.random() * SEEDED)]}` });
-  const post = (connections: number, seconds: number) => runLoad({ url, connections, seconds, method: 'POST', headers, next: nextPost });
-  const get = (connections: number, seconds: number) => runLoad({ url, connections, seconds, method: 'GET', headers, next: nextGet });
+  // Each POST run gets its own `run` number, so no two runs submit the same phone.
+  let postRuns = 0;
+  const getLeads: Workload = { kind: 'lead-get', ids: seeded };
+  const post = (connections: number, seconds: number) =>
+    load.run({ url, connections, seconds, headers, workload: { kind: 'lead-post', run: ++postRuns } });
+  const get = (connections: number, seconds: number) => load.run({ url, connections, seconds, headers, workload: getLeads });
 
   progress(`service: warm-up ${WARMUP_SECONDS} s POST + ${WARMUP_SECONDS} s GET`);
   await post(16, WARMUP_SECONDS);
@@ -172,12 +171,12 @@ async function main(): Promise<void> {
   const backlog = {} as Record<Conns, number>;
   const said = (r: LoadResult) => `  → ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, non-2xx ${r.non2xx}`;
   for (const c of CONNECTIONS) {
-    postRes[c] = await measure(`service POST: ${c} connections, ${SECONDS} s`, 'self', true, () => post(c, SECONDS));
+    postRes[c] = await measure(`service POST: ${c} connections, ${SECONDS} s`, load.process, true, () => post(c, SECONDS));
     backlog[c] = await outboxBacklog(pool);
     progress(`${said(postRes[c].result)}, outbox backlog ${backlog[c]}`);
   }
   for (const c of CONNECTIONS) {
-    getRes[c] = await measure(`service GET: ${c} connections, ${SECONDS} s`, 'self', true, () => get(c, SECONDS));
+    getRes[c] = await measure(`service GET: ${c} connections, ${SECONDS} s`, load.process, true, () => get(c, SECONDS));
     progress(said(getRes[c].result));
   }
   sampler.stop();
@@ -201,6 +200,7 @@ async function main(): Promise<void> {
     outboxBacklog: backlog,
     rss: { afterStartMb, peakSampledMb: sampler.peak, hwmMb },
     meta: {
+      loadGenerator: load.name,
       date: new Date().toISOString(),
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,

@@ -1,6 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
-// --max-semi-space-size=8 (also in `npm start`): V8's young generation otherwise grows to
-// 3 × 16 MB under load for a few percent of throughput (docs/PERFORMANCE.md).
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=30
+// Node's flags as in `npm start` (test/runtime-flags.test.ts keeps them in step): V8's young
+// generation otherwise grows to 3 × 16 MB under load, and its old generation to several times
+// the live heap before a full GC (docs/PERFORMANCE.md).
 // Entry point of the `leadintake` command. The sources are TypeScript run by Node's
 // built-in type stripping (on by default from Node 22.18 / 23.6). On an older 22.x we
 // re-run ourselves with the flag rather than ship a build step.
@@ -11,6 +12,6 @@ if (process.features.typescript) {
   await import('../src/cli/main.ts');
 } else {
   const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-  const res = spawnSync(process.execPath, ['--experimental-strip-types', '--no-warnings', cli, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const res = spawnSync(process.execPath, [...process.execArgv, '--experimental-strip-types', '--no-warnings', cli, ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(res.status ?? 1);
 }

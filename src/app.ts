@@ -17,7 +17,7 @@ import { whatsappWebhookRoutes } from './conversation/whatsapp-webhook-routes.ts
 import { calcomWebhookRoutes } from './scheduling/calcom-webhook-routes.ts';
 import { CalcomWebhookService } from './scheduling/calcom-webhook-service.ts';
 import type { Clock } from './shared/clock.ts';
-import type { Logger } from './shared/logger.ts';
+import { createAccessLogger, type Logger } from './shared/logger.ts';
 import { integrationLogPruning } from './integrations/integration-log-pruner.ts';
 import { pruneVoiceToolCalls } from './voice/call-session-queries.ts';
 import { voiceChannel } from './voice/voice-channel.ts';
@@ -63,10 +63,12 @@ export function buildApp(deps: AppDeps): App {
   http.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
-  // One line per request, without the URL's query or any body: no personal data in logs.
+  // One line per request, with the route's template instead of its URL and without any body:
+  // no personal data, so it skips the redaction pass (createAccessLogger).
+  const access = createAccessLogger(deps.log);
   http.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+    access.info(
+      { reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
     );
   });

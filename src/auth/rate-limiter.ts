@@ -113,6 +113,10 @@ export class RateLimiter<Op, Out> {
   async #flush(apiKeyId: string, q: KeyQueue<Op, Out>): Promise<void> {
     q.busy = true;
     while (q.waiting.length > 0) {
+      // Let the event loop finish its current pass first: the requests whose bytes arrived in
+      // the same pass join this batch instead of waiting for the next statement. Under load that
+      // doubled the batches at 64 connections and raised GET throughput (docs/PERFORMANCE.md).
+      await new Promise((resolve) => setImmediate(resolve));
       const batch = q.waiting.splice(0);
       try {
         await this.#run(apiKeyId, q.limit, batch);
