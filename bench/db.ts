@@ -51,6 +51,7 @@ export async function openBenchServer(): Promise<BenchServer> {
     try {
       await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${BENCH_DB}`);
+      if (!external) await preallocateWal(admin);
     } finally {
       await admin.end();
     }
@@ -74,6 +75,24 @@ export async function openBenchServer(): Promise<BenchServer> {
       }
     },
   };
+}
+
+/**
+ * A fresh cluster has no WAL segments to reuse: every 16 MB of WAL, the committing statement
+ * creates and zero-fills a new segment file (about 50 ms here, wait events WalInitWrite and
+ * WalInitSync), which set the p99 of every write run. A server that has been running recycles
+ * its old segments at each checkpoint instead. So the benchmark's own cluster keeps 1 GB of
+ * recycled segments and writes ~400 MB of WAL once before any run: pgbench and the service
+ * then both write into recycled segments, as on a server in service (docs/PERFORMANCE.md).
+ */
+async function preallocateWal(admin: Pool): Promise<void> {
+  progress('pre-allocating WAL segments (min_wal_size 1GB, ~400 MB of WAL, CHECKPOINT)');
+  await admin.query(`ALTER SYSTEM SET min_wal_size = '1GB'`);
+  await admin.query(`ALTER SYSTEM SET max_wal_size = '2GB'`);
+  await admin.query('SELECT pg_reload_conf()');
+  await admin.query(`CREATE TABLE bench_wal_fill AS SELECT g, repeat('x', 1000) AS pad FROM generate_series(1, 350000) g`);
+  await admin.query('DROP TABLE bench_wal_fill');
+  await admin.query('CHECKPOINT');
 }
 
 /** Inserts `count` leads of the workspace into the real table, with ids md5(n)::uuid. */

@@ -17,7 +17,7 @@ import { createPool } from '../src/db/pool.ts';
 import { startTwilioSimulator } from '../src/messaging/twilio-simulator.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
-import { freePort, killAllChildrenNow, progress, SERVICE_NODE_FLAGS, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
+import { freePort, killAllChildrenNow, progress, benchNodeFlags, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // The compiled service, as `npm start` runs it (bench/run.ts builds it first).
@@ -34,7 +34,7 @@ export interface MessagingLatencyOptions {
   ratePerSecond?: number;
   /** Leads sent first and not measured. Default 50. */
   warmupLeads?: number;
-  /** Node flags of the service process. Default as `npm start`: SERVICE_NODE_FLAGS. */
+  /** Node flags of the service process. Default: benchNodeFlags(). */
   nodeArgs?: string[];
 }
 
@@ -96,7 +96,7 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     progress(`messaging: starting leadintake serve (job handlers in-process) on ${url}`);
-    const nodeArgs = opts.nodeArgs ?? SERVICE_NODE_FLAGS;
+    const nodeArgs = opts.nodeArgs ?? benchNodeFlags();
     service = startChild('leadintake serve (messaging)', process.execPath, [...nodeArgs, BIN, 'serve', '--port', String(port)], {
       cwd: ROOT,
       env: {

@@ -10,6 +10,12 @@ import fs from 'node:fs';
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
 
+/** The flags the benchmark runs the service with: SERVICE_NODE_FLAGS, or BENCH_NODE_FLAGS to compare others. */
+export function benchNodeFlags(): string[] {
+  const custom = process.env.BENCH_NODE_FLAGS;
+  return custom === undefined ? SERVICE_NODE_FLAGS : custom.split(/\s+/).filter(Boolean);
+}
+
 /** Progress line on stderr, prefixed with seconds since the benchmark started. */
 const t0 = Date.now();
 export function progress(message: string): void {

@@ -35,6 +35,7 @@ export interface BenchResults {
     cpus: number;
     database: string;
     loadGenerator: string;
+    nodeFlags: string[];
   };
 }
 
@@ -104,7 +105,7 @@ export function renderReport(r: BenchResults): string {
   lines.push(
     `${m.cpus} CPUs; Node ${m.node}; ${m.postgres}; ${m.pgbench}; database: ${m.database}.`,
     `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, and a wait (≤ 15 s) for other processes on the machine to go quiet.`,
-    `Service: \`node ${SERVICE_NODE_FLAGS.join(' ')} dist/cli/main.js serve --no-worker\` (built and flagged as \`npm start\` does) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
+    `Service: \`node ${m.nodeFlags.join(' ')} dist/cli/main.js serve --no-worker\` (built as \`npm start\` does${m.nodeFlags.join(' ') === SERVICE_NODE_FLAGS.join(' ') ? ', with its flags' : '; BENCH_NODE_FLAGS, not the flags of `npm start`'}) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
     `Load generator: ${m.loadGenerator}, one request at a time per connection, on the same 2 cores; closed-loop latencies.`,
     '',
   );

@@ -16,7 +16,7 @@ import { loadGenerator, type LoadResult, type Workload } from './load.ts';
 import { renderMessagingLatency, runMessagingLatency } from './messaging-latency.ts';
 import { PGBENCH, runPgbench, writeScripts, type PgbenchResult } from './pgbench.ts';
 import {
-  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, SERVICE_NODE_FLAGS, startChild, stopAllChildren, stopChild, waitForHttp200,
+  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, benchNodeFlags, startChild, stopAllChildren, stopChild, waitForHttp200,
 } from './procs.ts';
 import { CONNECTIONS, renderReport, type BenchResults, type Conns, type Measured } from './report.ts';
 
@@ -148,7 +148,7 @@ async function main(): Promise<void> {
   progress(`starting the service on ${url} (stdout → /dev/null)`);
   progress('npm run build (the compiled service npm start runs)');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
-  const service = startChild('leadintake serve', process.execPath, [...SERVICE_NODE_FLAGS, SERVICE, 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
+  const service = startChild('leadintake serve', process.execPath, [...benchNodeFlags(), SERVICE, 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
   await waitForHttp200(`${url}/readyz`, service, 60_000);
   const pid = service.child.pid!;
   cpu.servicePid = pid;
@@ -201,6 +201,7 @@ async function main(): Promise<void> {
     rss: { afterStartMb, peakSampledMb: sampler.peak, hwmMb },
     meta: {
       loadGenerator: load.name,
+      nodeFlags: benchNodeFlags(),
       date: new Date().toISOString(),
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
