@@ -169,7 +169,8 @@ async function main(): Promise<void> {
   const postRes = {} as Record<Conns, Measured<LoadResult>>;
   const getRes = {} as Record<Conns, Measured<LoadResult>>;
   const backlog = {} as Record<Conns, number>;
-  const said = (r: LoadResult) => `  → ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, non-2xx ${r.non2xx}`;
+  const said = (r: LoadResult) =>
+    `  → ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, non-2xx ${r.non2xx}; service RSS ${sampler.last.toFixed(0)} MB (peak so far ${sampler.peak.toFixed(0)} MB)`;
   for (const c of CONNECTIONS) {
     postRes[c] = await measure(`service POST: ${c} connections, ${SECONDS} s`, load.process, true, () => post(c, SECONDS));
     backlog[c] = await outboxBacklog(pool);
