@@ -3,7 +3,7 @@
 // fractional ms): autocannon's own histogram records whole milliseconds, too coarse for
 // sub-millisecond GETs.
 import { createRequire } from 'node:module';
-import { benchLeadBody, type LoadResult, type LoadSpec, type Workload } from './load.ts';
+import type { LoadResult, LoadSpec, Workload } from './load.ts';
 
 interface AutocannonRequest {
   method?: string;
@@ -39,6 +39,12 @@ interface AutocannonInstance extends PromiseLike<AutocannonResult> {
 }
 
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: AutocannonOptions) => AutocannonInstance;
+
+/** The body of the n-th lead of a POST run; bench/wrk/load.lua builds the same. */
+function benchLeadBody(run: number, n: number): string {
+  const phone = `+1555${String(run).padStart(3, '0')}${String(n).padStart(7, '0')}`;
+  return JSON.stringify({ name: `Bench Lead ${n}`, phone, email: `lead${run}-${n}@example.com`, consent: true });
+}
 
 function requestFor(w: Workload): AutocannonRequest {
   if (w.kind === 'fixed') return { method: 'GET', path: w.path };

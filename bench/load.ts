@@ -50,9 +50,3 @@ export function loadGenerator(): LoadGenerator {
   }
   return { name: 'autocannon (programmatic, in the bench process)', process: 'self', run: runAutocannon };
 }
-
-/** The body of the n-th lead of a POST run; the Lua script of wrk builds the same. */
-export function benchLeadBody(run: number, n: number): string {
-  const phone = `+1555${String(run).padStart(3, '0')}${String(n).padStart(7, '0')}`;
-  return JSON.stringify({ name: `Bench Lead ${n}`, phone, email: `lead${run}-${n}@example.com`, consent: true });
-}

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { revokeApiKey } from '../src/auth/api-key-queries.ts';
+import { RateLimiter } from '../src/auth/rate-limiter.ts';
+import { leadBatchStatement } from '../src/leads/lead-batch-statement.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';
 import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 
@@ -126,6 +128,19 @@ describe('GET reads batched with the rate-limit count', () => {
 });
 
 describe('rate limit', () => {
+  test('requests of one key that arrive in the same pass of the event loop share one statement', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const statements: string[] = [];
+    const db = { query: ((config: { name?: string }, values?: unknown[]) => {
+      statements.push(config.name ?? 'unnamed');
+      return app.db.pool.query(config as never, values as never);
+    }) as typeof app.db.pool.query };
+    const limiter = new RateLimiter(db, clock.read, leadBatchStatement);
+    const first = await Promise.all(Array.from({ length: 5 }, () => limiter.admit(ws.apiKeyId, 100)));
+    assert.deepEqual(statements, ['rate-limit-count']);
+    assert.deepEqual(first.map((a) => a.decision.remaining), [99, 98, 97, 96, 95]);
+  });
+
   test('exact under 50 concurrent requests with a quota of 10, with an accurate Retry-After', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 10 });

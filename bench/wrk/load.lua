@@ -1,5 +1,5 @@
 -- wrk script of `npm run bench` (bench/load-wrk.ts): `-- fixed`, `-- lead-get IDS_FILE` or
--- `-- lead-post RUN`. Bodies as benchLeadBody in bench/load.ts builds them. done() prints one
+-- `-- lead-post RUN`. Bodies as benchLeadBody in bench/load-autocannon.ts builds them. done() prints one
 -- line for load-wrk.ts to parse.
 local mode = "fixed"
 local ids = {}
