@@ -42,7 +42,8 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Autoca
 
 /** The body of the n-th lead of a POST run; bench/wrk/load.lua builds the same. */
 function benchLeadBody(run: number, n: number): string {
-  const phone = `+1555${String(run).padStart(3, '0')}${String(n).padStart(7, '0')}`;
+  // A possible Berlin number (+49 30, then 10 digits): the API refuses numbers that cannot exist.
+  const phone = `+4930${String(run).padStart(3, '0')}${String(n).padStart(7, '0')}`;
   return JSON.stringify({ name: `Bench Lead ${n}`, phone, email: `lead${run}-${n}@example.com`, consent: true });
 }
 
@@ -52,9 +53,28 @@ function requestFor(w: Workload): AutocannonRequest {
     const ids = w.ids;
     return { method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/public/leads/${ids[Math.floor(Math.random() * ids.length)]}` }) };
   }
+  if (w.kind === 'lead-get-multi') {
+    const pairs = w.pairs;
+    return {
+      method: 'GET',
+      setupRequest: (req) => {
+        const p = pairs[Math.floor(Math.random() * pairs.length)]!;
+        return { ...req, path: `/api/public/leads/${p.id}`, headers: { ...req.headers, authorization: `Bearer ${p.key}` } };
+      },
+    };
+  }
   let n = 0;
   const run = w.run;
-  return { method: 'POST', path: '/api/public/leads', setupRequest: (req) => ({ ...req, body: benchLeadBody(run, ++n) }) };
+  const keys = w.kind === 'lead-post-multi' ? w.keys : null;
+  return {
+    method: 'POST',
+    path: '/api/public/leads',
+    setupRequest: (req) => ({
+      ...req,
+      body: benchLeadBody(run, ++n),
+      ...(keys ? { headers: { ...req.headers, 'content-type': 'application/json', authorization: `Bearer ${keys[Math.floor(Math.random() * keys.length)]}` } } : {}),
+    }),
+  };
 }
 
 export async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {

@@ -13,6 +13,16 @@ const SCRIPT = fileURLToPath(new URL('./wrk/load.lua', import.meta.url));
 // The ids of a GET workload go to the Lua script in a file of the run's own temp folder.
 function scriptArgs(w: Workload, dir: string): string[] {
   if (w.kind === 'lead-post') return ['lead-post', String(w.run)];
+  if (w.kind === 'lead-post-multi') {
+    const file = path.join(dir, 'keys.txt');
+    fs.writeFileSync(file, `${w.keys.join('\n')}\n`);
+    return ['lead-post-multi', String(w.run), file];
+  }
+  if (w.kind === 'lead-get-multi') {
+    const file = path.join(dir, 'pairs.txt');
+    fs.writeFileSync(file, `${w.pairs.map((p) => `${p.key} ${p.id}`).join('\n')}\n`);
+    return ['lead-get-multi', file];
+  }
   if (w.kind !== 'lead-get') return ['fixed'];
   const file = path.join(dir, 'ids.txt');
   fs.writeFileSync(file, `${w.ids.join('\n')}\n`);

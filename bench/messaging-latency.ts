@@ -11,10 +11,10 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { startChatSimulator } from '../src/agent/llm/chat-simulator.ts';
+import { startChatSimulator } from '../src/simulators/chat-model/chat-simulator.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
-import { startTwilioSimulator } from '../src/messaging/twilio-simulator.ts';
+import { startTwilioSimulator } from '../src/simulators/twilio/twilio-simulator.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
 import { freePort, killAllChildrenNow, progress, benchNodeFlags, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
@@ -108,7 +108,8 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     await waitForHttp200(`${url}/readyz`, service, 60_000);
 
     const run = crypto.randomInt(100, 999);
-    const phoneOf = (i: number) => `+1666${run}${String(i).padStart(5, '0')}`;
+    // Possible Berlin numbers (the API refuses numbers that cannot exist), already in E.164.
+    const phoneOf = (i: number) => `+4930${run}${String(i).padStart(5, '0')}`;
     const post = async (i: number): Promise<{ leadId: string; at: number }> => {
       const res = await fetch(`${url}/api/public/leads`, {
         method: 'POST',
@@ -176,7 +177,7 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
   }
 }
 
-function stats(values: number[]): LatencyStats {
+export function stats(values: number[]): LatencyStats {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);
   return { samples: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted.at(-1) ?? NaN };

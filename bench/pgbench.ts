@@ -2,13 +2,13 @@
 // row, 4 round trips) and the read by id + workspace on the seeded leads.
 import fs from 'node:fs';
 import path from 'node:path';
-import { runChild } from './procs.ts';
+import { progress, runChild } from './procs.ts';
 
 export const PGBENCH = process.env.PGBENCH ?? '/usr/bin/pgbench';
 
 // Phones: '+49' then run * 1e9 + client_id * 1e7 + n. `run` differs for every pgbench
 // invocation and `n` counts per client, so no two transactions of any run collide, and
-// they never meet the seeded ('+1444…') or the API's ('+1555…') phones.
+// they never meet the seeded ('+1444…') phones; the API's ('+4930…') are gone by then (settle()).
 const WRITE_SQL = `\\set n :n + 1
 \\set p :run * 1000000000 + :client_id * 10000000 + :n
 BEGIN;
@@ -82,7 +82,9 @@ export async function runPgbench(opts: {
     return m ? Number(m[1]) : NaN;
   };
   const tps = num(/^tps = ([\d.]+)/m);
-  if (!Number.isFinite(tps)) throw new Error(`pgbench printed no tps:\n${out}`);
+  // On a busy machine 64 clients can spend the whole run connecting (pgbench counts that time):
+  // the run then has no figure, which the report shows as n/a rather than ending the bench.
+  if (!Number.isFinite(tps)) progress(`pgbench printed no tps (machine too busy?): ${out.split('\n').filter((l) => l.startsWith('number of')).join('; ')}`);
   return {
     clients: opts.clients,
     tps,

@@ -33,7 +33,7 @@ export interface Tracked {
 const live = new Set<Tracked>();
 
 /** Spawns a child with stderr captured (tail kept) and registers it for cleanup. */
-export function startChild(name: string, cmd: string, args: string[], opts: SpawnOptions & { stdout?: 'ignore' | 'pipe' } = {}): Tracked {
+export function startChild(name: string, cmd: string, args: string[], opts: SpawnOptions & { stdout?: 'ignore' | 'pipe' | number } = {}): Tracked {
   const child = spawn(cmd, args, { ...opts, stdio: ['ignore', opts.stdout ?? 'ignore', 'pipe'] });
   let tail = '';
   child.stderr?.on('data', (chunk: Buffer) => {

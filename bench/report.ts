@@ -18,6 +18,10 @@ export interface Measured<T> {
 export interface BenchResults {
   post: Record<Conns, Measured<LoadResult>>;
   get: Record<Conns, Measured<LoadResult>>;
+  /** The same loads with each request on one of `tenants` keys (one per workspace) at random. */
+  postMulti: Record<Conns, Measured<LoadResult>>;
+  getMulti: Record<Conns, Measured<LoadResult>>;
+  tenants: number;
   hello: Record<Conns, Measured<LoadResult>>;
   pgWrite: Record<Conns, Measured<PgbenchResult>>;
   pgRead: Record<Conns, Measured<PgbenchResult>>;
@@ -79,6 +83,17 @@ function checks(r: BenchResults): Check[] {
     const v = a / b;
     out.push({ name, measured: f2(v), detail: `${detail}: ${f0(a)} / ${f0(b)}`, target: `≥ ${min}`, pass: v >= min });
   };
+  // Issue 15, the headline: many workspaces with a key each.
+  const n = r.tenants;
+  ratio(`POST ${n} keys / POST one key, 64 conns`, r.postMulti[64].result.rps, r.post[64].result.rps, 0.9, 'req/s / req/s');
+  ratio(`POST ${n} keys / pgbench bare write, 64 conns`, r.postMulti[64].result.rps, r.pgWrite[64].result.tps, 1.0, 'req/s / tps');
+  {
+    const res = r.postMulti[64].result;
+    out.push({ name: `POST ${n} keys p99 at 64 conns`, measured: `${f1(res.p99)} ms`, detail: `p50 ${f2(res.p50)} ms`, target: '≤ 40 ms', pass: res.p99 <= 40 });
+  }
+  ratio(`GET ${n} keys / GET one key, 64 conns`, r.getMulti[64].result.rps, r.get[64].result.rps, 0.9, 'req/s / req/s');
+  ratio(`GET ${n} keys / fastify hello, 64 conns`, r.getMulti[64].result.rps, r.hello[64].result.rps, 0.25, 'req/s / req/s');
+  // Issue 2, one key.
   ratio('POST / pgbench bare write, 64 conns', r.post[64].result.rps, r.pgWrite[64].result.tps, 0.6, 'req/s / tps');
   for (const c of CONNECTIONS) ratio(`GET / fastify hello, ${c} conns`, r.get[c].result.rps, r.hello[c].result.rps, 0.2, 'req/s / req/s');
   for (const c of CONNECTIONS) ratio(`GET / pgbench read, ${c} conns`, r.get[c].result.rps, r.pgRead[c].result.tps, 0.3, 'req/s / tps');
@@ -93,7 +108,7 @@ function checks(r: BenchResults): Check[] {
     target: '≤ 150 MB',
     pass: rss <= 150,
   });
-  const bad = CONNECTIONS.flatMap((c) => [r.post[c], r.get[c], r.hello[c]]).reduce((n, x) => n + x.result.non2xx + x.result.errors, 0);
+  const bad = CONNECTIONS.flatMap((c) => [r.post[c], r.get[c], r.postMulti[c], r.getMulti[c], r.hello[c]]).reduce((n, x) => n + x.result.non2xx + x.result.errors, 0);
   out.push({ name: 'non-2xx + socket errors, all HTTP runs', measured: f0(bad), detail: 'sanity check', target: '= 0', pass: bad === 0 });
   return out;
 }
@@ -105,7 +120,7 @@ export function renderReport(r: BenchResults): string {
   lines.push(
     `${m.cpus} CPUs; Node ${m.node}; ${m.postgres}; ${m.pgbench}; database: ${m.database}.`,
     `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, and a wait (≤ 15 s) for other processes on the machine to go quiet.`,
-    `Service: \`node ${m.nodeFlags.join(' ')} dist/cli/main.js serve --no-worker\` (built as \`npm start\` does${m.nodeFlags.join(' ') === SERVICE_NODE_FLAGS.join(' ') ? ', with its flags' : '; BENCH_NODE_FLAGS, not the flags of `npm start`'}) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for all load; ${f0(m.seeded)} seeded leads.`,
+    `Service: \`node ${m.nodeFlags.join(' ')} dist/cli/main.js serve --no-worker\` (built as \`npm start\` does${m.nodeFlags.join(' ') === SERVICE_NODE_FLAGS.join(' ') ? ', with its flags' : '; BENCH_NODE_FLAGS, not the flags of `npm start`'}) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for the single-key load, and ${f0(r.tenants)} workspaces with one key each for the multi-tenant load (each request on one of them at random); ${f0(m.seeded)} seeded leads in each of the two setups.`,
     `Load generator: ${m.loadGenerator}, one request at a time per connection, on the same 2 cores; closed-loop latencies.`,
     '',
   );
@@ -127,7 +142,9 @@ export function renderReport(r: BenchResults): string {
     }
   };
   http('service POST /api/public/leads (messaging, unique phone)', r.post, true);
+  http(`service POST, **${r.tenants} keys** (one per workspace, at random)`, r.postMulti, true);
   http('service GET /api/public/leads/:id (random seeded id)', r.get, true);
+  http(`service GET, **${r.tenants} keys** (a lead of the key's workspace)`, r.getMulti, true);
   pgb('pgbench bare write (BEGIN; lead; outbox; COMMIT)', r.pgWrite);
   pgb('pgbench read by id + workspace', r.pgRead);
   http('fastify hello (separate process; its CPU in "service")', r.hello, true);
@@ -136,7 +153,11 @@ export function renderReport(r: BenchResults): string {
     `Service RSS: ${f1(r.rss.afterStartMb)} MB after start, peak sampled (every 250 ms) ${f1(r.rss.peakSampledMb)} MB, VmHWM ${r.rss.hwmMb === null ? 'n/a' : `${f1(r.rss.hwmMb)} MB`}.`,
     `Outbox rows not yet relayed to pg-boss when the POST run ended: ${CONNECTIONS.map((c) => `${f0(r.outboxBacklog[c])} at ${c} conns`).join(', ')}.`,
   );
-  const all = [r.post, r.get, r.pgWrite, r.pgRead, r.hello].flatMap((rows) => CONNECTIONS.map((c) => rows[c] as Measured<unknown>));
+  lines.push(
+    `Multi-tenant / one key: POST ${CONNECTIONS.map((c) => `${f2(r.postMulti[c].result.rps / r.post[c].result.rps)} at ${c} conns`).join(', ')}; ` +
+      `GET ${CONNECTIONS.map((c) => `${f2(r.getMulti[c].result.rps / r.get[c].result.rps)} at ${c} conns`).join(', ')}.`,
+  );
+  const all = [r.post, r.get, r.postMulti, r.getMulti, r.pgWrite, r.pgRead, r.hello].flatMap((rows) => CONNECTIONS.map((c) => rows[c] as Measured<unknown>));
   const worst = Math.max(...all.map((x) => x.cpu.other));
   if (worst >= NOISY_CORES) {
     lines.push(

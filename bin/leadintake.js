@@ -1,12 +1,17 @@
 #!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=30
 // Node's flags as in `npm start` (test/runtime-flags.test.ts keeps them in step): V8's young
 // generation otherwise grows to 3 × 16 MB under load, and its old generation to several times
-// the live heap before a full GC (docs/PERFORMANCE.md).
+// the live heap before a full GC (docs/PERFORMANCE.md). Node 20 accepts both flags too, so an old
+// Node gets as far as the version check below.
 // Entry point of the `leadintake` command. The sources are TypeScript run by Node's
 // built-in type stripping (on by default from Node 22.18 / 23.6). On an older 22.x we
 // re-run ourselves with the flag rather than ship a build step.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { requireSupportedNode } from '../scripts/check-node.js';
+
+// First of all: on a Node that is too old, one line says what to do instead of a parser error.
+requireSupportedNode();
 
 if (process.features.typescript) {
   await import('../src/cli/main.ts');

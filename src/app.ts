@@ -4,21 +4,28 @@ import { Authenticator } from './auth/authenticator.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
 import type { Config } from './config/config.ts';
 import type { Pool } from './db/pool.ts';
-import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+import { docsRoutes } from './http/docs-routes.ts';
+import { clientErrorHandler, errorHandler, isUnroutable, notFoundHandler } from './http/error-handler.ts';
 import { healthRoutes } from './http/health-routes.ts';
+import { installOverloadGuard, type PressureReport } from './http/overload-guard.ts';
 import { openApiRoute } from './http/openapi.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
+import { SANDBOX_ROUTE_PREFIX, type Sandbox } from './sandbox/sandbox.ts';
+import { pruneSandboxLeads } from './sandbox/sandbox-retention.ts';
+
+import { observeHttpRequest } from './metrics/metrics.ts';
+import { metricsRoute } from './metrics/metrics-routes.ts';
 import { leadBatchStatement, type LeadOp, type LeadOpResult } from './leads/lead-batch-statement.ts';
-import { leadRoutes } from './leads/lead-routes.ts';
+import { leadRoutes, unroutableLeadId } from './leads/lead-routes.ts';
 import { LeadService } from './leads/lead-service.ts';
-import { InboundService } from './conversation/inbound-service.ts';
-import { WhatsappWebhookService } from './conversation/whatsapp-webhook-service.ts';
-import { whatsappWebhookRoutes } from './conversation/whatsapp-webhook-routes.ts';
-import { calcomWebhookRoutes } from './scheduling/calcom-webhook-routes.ts';
-import { CalcomWebhookService } from './scheduling/calcom-webhook-service.ts';
+import { InboundService } from './whatsapp/inbound-service.ts';
+import { WhatsappWebhookService } from './whatsapp/whatsapp-webhook-service.ts';
+import { whatsappWebhookRoutes } from './whatsapp/whatsapp-webhook-routes.ts';
+import { calcomWebhookRoutes } from './scheduling/booking-webhook-routes.ts';
+import { CalcomWebhookService } from './scheduling/booking-webhook-service.ts';
 import type { Clock } from './shared/clock.ts';
 import { createAccessLogger, type Logger } from './shared/logger.ts';
-import { integrationLogPruning } from './integrations/integration-log-pruner.ts';
+import { integrationLogPruning } from './integration-log/integration-log-pruner.ts';
 import { pruneVoiceToolCalls } from './voice/call-session-queries.ts';
 import { voiceChannel } from './voice/voice-channel.ts';
 import type { VoiceProvider } from './voice/voice-provider.ts';
@@ -32,12 +39,16 @@ export interface AppDeps {
   voice: VoiceProvider;
   relay: OutboxRelay;
   workspaces: WorkspaceService;
+  /** Sandbox leads' simulated providers (src/sandbox/sandbox-providers.ts). */
+  sandbox: Sandbox;
 }
 
 export interface App {
   http: FastifyInstance;
   rateLimiter: RateLimiter<LeadOp, LeadOpResult>;
   authenticator: Authenticator;
+  /** Load shedding's view of the process (also in /healthz and /readyz). */
+  pressure: () => PressureReport;
 }
 
 function noRouteSchemas(): never {
@@ -56,6 +67,17 @@ export function buildApp(deps: AppDeps): App {
     // Inputs are checked by zod in the handlers, never by Fastify route schemas: without these
     // factories Fastify would load ajv and fast-json-stringify (about 0.5 MB of code) for nothing.
     schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
+    // Every error in our one shape (docs/API.md, "Errors"): the HTTP parser's own (bad framing,
+    // 431, 408), paths the router cannot decode, and requests during shutdown (overload-guard.ts).
+    clientErrorHandler,
+    frameworkErrors: (err, request, reply) => {
+      if (isUnroutable(err) && request.method === 'GET' && request.url.startsWith('/api/public/leads/')) {
+        void unroutedLead(request, reply).catch((e: Error) => errorHandler(e, request, reply));
+        return;
+      }
+      errorHandler(err, request, reply);
+    },
+    return503OnClosing: false,
   });
   const authenticator = new Authenticator({
     pool: deps.pool,
@@ -63,9 +85,15 @@ export function buildApp(deps: AppDeps): App {
     log: deps.log,
     cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
   });
+  // More than a rate limiter: the statement it runs per batch of a key's requests also reads the
+  // GETs' leads and inserts the POSTs' WhatsApp leads (lead-batch-statement.ts), so a request is
+  // counted and done in one round trip.
   const rateLimiter = new RateLimiter(deps.pool, deps.clock, leadBatchStatement);
+  const unroutedLead = unroutableLeadId({ authenticator, rateLimiter });
   const voice = voiceChannel(deps);
-  const leads = new LeadService({ pool: deps.pool, log: deps.log, voice: voice.provider, relay: deps.relay, callOptions: voice.callOptions });
+  const leads = new LeadService({
+    pool: deps.pool, log: deps.log, voice: voice.provider, relay: deps.relay, callOptions: voice.callOptions, sandboxDial: voice.sandboxDial,
+  });
 
   http.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
@@ -74,6 +102,7 @@ export function buildApp(deps: AppDeps): App {
   // no personal data, so it skips the redaction pass (createAccessLogger).
   const access = createAccessLogger(deps.log);
   http.addHook('onResponse', async (request, reply) => {
+    observeHttpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     access.info(
       { reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
@@ -81,19 +110,31 @@ export function buildApp(deps: AppDeps): App {
   });
   http.setErrorHandler(errorHandler);
   http.setNotFoundHandler(notFoundHandler);
-  http.register(healthRoutes(deps.pool));
+  const pressure = installOverloadGuard(http, {
+    maxInFlight: deps.config.MAX_REQUESTS_IN_FLIGHT,
+    maxEventLoopDelayMs: deps.config.MAX_EVENT_LOOP_DELAY_MS,
+    retryAfterSeconds: deps.config.BUSY_RETRY_AFTER_SECONDS,
+  });
+  http.register(healthRoutes(deps.pool, pressure));
   http.register(openApiRoute(deps.config.PUBLIC_BASE_URL));
+  http.register(docsRoutes());
+  http.register(metricsRoute(deps.pool, deps.log));
   http.register(leadRoutes({ authenticator, rateLimiter, leads, workspaces: deps.workspaces }));
   http.register(voice.routes);
+  // The providers' callbacks about sandbox leads come from the simulators, to the same routes under /sandbox.
+  http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });
   http.register(integrationLogPruning({
     pool: deps.pool,
     log: deps.log,
     policy: { maxAgeDays: deps.config.INTEGRATION_LOG_RETENTION_DAYS, maxPerWorkspace: deps.config.INTEGRATION_LOG_MAX_PER_WORKSPACE },
-    alsoPrune: [pruneVoiceToolCalls],
+    alsoPrune: [pruneVoiceToolCalls, pruneSandboxLeads],
   }));
   http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }) }));
   const inbound = new InboundService({ pool: deps.pool, log: deps.log, wake: () => deps.relay.wake() });
-  const whatsapp = new WhatsappWebhookService({ ...deps, inbound, publicBaseUrl: deps.config.PUBLIC_BASE_URL });
+  const webhookDeps = { pool: deps.pool, log: deps.log, clock: deps.clock, workspaces: deps.workspaces, inbound, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
+  const whatsapp = new WhatsappWebhookService(webhookDeps);
   http.register(whatsappWebhookRoutes({ webhooks: whatsapp }));
-  return { http, rateLimiter, authenticator };
+  const sandboxWhatsapp = new WhatsappWebhookService({ ...webhookDeps, sandbox: deps.sandbox });
+  http.register(whatsappWebhookRoutes({ webhooks: sandboxWhatsapp }), { prefix: SANDBOX_ROUTE_PREFIX });
+  return { http, rateLimiter, authenticator, pressure };
 }

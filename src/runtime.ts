@@ -2,6 +2,7 @@ import type { Config } from './config/config.ts';
 import { ensureEmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool, type Pool } from './db/pool.ts';
+import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE } from './jobs/queues.ts';
 import type { Logger } from './shared/logger.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { WorkspaceService } from './workspaces/workspace-service.ts';
@@ -12,14 +13,22 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** DATABASE_URL when set; otherwise the embedded PostgreSQL in LEADINTAKE_DATA_DIR. Migrated. */
+/**
+ * DATABASE_URL when set; otherwise the embedded PostgreSQL in LEADINTAKE_DATA_DIR. Migrated: our
+ * SQL migrations, then pg-boss's schema and our job queues.
+ */
 export async function openDatabase(config: Config, log: Logger, opts: { poolMax?: number } = {}): Promise<Database> {
   const embedded = config.DATABASE_URL ? null : await ensureEmbeddedPostgres(config.LEADINTAKE_DATA_DIR, log);
   const url = config.DATABASE_URL ?? embedded!.url;
-  const pool = createPool(url, opts.poolMax ?? config.DB_POOL_MAX);
+  const pool = createPool(url, opts.poolMax ?? config.DB_POOL_MAX, 'leadintake', log);
   try {
-    const applied = await migrate(pool);
+    const applied = await migrate(pool, undefined, log);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    if (!(await jobQueuesExist(pool))) {
+      // Loaded only when needed: most commands find the queues and never start pg-boss.
+      const { installJobQueues } = await import('./jobs/boss.ts');
+      await installJobQueues(url, { heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS });
+    }
   } catch (err) {
     await pool.end();
     await embedded?.stop();
@@ -35,11 +44,23 @@ export async function openDatabase(config: Config, log: Logger, opts: { poolMax?
   };
 }
 
-export function workspaceService(config: Config, pool: Pool): WorkspaceService {
-  const key = resolveEncryptionKey({
+/** The installation's key: from LEADINTAKE_ENCRYPTION_KEY, or generated into the embedded data folder. */
+export function encryptionKey(config: Config): Buffer {
+  return resolveEncryptionKey({
     envKey: config.LEADINTAKE_ENCRYPTION_KEY,
     databaseUrl: config.DATABASE_URL,
     dataDir: config.LEADINTAKE_DATA_DIR,
   });
-  return new WorkspaceService(pool, new SecretBox(key), config.DEFAULT_HOURLY_LIMIT);
+}
+
+export function workspaceService(config: Config, pool: Pool): WorkspaceService {
+  return new WorkspaceService(pool, new SecretBox(encryptionKey(config)), config.DEFAULT_HOURLY_LIMIT);
+}
+
+/** Whether pg-boss's schema and our queues are there (one cheap look, before any pg-boss start). */
+async function jobQueuesExist(pool: Pool): Promise<boolean> {
+  const { rows } = await pool.query(`SELECT to_regclass('pgboss.queue') IS NOT NULL AS installed`);
+  if (!rows[0].installed) return false;
+  const found = await pool.query('SELECT count(*)::int AS n FROM pgboss.queue WHERE name = ANY($1)', [[AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER]]);
+  return found.rows[0].n === 2;
 }

@@ -2,14 +2,22 @@ import type { Config } from './config/config.ts';
 import { buildApp } from './app.ts';
 import { startBoss } from './jobs/boss.ts';
 import { OutboxRelay } from './jobs/outbox-relay.ts';
-import { openDatabase, workspaceService } from './runtime.ts';
+import { encryptionKey, openDatabase, workspaceService } from './runtime.ts';
+import { lazySandbox } from './sandbox/sandbox.ts';
+import { demoBanner, ensureDemoWorkspaces, isFirstEmbeddedStart, writeDemoKeysFile } from './sandbox/demo-workspaces.ts';
+import type { WorkspaceService } from './workspaces/workspace-service.ts';
+import type { Pool } from './db/pool.ts';
 import { systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
-import { VapiClient } from './voice/vapi-client.ts';
+import { VapiClient } from './voice/vapi/vapi-client.ts';
 import { startJobHandlers, turnPool } from './worker.ts';
 
 export interface RunningServer {
   address: string;
+  pool: Pool;
+  workspaces: WorkspaceService;
+  /** The demo's keys and curls, on the first start of an empty embedded database (printed by the CLI). */
+  demo: string | null;
   close(): Promise<void>;
 }
 
@@ -17,28 +25,40 @@ export interface RunningServer {
  * `leadintake serve`: database, queue relay, the job handlers (unless `worker: false`, for
  * deployments that run `leadintake worker` apart), HTTP; stops them in reverse order.
  */
-export async function serve(config: Config, log: Logger, opts: { worker?: boolean } = {}): Promise<RunningServer> {
+export async function serve(config: Config, log: Logger, opts: { worker?: boolean; firstRunDemo?: boolean } = {}): Promise<RunningServer> {
   const db = await openDatabase(config, log);
   const workspaces = workspaceService(config, db.pool);
   const boss = await startBoss(db.url, log, { heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS, monitorIntervalSeconds: config.JOB_MONITOR_SECONDS });
   const relay = new OutboxRelay({ pool: db.pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
   relay.start();
   const voice = new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
-  const app = buildApp({ config, pool: db.pool, log, clock: systemClock, voice, relay, workspaces });
-  const jobsPool = opts.worker === false ? null : turnPool(db.url, config);
-  if (jobsPool) await startJobHandlers({ config, pool: jobsPool, boss, log, workspaces });
+  const sandbox = lazySandbox({ config, log, secret: encryptionKey(config) }, () => import('./sandbox/sandbox-providers.ts'));
+  const app = buildApp({ config, pool: db.pool, log, clock: systemClock, voice, relay, workspaces, sandbox });
+  const jobsPool = opts.worker === false ? null : turnPool(db.url, config, log);
+  if (jobsPool) await startJobHandlers({ config, pool: jobsPool, boss, log, workspaces, sandbox });
   const pruner = setInterval(() => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')), 600_000);
   pruner.unref();
   const address = await app.http.listen({ port: config.PORT, host: config.HOST });
   log.info({ address }, 'leadintake listening');
+  // A newcomer's first `npm start` (embedded database, empty data folder) gets the demo workspaces.
+  let demo: string | null = null;
+  if (opts.firstRunDemo !== false && (await isFirstEmbeddedStart(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL, workspaces))) {
+    const keys = await ensureDemoWorkspaces(workspaces);
+    const file = writeDemoKeysFile(config.LEADINTAKE_DATA_DIR, demoBanner(config.PUBLIC_BASE_URL, keys, null));
+    demo = demoBanner(config.PUBLIC_BASE_URL, keys, file);
+  }
   return {
     address,
+    pool: db.pool,
+    workspaces,
+    demo,
     close: async () => {
       clearInterval(pruner);
       await app.http.close();
       await relay.stop();
       await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });
       await jobsPool?.end();
+      await sandbox.close();
       await db.close();
     },
   };

@@ -1,12 +1,14 @@
 import type { PgBoss } from 'pg-boss';
 import type { Config } from './config/config.ts';
-import { defaultConversationProviders, type ConversationProviders } from './conversation/conversation-providers.ts';
-import { TurnEngine } from './conversation/turn-engine.ts';
-import { TurnWorker } from './conversation/turn-worker.ts';
+import { defaultConversationProviders, type ConversationProviders } from './whatsapp/turn-providers.ts';
+import { TurnEngine } from './whatsapp/turn-engine.ts';
+import { TurnWorker } from './whatsapp/turn-worker.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { startBoss } from './jobs/boss.ts';
+import { startMetricsServer } from './metrics/metrics-routes.ts';
 import { OutboxRelay } from './jobs/outbox-relay.ts';
-import { openDatabase, workspaceService } from './runtime.ts';
+import { encryptionKey, openDatabase, workspaceService } from './runtime.ts';
+import { lazySandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
@@ -20,6 +22,8 @@ export interface JobHandlerDeps {
   workspaces: WorkspaceService;
   clock?: Clock;
   providers?: ConversationProviders;
+  /** Sandbox leads' simulated providers. */
+  sandbox: Sandbox;
 }
 
 /** The job handlers on an open database and pg-boss; `serve` runs them in-process, `worker` alone. */
@@ -30,6 +34,7 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
     clock: d.clock ?? systemClock,
     workspaces: d.workspaces,
     providers: d.providers ?? defaultConversationProviders(d.config),
+    sandbox: d.sandbox,
     ...(d.config.OPENAI_API_KEY ? { globalLlmKey: d.config.OPENAI_API_KEY } : {}),
   });
   const worker = new TurnWorker({ boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY, pollSeconds: d.config.JOB_POLL_SECONDS });
@@ -41,8 +46,8 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
  * A pool sized for WORKER_CONCURRENCY turns: each holds one connection (its lead lock, which also
  * runs its queries), plus a few for the agent's tools.
  */
-export function turnPool(url: string, config: Config): Pool {
-  return createPool(url, config.WORKER_CONCURRENCY + 2, 'leadintake-worker');
+export function turnPool(url: string, config: Config, log: Logger): Pool {
+  return createPool(url, config.WORKER_CONCURRENCY + 2, 'leadintake-worker', log);
 }
 
 export interface RunningWorker {
@@ -58,16 +63,20 @@ export async function worker(config: Config, log: Logger): Promise<RunningWorker
   const boss = await startBoss(db.url, log, { heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS, monitorIntervalSeconds: config.JOB_MONITOR_SECONDS });
   const relay = new OutboxRelay({ pool: db.pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
   relay.start();
-  const pool = turnPool(db.url, config);
-  await startJobHandlers({ config, pool, boss, log, workspaces: workspaceService(config, db.pool) });
-  log.info({ concurrency: config.WORKER_CONCURRENCY }, 'leadintake worker running');
+  const pool = turnPool(db.url, config, log);
+  const sandbox = lazySandbox({ config, log, secret: encryptionKey(config) }, () => import('./sandbox/sandbox-providers.ts'));
+  await startJobHandlers({ config, pool, boss, log, workspaces: workspaceService(config, db.pool), sandbox });
+  const metrics = config.METRICS_PORT === undefined ? null : await startMetricsServer({ host: config.HOST, port: config.METRICS_PORT, pool: db.pool, log });
+  log.info({ concurrency: config.WORKER_CONCURRENCY, metrics: metrics?.address ?? null }, 'leadintake worker running');
   return {
     close: async () => {
+      await metrics?.close();
       await relay.stop();
       // Graceful: running turns get the time to finish; those still running after it are failed
       // (and so retried elsewhere) and their abort signal fires.
       await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });
       await pool.end();
+      await sandbox.close();
       await db.close();
     },
   };

@@ -3,7 +3,7 @@
 // answers lost after Cal.com booked, a bad key, scheduling not configured, racing bookings.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { transitionLead } from '../src/agent/lead-state.ts';
+import { transitionLead } from '../src/leads/lead-state.ts';
 import { runTool } from '../src/agent/tool-registry.ts';
 import { findLead } from '../src/leads/lead-queries.ts';
 import type { SchedulingProvider } from '../src/scheduling/scheduling-provider.ts';
@@ -102,7 +102,7 @@ describe('bookConsult', () => {
     assert.deepEqual(booking.attendee, { name: 'Ada Lovelace', email: 'ada@example.com', timeZone: 'Europe/Berlin', phoneNumber: '+49301234567' });
     assert.deepEqual(booking.metadata, { leadId: lead, notes: 'Roof faces south.' });
 
-    const view = leadResponse((await findLead(h.db.pool, lead, ws.id, false))!, 'whatsapp').lead;
+    const view = leadResponse((await findLead(h.db.pool, lead, ws.id, true, false))!, 'whatsapp').lead;
     assert.deepEqual([view.status, view.bookingUid, view.bookingStart], ['booked', booking.uid, '2050-09-05T07:00:00.000Z']);
     assert.deepEqual(await leadEvents(h.db.pool, lead), [{
       type: 'booking.created',
@@ -118,7 +118,7 @@ describe('bookConsult', () => {
       'Nothing was booked yet: an e-mail address is needed (the booking confirmation goes there). Ask the lead for it, then call bookConsult again with email.');
     assert.equal(h.sim.requests.length, 0);
     assert.match(await h.call(ws, lead, 'bookConsult', { start: MONDAY_9, email: 'ada@work.example', name: 'Ada King' }), /^Booked for Monday/);
-    // The national-format number ("+0301234567" once normalised) is left out rather than refused by Cal.com.
+    // A national-format number stored before numbers were E.164 ("+0301234567") is left out rather than refused by Cal.com.
     assert.deepEqual(accepted()[0]!.attendee, { name: 'Ada King', email: 'ada@work.example', timeZone: 'Europe/Berlin' });
     assert.equal((await leadRow(h.db.pool, lead)).email, null, 'the lead keeps the e-mail it was submitted with');
 

@@ -40,11 +40,18 @@ describe('agent config schema', () => {
     assert.deepEqual(parseAgent(SOLAR_AGENT).questions.map((q) => q.id), ['q_owner', 'q_bill', 'q_when']);
   });
 
+  it('defaultCountry is optional and upper-cased', () => {
+    assert.equal(parseAgent({ persona: SOLAR_AGENT.persona, timeZone: 'Europe/Berlin', defaultCountry: ' de ' }).defaultCountry, 'DE');
+    assert.equal(parseAgent({ persona: SOLAR_AGENT.persona, timeZone: 'Europe/Berlin' }).defaultCountry, undefined);
+  });
+
   it('refuses what would break the agent, naming the field', () => {
     const base = { persona: SOLAR_AGENT.persona, timeZone: 'Europe/Berlin' };
     const q = (over: Record<string, unknown>) => ({ ...base, questions: [{ label: 'Own it?', type: 'choice', options: ['Yes', 'No'], required: true, ...over }] });
     assert.match(agentError({ ...base, timeZone: 'Mars/Olympus' }), /^agent\.timeZone: timeZone must be an IANA time zone such as Europe\/Berlin$/);
     assert.match(agentError({ ...base, timeZone: '+01:00' }), /agent\.timeZone: timeZone must be an IANA time zone/);
+    assert.match(agentError({ ...base, defaultCountry: 'Germany' }), /^agent\.defaultCountry: defaultCountry must be an ISO 3166-1 alpha-2 country code such as DE$/);
+    assert.match(agentError({ ...base, defaultCountry: 'XX' }), /agent\.defaultCountry: /);
     assert.match(agentError({ ...base, persona: { ...base.persona, agentName: '  ' } }), /agent\.persona\.agentName: persona\.agentName is required/);
     assert.match(agentError({ timeZone: 'UTC' }), /agent\.persona: /);
     assert.match(agentError(q({ options: undefined })), /agent\.questions\.0\.options: a choice question needs at least two options/);

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { CalcomClient } from '../src/scheduling/calcom-client.ts';
-import { startCalcomSimulator, type CalcomSimulatorOptions } from '../src/scheduling/calcom-simulator.ts';
-import { signCalcomBody, verifyCalcomSignature } from '../src/scheduling/calcom-signature.ts';
+import { CalcomClient } from '../src/scheduling/calcom/calcom-client.ts';
+import { startCalcomSimulator, type CalcomSimulatorOptions } from '../src/simulators/calcom/calcom-simulator.ts';
+import { signCalcomBody, verifyCalcomSignature } from '../src/scheduling/calcom/calcom-signature.ts';
 
 const EVENT_TYPE_ID = 1001; // the simulator's default event type: Mon–Fri 09:00–17:00 Europe/Berlin, 30 min
 const MONDAY = { start: new Date('2050-09-05T00:00:00Z'), end: new Date('2050-09-05T23:59:59Z') };

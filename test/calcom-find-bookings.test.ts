@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { CalcomClient } from '../src/scheduling/calcom-client.ts';
-import { startCalcomSimulator } from '../src/scheduling/calcom-simulator.ts';
+import { CalcomClient } from '../src/scheduling/calcom/calcom-client.ts';
+import { startCalcomSimulator } from '../src/simulators/calcom/calcom-simulator.ts';
 
 const EVENT_TYPE_ID = 1001;
 const ATTENDEE = { name: 'Ada Lovelace', email: 'ada@example.com', timeZone: 'Europe/London' };

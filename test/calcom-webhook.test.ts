@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { CalcomClient } from '../src/scheduling/calcom-client.ts';
-import { signCalcomBody } from '../src/scheduling/calcom-signature.ts';
-import { startCalcomSimulator, type CalcomSimulator, type WebhookDelivery, type WebhookTrigger } from '../src/scheduling/calcom-simulator.ts';
+import { CalcomClient } from '../src/scheduling/calcom/calcom-client.ts';
+import { signCalcomBody } from '../src/scheduling/calcom/calcom-signature.ts';
+import { startCalcomSimulator, type CalcomSimulator, type WebhookDelivery, type WebhookTrigger } from '../src/simulators/calcom/calcom-simulator.ts';
 import { uniquePhone } from './helpers/http.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
 

@@ -46,10 +46,13 @@ function cli(...args: string[]): Promise<Run> {
   });
 }
 
-/** Exit 0, nothing on stderr; returns stdout. */
+/** `workspace create` without the channel's provider section warns (and still succeeds). */
+const NO_PROVIDER_WARNING = /^Warning: the workspace has no "(voice|whatsapp)" section, so live leads cannot be contacted [^\n]+\n  echo '[^\n]+\n  leadintake workspace update [^\n]+\nThe sandbox key works now [^\n]+\n$/;
+
+/** Exit 0, nothing on stderr but that warning; returns stdout. */
 function ok(r: Run): string {
   assert.equal(r.code, 0, `expected success, got ${r.code}: ${r.stderr}`);
-  assert.equal(r.stderr, '');
+  assert.equal(r.stderr.replace(NO_PROVIDER_WARNING, ''), '');
   return r.stdout;
 }
 
@@ -100,10 +103,16 @@ after(async () => {
 
 describe('leadintake CLI against a real database', { concurrency: true }, () => {
   it('workspace create --json prints one line and stores only the SHA-256 of the key', async () => {
-    const out = jsonLine(await cli('workspace', 'create', '--slug', 'acme', '--name', 'Acme Inc', '--channel', 'whatsapp', '--json'));
-    assert.deepEqual(Object.keys(out), ['workspace', 'apiKey']);
+    const created = await cli('workspace', 'create', '--slug', 'acme', '--name', 'Acme Inc', '--channel', 'whatsapp', '--json');
+    // No whatsapp section: live leads cannot be contacted, and stderr says so and how to fix it.
+    assert.match(created.stderr, NO_PROVIDER_WARNING);
+    assert.match(created.stderr, /"whatsapp" section[\s\S]*workspace update acme --config acme\.json/);
+    const out = jsonLine(created);
+    assert.deepEqual(Object.keys(out), ['workspace', 'apiKey', 'sandboxKey']);
     assert.deepEqual(Object.keys(out.workspace), ['id', 'slug', 'name', 'channel']);
     assert.deepEqual(Object.keys(out.apiKey), ['id', 'key', 'prefix']);
+    assert.deepEqual(Object.keys(out.sandboxKey), ['id', 'key', 'prefix']);
+    assert.match(out.sandboxKey.key, /^li_test_[A-Za-z0-9_-]{32}$/);
     assert.match(out.workspace.id, UUID);
     assert.deepEqual({ ...out.workspace, id: 'x' }, { id: 'x', slug: 'acme', name: 'Acme Inc', channel: 'whatsapp' });
     const { key, prefix, id } = out.apiKey as { key: string; prefix: string; id: string };
@@ -227,9 +236,15 @@ describe('leadintake CLI against a real database', { concurrency: true }, () => 
     const listRun = await cli('key', 'list', 'keys', '--json');
     const listing = jsonLine(listRun) as Array<Record<string, unknown>>;
     assert.ok(!listRun.stdout.includes(key.key) && !listRun.stdout.includes(ws.apiKey.key), 'key list never shows a key');
-    assert.deepEqual(listing.map((k) => k.id).sort(), [ws.apiKey.id, key.id].sort());
+    assert.deepEqual(listing.map((k) => k.id).sort(), [ws.apiKey.id, ws.sandboxKey.id, key.id].sort());
     const mine = listing.find((k) => k.id === key.id)!;
-    assert.deepEqual([mine.name, mine.prefix, mine.hourlyLimit, mine.revokedAt], ['ci', key.prefix, 5, null]);
+    assert.deepEqual([mine.name, mine.prefix, mine.hourlyLimit, mine.livemode, mine.revokedAt], ['ci', key.prefix, 5, true, null]);
+    assert.equal(listing.find((k) => k.id === ws.sandboxKey.id)!.livemode, false);
+
+    const sandbox = jsonLine(await cli('key', 'create', 'keys', '--sandbox', '--json'));
+    assert.match(sandbox.key, /^li_test_[A-Za-z0-9_-]{32}$/);
+    const sandboxRow = await db.pool.query('SELECT livemode, key_hash FROM api_keys WHERE id = $1', [sandbox.id]);
+    assert.deepEqual(sandboxRow.rows, [{ livemode: false, key_hash: sha256(sandbox.key) }]);
 
     assert.equal(ok(await cli('key', 'revoke', key.id)), `Revoked API key ${key.id}.\n`);
     const revoked = await db.pool.query('SELECT id FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NOT NULL', [ws.workspace.id]);
@@ -251,7 +266,7 @@ describe('leadintake CLI against a real database', { concurrency: true }, () => 
     fails(again, /No workspace "doomed"/);
     assert.ok(!(jsonLine(listAll) as Array<{ slug: string }>).some((w) => w.slug === 'doomed'));
     const keys = await db.pool.query('SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1', [ws.workspace.id]);
-    assert.equal(keys.rows[0].n, 1);
+    assert.equal(keys.rows[0].n, 2, 'the live and the sandbox key of workspace create, no more');
   });
 
   it('migrate prints and exits 0; an unknown command fails', async () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CHAT_FAILURES } from '../src/agent/llm/chat-simulator.ts';
-import { scriptedReply } from '../src/agent/llm/scripted-policy.ts';
-import { PERSONA_PHRASES } from '../src/messaging/lead-personas.ts';
+import { CHAT_FAILURES } from '../src/simulators/chat-model/chat-simulator.ts';
+import { scriptedReply } from '../src/simulators/chat-model/scripted-policy.ts';
+import { PERSONA_PHRASES } from '../src/simulators/personas/lead-personas.ts';
 import { uniquePhone } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 import { eventually, runCli, spawnWorker, type WorkerProcess } from './helpers/worker-process.ts';

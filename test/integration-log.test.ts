@@ -11,9 +11,9 @@ import {
   recordIntegrationEvent,
   recordIntegrationEventSafely,
   type IntegrationEventInput,
-} from '../src/integrations/integration-log.ts';
-import { integrationLogPruning, startIntegrationLogPruner } from '../src/integrations/integration-log-pruner.ts';
-import { redactSecrets } from '../src/integrations/redact.ts';
+} from '../src/integration-log/integration-log.ts';
+import { integrationLogPruning, startIntegrationLogPruner } from '../src/integration-log/integration-log-pruner.ts';
+import { redactSecrets } from '../src/integration-log/redact.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
 

@@ -11,7 +11,7 @@ import {
   transitionLead,
   type Actor,
   type LeadStatus,
-} from '../src/agent/lead-state.ts';
+} from '../src/leads/lead-state.ts';
 import { insertLead, leadEvents, leadRow } from './helpers/agent-harness.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
 

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { ChatMessage, ChatRequest } from '../src/agent/chat-model.ts';
-import { CHAT_FAILURES, CHAT_SIM_API_KEY, startChatSimulator, type ChatSimulator } from '../src/agent/llm/chat-simulator.ts';
-import { OpenAIChatClient, type OpenAIChatClientOptions } from '../src/agent/llm/openai-chat-client.ts';
-import { retryDelayMs } from '../src/agent/llm/openai-retry.ts';
+import { CHAT_FAILURES, CHAT_SIM_API_KEY, startChatSimulator, type ChatSimulator } from '../src/simulators/chat-model/chat-simulator.ts';
+import { OpenAIChatClient, type OpenAIChatClientOptions } from '../src/agent/openai/openai-chat-client.ts';
+import { retryDelayMs } from '../src/agent/openai/openai-retry.ts';
 import { toolDeclarations } from '../src/agent/tool-registry.ts';
 
 const NOW = Date.parse('2050-09-04T10:00:00.000Z');

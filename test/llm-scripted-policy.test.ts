@@ -6,13 +6,13 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { agentConfigOf } from '../src/agent/agent-config.ts';
 import { findAgentLead } from '../src/agent/agent-lead-queries.ts';
 import type { ChatMessage } from '../src/agent/chat-model.ts';
-import { startChatSimulator, type ChatSimulator } from '../src/agent/llm/chat-simulator.ts';
-import { OpenAIChatClient } from '../src/agent/llm/openai-chat-client.ts';
-import { answerFor, pickedLabel } from '../src/agent/llm/policy-reading.ts';
-import { scriptedReply } from '../src/agent/llm/scripted-policy.ts';
+import { startChatSimulator, type ChatSimulator } from '../src/simulators/chat-model/chat-simulator.ts';
+import { OpenAIChatClient } from '../src/agent/openai/openai-chat-client.ts';
+import { answerFor, pickedLabel } from '../src/simulators/chat-model/policy-reading.ts';
+import { scriptedReply } from '../src/simulators/chat-model/scripted-policy.ts';
 import { buildAgentPrompt } from '../src/agent/prompt.ts';
 import { runTool, toolDeclarations } from '../src/agent/tool-registry.ts';
-import { PERSONA_PHRASES, personaReply, type LeadPersonaName } from '../src/messaging/lead-personas.ts';
+import { PERSONA_PHRASES, personaReply, type LeadPersonaName } from '../src/simulators/personas/lead-personas.ts';
 import type { WorkspaceRow } from '../src/workspaces/workspace-queries.ts';
 import { leadEvents, leadRow, SOLAR_AGENT, startAgentHarness, type AgentHarness, type LeadFixture } from './helpers/agent-harness.ts';
 

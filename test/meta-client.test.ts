@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { classifyMetaError, META_GRAPH_DEFAULT_BASE_URL, MetaWhatsAppClient, type MetaClientOptions } from '../src/messaging/meta-client.ts';
-import { META_SIM, startMetaSimulator, type MetaSimulator } from '../src/messaging/meta-simulator.ts';
+import { classifyMetaError, META_GRAPH_DEFAULT_BASE_URL, MetaWhatsAppClient, type MetaClientOptions } from '../src/whatsapp/meta/meta-client.ts';
+import { META_SIM, startMetaSimulator, type MetaSimulator } from '../src/simulators/meta/meta-simulator.ts';
 
 const LEAD = '+14155550123';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { answerMetaVerification, signMetaBody, verifyMetaSignature } from '../src/messaging/meta-signature.ts';
+import { answerMetaVerification, signMetaBody, verifyMetaSignature } from '../src/whatsapp/meta/meta-signature.ts';
 
 const SECRET = 'app-secret-0123456789';
 // Meta escapes non-ASCII, so the raw bytes differ from what JSON.stringify(JSON.parse(raw)) gives.

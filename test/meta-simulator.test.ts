@@ -2,12 +2,12 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PERSONA_PHRASES, type LeadPersonaName } from '../src/messaging/lead-personas.ts';
-import { MetaWhatsAppClient } from '../src/messaging/meta-client.ts';
-import type { InboundEvent } from '../src/messaging/messaging-provider.ts';
-import { META_SIGNATURE_HEADER, verifyMetaSignature } from '../src/messaging/meta-signature.ts';
-import { META_SIM, startMetaSimulator, type MetaSimulator, type MetaSimulatorOptions } from '../src/messaging/meta-simulator.ts';
-import { parseMetaWebhook } from '../src/messaging/meta-webhook-parse.ts';
+import { PERSONA_PHRASES, type LeadPersonaName } from '../src/simulators/personas/lead-personas.ts';
+import { MetaWhatsAppClient } from '../src/whatsapp/meta/meta-client.ts';
+import type { InboundEvent } from '../src/whatsapp/messaging-provider.ts';
+import { META_SIGNATURE_HEADER, verifyMetaSignature } from '../src/whatsapp/meta/meta-signature.ts';
+import { META_SIM, startMetaSimulator, type MetaSimulator, type MetaSimulatorOptions } from '../src/simulators/meta/meta-simulator.ts';
+import { parseMetaWebhook } from '../src/whatsapp/meta/meta-webhook-parse.ts';
 
 const LEAD = '+14155550123';
 const TEMPLATE_TEXT = 'Hi Ada, thanks for your enquiry! Could you answer a few quick questions here on WhatsApp?';

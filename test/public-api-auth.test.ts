@@ -79,7 +79,7 @@ describe('GET /api/public/leads/:id', () => {
       {
         id: created.body.leadId, channel: 'whatsapp', name: 'Grace Hopper', phone: '+1 555 300 0001', email: null, goal: null,
         status: 'new', qualificationNotes: null, bookingUid: null, bookingStart: null, metadata: { a: 1 }, formResponses: {},
-        createdAt: undefined, updatedAt: undefined,
+        createdAt: undefined, updatedAt: undefined, livemode: true,
       },
     );
     assert.match(lead.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -179,6 +179,17 @@ describe('rate limit', () => {
     assert.equal((await postLead(app.http, key!.key, validLead())).status, 429, 'the bad requests spent the quota');
   });
 
+  test('over the quota, an invalid body or bad JSON is 429, not 400', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 1 });
+    assert.equal((await getLead(app.http, key!.key, crypto.randomUUID())).status, 404);
+    const invalid = await postLead(app.http, key!.key, { ...validLead(), phone: 'not a phone' });
+    assert.equal(invalid.status, 429);
+    assert.deepEqual(invalid.body, { ok: false, error: 'Rate limit exceeded.' });
+    assert.ok(invalid.headers['retry-after']);
+    assert.equal((await postLead(app.http, key!.key, 'not json')).status, 429);
+  });
+
   test('failed authentication never spends a key\'s quota; keys count separately', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 2 });
@@ -193,7 +204,7 @@ describe('rate limit', () => {
     const ws = await app.createWorkspace('whatsapp');
     const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 3 });
     const { buildApp } = await import('../src/app.ts');
-    const second = buildApp({ config: app.config, pool: app.db.pool, log: (await import('../src/shared/logger.ts')).createLogger('silent'), clock: clock.read, voice: { placeCall: async () => ({ ok: false, message: 'unused' }) }, relay: app.relay, workspaces: app.workspaces });
+    const second = buildApp({ config: app.config, pool: app.db.pool, log: (await import('../src/shared/logger.ts')).createLogger('silent'), clock: clock.read, voice: { placeCall: async () => ({ ok: false, message: 'unused' }) }, relay: app.relay, workspaces: app.workspaces, sandbox: app.sandbox });
     await getLead(app.http, key!.key, crypto.randomUUID());
     await getLead(second.http, key!.key, crypto.randomUUID());
     await getLead(app.http, key!.key, crypto.randomUUID());

@@ -155,9 +155,11 @@ describe('POST /api/public/leads, messaging workspace', () => {
   }
 
   const phones: [string, number][] = [
-    ['5550100', 201], // 7 characters, 7 digits
+    ['+493012', 201], // 7 characters: a possible Berlin number
     ['+44 (0) 20-7946.0958', 201],
-    ['+1 (555) 010-0000 . . . . . . 12', 201], // 32 characters, 13 digits
+    ['+1 (555) 010-0000 . . . . . . ..', 201], // 32 characters
+    ['+1 (555) 010-0000 . . . . . . 12', 400], // 32 characters, 13 digits: too long for +1
+    ['5550100', 400], // read as +55 50100: Brazil has no 5-digit numbers
     ['555010', 400], // 6 characters
     ['+1 (555) 010-0000 . . . . . . 123', 400], // 33 characters
     ['+1 555 0100 0000 0000 0000 00000', 400], // 32 characters but 24 digits

@@ -3,15 +3,15 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import type { SendMessageRequest } from '../src/messaging/messaging-provider.ts';
-import { TWILIO_STATUS_KEY_PARAM, TwilioClient, type TwilioClientOptions } from '../src/messaging/twilio-client.ts';
-import { classifyTwilioError } from '../src/messaging/twilio-errors.ts';
+import type { SendMessageRequest } from '../src/whatsapp/messaging-provider.ts';
+import { TWILIO_STATUS_KEY_PARAM, TwilioClient, type TwilioClientOptions } from '../src/whatsapp/twilio/twilio-client.ts';
+import { classifyTwilioError } from '../src/whatsapp/twilio/twilio-errors.ts';
 import {
   SIM_TEMPLATE_SID,
   startTwilioSimulator,
   type TwilioSimulator,
   type TwilioSimulatorOptions,
-} from '../src/messaging/twilio-simulator.ts';
+} from '../src/simulators/twilio/twilio-simulator.ts';
 
 const LEAD = '+15550001111';
 // A closed local port: the simulator's callbacks fail fast and never leave the machine.

@@ -5,7 +5,7 @@ import {
   twilioSignedString,
   twilioWebhookUrl,
   verifyTwilioSignature,
-} from '../src/messaging/twilio-signature.ts';
+} from '../src/whatsapp/twilio/twilio-signature.ts';
 
 // The example from Twilio's security docs (TwilioDevEd/api-snippets
 // security/signature_validation): token, URL, parameters and the header Twilio sent.

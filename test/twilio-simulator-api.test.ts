@@ -2,7 +2,7 @@
 // form validation and the message resource shape.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { SIM_TEMPLATE_SID, startTwilioSimulator, type TwilioSimulator } from '../src/messaging/twilio-simulator.ts';
+import { SIM_TEMPLATE_SID, startTwilioSimulator, type TwilioSimulator } from '../src/simulators/twilio/twilio-simulator.ts';
 
 // Written out literally (not imported) so a drift in the simulator makes these tests fail.
 const AUTHENTICATE = '{"code":20003,"message":"Authenticate","more_info":"https://www.twilio.com/docs/errors/20003","status":401}';

@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { PERSONA_PHRASES, type LeadPersonaName } from '../src/messaging/lead-personas.ts';
-import type { SendMessageRequest } from '../src/messaging/messaging-provider.ts';
-import { TWILIO_STATUS_KEY_PARAM, TwilioClient } from '../src/messaging/twilio-client.ts';
-import { TWILIO_SIGNATURE_HEADER, twilioWebhookUrl, verifyTwilioSignature } from '../src/messaging/twilio-signature.ts';
-import { startTwilioSimulator, WINDOW_MS, type TwilioSimulatorOptions } from '../src/messaging/twilio-simulator.ts';
-import { parseTwilioForm, parseTwilioInbound, parseTwilioStatus } from '../src/messaging/twilio-webhook-parse.ts';
+import { PERSONA_PHRASES, type LeadPersonaName } from '../src/simulators/personas/lead-personas.ts';
+import type { SendMessageRequest } from '../src/whatsapp/messaging-provider.ts';
+import { TWILIO_STATUS_KEY_PARAM, TwilioClient } from '../src/whatsapp/twilio/twilio-client.ts';
+import { TWILIO_SIGNATURE_HEADER, twilioWebhookUrl, verifyTwilioSignature } from '../src/whatsapp/twilio/twilio-signature.ts';
+import { startTwilioSimulator, WINDOW_MS, type TwilioSimulatorOptions } from '../src/simulators/twilio/twilio-simulator.ts';
+import { parseTwilioForm, parseTwilioInbound, parseTwilioStatus } from '../src/whatsapp/twilio/twilio-webhook-parse.ts';
 import { TestClock } from './helpers/test-app.ts';
 
 const LEAD = '+15550002222';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AppError } from '../src/shared/errors.ts';
-import { normalizeWhatsappAddress, parseTwilioForm, parseTwilioInbound, parseTwilioStatus } from '../src/messaging/twilio-webhook-parse.ts';
+import { normalizeWhatsappAddress, parseTwilioForm, parseTwilioInbound, parseTwilioStatus } from '../src/whatsapp/twilio/twilio-webhook-parse.ts';
 
 const AT = new Date('2026-11-22T10:00:00.000Z');
 
-// Shaped like a captured WhatsApp inbound body (providers.md §3.5), as it arrives on the wire.
+// Shaped like a captured WhatsApp inbound body (Twilio's Messages API docs), as it arrives on the wire.
 const INBOUND_RAW =
   'SmsMessageSid=SM0123456789abcdef0123456789abcdef&NumMedia=0&ProfileName=Ada+L.&MessageType=text&SmsSid=SM0123456789abcdef0123456789abcdef' +
   '&WaId=15550001111&SmsStatus=received&Body=Ol%C3%A1%2C+yes+please+%F0%9F%91%8D&To=whatsapp%3A%2B15557770100&NumSegments=1' +

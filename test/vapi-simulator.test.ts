@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { VapiClient } from '../src/voice/vapi-client.ts';
+import { VapiClient } from '../src/voice/vapi/vapi-client.ts';
 import type { PlaceCallRequest } from '../src/voice/voice-provider.ts';
 import {
   SIM_API_KEY,
@@ -8,7 +8,7 @@ import {
   SIM_PHONE_NUMBER_ID,
   startVapiSimulator,
   type VapiSimulator,
-} from '../src/voice/vapi-simulator.ts';
+} from '../src/simulators/vapi/vapi-simulator.ts';
 
 // Written out literally (not imported) so a drift in the simulator's body makes these tests fail.
 const INVALID_KEY_TEXT =

@@ -3,7 +3,8 @@
 // agent tools against the Cal.com simulator, the end-of-call-report), and GET shows the outcome.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { VapiPersona } from '../src/voice/vapi-personas.ts';
+import type { VapiPersona } from '../src/simulators/personas/vapi-personas.ts';
+import { hmacPlanWithDefaults, signVapiHmac } from '../src/voice/vapi/vapi-hmac.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';
 import { deliver, eventTypes, startVoiceHarness, VAPI, voiceWorkspace, type VoiceHarness, type VoiceWorkspace } from './helpers/voice-harness.ts';
 
@@ -13,7 +14,7 @@ let ws: VoiceWorkspace;
 const HMAC_SECRET = 'hmac-secret-for-tests-0123456789';
 
 before(async () => {
-  // Vapi holds an HMAC webhook credential (providers.md §1.5) for the HMAC workspace below.
+  // Vapi holds an HMAC webhook credential (Vapi's API docs) for the HMAC workspace below.
   h = await startVoiceHarness({ vapi: { credentials: { 'cred-hmac-1': { secretKey: HMAC_SECRET } } } });
   ws = await voiceWorkspace(h);
 });
@@ -47,7 +48,7 @@ const bookingTranscript = (time = '09:00') => [
 ].join('\n\n');
 
 describe('a voice lead end to end', () => {
-  test('the lead books on the call: GET shows booked with the booking and the ended call of spec 2.5', async () => {
+  test('the lead books on the call: GET shows booked with the booking and the ended call in voiceCall', async () => {
     const { leadId, callId } = await submit();
     const played = await h.vapi.play(callId, 'books');
     assert.ok(played.deliveries.every((d) => d.status === 200), JSON.stringify(played.deliveries.map((d) => [d.type, d.status, d.responseText])));
@@ -266,6 +267,22 @@ describe('workspace variants', () => {
     const call = h.vapi.calls.find((c) => c.call.id === callId)!.call;
     const forged = await deliver(h, hmacWs.slug, { message: { type: 'status-update', status: 'ringing', call } }, { 'x-vapi-secret': hmacWs.secret });
     assert.equal(forged.status, 401);
+  });
+
+  test('HMAC: a timestamp more than the tolerance (300 s) away is refused, in the past and in the future', async () => {
+    const hmacWs = await voiceWorkspace(h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
+    const { callId } = await submit({}, hmacWs.apiKey);
+    const call = h.vapi.calls.find((c) => c.call.id === callId)!.call;
+    const plan = hmacPlanWithDefaults({ secretKey: HMAC_SECRET });
+    const signedAt = (offsetSeconds: number) => {
+      const body = JSON.stringify({ message: { type: 'status-update', status: 'ringing', call } });
+      const ts = String(Math.floor(h.clock.read().getTime() / 1000) + offsetSeconds);
+      return deliver(h, hmacWs.slug, body, { 'x-signature': signVapiHmac(plan, body, ts), 'x-timestamp': ts });
+    };
+    assert.equal((await signedAt(301)).status, 401, 'from the future');
+    assert.equal((await signedAt(-301)).status, 401, 'from the past');
+    assert.equal((await signedAt(290)).status, 200);
+    assert.equal((await signedAt(-290)).status, 200);
   });
 
   test('appendTools false: no tools are added, and the assistant\'s own tools are answered at the events URL', async () => {

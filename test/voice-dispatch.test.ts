@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { SIM_API_KEY, SIM_ASSISTANT_ID, SIM_PHONE_NUMBER_ID, startVapiSimulator, type VapiSimulator } from '../src/voice/vapi-simulator.ts';
+import { SIM_API_KEY, SIM_ASSISTANT_ID, SIM_PHONE_NUMBER_ID, startVapiSimulator, type VapiSimulator } from '../src/simulators/vapi/vapi-simulator.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
 

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { CalcomClient } from '../src/scheduling/calcom-client.ts';
-import { VapiClient } from '../src/voice/vapi-client.ts';
-import { VapiServerService } from '../src/voice/vapi-server-service.ts';
-import { endOfCallReportMessage, statusUpdateMessage, toolCallsMessage, type VapiCall } from '../src/voice/vapi-sim-messages.ts';
-import { IN_PROGRESS, NOT_LINKED, STILL_RUNNING } from '../src/voice/vapi-tool-calls.ts';
+import { CalcomClient } from '../src/scheduling/calcom/calcom-client.ts';
+import { VapiClient } from '../src/voice/vapi/vapi-client.ts';
+import { VapiServerService } from '../src/voice/voice-server-service.ts';
+import { endOfCallReportMessage, statusUpdateMessage, toolCallsMessage, type VapiCall } from '../src/simulators/vapi/vapi-sim-messages.ts';
+import { IN_PROGRESS, NOT_LINKED, STILL_RUNNING } from '../src/voice/vapi/vapi-tool-calls.ts';
 import { vapiCallOptions } from '../src/voice/voice-channel.ts';
 import { insertLead } from './helpers/agent-harness.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';

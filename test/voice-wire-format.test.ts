@@ -1,19 +1,19 @@
-// The voice channel's pure pieces: the transcript format of spec 2.5, how a server message is
+// The voice channel's pure pieces: the transcript format of `voiceCall`, how a server message is
 // read (artifact and analysis first, legacy mirrors second), the HMAC plan, and our tools cut to
 // Vapi's JSON Schema subset. No database, no HTTP.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { describe, test } from 'node:test';
 import { buildTranscript } from '../src/voice/call-transcript.ts';
-import { hmacPlanWithDefaults, signVapiHmac, verifyVapiHmac } from '../src/voice/vapi-hmac.ts';
-import { parseVapiMessage } from '../src/voice/vapi-message.ts';
-import { serverSecretOf, vapiServerUrls } from '../src/voice/vapi-server-settings.ts';
-import { validateCreateCall } from '../src/voice/vapi-simulator-validation.ts';
-import { toVapiSchema, vapiCallTools } from '../src/voice/vapi-tools.ts';
+import { hmacPlanWithDefaults, signVapiHmac, verifyVapiHmac } from '../src/voice/vapi/vapi-hmac.ts';
+import { parseVapiMessage } from '../src/voice/vapi/vapi-message.ts';
+import { serverSecretOf, vapiServerUrls } from '../src/voice/vapi/vapi-server-settings.ts';
+import { validateCreateCall } from '../src/simulators/vapi/vapi-simulator-validation.ts';
+import { toVapiSchema, vapiCallTools } from '../src/voice/vapi/vapi-tools.ts';
 
 const parse = (message: Record<string, unknown>) => parseVapiMessage(Buffer.from(JSON.stringify({ message }))).message;
 
-describe('transcript (spec 2.5)', () => {
+describe('transcript (voiceCall.transcript)', () => {
   test('from the message list: system and tool messages left out, one speaker\'s messages joined into a turn', () => {
     const messages = [
       { role: 'system', message: 'You are Mia.' },
@@ -139,6 +139,10 @@ describe('server URL and its authentication', () => {
       assert.deepEqual(verifyVapiHmac(plan, body, headers, now, 300), { ok: true });
       assert.deepEqual(verifyVapiHmac(plan, Buffer.from(`${body} `), headers, now, 300), { ok: false, reason: 'bad signature' });
       assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() + 301_000), 300), { ok: false, reason: 'stale timestamp' });
+      // Both directions of the tolerance: a timestamp from the future is refused as well.
+      assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() - 301_000), 300), { ok: false, reason: 'stale timestamp' });
+      assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() - 299_000), 300), { ok: true });
+      assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() + 299_000), 300), { ok: true });
     }
     const expected = crypto.createHmac('sha256', 'hmac-secret-0123456789').update(`123.${body}`).digest('hex');
     assert.equal(signVapiHmac(plan, body, '123'), expected);

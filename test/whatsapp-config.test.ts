@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isOptOut } from '../src/conversation/opt-out.ts';
-import { clampMessage, firstName, templateText } from '../src/conversation/outbound-text.ts';
+import { isOptOut } from '../src/whatsapp/opt-out.ts';
+import { clampMessage, firstName, MESSAGE_LIMITS, templateText } from '../src/whatsapp/outbound-text.ts';
 import { parseWorkspaceConfig } from '../src/workspaces/workspace-config.ts';
 import { TEST_ENCRYPTION_KEY } from './helpers/test-app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
@@ -58,11 +58,22 @@ describe('text rules', () => {
     assert.match(templateText({ id: 'lead_first_contact' }, ['Ada']), /template "lead_first_contact".*Ada/);
   });
 
-  it('a message is cut at 1,600 characters', () => {
-    const cut = clampMessage(`  ${'x'.repeat(2000)}  `);
+  it("a message is cut within each provider's limit, on a grapheme boundary", () => {
+    const cut = clampMessage(`  ${'x'.repeat(2000)}  `, MESSAGE_LIMITS.twilio);
     assert.equal(cut.length, 1600);
     assert.ok(cut.endsWith('…'));
-    assert.equal(clampMessage('  short  '), 'short');
+    assert.equal(clampMessage('  short  ', MESSAGE_LIMITS.twilio), 'short');
+    assert.equal(clampMessage('x'.repeat(4096), MESSAGE_LIMITS.meta), 'x'.repeat(4096));
+    // The issue's example: 1,590 × "a", 30 × 👍 (two UTF-16 units each), then text.
+    const answer = `${'a'.repeat(1590)}${'👍'.repeat(30)}${' and the rest of the answer'.repeat(15)}`.slice(0, 2021);
+    const twilio = clampMessage(answer, MESSAGE_LIMITS.twilio);
+    assert.equal(twilio, `${'a'.repeat(1590)}${'👍'.repeat(4)}…`);
+    assert.doesNotMatch(twilio, /\p{Cs}/u, 'no lone surrogate');
+    // Flags (two regional indicators) and letters with combining accents stay whole too.
+    const flags = clampMessage(`${'b'.repeat(1596)}🇩🇪🇩🇪`, MESSAGE_LIMITS.twilio);
+    assert.equal(flags, `${'b'.repeat(1596)}…`);
+    const accents = clampMessage(`${'c'.repeat(1597)}e\u0301e\u0301`, MESSAGE_LIMITS.twilio);
+    assert.equal(accents, `${'c'.repeat(1597)}e\u0301…`);
   });
 });
 

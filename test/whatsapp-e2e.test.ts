@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { LEAD_PERSONAS, type LeadPersonaName } from '../src/messaging/lead-personas.ts';
+import { LEAD_PERSONAS, type LeadPersonaName } from '../src/simulators/personas/lead-personas.ts';
 import { leadEvents } from './helpers/agent-harness.ts';
 import { getLead, uniquePhone } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness, type WhatsappProvider } from './helpers/whatsapp-harness.ts';

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { CHAT_FAILURES } from '../src/agent/llm/chat-simulator.ts';
-import { transitionLead } from '../src/agent/lead-state.ts';
-import { defaultConversationProviders } from '../src/conversation/conversation-providers.ts';
-import { TurnEngine } from '../src/conversation/turn-engine.ts';
-import { PERSONA_PHRASES } from '../src/messaging/lead-personas.ts';
+import { CHAT_FAILURES } from '../src/simulators/chat-model/chat-simulator.ts';
+import { transitionLead } from '../src/leads/lead-state.ts';
+import { defaultConversationProviders } from '../src/whatsapp/turn-providers.ts';
+import { TurnEngine } from '../src/whatsapp/turn-engine.ts';
+import { PERSONA_PHRASES } from '../src/simulators/personas/lead-personas.ts';
 import { leadEvents } from './helpers/agent-harness.ts';
-import { computeTwilioSignature } from '../src/messaging/twilio-signature.ts';
+import { computeTwilioSignature } from '../src/whatsapp/twilio/twilio-signature.ts';
 import { uniquePhone } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 

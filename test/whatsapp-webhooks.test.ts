@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { META_SIM } from '../src/messaging/meta-simulator.ts';
-import { signMetaBody } from '../src/messaging/meta-signature.ts';
-import { computeTwilioSignature } from '../src/messaging/twilio-signature.ts';
+import { META_SIM } from '../src/simulators/meta/meta-simulator.ts';
+import { signMetaBody } from '../src/whatsapp/meta/meta-signature.ts';
+import { computeTwilioSignature } from '../src/whatsapp/twilio/twilio-signature.ts';
+import { transitionLead } from '../src/leads/lead-state.ts';
 import { leadEvents } from './helpers/agent-harness.ts';
 import { uniquePhone } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
@@ -78,6 +79,19 @@ describe('Twilio inbound webhook', () => {
     assert.equal((await postTwilio(`/api/whatsapp/twilio/${tw.slug}/inbound`, params, elsewhere)).status, 401);
   });
 
+  it('a query string in the configured webhook URL is part of what Twilio signs', async () => {
+    const { leadId, phone } = await leadWithTemplate();
+    const path = `/api/whatsapp/twilio/${tw.slug}/inbound?source=spring-campaign&v=2`;
+    // Signed over the whole URL Twilio called, query included: accepted and stored.
+    assert.equal((await postTwilio(path, twilioInbound(phone, 'hello'))).status, 200);
+    assert.equal(await inboundCount(leadId), 1);
+    // The same request signed over the URL without its query is not Twilio's signature.
+    const params = twilioInbound(phone, 'hello again');
+    const withoutQuery = computeTwilioSignature(h.twilio.authToken, `${h.baseUrl}/api/whatsapp/twilio/${tw.slug}/inbound`, params);
+    assert.equal((await postTwilio(path, params, withoutQuery)).status, 401);
+    assert.equal(await inboundCount(leadId), 1);
+  });
+
   it('404 for an unknown slug and for a workspace on the other provider', async () => {
     const { phone } = await leadWithTemplate();
     assert.equal((await postTwilio('/api/whatsapp/twilio/no-such-ws/inbound', twilioInbound(phone, 'x'))).status, 404);
@@ -140,6 +154,23 @@ describe('opt-out and leads that wait for a person', () => {
       assert.ok((await leadEvents(h.app.db.pool, leadId)).some((e) => e.type === 'lead.opted_out'));
     });
   }
+
+  it('opted out, then taken over and resumed by an operator before the queued turn ran: nothing is sent', async () => {
+    const { leadId, phone } = await leadWithTemplate();
+    await postTwilio(`/api/whatsapp/twilio/${tw.slug}/inbound`, twilioInbound(phone, 'Hello'));
+    assert.equal(await count(`SELECT count(*)::int AS n FROM outbox WHERE payload->>'leadId' = $1`, [leadId]), 1, 'a turn is queued');
+    await postTwilio(`/api/whatsapp/twilio/${tw.slug}/inbound`, twilioInbound(phone, 'STOP'));
+    // The operator takes the lead over and hands it back to the agent (the dashboard's moves).
+    assert.ok((await transitionLead(h.app.db.pool, { leadId, to: 'needs_human', actor: 'operator', event: { type: 'lead.taken_over' } })).ok);
+    assert.ok((await transitionLead(h.app.db.pool, { leadId, to: 'in_conversation', actor: 'operator', event: { type: 'lead.resumed' } })).ok);
+    assert.equal((await leadStatus(leadId)).status, 'in_conversation');
+    const modelCalls = h.chat.requests.length;
+    await h.settle();
+    assert.equal(h.twilio.messages.filter((m) => m.to === phone).length, 1, 'only the first-contact template');
+    assert.equal(h.chat.requests.length, modelCalls, 'no answer was even written');
+    const { rows } = await h.app.db.pool.query(`SELECT output->>'outcome' AS outcome FROM pgboss.job WHERE data->>'leadId' = $1 ORDER BY created_on DESC LIMIT 1`, [leadId]);
+    assert.equal(rows[0].outcome, 'opted_out');
+  });
 
   it('"please stop the music" is not an opt-out', async () => {
     const { leadId, phone } = await leadWithTemplate();

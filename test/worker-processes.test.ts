@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../src/db/embedded.ts';
-import { PERSONA_PHRASES } from '../src/messaging/lead-personas.ts';
+import { PERSONA_PHRASES } from '../src/simulators/personas/lead-personas.ts';
 import { postLead, uniquePhone, validLead } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 import { eventually, spawnWorker, type WorkerProcess } from './helpers/worker-process.ts';

@@ -1,10 +1,11 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
+import { isPhoneCountry } from '../leads/phone.ts';
 import { isValidTimeZone } from '../scheduling/zoned-time.ts';
 
 // The `agent` section of the workspace config file (docs/WORKSPACE-CONFIG.md): who the agent
-// is, what qualifies a lead, the workspace's time zone and the ordered questions of its
-// qualification form. Stored in clear in `workspaces.agent`: none of it is secret.
+// is, what qualifies a lead, the workspace's time zone and phone country, and the ordered
+// questions of its qualification form. Stored in clear in `workspaces.agent`: none of it is secret.
 
 const QUESTION_ID = /^q_[A-Za-z0-9_-]{1,60}$/;
 // Intl also accepts offsets such as "+01:00"; Cal.com and people expect IANA names.
@@ -49,6 +50,12 @@ export const agentConfigSchema = z
       .string()
       .refine((tz) => IANA_SHAPE.test(tz) && isValidTimeZone(tz), 'timeZone must be an IANA time zone such as Europe/Berlin')
       .transform(canonicalTimeZone),
+    // Completes phone numbers a form sends in national format ("030 2345 6789" → +49 30 2345 6789).
+    defaultCountry: z
+      .string()
+      .transform((c) => c.trim().toUpperCase())
+      .refine(isPhoneCountry, 'defaultCountry must be an ISO 3166-1 alpha-2 country code such as DE')
+      .optional(),
     questions: z.array(qualificationQuestionSchema).max(50).default([]),
   })
   .strict()

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/pool.ts';
-import { TERMINAL_STATUSES, type LeadStatus } from './lead-state.ts';
+import { TERMINAL_STATUSES, type LeadStatus } from '../leads/lead-state.ts';
 
 /** A lead as the agent's tools and prompt see it. */
 export interface AgentLead {

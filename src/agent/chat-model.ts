@@ -1,5 +1,5 @@
 // Our small interface to a chat model. The real implementation is an OpenAI-compatible
-// chat-completions client (providers.md §5); tests and the demo point it at the local simulator.
+// chat-completions client (OpenAI's chat-completions reference); tests and the demo point it at the local simulator.
 
 export type ChatMessage =
   | { role: 'system'; content: string }

@@ -7,6 +7,8 @@ export interface ApiKeyRecord {
   keyHash: Buffer;
   hourlyLimit: number;
   revoked: boolean;
+  /** false for a sandbox key (`li_test_…`): its leads are sandbox leads (docs/SANDBOX.md). */
+  livemode: boolean;
   workspace: WorkspaceRow;
 }
 
@@ -15,6 +17,7 @@ export interface ApiKeyListing {
   name: string;
   prefix: string;
   hourlyLimit: number;
+  livemode: boolean;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -22,12 +25,12 @@ export interface ApiKeyListing {
 
 export async function insertApiKey(
   db: Queryable,
-  k: { workspaceId: string; name: string; prefix: string; hash: Buffer; hourlyLimit: number },
+  k: { workspaceId: string; name: string; prefix: string; hash: Buffer; hourlyLimit: number; livemode?: boolean },
 ): Promise<{ id: string }> {
   const { rows } = await db.query(
-    `INSERT INTO api_keys (workspace_id, name, prefix, key_hash, hourly_limit)
-     VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-    [k.workspaceId, k.name, k.prefix, k.hash, k.hourlyLimit],
+    `INSERT INTO api_keys (workspace_id, name, prefix, key_hash, hourly_limit, livemode)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+    [k.workspaceId, k.name, k.prefix, k.hash, k.hourlyLimit, k.livemode ?? true],
   );
   return { id: rows[0].id };
 }
@@ -35,7 +38,7 @@ export async function insertApiKey(
 export async function findApiKeyByHash(db: Queryable, hash: Buffer): Promise<ApiKeyRecord | null> {
   const { rows } = await db.query({
     name: 'find-api-key-by-hash',
-    text: `SELECT k.id AS key_id, k.key_hash, k.hourly_limit, k.revoked_at IS NOT NULL AS revoked, w.*
+    text: `SELECT k.id AS key_id, k.key_hash, k.hourly_limit, k.revoked_at IS NOT NULL AS revoked, k.livemode AS key_livemode, w.*
              FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
             WHERE k.key_hash = $1`,
     values: [hash],
@@ -48,6 +51,7 @@ export async function findApiKeyByHash(db: Queryable, hash: Buffer): Promise<Api
     keyHash: r.key_hash,
     hourlyLimit: r.hourly_limit,
     revoked: r.revoked,
+    livemode: r.key_livemode,
     workspace: workspaceFromRow(r),
   };
 }
@@ -70,7 +74,7 @@ export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> 
 
 export async function listApiKeys(db: Queryable, workspaceId: string): Promise<ApiKeyListing[]> {
   const { rows } = await db.query(
-    `SELECT id, name, prefix, hourly_limit, created_at, last_used_at, revoked_at
+    `SELECT id, name, prefix, hourly_limit, livemode, created_at, last_used_at, revoked_at
        FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`,
     [workspaceId],
   );
@@ -79,6 +83,7 @@ export async function listApiKeys(db: Queryable, workspaceId: string): Promise<A
     name: r.name,
     prefix: r.prefix,
     hourlyLimit: r.hourly_limit,
+    livemode: r.livemode,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
     revokedAt: r.revoked_at,

@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 
 export const API_KEY_PREFIX = 'li_live_';
+/** Sandbox keys (test mode, docs/SANDBOX.md): same API, every provider simulated. */
+export const SANDBOX_KEY_PREFIX = 'li_test_';
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6;
 
 export interface NewApiKey {
@@ -11,9 +13,9 @@ export interface NewApiKey {
   hash: Buffer;
 }
 
-/** `li_live_` + 192 random bits in base64url (32 characters). */
-export function generateApiKey(): NewApiKey {
-  const key = API_KEY_PREFIX + crypto.randomBytes(24).toString('base64url');
+/** `li_live_` (or `li_test_` for a sandbox key) + 192 random bits in base64url (32 characters). */
+export function generateApiKey(opts: { livemode?: boolean } = {}): NewApiKey {
+  const key = (opts.livemode === false ? SANDBOX_KEY_PREFIX : API_KEY_PREFIX) + crypto.randomBytes(24).toString('base64url');
   return { key, prefix: key.slice(0, DISPLAY_PREFIX_LENGTH), hash: hashApiKey(key) };
 }
 

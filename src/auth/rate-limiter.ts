@@ -11,40 +11,66 @@ export interface RateLimitDecision {
   resetSeconds: number;
 }
 
-/** The counting part of a batch: `$1` key id, `$2` window start, `$3` how many requests. */
-export interface CountParams {
+/** One key's part of a batch: how many of its requests the statement counts, and its hourly limit. */
+export interface KeyCount {
   apiKeyId: string;
-  windowStart: Date;
   size: number;
   limit: number;
 }
 
-/** The upsert every batch statement starts with; its CTE `c` returns the count after the batch. */
-export const COUNT_CTE = `WITH c AS (
-  INSERT INTO rate_limit_counters AS k (api_key_id, window_start, count) VALUES ($1, $2, $3)
-  ON CONFLICT (api_key_id, window_start) DO UPDATE SET count = k.count + $3
-  RETURNING count)`;
-
-export function countValues(p: CountParams): unknown[] {
-  return [p.apiKeyId, p.windowStart, p.size];
+/** A request's op in a batch: `key` indexes the batch's keys, `ord` is its 1-based place among that key's requests. */
+export interface BatchOp<Op> {
+  key: number;
+  ord: number;
+  op: Op;
 }
 
 /**
- * What a batch runs besides counting, in the same statement. `ops[i]` belongs to the batch's
- * i-th request (undefined: it is only counted); the i-th request is admitted when
- * `count - size + i + 1 <= limit`, and a statement must not act for a refused request.
+ * The upsert every batch statement starts with: `$1` window start, `$2` key ids, `$3` how many
+ * requests of each. Its CTE `c` returns each key's count after the batch. Rows are locked in
+ * key order (the keys arrive sorted), so two processes counting overlapping keys cannot deadlock.
+ */
+export const COUNT_CTE = `WITH c AS (
+  INSERT INTO rate_limit_counters AS k (api_key_id, window_start, count)
+  SELECT r.key, $1, r.size FROM unnest($2::uuid[], $3::int[]) AS r(key, size) ORDER BY r.key
+  ON CONFLICT (api_key_id, window_start) DO UPDATE SET count = k.count + excluded.count
+  RETURNING api_key_id, count)`;
+
+export function countValues(windowStart: Date, keys: readonly KeyCount[]): unknown[] {
+  return [windowStart, keys.map((k) => k.apiKeyId), keys.map((k) => k.size)];
+}
+
+/** Whether the op's request is within its key's quota, given its key's count after the batch. */
+export function isAdmitted(keys: readonly KeyCount[], counts: readonly number[], op: { key: number; ord: number }): boolean {
+  const k = keys[op.key]!;
+  return counts[op.key]! - k.size + op.ord <= k.limit;
+}
+
+/**
+ * What a batch runs besides counting, in the same statement: `ops[i]` belongs to one request
+ * (requests without an op are only counted). A request is admitted when
+ * `count - size + ord <= limit` for its key (`isAdmitted`), and a statement must not act for a
+ * refused request. Returns each key's count after the batch and each op's output.
  */
 export interface BatchStatement<Op, Out> {
-  run(db: Queryable, count: CountParams, ops: ReadonlyArray<Op | undefined>): Promise<{ count: number; outputs: ReadonlyArray<Out | undefined> }>;
+  run(db: Queryable, windowStart: Date, keys: readonly KeyCount[], ops: readonly BatchOp<Op>[]): Promise<{ counts: number[]; outputs: ReadonlyArray<Out | undefined> }>;
 }
 
 /** A batch that only counts. */
-const countOnly: BatchStatement<never, never> = {
-  async run(db, count) {
-    const { rows } = await db.query({ name: 'rate-limit-count', text: `${COUNT_CTE} SELECT count FROM c`, values: countValues(count) });
-    return { count: rows[0].count, outputs: [] };
-  },
-};
+async function countOnly(db: Queryable, windowStart: Date, keys: readonly KeyCount[]): Promise<number[]> {
+  const { rows } = await db.query({ name: 'rate-limit-count', text: `${COUNT_CTE} SELECT api_key_id, count FROM c`, values: countValues(windowStart, keys) });
+  return countsInOrder(keys, rows);
+}
+
+/** Each key's count from rows of (api_key_id, count), in the order of `keys`. */
+export function countsInOrder(keys: readonly KeyCount[], rows: ReadonlyArray<{ api_key_id: string; count: number }>): number[] {
+  const byKey = new Map(rows.map((r) => [r.api_key_id, r.count]));
+  return keys.map((k) => {
+    const n = byKey.get(k.apiKeyId);
+    if (n === undefined) throw new Error('rate limit: a key of the batch was not counted');
+    return n;
+  });
+}
 
 export interface Admission<Out> {
   decision: RateLimitDecision;
@@ -53,40 +79,38 @@ export interface Admission<Out> {
 }
 
 interface Waiter<Op, Out> {
+  apiKeyId: string;
+  limit: number;
   op: Op | undefined;
   resolve(a: Admission<Out>): void;
   reject(err: unknown): void;
-}
-
-interface KeyQueue<Op, Out> {
-  limit: number;
-  waiting: Waiter<Op, Out>[];
-  /**
-   * One statement of a key in flight at a time: the requests that arrive meanwhile make the next
-   * batch. Two or four in flight were measured slower (smaller batches, more statements per
-   * request; docs/PERFORMANCE.md).
-   */
-  busy: boolean;
 }
 
 /**
  * Fixed hourly windows counted in PostgreSQL, so the limit holds across processes and
  * restarts. Every request is counted by an atomic `count = count + n` upsert, and PostgreSQL's
  * answer decides: with the count before the batch known exactly, the first `limit - before`
- * requests are admitted, the rest refused, so concurrent requests admit exactly `limit`.
+ * requests of a key are admitted, the rest refused, so concurrent requests admit exactly `limit`.
  *
- * Requests for one key that arrive while its statement is in flight are counted together by
- * the next statement (group counting). A single hot counter row updated once per request
- * serialised every request of that key on its row lock; batching keeps the exactness and
- * spends one statement per batch instead. The same statement also does the batch's work (the
- * `BatchStatement`: reading the GETs' leads, inserting the POSTs'), because on this machine a
- * round trip to PostgreSQL costs more CPU than the rest of a request (docs/PERFORMANCE.md).
+ * The requests in flight in this process — of every key and workspace — that arrive while the
+ * previous statement runs are done together by the next one (group counting): it adds each
+ * key's count to its counter row and does the admitted requests' work (the `BatchStatement`:
+ * reading the GETs' leads, inserting the POSTs'), because on this machine a round trip to
+ * PostgreSQL costs more CPU than the rest of a request (docs/PERFORMANCE.md). With many
+ * workspaces, each with its own key, a batch per key would hold one request; a batch per
+ * process holds as many as a single busy key's did.
  */
 export class RateLimiter<Op, Out> {
   readonly #db: Queryable;
   readonly #clock: Clock;
   readonly #statement: BatchStatement<Op, Out>;
-  readonly #queues = new Map<string, KeyQueue<Op, Out>>();
+  #waiting: Waiter<Op, Out>[] = [];
+  /**
+   * One statement in flight at a time: the requests that arrive meanwhile make the next batch.
+   * Two or four in flight were measured slower or no faster (smaller batches, more statements
+   * per request; docs/PERFORMANCE.md).
+   */
+  #busy = false;
 
   constructor(db: Queryable, clock: Clock, statement: BatchStatement<Op, Out>) {
     this.#db = db;
@@ -97,53 +121,70 @@ export class RateLimiter<Op, Out> {
   /** Counts one request of the key and, in the same statement, runs its op if it is admitted. */
   admit(apiKeyId: string, limit: number, op?: Op): Promise<Admission<Out>> {
     return new Promise((resolve, reject) => {
-      let q = this.#queues.get(apiKeyId);
-      if (!q) {
-        q = { limit, waiting: [], busy: false };
-        this.#queues.set(apiKeyId, q);
-      }
-      q.limit = limit;
-      q.waiting.push({ op, resolve, reject });
-      if (!q.busy) void this.#flush(apiKeyId, q);
+      this.#waiting.push({ apiKeyId, limit, op, resolve, reject });
+      if (!this.#busy) void this.#flush();
     });
   }
 
-  // Each statement's count is atomic and each batch is decided by the count its own statement
-  // returned, so the limit stays exact also with several processes counting the same key.
-  async #flush(apiKeyId: string, q: KeyQueue<Op, Out>): Promise<void> {
-    q.busy = true;
-    while (q.waiting.length > 0) {
+  // Each statement's counts are atomic and each request is decided by the count its own
+  // statement returned, so the limit stays exact also with several processes counting a key.
+  async #flush(): Promise<void> {
+    this.#busy = true;
+    while (this.#waiting.length > 0) {
       // Let the event loop finish its current pass first: the requests whose bytes arrived in
       // the same pass join this batch instead of waiting for the next statement. Under load that
       // doubled the batches at 64 connections and raised GET throughput (docs/PERFORMANCE.md).
       await new Promise((resolve) => setImmediate(resolve));
-      const batch = q.waiting.splice(0);
-      try {
-        await this.#run(apiKeyId, q.limit, batch);
-      } catch (err) {
-        // The statement is atomic, so nothing of the batch was counted or done. One request's
-        // data must not fail the others: each runs alone, and only its own failure is its answer.
-        if (batch.length === 1) batch[0]!.reject(err);
-        else for (const w of batch) await this.#run(apiKeyId, q.limit, [w]).catch((e) => w.reject(e));
-      }
+      await this.#settle(this.#waiting.splice(0));
     }
-    this.#queues.delete(apiKeyId);
+    this.#busy = false;
   }
 
-  async #run(apiKeyId: string, limit: number, batch: Waiter<Op, Out>[]): Promise<void> {
+  // The statement is atomic, so a failed one counted and did nothing. One request's data must
+  // not fail the others: the batch is split in halves until the failing request runs alone, and
+  // only its own failure is its answer (a few statements more, instead of one per request).
+  async #settle(batch: Waiter<Op, Out>[]): Promise<void> {
+    try {
+      await this.#run(batch);
+    } catch (err) {
+      if (batch.length === 1) return batch[0]!.reject(err);
+      const half = Math.ceil(batch.length / 2);
+      await this.#settle(batch.slice(0, half));
+      await this.#settle(batch.slice(half));
+    }
+  }
+
+  async #run(batch: Waiter<Op, Out>[]): Promise<void> {
     const now = this.#clock().getTime();
     const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
     const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_SECONDS * 1000 - now) / 1000));
-    const ops = batch.map((w) => w.op);
-    const params = { apiKeyId, windowStart: new Date(windowStart), size: batch.length, limit };
-    const { count, outputs } = ops.some((op) => op !== undefined)
-      ? await this.#statement.run(this.#db, params, ops)
-      : await countOnly.run(this.#db, params, []);
-    const before = count - batch.length;
+    // Keys sorted by id: every statement locks counter rows in the same order.
+    const ids = [...new Set(batch.map((w) => w.apiKeyId))].sort();
+    const index = new Map(ids.map((id, i) => [id, i]));
+    const keys: KeyCount[] = ids.map((apiKeyId) => ({ apiKeyId, size: 0, limit: 0 }));
+    const places = batch.map((w) => {
+      const key = index.get(w.apiKeyId)!;
+      const k = keys[key]!;
+      k.limit = w.limit; // the latest cached limit of the key
+      return { key, ord: ++k.size };
+    });
+    const ops: BatchOp<Op>[] = [];
+    const opOf: number[] = [];
     batch.forEach((w, i) => {
-      const used = before + i + 1;
-      const decision = { allowed: used <= limit, limit, remaining: Math.max(0, limit - used), resetSeconds };
-      w.resolve(decision.allowed && outputs[i] !== undefined ? { decision, output: outputs[i] as Out } : { decision });
+      if (w.op === undefined) return;
+      opOf[i] = ops.length;
+      ops.push({ ...places[i]!, op: w.op });
+    });
+    const { counts, outputs } = ops.length > 0
+      ? await this.#statement.run(this.#db, new Date(windowStart), keys, ops)
+      : { counts: await countOnly(this.#db, new Date(windowStart), keys), outputs: [] };
+    batch.forEach((w, i) => {
+      const { key, ord } = places[i]!;
+      const k = keys[key]!;
+      const used = counts[key]! - k.size + ord;
+      const decision = { allowed: used <= k.limit, limit: k.limit, remaining: Math.max(0, k.limit - used), resetSeconds };
+      const output = opOf[i] === undefined ? undefined : outputs[opOf[i]!];
+      w.resolve(decision.allowed && output !== undefined ? { decision, output } : { decision });
     });
   }
 

@@ -6,18 +6,22 @@ import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+// What each subcommand takes (an unknown subcommand is refused by the switch below).
+const KEY_OPTIONS: Record<string, Array<'name' | 'hourly-limit' | 'json' | 'sandbox'>> = { create: ['name', 'hourly-limit', 'json', 'sandbox'], revoke: [], list: ['json'] };
+
 export async function keyCommand(args: string[], config: Config, pool: Pool): Promise<number> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseCommandArgs(rest, { name: 'string', 'hourly-limit': 'string', json: 'boolean' });
+  const { values, positionals } = parseCommandArgs(rest, { name: 'string', 'hourly-limit': 'string', json: 'boolean', sandbox: 'boolean' }, `key ${sub}`, KEY_OPTIONS[sub ?? '']);
   const service = workspaceService(config, pool);
   switch (sub) {
     case 'create': {
       const slug = required(positionals[0], 'workspace slug');
       const hourlyLimit = positiveInt(values['hourly-limit'], '--hourly-limit');
-      const key = await service.createKey(slug, { ...(values.name ? { name: values.name } : {}), ...(hourlyLimit ? { hourlyLimit } : {}) });
+      const sandbox = values.sandbox === true;
+      const key = await service.createKey(slug, { ...(values.name ? { name: values.name } : {}), ...(hourlyLimit ? { hourlyLimit } : {}), sandbox });
       if (!key) throw new CliError(`No workspace "${slug}".`);
       if (values.json) console.log(JSON.stringify(key));
-      else console.log(`API key ${key.id} (shown once, store it now): ${key.key}`);
+      else console.log(`${sandbox ? 'Sandbox key' : 'API key'} ${key.id} (shown once, store it now): ${key.key}`);
       return 0;
     }
     case 'revoke': {
@@ -32,7 +36,7 @@ export async function keyCommand(args: string[], config: Config, pool: Pool): Pr
       if (!workspace) throw new CliError(`No workspace "${slug}".`);
       const keys = await listApiKeys(pool, workspace.id);
       if (values.json) console.log(JSON.stringify(keys));
-      else for (const k of keys) console.log(`${k.id}\t${k.prefix}…\t${k.name}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}`);
+      else for (const k of keys) console.log(`${k.id}\t${k.prefix}…\t${k.name}\t${k.livemode ? 'live' : 'sandbox'}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}`);
       return 0;
     }
     default:

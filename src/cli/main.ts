@@ -4,6 +4,7 @@ import { createLogger } from '../shared/logger.ts';
 import { CliError, parseCommandArgs } from './args.ts';
 import { jobsCommand } from './jobs-commands.ts';
 import { keyCommand } from './key-commands.ts';
+import { leadCommand } from './lead-commands.ts';
 import { workspaceCommand } from './workspace-commands.ts';
 
 const USAGE = `Usage: leadintake <command>
@@ -14,7 +15,7 @@ const USAGE = `Usage: leadintake <command>
   worker                             run the job handlers only (any number, on the same database)
   jobs dead [--json]                 list agent turns in the dead-letter queue
   jobs retry JOB_ID|--all            move dead-lettered turns back to their queue
-  migrate                            apply database migrations
+  migrate                            apply database migrations and create the job queues
   workspace create --slug S --name N --channel voice|whatsapp [--config FILE] [--json]
   workspace update S --config FILE
   workspace delete S
@@ -24,7 +25,13 @@ const USAGE = `Usage: leadintake <command>
                                      check the Vapi settings with Vapi; print the server URLs
   key create S [--name N] [--hourly-limit N] [--json]
   key revoke KEY_ID
-  key list S [--json]`;
+  key list S [--json]
+  lead show LEAD_ID [--json]         status, timeline, messages, latest call, integration log
+  lead delete LEAD_ID                erase the lead and its personal data (an audit row remains)
+  key create S --sandbox             a sandbox key (li_test_…): same API, every provider simulated
+  demo [--port N] [--interval S]     the service with two demo workspaces; submits a sandbox lead
+                                     every few seconds with each outcome in turn and prints its
+                                     status changes until Ctrl-C (docs/SANDBOX.md)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -33,19 +40,20 @@ async function main(argv: string[]): Promise<number> {
     return command ? 0 : 1;
   }
   if (command === 'serve') {
-    const { values } = parseCommandArgs(rest, { port: 'string', host: 'string', 'no-worker': 'boolean' });
+    const { values } = parseCommandArgs(rest, { port: 'string', host: 'string', 'no-worker': 'boolean' }, 'serve');
     const config = loadConfig({ ...process.env, ...(values.port ? { PORT: values.port } : {}), ...(values.host ? { HOST: values.host } : {}) });
     const log = createLogger(config.LOG_LEVEL);
     // Loaded here only: the other commands need none of the HTTP and queue modules.
     const { serve } = await import('../serve.ts');
     const server = await serve(config, log, { worker: !values['no-worker'] });
+    if (server.demo) console.log(server.demo);
     await waitForSignal();
     log.info('shutting down');
     await server.close();
     return 0;
   }
   if (command === 'worker') {
-    parseCommandArgs(rest, {});
+    parseCommandArgs(rest, {}, 'worker');
     const config = loadConfig();
     const log = createLogger(config.LOG_LEVEL);
     const { worker } = await import('../worker.ts');
@@ -55,18 +63,28 @@ async function main(argv: string[]): Promise<number> {
     await running.close();
     return 0;
   }
+  if (command === 'demo') {
+    const config = loadConfig();
+    // The demo's screen is its own output: the service logs only warnings, to stderr.
+    const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, process.stderr);
+    const { demoCommand } = await import('./demo-command.ts');
+    return demoCommand(rest, config, log);
+  }
+  if (command === 'migrate') parseCommandArgs(rest, {}, 'migrate');
   const config = loadConfig();
   // CLI output is the command's answer on stdout; only warnings go to stderr.
   const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, process.stderr);
   const db = await openDatabase(config, log, { poolMax: 2 });
   try {
     if (command === 'migrate') {
+      // openDatabase applied the migrations and made sure the job queues exist.
       console.log('Migrations are up to date.');
       return 0;
     }
     if (command === 'workspace') return await workspaceCommand(rest, config, db.pool);
     if (command === 'key') return await keyCommand(rest, config, db.pool);
     if (command === 'jobs') return await jobsCommand(rest, db.url, log);
+    if (command === 'lead') return await leadCommand(rest, db.pool);
     throw new CliError(`Unknown command "${command}". Run "leadintake help".`);
   } finally {
     await db.close();

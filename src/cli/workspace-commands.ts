@@ -1,12 +1,22 @@
 import fs from 'node:fs';
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
-import { setAgentEnabled } from '../conversation/conversation-queries.ts';
+import { setAgentEnabled } from '../whatsapp/conversation-queries.ts';
 import { workspaceService } from '../runtime.ts';
 import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { CliError, parseCommandArgs, required } from './args.ts';
 import { verifyWorkspace } from './workspace-verify.ts';
+
+// What each subcommand takes (an unknown subcommand is refused by the switch below).
+const WORKSPACE_OPTIONS: Record<string, Array<'slug' | 'name' | 'channel' | 'config' | 'json' | 'show-secret'>> = {
+  create: ['slug', 'name', 'channel', 'config', 'json'],
+  update: ['config'],
+  delete: [],
+  list: ['json'],
+  agent: [],
+  verify: ['json', 'show-secret'],
+};
 
 export async function workspaceCommand(args: string[], config: Config, pool: Pool): Promise<number> {
   const [sub, ...rest] = args;
@@ -17,7 +27,7 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
     config: 'string',
     json: 'boolean',
     'show-secret': 'boolean',
-  });
+  }, `workspace ${sub}`, WORKSPACE_OPTIONS[sub ?? '']);
   const service = workspaceService(config, pool);
   switch (sub) {
     case 'create': {
@@ -27,21 +37,19 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
       }
       const channel = required(values.channel, '--channel');
       if (channel !== 'voice' && channel !== 'whatsapp') throw new CliError('--channel must be voice or whatsapp.');
-      const result = await service.create({
-        slug,
-        name: required(values.name, '--name'),
-        channel,
-        ...(values.config ? { config: readConfigFile(values.config) } : {}),
-      });
+      const wsConfig = values.config ? readConfigFile(values.config) : undefined;
+      const result = await service.create({ slug, name: required(values.name, '--name'), channel, ...(wsConfig ? { config: wsConfig } : {}) });
       if (result.kind === 'slug_taken') throw new CliError(`A workspace with slug "${slug}" already exists.`);
-      const { workspace: w, apiKey } = result;
+      const { workspace: w, apiKey, sandboxKey } = result;
       if (values.json) {
-        console.log(JSON.stringify({ workspace: { id: w.id, slug: w.slug, name: w.name, channel: w.channel }, apiKey }));
+        console.log(JSON.stringify({ workspace: { id: w.id, slug: w.slug, name: w.name, channel: w.channel }, apiKey, sandboxKey }));
       } else {
         console.log(`Created workspace ${w.slug} (${w.channel}), id ${w.id}.`);
         console.log(`API key (shown once, store it now): ${apiKey.key}`);
+        console.log(`Sandbox key (shown once; every provider simulated, see docs/SANDBOX.md): ${sandboxKey.key}`);
         printQuestionIds(w);
       }
+      warnMissingProvider(w.channel, wsConfig ?? {}, w.slug);
       return 0;
     }
     case 'update': {
@@ -82,6 +90,25 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
     default:
       throw new CliError('Usage: leadintake workspace create|update|delete|list|agent|verify ...');
   }
+}
+
+/**
+ * A live lead of a workspace without its channel's provider section cannot be contacted: say so
+ * on stderr (the workspace is still created: sandbox keys work without any provider).
+ */
+function warnMissingProvider(channel: 'voice' | 'whatsapp', config: WorkspaceConfig, slug: string): void {
+  const section = channel === 'voice' ? 'voice' : 'whatsapp';
+  if (config[section]) return;
+  const example = channel === 'voice'
+    ? '{"voice":{"provider":"vapi","apiKey":"…","assistantId":"…","phoneNumberId":"…"}}'
+    : '{"whatsapp":{"provider":"twilio","accountSid":"AC…","authToken":"…","from":"+1…","templateContentSid":"HX…"}}';
+  console.error(
+    `Warning: the workspace has no "${section}" section, so live leads cannot be contacted ` +
+      `(${channel === 'voice' ? 'a live POST answers 502' : 'live leads go to needs_human'}) until it is added:\n` +
+      `  echo '${example}' > ${slug}.json\n` +
+      `  leadintake workspace update ${slug} --config ${slug}.json && leadintake workspace verify ${slug}\n` +
+      `The sandbox key works now (docs/SANDBOX.md); docs/WORKSPACE-CONFIG.md lists every setting.`,
+  );
 }
 
 // Forms send answers keyed by these ids (formResponses), so show the ones just generated.

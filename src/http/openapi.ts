@@ -1,50 +1,38 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { leadSubmissionDocSchema } from '../leads/lead-submission.ts';
+import { OpenApiBuilder } from './openapi-builder.ts';
+import { describePublicApi } from './public-api-openapi.ts';
 
-// The OpenAPI document is generated from the same zod schemas that validate requests.
-function buildDocument(publicBaseUrl: string) {
-  const body = z.toJSONSchema(leadSubmissionDocSchema, { io: 'input', unrepresentable: 'any', target: 'openapi-3.0' });
-  const error = {
-    type: 'object',
-    required: ['ok', 'error'],
-    properties: {
-      ok: { type: 'boolean', enum: [false] },
-      error: { type: 'string' },
-      message: { type: 'string' },
-      issues: { type: 'array', items: { type: 'object', properties: { path: { type: 'array', items: { type: 'string' } }, message: { type: 'string' } } } },
-      leadId: { type: 'string', format: 'uuid' },
+// The OpenAPI 3.1 document, generated from the zod schemas that validate requests and type the
+// responses. Each part of the API describes itself with a function of the builder
+// (openapi-builder.ts); add a new part (the admin API, say) to DOCUMENT_PARTS.
+type Json = Record<string, unknown>;
+
+const DOCUMENT_PARTS: ((doc: OpenApiBuilder) => void)[] = [describePublicApi];
+
+export function buildOpenApiDocument(publicBaseUrl: string): Json {
+  const doc = new OpenApiBuilder();
+  for (const part of DOCUMENT_PARTS) part(doc);
+  return doc.build({
+    info: {
+      title: 'leadintake API',
+      version: '1',
+      description:
+        'Submit leads from your forms and read back what the AI agent made of them. ' +
+        'Every request needs `Authorization: Bearer <API key>`; a key acts only inside its own workspace. ' +
+        'Clients poll GET /api/public/leads/{id} every 10 to 30 seconds (never more often than every 5) until the ' +
+        'status is `booked`, `unqualified` or `needs_human`, or a voice call has `ended`.',
     },
-  };
-  const errors = (codes: number[]) =>
-    Object.fromEntries(codes.map((c) => [String(c), { description: String(c), content: { 'application/json': { schema: error } } }]));
-  return {
-    openapi: '3.0.3',
-    info: { title: 'leadintake public API', version: '1' },
     servers: [{ url: publicBaseUrl }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-    security: [{ bearer: [] }],
-    paths: {
-      '/api/public/leads': {
-        post: {
-          summary: 'Submit a lead',
-          requestBody: { required: true, content: { 'application/json': { schema: body } } },
-          responses: { '201': { description: 'Lead accepted' }, ...errors([400, 401, 404, 409, 413, 429, 500, 502]) },
-        },
-      },
-      '/api/public/leads/{id}': {
-        get: {
-          summary: 'Read a lead',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
-          responses: { '200': { description: 'The lead and its latest call' }, ...errors([401, 404, 429, 500]) },
-        },
-      },
+    tags: [{ name: 'Leads', description: 'The public lead API.' }],
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', description: "A workspace's API key (`leadintake key create`)." },
     },
-  };
+    security: [{ bearerAuth: [] }],
+  });
 }
 
 export function openApiRoute(publicBaseUrl: string) {
-  const document = buildDocument(publicBaseUrl);
+  const document = buildOpenApiDocument(publicBaseUrl);
   return async function (scope: FastifyInstance): Promise<void> {
     scope.get('/openapi.json', async () => document);
   };

@@ -1,6 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type { Logger } from '../shared/logger.ts';
-import { ensureQueues } from './queues.ts';
+import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE, ensureQueues, type QueueTuning } from './queues.ts';
 
 export interface BossTuning {
   /** See JOB_HEARTBEAT_SECONDS. */
@@ -24,8 +24,38 @@ export async function startBoss(connectionString: string, log: Logger, tuning: B
     monitorIntervalSeconds: monitor,
     superviseIntervalSeconds: monitor,
   });
-  boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
+  // Database faults reach us here (a failed fetch, completion or maintenance pass: pg-boss retries
+  // them itself). It emits copies of errors as plain objects, which the log's error serializer
+  // would print as "[object Object]".
+  boss.on('error', (e: unknown) => log.error({ err: asError(e) }, 'pg-boss error'));
   await boss.start();
   await ensureQueues(boss, tuning.heartbeatSeconds === undefined ? {} : { heartbeatSeconds: tuning.heartbeatSeconds });
   return boss;
+}
+
+/**
+ * Part of `migrate` (every start and every CLI command, src/runtime.ts): installs or upgrades
+ * pg-boss's schema and creates our queues when they are missing, so `leadintake jobs dead` works
+ * on a database no `serve` has run on yet. Existing queues keep their policy: a CLI command must
+ * not undo the JOB_HEARTBEAT_SECONDS a running server set (startBoss brings it up to date).
+ */
+export async function installJobQueues(connectionString: string, tuning: QueueTuning = {}): Promise<void> {
+  const boss = new PgBoss({ connectionString, application_name: 'leadintake-migrate', max: 1, supervise: false, schedule: false });
+  boss.on('error', () => {});
+  await boss.start();
+  try {
+    const existing = await boss.getQueues([AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER]);
+    if (existing.length < 2) await ensureQueues(boss, tuning);
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+}
+
+function asError(e: unknown): unknown {
+  if (e instanceof Error || typeof e !== 'object' || e === null) return e;
+  const o = e as { message?: unknown; code?: unknown; stack?: unknown };
+  return Object.assign(new Error(String(o.message)), {
+    ...(typeof o.code === 'string' ? { code: o.code } : {}),
+    ...(typeof o.stack === 'string' ? { stack: o.stack } : {}),
+  });
 }

@@ -1,13 +1,17 @@
-import { PgBoss } from 'pg-boss';
+import { PgBoss, type Job, type JobWithMetadata } from 'pg-boss';
 import { AGENT_TURN_DEAD_LETTER } from './queues.ts';
 
 // Agent turns that exhausted their retries, or failed in a way retrying cannot fix (a provider
 // refused the workspace's settings, the chat model's key is wrong), wait in the dead-letter
 // queue for an operator: `leadintake jobs dead` lists them, `leadintake jobs retry` sends them
 // back to `agent-turn` once the cause is fixed. A retried turn resumes at its last checkpoint.
+//
+// One id names a turn throughout: the id of the job the outbox created (pg-boss's "root" id).
+// pg-boss gives the dead-letter copy and every redriven copy ids of their own, but keeps the
+// root on each of them; the `agent turn` log line, `jobs dead` and `jobs retry` all use the root.
 
 export interface DeadTurn {
-  /** The id in the dead-letter queue (what `jobs retry` takes). */
+  /** The turn's id: the one its `agent turn` log lines show and `jobs retry` takes. */
   id: string;
   leadId: string | null;
   /** When it arrived in the dead-letter queue. */
@@ -33,7 +37,7 @@ export async function listDeadTurns(boss: PgBoss): Promise<DeadTurn[]> {
   const jobs = await boss.findJobs<{ leadId?: unknown }>(AGENT_TURN_DEAD_LETTER, { queued: true });
   return jobs
     .map((j) => ({
-      id: j.id,
+      id: turnIdOfDeadLetter(j),
       leadId: typeof j.data?.leadId === 'string' ? j.data.leadId : null,
       deadAt: j.createdOn,
       createdAt: j.sourceCreatedOn,
@@ -43,9 +47,23 @@ export async function listDeadTurns(boss: PgBoss): Promise<DeadTurn[]> {
     .sort((a, b) => a.deadAt.getTime() - b.deadAt.getTime());
 }
 
-/** Sends dead-lettered turns back to their queue: the given ids, or all of them. Returns how many moved. */
+/** Sends dead-lettered turns back to their queue: the given turn ids, or all of them. Returns how many moved. */
 export async function retryDeadTurns(boss: PgBoss, ids: string[] | 'all'): Promise<number> {
-  return boss.redrive(AGENT_TURN_DEAD_LETTER, ids === 'all' ? {} : { ids });
+  if (ids === 'all') return boss.redrive(AGENT_TURN_DEAD_LETTER, {});
+  const wanted = new Set(ids.map((id) => id.toLowerCase()));
+  const dead = await boss.findJobs(AGENT_TURN_DEAD_LETTER, { queued: true });
+  const copies = dead.filter((j) => wanted.has(turnIdOfDeadLetter(j))).map((j) => j.id);
+  return copies.length === 0 ? 0 : boss.redrive(AGENT_TURN_DEAD_LETTER, { ids: copies });
+}
+
+/** The turn id of a dead-letter copy: the root of its chain (the failed job itself if it was the first). */
+function turnIdOfDeadLetter(j: JobWithMetadata<unknown>): string {
+  return j.sourceRootId ?? j.sourceId ?? j.id;
+}
+
+/** The turn id of a job the worker runs: its root once it went through the dead-letter queue, else its own. */
+export function turnIdOf(job: Job<unknown> & Partial<Pick<JobWithMetadata<unknown>, 'sourceRootId'>>): string {
+  return job.sourceRootId ?? job.id;
 }
 
 function reasonOf(output: unknown): string {

@@ -78,6 +78,8 @@ export class OutboxRelay {
   /** Moves one batch; returns its size. */
   async relayBatch(): Promise<number> {
     const client = await this.#pool.connect();
+    // Set when ROLLBACK fails: the connection is gone or in an unknown state; the pool drops it.
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const { rows } = await client.query(
@@ -96,10 +98,10 @@ export class OutboxRelay {
       await client.query('COMMIT');
       return rows.length;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw err;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 }

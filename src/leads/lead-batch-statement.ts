@@ -1,16 +1,18 @@
-import { COUNT_CTE, countValues, type BatchStatement, type CountParams } from '../auth/rate-limiter.ts';
+import { COUNT_CTE, countsInOrder, countValues, isAdmitted, type BatchOp, type BatchStatement, type KeyCount } from '../auth/rate-limiter.ts';
 import type { Queryable } from '../db/pool.ts';
-import { leadsByIdsSql, toLeadWithCall, type LeadWithCall, type NewLead } from './lead-queries.ts';
+import { leadsByIdPairsSql, toLeadWithCall, type LeadWithCall, type NewLead } from './lead-queries.ts';
 
-// The public API's work, done by the statement that counts a key's batch of requests (see
-// RateLimiter): the GETs' leads are read and the messaging POSTs' leads are inserted with
-// their timeline event and outbox row, all in one round trip and one transaction. One commit
-// (one WAL flush) for a whole batch of leads is what lets POST keep up with the bare
-// one-lead-per-transaction write (docs/PERFORMANCE.md).
+// The public API's work, done by the statement that counts a batch of requests (see
+// RateLimiter) — the requests of every key and workspace in flight in the process: the GETs'
+// leads are read and the WhatsApp POSTs' leads are inserted with their timeline event and
+// outbox row, all in one round trip and one transaction. One commit (one WAL flush) for a whole
+// batch of leads is what lets POST keep up with the bare one-lead-per-transaction write
+// (docs/PERFORMANCE.md).
 
 export type LeadOp =
-  | { kind: 'read'; leadId: string; workspaceId: string; withCall: boolean }
-  /** A messaging lead: inserted with its `lead.created` event and the outbox row of its first agent turn. */
+  /** `livemode`: the key's mode; a lead of the other mode reads as not found (docs/SANDBOX.md). */
+  | { kind: 'read'; leadId: string; workspaceId: string; livemode: boolean; withCall: boolean }
+  /** A WhatsApp lead: inserted with its `lead.created` event and the outbox row of its first agent turn. */
   | { kind: 'insert'; lead: NewLead };
 
 export type LeadOpResult =
@@ -19,86 +21,104 @@ export type LeadOpResult =
   /** The phone is already a lead of the workspace; the id when this batch created it, else null. */
   | { kind: 'duplicate'; leadId: string | null };
 
-// $4 the inserts as a JSON array (with `ord`, the request's 1-based place in the batch), $5 the
-// limit, $6 the workspace. Requests past the limit are filtered out before anything is written;
-// DISTINCT ON keeps the first of two same-phone requests of one batch, so each inserted lead
-// maps back to exactly one request.
+// $4: the inserts as a JSON array; each row carries its key (`key`), its place among its key's
+// requests (`ord`), its key's batch size and limit, and its place in the batch (`seq`).
+// Requests past their key's limit are filtered out before anything is written; DISTINCT ON keeps
+// the first of two same-phone requests of one workspace, so each inserted lead maps back to
+// exactly one request. Leads are inserted in (workspace, phone) order, so two processes
+// inserting overlapping phones wait for each other instead of deadlocking.
 const INSERTS = `,
   x AS (
-    SELECT DISTINCT ON (x.phone_normalized) x.*
-      FROM jsonb_to_recordset($4::jsonb) AS x(ord int, name text, phone text, phone_normalized text, email text, goal text,
-             consent_ip text, consent_user_agent text, metadata jsonb, form_responses jsonb, created_event jsonb), c
-     WHERE c.count - $3 + x.ord <= $5
-     ORDER BY x.phone_normalized, x.ord
+    SELECT DISTINCT ON (x.workspace_id, x.livemode, x.phone_normalized) x.*
+      FROM jsonb_to_recordset($4::jsonb) AS x(key uuid, ord int, size int, lim int, seq int, workspace_id uuid, livemode boolean,
+             name text, phone text, phone_normalized text, email text, goal text, consent_ip text, consent_user_agent text,
+             metadata jsonb, form_responses jsonb, created_event jsonb)
+      JOIN c ON c.api_key_id = x.key
+     WHERE c.count - x.size + x.ord <= x.lim
+     ORDER BY x.workspace_id, x.livemode, x.phone_normalized, x.seq
   ), lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
-                       consent_ip, consent_user_agent, metadata, form_responses)
-    SELECT $6, name, phone, phone_normalized, email, goal, now(), consent_ip, consent_user_agent, metadata, form_responses
-      FROM x ORDER BY ord
-    ON CONFLICT (workspace_id, phone_normalized) DO NOTHING
-    RETURNING id, phone_normalized, created_at
+                       consent_ip, consent_user_agent, metadata, form_responses, livemode)
+    SELECT workspace_id, name, phone, phone_normalized, email, goal, now(), consent_ip, consent_user_agent, metadata, form_responses, livemode
+      FROM x ORDER BY workspace_id, livemode, phone_normalized
+    ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
+    RETURNING id, workspace_id, livemode, phone_normalized, created_at
   ), event AS (
     INSERT INTO lead_events (lead_id, type, data, at)
-    SELECT lead.id, 'lead.created', x.created_event, lead.created_at FROM lead JOIN x USING (phone_normalized)
+    SELECT lead.id, 'lead.created', x.created_event, lead.created_at FROM lead JOIN x USING (workspace_id, livemode, phone_normalized)
   ), turn AS (
     INSERT INTO outbox (queue, payload)
-    SELECT 'agent-turn', jsonb_build_object('leadId', id, 'workspaceId', $6::uuid) FROM lead
+    SELECT 'agent-turn', jsonb_build_object('leadId', id, 'workspaceId', workspace_id) FROM lead
   )`;
 
 function statementText(inserts: boolean, reads: boolean, withCall: boolean): string {
-  const wsParam = inserts ? '$6' : '$4';
-  const idsParam = inserts ? '$7' : '$5';
+  // Reads: the ids, their workspaces and their keys' modes, after the inserts' parameter when there is one.
+  const first = inserts ? 5 : 4;
   return `${COUNT_CTE}${inserts ? INSERTS : ''}
-    SELECT c.count AS rate_limit_count,
-           ${inserts ? `(SELECT jsonb_agg(jsonb_build_array(id, phone_normalized)) FROM lead)` : 'NULL::jsonb'} AS inserted
+    SELECT (SELECT jsonb_object_agg(api_key_id, count) FROM c) AS rate_limit_counts,
+           ${inserts ? `(SELECT jsonb_agg(jsonb_build_array(id, workspace_id, livemode, phone_normalized)) FROM lead)` : 'NULL::jsonb'} AS inserted
            ${reads ? ', r.*' : ''}
-      FROM c ${reads ? `LEFT JOIN LATERAL (${leadsByIdsSql(idsParam, wsParam, withCall)}) r ON true` : ''}`;
+      ${reads ? `FROM (SELECT) one LEFT JOIN LATERAL (${leadsByIdPairsSql(`$${first}`, `$${first + 1}`, `$${first + 2}`, withCall)}) r ON true` : ''}`;
 }
 
 export const leadBatchStatement: BatchStatement<LeadOp, LeadOpResult> = {
-  async run(db: Queryable, count: CountParams, ops: ReadonlyArray<LeadOp | undefined>) {
-    const reads = ops.flatMap((op) => (op?.kind === 'read' ? [op] : []));
-    const inserts = ops.flatMap((op, i) => (op?.kind === 'insert' ? [{ ord: i + 1, lead: op.lead }] : []));
-    const workspaceId = reads[0]?.workspaceId ?? inserts[0]!.lead.workspaceId;
-    const withCall = reads.some((r) => r.withCall);
-    // $1–$3 count; then, with inserts, $4 rows and $5 limit; then the workspace; then the read ids.
+  async run(db: Queryable, windowStart: Date, keys: readonly KeyCount[], ops: readonly BatchOp<LeadOp>[]) {
+    const reads = new Map<string, { leadId: string; workspaceId: string; livemode: boolean }>();
+    let withCall = false;
+    const inserts: ReturnType<typeof insertRow>[] = [];
+    ops.forEach((o, seq) => {
+      if (o.op.kind === 'read') {
+        reads.set(scopeKey(o.op.workspaceId, o.op.livemode, o.op.leadId), o.op);
+        withCall ||= o.op.withCall;
+      } else {
+        const k = keys[o.key]!;
+        inserts.push(insertRow({ key: k.apiKeyId, ord: o.ord, size: k.size, lim: k.limit, seq }, o.op.lead));
+      }
+    });
     const values = [
-      ...countValues(count),
-      ...(inserts.length > 0 ? [JSON.stringify(inserts.map(insertRow)), count.limit] : []),
-      workspaceId,
-      ...(reads.length > 0 ? [[...new Set(reads.map((r) => r.leadId))]] : []),
+      ...countValues(windowStart, keys),
+      ...(inserts.length > 0 ? [JSON.stringify(inserts)] : []),
+      ...(reads.size > 0 ? [[...reads.values()].map((r) => r.leadId), [...reads.values()].map((r) => r.workspaceId), [...reads.values()].map((r) => r.livemode)] : []),
     ];
     const { rows } = await db.query({
-      name: `lead-batch-${inserts.length > 0 ? 'i' : ''}${reads.length > 0 ? (withCall ? 'rc' : 'r') : ''}`,
-      text: statementText(inserts.length > 0, reads.length > 0, withCall),
+      name: `lead-batch-${inserts.length > 0 ? 'i' : ''}${reads.size > 0 ? (withCall ? 'rc' : 'r') : ''}`,
+      text: statementText(inserts.length > 0, reads.size > 0, withCall),
       values,
     });
+    const counted = rows[0].rate_limit_counts as Record<string, number>;
+    const counts = countsInOrder(keys, Object.entries(counted).map(([api_key_id, count]) => ({ api_key_id, count })));
     const leads = new Map<string, LeadWithCall>();
-    for (const { rate_limit_count: _count, inserted: _inserted, ...row } of rows) {
-      if (row.id) leads.set(row.id, toLeadWithCall(row));
+    for (const { rate_limit_counts: _c, inserted: _i, read_workspace_id: ws, read_livemode: live, ...row } of rows) {
+      if (row.id) leads.set(scopeKey(ws, live, row.id), toLeadWithCall(row));
     }
-    const created = new Map<string, string>((rows[0].inserted ?? []).map(([id, phone]: [string, string]) => [phone, id]));
+    const created = new Map<string, string>(
+      (rows[0].inserted ?? []).map(([id, ws, live, phone]: [string, string, boolean, string]) => [scopeKey(ws, live, phone), id]),
+    );
     const claimed = new Set<string>();
-    const outputs = ops.map((op): LeadOpResult | undefined => {
-      if (op?.kind === 'read') return { kind: 'read', lead: leads.get(op.leadId) ?? null };
-      if (op?.kind !== 'insert') return undefined;
-      const phone = op.lead.phoneNormalized;
+    const outputs = ops.map((o): LeadOpResult | undefined => {
+      if (o.op.kind === 'read') return { kind: 'read', lead: leads.get(scopeKey(o.op.workspaceId, o.op.livemode, o.op.leadId)) ?? null };
+      // A refused request inserted nothing and has no answer here (RateLimiter answers 429).
+      if (!isAdmitted(keys, counts, o)) return undefined;
+      const phone = scopeKey(o.op.lead.workspaceId, o.op.lead.livemode, o.op.lead.phoneNormalized);
       const id = created.get(phone);
-      // The first request of the batch with this phone created it; later ones are duplicates.
+      // The first admitted request of the batch with this phone created it; later ones are duplicates.
       if (id && !claimed.has(phone)) {
         claimed.add(phone);
         return { kind: 'inserted', leadId: id };
       }
       return { kind: 'duplicate', leadId: id ?? null };
     });
-    return { count: rows[0].rate_limit_count, outputs };
+    return { counts, outputs };
   },
 };
 
-function insertRow(e: { ord: number; lead: NewLead }) {
-  const l = e.lead;
+/** Leads are scoped by workspace and mode: a live key never sees a sandbox lead (docs/SANDBOX.md). */
+const scopeKey = (workspaceId: string, livemode: boolean, v: string) => `${workspaceId}/${livemode ? 'live' : 'test'}/${v}`;
+
+function insertRow(place: { key: string; ord: number; size: number; lim: number; seq: number }, l: NewLead) {
   return {
-    ord: e.ord,
+    ...place,
+    workspace_id: l.workspaceId,
     name: l.name,
     phone: l.phone,
     phone_normalized: l.phoneNormalized,
@@ -109,5 +129,6 @@ function insertRow(e: { ord: number; lead: NewLead }) {
     metadata: l.metadata,
     form_responses: l.formResponses,
     created_event: l.createdEvent,
+    livemode: l.livemode,
   };
 }

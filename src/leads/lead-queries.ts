@@ -12,39 +12,42 @@ export interface NewLead {
   metadata: Record<string, unknown>;
   formResponses: Record<string, string>;
   createdEvent: Record<string, unknown>;
+  /** false: a sandbox lead (submitted with a sandbox key, docs/SANDBOX.md). */
+  livemode: boolean;
 }
 
 function leadValues(l: NewLead): unknown[] {
   return [
     l.workspaceId, l.name, l.phone, l.phoneNormalized, l.email, l.goal, l.consentIp, l.consentUserAgent,
-    JSON.stringify(l.metadata), JSON.stringify(l.formResponses), JSON.stringify(l.createdEvent),
+    JSON.stringify(l.metadata), JSON.stringify(l.formResponses), JSON.stringify(l.createdEvent), l.livemode,
   ];
 }
 
 // One statement inserts a voice lead and its timeline entry: one round trip, atomic, and ON
 // CONFLICT lets the unique index decide duplicates without a check-then-insert race.
-// (Messaging leads are inserted in batches with their outbox rows: lead-batch-statement.ts.)
+// (WhatsApp leads are inserted in batches with their outbox rows: lead-batch-statement.ts.)
 const INSERT_LEAD = `
   WITH lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
-                       consent_ip, consent_user_agent, metadata, form_responses)
-    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10)
-    ON CONFLICT (workspace_id, phone_normalized) DO NOTHING
+                       consent_ip, consent_user_agent, metadata, form_responses, livemode)
+    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $12)
+    ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
     RETURNING id, created_at
   ), event AS (
     INSERT INTO lead_events (lead_id, type, data, at) SELECT id, 'lead.created', $11, created_at FROM lead
   )
   SELECT id FROM lead`;
 
-/** Inserts a lead; null when the phone is already a lead of the workspace. */
+/** Inserts a lead; null when the phone is already a lead of the workspace in the same mode. */
 export async function insertLead(db: Queryable, lead: NewLead): Promise<string | null> {
   const { rows } = await db.query({ name: 'insert-lead', text: INSERT_LEAD, values: leadValues(lead) });
   return rows[0]?.id ?? null;
 }
 
-export async function findLeadIdByPhone(db: Queryable, workspaceId: string, phoneNormalized: string): Promise<string | null> {
-  const { rows } = await db.query('SELECT id FROM leads WHERE workspace_id = $1 AND phone_normalized = $2', [
+export async function findLeadIdByPhone(db: Queryable, workspaceId: string, livemode: boolean, phoneNormalized: string): Promise<string | null> {
+  const { rows } = await db.query('SELECT id FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = $3', [
     workspaceId,
+    livemode,
     phoneNormalized,
   ]);
   return rows[0]?.id ?? null;
@@ -57,10 +60,13 @@ export async function recordDispatchedCall(
 ): Promise<void> {
   await db.query({
     name: 'record-dispatched-call',
+    // The session first, then the lead (the UPDATE reads the INSERT's row, so PostgreSQL cannot run
+    // them the other way round): the order of the reconcile path (call-session-queries.ts), which
+    // Vapi's first status update may take concurrently. Left to the planner, the two deadlocked.
     text: `WITH session AS (
-             INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) RETURNING id
+             INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) RETURNING id, lead_id
            ), lead AS (
-             UPDATE leads SET status = 'in_conversation', updated_at = now() WHERE id = $1 RETURNING id
+             UPDATE leads SET status = 'in_conversation', updated_at = now() WHERE id = (SELECT lead_id FROM session) RETURNING id
            )
            INSERT INTO lead_events (lead_id, type, data)
            SELECT lead.id, 'call.dispatched', jsonb_build_object('providerCallId', $2::text, 'callSessionId', session.id)
@@ -80,36 +86,41 @@ export interface LeadWithCall {
 }
 
 const LEAD_COLUMNS = `l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualification_notes, l.booking_uid,
-  l.booking_start, l.metadata, l.form_responses, l.created_at, l.updated_at`;
+  l.booking_start, l.metadata, l.form_responses, l.created_at, l.updated_at, l.livemode`;
 
 /**
- * The SELECT of GET /api/public/leads/:id for several ids at once (`idsParam` a uuid[]
- * parameter), scoped to one workspace; with `withCall`, each row's latest call session as
- * the jsonb column `call`. The rate limiter embeds it in its counting statement.
+ * The SELECT of GET /api/public/leads/:id for a batch of (id, workspace, mode) triples
+ * (`idsParam` and `workspacesParam` uuid[], `livemodesParam` boolean[], of the same length), each
+ * lead only in its own workspace and mode (a live key never reads a sandbox lead, nor the other
+ * way round); `read_workspace_id` and `read_livemode` say which triple a row answers. With `withCall`, each row's
+ * latest call session as the jsonb column `call`. The rate limiter's statement embeds it.
  */
-export function leadsByIdsSql(idsParam: string, workspaceParam: string, withCall: boolean): string {
-  if (!withCall) return `SELECT ${LEAD_COLUMNS} FROM leads l WHERE l.id = ANY(${idsParam}::uuid[]) AND l.workspace_id = ${workspaceParam}`;
-  return `SELECT ${LEAD_COLUMNS}, to_jsonb(cs) AS call
-            FROM leads l
-            LEFT JOIN LATERAL (
+export function leadsByIdPairsSql(idsParam: string, workspacesParam: string, livemodesParam: string, withCall: boolean): string {
+  return `SELECT q.ws AS read_workspace_id, q.live AS read_livemode, ${LEAD_COLUMNS}${withCall ? ', to_jsonb(cs) AS call' : ''}
+            FROM unnest(${idsParam}::uuid[], ${workspacesParam}::uuid[], ${livemodesParam}::boolean[]) AS q(id, ws, live)
+            JOIN leads l ON l.id = q.id AND l.workspace_id = q.ws AND l.livemode = q.live
+            ${withCall ? LATEST_CALL : ''}`;
+}
+
+const LATEST_CALL = `LEFT JOIN LATERAL (
               SELECT provider_call_id, status, started_at, ended_at, duration_seconds, summary, transcript,
                      recording_url, ended_reason
                 FROM call_sessions WHERE lead_id = l.id ORDER BY created_at DESC, id DESC LIMIT 1
-            ) cs ON true
-           WHERE l.id = ANY(${idsParam}::uuid[]) AND l.workspace_id = ${workspaceParam}`;
-}
+            ) cs ON true`;
 
 export function toLeadWithCall(row: Record<string, any>): LeadWithCall {
   const { call, ...lead } = row;
   return { lead, call: call ?? null };
 }
 
-/** One lead of the workspace with its latest call session when `withCall` (voice workspaces). */
-export async function findLead(db: Queryable, id: string, workspaceId: string, withCall: boolean): Promise<LeadWithCall | null> {
+/** One lead of the workspace and mode, with its latest call session when `withCall` (voice workspaces). */
+export async function findLead(db: Queryable, id: string, workspaceId: string, livemode: boolean, withCall: boolean): Promise<LeadWithCall | null> {
   const { rows } = await db.query({
     name: withCall ? 'find-lead-with-latest-call' : 'find-lead',
-    text: leadsByIdsSql('$1', '$2', withCall),
-    values: [[id], workspaceId],
+    text: leadsByIdPairsSql('$1', '$2', '$3', withCall),
+    values: [[id], [workspaceId], [livemode]],
   });
-  return rows[0] ? toLeadWithCall(rows[0]) : null;
+  if (!rows[0]) return null;
+  const { read_workspace_id: _ws, read_livemode: _live, ...row } = rows[0];
+  return toLeadWithCall(row);
 }

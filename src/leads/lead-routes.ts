@@ -8,6 +8,7 @@ import type { LeadOp, LeadOpResult } from './lead-batch-statement.ts';
 import type { LeadService } from './lead-service.ts';
 import { parseLeadSubmission } from './lead-submission.ts';
 import { leadResponse } from './lead-view.ts';
+import type { LeadAccepted } from '../http/public-api-schemas.ts';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
 
@@ -26,7 +27,7 @@ export interface LeadRouteDeps {
   workspaces: WorkspaceService;
 }
 
-/** The public API (spec section 4): thin handlers over LeadService. */
+/** The public API (docs/API.md): thin handlers over LeadService. */
 export function leadRoutes(deps: LeadRouteDeps) {
   return async function (scope: FastifyInstance): Promise<void> {
     // Bodies are read as text whatever the Content-Type says, so a client that forgets the
@@ -62,7 +63,7 @@ export function leadRoutes(deps: LeadRouteDeps) {
       const key = request.apiKey!;
       let submission;
       try {
-        submission = parseLeadSubmission(parseJsonBody(request.body));
+        submission = parseLeadSubmission(parseJsonBody(request.body), key.workspace.agent?.defaultCountry);
       } catch (err) {
         await admit(request, reply); // a bad request counts, and over the limit it is a 429
         throw err;
@@ -72,23 +73,42 @@ export function leadRoutes(deps: LeadRouteDeps) {
         workspace: key.workspace,
         settings: () => deps.workspaces.settingsOf(key.workspace),
         apiKeyId: key.id,
+        livemode: key.livemode,
         clientIp: request.ip ?? null,
         userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
       });
       void reply.status(201);
-      return result.channel === 'voice'
+      const accepted: LeadAccepted = result.channel === 'voice'
         ? { ok: true, leadId: result.leadId, status: 'in_progress', providerCallId: result.providerCallId, callQueued: true }
         : { ok: true, leadId: result.leadId, status: 'new', messageQueued: true };
+      return accepted;
     });
 
     scope.get<{ Params: { id: string } }>('/api/public/leads/:id', async (request, reply) => {
       const key = request.apiKey!;
-      const read = deps.leads.readOp(request.params.id, key.workspace);
+      const read = deps.leads.readOp(request.params.id, key.workspace, key.livemode);
       const result = await admit(request, reply, read ?? undefined);
       const found = result?.kind === 'read' ? result.lead : null;
       if (!found) throw new AppError('lead_not_found');
       return leadResponse(found, key.workspace.channel);
     });
+  };
+}
+
+/**
+ * `GET /api/public/leads/<id>` whose id the router cannot even decode (bad percent-encoding, over
+ * its 100 characters; called from the app's frameworkErrors). No lead has such an id, so it is
+ * answered as the route answers an unknown one: authenticated and counted first, then 404
+ * `Lead not found.` (or 401 / 429 as the route would).
+ */
+export function unroutableLeadId(deps: Pick<LeadRouteDeps, 'authenticator' | 'rateLimiter'>) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<never> => {
+    const auth = await deps.authenticator.authenticate(request.headers.authorization);
+    if (!auth.ok) throw new AppError(auth.reason);
+    const { decision } = await deps.rateLimiter.admit(auth.key.id, auth.key.hourlyLimit);
+    void reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+    throw new AppError('lead_not_found');
   };
 }
 

@@ -1,10 +1,11 @@
+import { countLeadCreated, countLeadTransition, observeSpeedToLead } from '../metrics/metrics.ts';
 import type { Pool } from '../db/pool.ts';
 import type { OutboxRelay } from '../jobs/outbox-relay.ts';
 import { AppError } from '../shared/errors.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
 import type { QualificationQuestion } from '../agent/agent-config.ts';
 import { callSessionExists } from '../voice/call-session-queries.ts';
-import type { CallOptions } from '../voice/voice-channel.ts';
+import type { CallOptions, SandboxDial } from '../voice/voice-channel.ts';
 import type { VoiceProvider } from '../voice/voice-provider.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { VapiSettings, WorkspaceSettings } from '../workspaces/workspace-config.ts';
@@ -12,7 +13,6 @@ import type { LeadOp, LeadOpResult } from './lead-batch-statement.ts';
 import { renderMetadata } from './metadata-render.ts';
 import type { LeadSubmission } from './lead-submission.ts';
 import * as q from './lead-queries.ts';
-import { normalizePhone } from './phone.ts';
 
 export type SubmitResult =
   | { channel: 'whatsapp'; leadId: string }
@@ -21,12 +21,14 @@ export type SubmitResult =
 export interface SubmissionContext {
   /**
    * Counts the request against its key's quota (throws `rate_limited` when it is over) and, in
-   * the same statement, runs `op`: a messaging lead is committed by it (lead-batch-statement.ts).
+   * the same statement, runs `op`: a WhatsApp lead is committed by it (lead-batch-statement.ts).
    */
   admit(op?: LeadOp): Promise<LeadOpResult | undefined>;
   workspace: WorkspaceRow;
   settings: () => WorkspaceSettings;
   apiKeyId: string;
+  /** The key's mode: false submits a sandbox lead (every provider simulated, docs/SANDBOX.md). */
+  livemode: boolean;
   clientIp: string | null;
   userAgent: string | null;
 }
@@ -38,6 +40,8 @@ export interface LeadServiceDeps {
   relay: OutboxRelay;
   /** Our server URL, its credentials and tools for a call (src/voice/voice-channel.ts). */
   callOptions?: (workspace: WorkspaceRow, voice: VapiSettings) => CallOptions;
+  /** Sandbox leads are called through this instead: the simulated Vapi, never the workspace's (docs/SANDBOX.md). */
+  sandboxDial?: () => Promise<SandboxDial>;
 }
 
 /** Lead intake: knows the channels' rules, nothing of HTTP. */
@@ -49,7 +53,8 @@ export class LeadService {
   }
 
   async submit(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
-    const result = ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitMessaging(s, ctx);
+    const result = ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitWhatsapp(s, ctx);
+    countLeadCreated(result.channel);
     this.#reportUnknownQuestions(s, ctx.workspace, result.leadId);
     return result;
   }
@@ -70,13 +75,16 @@ export class LeadService {
     );
   }
 
-  /** What GET /api/public/leads/:id reads (in the statement that counts it); null for an id that cannot exist. */
-  readOp(id: string, workspace: WorkspaceRow): LeadOp & { kind: 'read' } | null {
+  /**
+   * What GET /api/public/leads/:id reads (in the statement that counts it) for a key of this
+   * workspace and mode; null for an id that cannot exist.
+   */
+  readOp(id: string, workspace: WorkspaceRow, livemode: boolean): LeadOp & { kind: 'read' } | null {
     if (!UUID.test(id)) return null;
-    return { kind: 'read', leadId: id, workspaceId: workspace.id, withCall: workspace.channel === 'voice' };
+    return { kind: 'read', leadId: id, workspaceId: workspace.id, livemode, withCall: workspace.channel === 'voice' };
   }
 
-  async #submitMessaging(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
+  async #submitWhatsapp(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
     const lead = newLead(s, ctx);
     const result = await ctx.admit({ kind: 'insert', lead });
     if (result?.kind !== 'inserted') throw await this.#duplicate(lead, result?.kind === 'duplicate' ? result.leadId : null);
@@ -90,24 +98,26 @@ export class LeadService {
   // then the outcome is recorded. A rejected call deletes the reservation.
   async #submitVoice(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
     await ctx.admit();
-    const vapi = ctx.settings().voice;
+    const dial = await this.#dial(ctx);
+    const vapi = dial.settings;
     if (!vapi) {
       throw new AppError('voice_dispatch_failed', { message: 'Voice provider is not configured for this workspace.' });
     }
     const lead = newLead(s, ctx);
     const leadId = await q.insertLead(this.#d.pool, lead);
     if (!leadId) throw await this.#duplicate(lead);
+    const reservedAt = performance.now();
 
     let result;
     try {
-      result = await this.#d.voice.placeCall({
+      result = await dial.provider.placeCall({
         apiKey: vapi.apiKey,
         assistantId: vapi.assistantId,
         phoneNumberId: vapi.phoneNumberId,
         customer: { number: lead.phoneNormalized, name: s.name },
         variableValues: callVariables(s, leadId, ctx.workspace.agent?.questions),
         metadata: { leadId, workspaceId: ctx.workspace.id },
-        ...this.#d.callOptions?.(ctx.workspace, vapi),
+        ...dial.callOptions?.(ctx.workspace, vapi),
       });
     } catch (err) {
       await q.deleteLead(this.#d.pool, leadId);
@@ -118,8 +128,10 @@ export class LeadService {
       this.#d.log.info({ leadId, httpStatus: result.httpStatus }, 'voice provider rejected the call; lead rolled back');
       throw new AppError('voice_dispatch_failed', { message: result.message });
     }
+    observeSpeedToLead('voice', (performance.now() - reservedAt) / 1000);
     try {
       await q.recordDispatchedCall(this.#d.pool, { leadId, providerCallId: result.providerCallId, callStatus: result.status });
+      countLeadTransition('new', 'in_conversation');
     } catch (err) {
       // Vapi's first status update can arrive before this commit; its handler then recorded the
       // call already (docs/VOICE.md, "Crash window"), and the submission succeeded all the same.
@@ -132,8 +144,16 @@ export class LeadService {
     return { channel: 'voice', leadId, providerCallId: result.providerCallId };
   }
 
+  /** Who places the call: the workspace's Vapi for a live lead, the sandbox's simulated one otherwise. */
+  async #dial(ctx: SubmissionContext): Promise<{ provider: VoiceProvider; settings: VapiSettings | undefined; callOptions?: LeadServiceDeps['callOptions'] }> {
+    if (ctx.livemode) return { provider: this.#d.voice, settings: ctx.settings().voice, ...(this.#d.callOptions ? { callOptions: this.#d.callOptions } : {}) };
+    // Never a fallback to the live provider: without a sandbox, a sandbox lead fails.
+    if (!this.#d.sandboxDial) throw new Error('sandbox lead submitted to a service built without a sandbox');
+    return this.#d.sandboxDial();
+  }
+
   async #duplicate(lead: q.NewLead, knownId: string | null = null): Promise<AppError> {
-    const existing = knownId ?? (await q.findLeadIdByPhone(this.#d.pool, lead.workspaceId, lead.phoneNormalized));
+    const existing = knownId ?? (await q.findLeadIdByPhone(this.#d.pool, lead.workspaceId, lead.livemode, lead.phoneNormalized));
     return new AppError('duplicate_phone', existing ? { leadId: existing } : {});
   }
 }
@@ -145,14 +165,15 @@ function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
     workspaceId: ctx.workspace.id,
     name: s.name,
     phone: s.phone,
-    phoneNormalized: normalizePhone(s.phone),
+    phoneNormalized: s.phoneNormalized,
     email: s.email ?? null,
     goal: s.goal ?? null,
     consentIp: ctx.clientIp,
     consentUserAgent: ctx.userAgent,
     metadata: (s.metadata ?? {}) as Record<string, unknown>,
     formResponses: s.formResponses ?? {},
-    createdEvent: { channel: ctx.workspace.channel, apiKeyId: ctx.apiKeyId },
+    createdEvent: { channel: ctx.workspace.channel, apiKeyId: ctx.apiKeyId, ...(ctx.livemode ? {} : { livemode: false }) },
+    livemode: ctx.livemode,
   };
 }
 

@@ -1,52 +1,73 @@
 import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../shared/errors.ts';
-import { isValidPhone, PHONE_MESSAGE } from './phone.ts';
+import { isStorableText } from '../shared/storable-text.ts';
+import { isPhoneShaped, normalizePhone, PHONE_JSON_SCHEMA, PHONE_MESSAGE } from './phone.ts';
 
 const codePoints = (s: string) => [...s].length;
 
 // Optional fields also accept null (and '' for the text fields) as "not given": forms
 // commonly send blank fields. Unions instead of preprocessing keep the schema expressible
 // in the generated OpenAPI document.
+/** Any JSON value; one instance, so the OpenAPI document names it once (`JsonValue`). */
+export const jsonValueSchema = z.json();
+
 const blank = z.union([z.null(), z.literal('')]);
 
-/** The body of POST /api/public/leads (spec 2.1), minus `consent`, which has its own error. */
+/** The body of POST /api/public/leads (docs/API.md), minus `consent`, which has its own error. */
 export const leadSubmissionSchema = z.object({
   name: z
     .string({ error: 'Name must be a string.' })
-    .refine((s) => codePoints(s) >= 1 && codePoints(s) <= 120 && s.trim() !== '', 'Name must be 1 to 120 characters.'),
-  phone: z.string({ error: PHONE_MESSAGE }).refine(isValidPhone, PHONE_MESSAGE),
+    .refine((s) => codePoints(s) >= 1 && codePoints(s) <= 120 && s.trim() !== '', 'Name must be 1 to 120 characters.')
+    // JSON Schema counts lengths in code points, as the check above does.
+    .meta({ minLength: 1, maxLength: 120, examples: ['Ada Lovelace'] }),
+  // Whether it is a possible number depends on the workspace's default country: parseLeadSubmission.
+  phone: z
+    .string({ error: PHONE_MESSAGE })
+    .refine(isPhoneShaped, PHONE_MESSAGE)
+    .meta({ ...PHONE_JSON_SCHEMA, description: 'Digits with an optional leading +, spaces, dashes, dots and parentheses; it must be a possible number (international, or national in the workspace\'s default country).', examples: ['+44 20 7946 0958'] }),
   email: z
-    .union([blank, z.string().max(254).regex(z.regexes.rfc5322Email)], { error: 'Email must be a valid e-mail address.' })
+    .union([blank, z.string().max(254).regex(z.regexes.rfc5322Email).meta({ format: 'email' })], { error: 'Email must be a valid e-mail address.' })
     .optional(),
   goal: z
-    .union([blank, z.string().refine((s) => codePoints(s) <= 2000)], { error: 'Goal must be a string of at most 2000 characters.' })
+    .union([blank, z.string().refine((s) => codePoints(s) <= 2000).meta({ maxLength: 2000 })], { error: 'Goal must be a string of at most 2000 characters.' })
     .optional(),
   metadata: z
-    .union([z.null(), z.record(z.string(), z.json())], { error: 'Metadata must be an object.' })
-    .optional(),
+    .union([z.null(), z.record(z.string(), jsonValueSchema)], { error: 'Metadata must be an object.' })
+    .optional()
+    .meta({ description: "Free-form; every key and value is given to the agent. Null and empty-string values are dropped. At most 32 levels deep." }),
   formResponses: z
     .union([z.null(), z.record(z.string(), z.string())], { error: 'formResponses must be an object of strings.' })
-    .optional(),
+    .optional()
+    .meta({ description: "Voice workspaces: answers by question id from the workspace's form; the agent asks for the rest on the call." }),
 });
 
 /** The schema published in the OpenAPI document: the above plus `consent`. */
-export const leadSubmissionDocSchema = leadSubmissionSchema.extend({ consent: z.literal(true) });
+export const leadSubmissionDocSchema = leadSubmissionSchema
+  .extend({ consent: z.literal(true).meta({ description: 'The lead agreed to be contacted: must be the literal `true`.' }) })
+  .meta({
+    description: 'Text fields (name, phone, email, goal) must not contain U+0000. Blank optional fields (null or "") count as not given.',
+    examples: [{ name: 'Ada Lovelace', phone: '+44 20 7946 0958', consent: true, email: 'ada@example.com', goal: 'More qualified leads', metadata: { source: 'pricing-page' } }],
+  });
 
 type ParsedBody = z.output<typeof leadSubmissionSchema>;
 
 export interface LeadSubmission {
   name: string;
+  /** As submitted (GET returns it so). */
   phone: string;
+  /** E.164: what uniqueness, calls and messages use. */
+  phoneNormalized: string;
   email?: string;
   goal?: string;
   metadata?: Record<string, unknown>;
   formResponses?: Record<string, string>;
 }
 
-function normalise(p: ParsedBody): LeadSubmission {
+function normalise(p: ParsedBody, phoneNormalized: string): LeadSubmission {
   return {
     name: p.name,
     phone: p.phone,
+    phoneNormalized,
     ...(p.email ? { email: p.email } : {}),
     ...(p.goal ? { goal: p.goal } : {}),
     ...(p.metadata ? { metadata: p.metadata as Record<string, unknown> } : {}),
@@ -58,9 +79,10 @@ export const CONSENT_MESSAGE = '`consent` must be true.';
 
 /**
  * Validates a parsed JSON body. Every bad field is listed in `issues`; when consent is the
- * only problem the answer is the spec's dedicated consent error.
+ * only problem the answer is the API's dedicated consent error. A phone in national format is
+ * completed with `defaultCountry` (the workspace's `agent.defaultCountry`).
  */
-export function parseLeadSubmission(body: unknown): LeadSubmission {
+export function parseLeadSubmission(body: unknown, defaultCountry?: string): LeadSubmission {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new AppError('validation_failed', { issues: [{ path: [], message: 'The body must be a JSON object.' }] });
   }
@@ -70,23 +92,35 @@ export function parseLeadSubmission(body: unknown): LeadSubmission {
   // its input (it has its issue already) so that it cannot exhaust the stack.
   const tooDeep = new Set(nul.filter((i) => i.message === DEPTH_MESSAGE).map((i) => i.path[0]!));
   const result = leadSubmissionSchema.safeParse(tooDeep.size ? { ...body, ...Object.fromEntries([...tooDeep].map((f) => [f, null])) } : body);
-  if (result.success && nul.length === 0 && consentOk) return normalise(result.data);
-  if (result.success && nul.length === 0) throw new AppError('consent_required');
+  const phone = (body as { phone?: unknown }).phone;
+  const e164 = typeof phone === 'string' ? normalizePhone(phone, defaultCountry) : null;
+  // The schema reports a malformed phone; one that is well formed but no possible number, here.
+  const other = typeof phone === 'string' && isPhoneShaped(phone) && e164 === null ? [...nul, { path: ['phone'], message: PHONE_MESSAGE }] : nul;
+  if (result.success && other.length === 0 && consentOk) return normalise(result.data, e164!);
+  if (result.success && other.length === 0) throw new AppError('consent_required');
   const issues: ValidationIssue[] = result.success ? [] : result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
-  issues.push(...nul);
+  issues.push(...other);
   if (!consentOk) issues.push({ path: ['consent'], message: CONSENT_MESSAGE });
   throw new AppError('validation_failed', { issues });
 }
 
 export const NUL_MESSAGE = 'Text must not contain the NUL character (\\u0000).';
+export const SURROGATE_MESSAGE = 'Text must be valid Unicode: a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair) cannot be stored.';
+
+/** The issue for a string PostgreSQL cannot store (src/shared/storable-text.ts), or null. */
+function textIssue(s: string): string | null {
+  if (isStorableText(s)) return null;
+  return s.includes('\u0000') ? NUL_MESSAGE : SURROGATE_MESSAGE;
+}
 
 export const MAX_DEPTH = 32;
 export const DEPTH_MESSAGE = `Must not be nested more than ${MAX_DEPTH} levels deep.`;
 
 /**
  * What the database could not store, as validation issues instead of failures there:
- * PostgreSQL's text and jsonb cannot hold U+0000 (reported at every path, keys included, that
- * has one), and values nested deeper than MAX_DEPTH (reported once, at the field).
+ * PostgreSQL's text and jsonb cannot hold U+0000 nor (jsonb) a lone UTF-16 surrogate (reported
+ * at every path, keys included, that has one), and values nested deeper than MAX_DEPTH
+ * (reported once, at the field).
  */
 function storageIssues(body: Record<string, unknown>): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
@@ -95,12 +129,14 @@ function storageIssues(body: Record<string, unknown>): ValidationIssue[] {
     if (typeof value === 'object' && value !== null && path.length > MAX_DEPTH) {
       if (!issues.some((i) => i.path[0] === path[0] && i.message === DEPTH_MESSAGE)) issues.push({ path: [path[0]!], message: DEPTH_MESSAGE });
     } else if (typeof value === 'string') {
-      if (value.includes('\u0000')) issues.push({ path, message: NUL_MESSAGE });
+      const message = textIssue(value);
+      if (message) issues.push({ path, message });
     } else if (Array.isArray(value)) {
       value.forEach((v, i) => walk(v, [...path, String(i)]));
     } else if (typeof value === 'object' && value !== null) {
       for (const [k, v] of Object.entries(value)) {
-        if (k.includes('\u0000')) issues.push({ path: [...path, k], message: NUL_MESSAGE });
+        const message = textIssue(k);
+        if (message) issues.push({ path: [...path, k], message });
         walk(v, [...path, k]);
       }
     }

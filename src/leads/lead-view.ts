@@ -1,10 +1,11 @@
 import type { Channel } from '../workspaces/workspace-queries.ts';
+import type { LeadRead } from '../http/public-api-schemas.ts';
 import type { LeadWithCall } from './lead-queries.ts';
 
 const iso = (v: Date | string | null | undefined): string | null => (v == null ? null : new Date(v).toISOString());
 
-/** The body of GET /api/public/leads/:id (spec 2.4, 2.5); absent optional fields are null. */
-export function leadResponse(found: LeadWithCall, channel: Channel) {
+/** The body of GET /api/public/leads/:id (docs/API.md, Reading a lead); absent optional fields are null. */
+export function leadResponse(found: LeadWithCall, channel: Channel): LeadRead {
   const l = found.lead;
   const c = found.call;
   return {
@@ -22,22 +23,26 @@ export function leadResponse(found: LeadWithCall, channel: Channel) {
       bookingStart: iso(l.booking_start),
       metadata: l.metadata,
       formResponses: l.form_responses,
-      createdAt: iso(l.created_at),
-      updatedAt: iso(l.updated_at),
+      createdAt: new Date(l.created_at).toISOString(),
+      updatedAt: new Date(l.updated_at).toISOString(),
+      // An addition where the spec is silent (docs/API.md): false for a sandbox lead.
+      livemode: l.livemode !== false,
     },
-    voiceCall:
-      channel === 'voice' && c
-        ? {
-            providerCallId: c.provider_call_id,
-            status: c.status,
-            startedAt: iso(c.started_at),
-            endedAt: iso(c.ended_at),
-            durationSeconds: c.duration_seconds,
-            summary: c.summary,
-            transcript: c.transcript,
-            recordingUrl: c.recording_url,
-            endedReason: c.ended_reason,
-          }
-        : null,
+    voiceCall: channel === 'voice' && c ? voiceCallView(c) : null,
+  };
+}
+
+/** A call session row as the API's `voiceCall` (also the operators' latest call, lead-details.ts). */
+export function voiceCallView(c: Record<string, any>): NonNullable<LeadRead['voiceCall']> {
+  return {
+    providerCallId: c.provider_call_id,
+    status: c.status,
+    startedAt: iso(c.started_at),
+    endedAt: iso(c.ended_at),
+    durationSeconds: c.duration_seconds,
+    summary: c.summary,
+    transcript: c.transcript,
+    recordingUrl: c.recording_url,
+    endedReason: c.ended_reason,
   };
 }

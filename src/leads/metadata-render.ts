@@ -1,5 +1,5 @@
-// The one renderer of a lead's metadata for the agent (spec 2.2): the voice channel sends it
-// as the `leadMetadata` variable, the messaging channel puts it under "What else we know
+// The one renderer of a lead's metadata for the agent (docs/AGENT.md): the voice channel sends it
+// as the `leadMetadata` variable, the WhatsApp channel puts it under "What else we know
 // about this lead". One `key: value` line per pair; non-strings JSON-stringified; null,
 // undefined and empty strings dropped.
 export function renderMetadata(metadata: Record<string, unknown> | null | undefined): string {

@@ -1,6 +1,6 @@
 // Our small interface to an external scheduling service. The real implementation is the Cal.com
 // API v2 client (calcom-client.ts); tests and the demo point that same client at the Cal.com
-// simulator (calcom-simulator.ts). Expected outcomes (slot taken, bad key, provider down) come
+// simulator (src/simulators/calcom/). Expected outcomes (slot taken, bad key, provider down) come
 // back as values; only programming errors throw.
 
 export interface Slot {

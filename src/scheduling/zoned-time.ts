@@ -1,8 +1,6 @@
-import type { SimEventType } from './calcom-simulator.ts';
-
 // Time-zone arithmetic with Intl only (no tz library): offsets are derived from formatted
-// wall time. Used by the Cal.com simulator to lay out weekly availability.
-// ---- Time zones, with Intl only (no tz library): offsets are derived from formatted wall time.
+// wall time. Used by the agent (time-zone checks, local dates of slots) and by the Cal.com
+// simulator to lay out weekly availability.
 
 export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -43,25 +41,6 @@ export function zonedToUtc(y: number, mo: number, d: number, minuteOfDay: number
   const wall = Date.UTC(y, mo, d, 0, minuteOfDay);
   const guess = wall - offsetMinutes(wall, tz) * 60_000;
   return wall - offsetMinutes(guess, tz) * 60_000;
-}
-
-/** Slot starts of an event type's weekly availability that fall within [fromMs, toMs]. */
-export function slotStarts(et: SimEventType, fromMs: number, toMs: number): number[] {
-  const toMinutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
-  const step = et.slotIntervalMinutes ?? et.lengthInMinutes;
-  const out = new Set<number>();
-  // Walk local calendar days, one day of margin each side for zones far from UTC.
-  for (let day = Date.UTC(...ymd(fromMs - 86_400_000, et.timeZone)); day <= toMs + 86_400_000; day += 86_400_000) {
-    const date = new Date(day);
-    const weekday = WEEKDAYS[date.getUTCDay()]!;
-    for (const rule of et.availability.filter((r) => r.days.includes(weekday))) {
-      for (let m = toMinutes(rule.startTime); m + et.lengthInMinutes <= toMinutes(rule.endTime); m += step) {
-        const s = zonedToUtc(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), m, et.timeZone);
-        if (s >= fromMs && s <= toMs) out.add(s);
-      }
-    }
-  }
-  return [...out].sort((a, b) => a - b);
 }
 
 export function ymd(ms: number, tz: string): [number, number, number] {

@@ -45,7 +45,7 @@ export function createAccessLogger(log: Logger): Logger {
 
 const PHONE_LIKE = /\+?\d[\d\s().-]{5,}\d/g;
 const EMAIL_LIKE = /[^\s@"'<>(),;:]+@[^\s@"'<>(),;:]+\.[^\s@"'<>(),;:]+/g;
-const KEY_LIKE = /\b(li_live_|sk-|cal_live_|Bearer\s+)[A-Za-z0-9_\-.]+/g;
+const KEY_LIKE = /\b(li_live_|li_test_|sk-|cal_live_|Bearer\s+)[A-Za-z0-9_\-.]+/g;
 
 /** Masks phone numbers, e-mail addresses and API keys inside free text. */
 export function scrubText(text: string): string {

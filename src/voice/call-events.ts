@@ -1,9 +1,9 @@
-import { recordLeadEvent, transitionLead } from '../agent/lead-state.ts';
+import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import type { PoolClient } from '../db/pool.ts';
-import { insertWebhookReceipt } from '../webhooks/webhook-receipt-queries.ts';
+import { insertWebhookReceipt } from '../integration-log/webhook-receipt-queries.ts';
 import { isStartError, mergeReport, mergeStatusUpdate, statusRank, type SessionState } from './call-session-merge.ts';
 import * as q from './call-session-queries.ts';
-import type { CallRef, VapiMessage } from './vapi-message.ts';
+import type { CallRef, VapiMessage } from './vapi/vapi-message.ts';
 
 // Applies a status-update or an end-of-call-report, in the caller's transaction: the session and
 // lead are locked, the delivery's receipt is inserted (a repeat stops there), then the merged

@@ -1,4 +1,4 @@
-import type { CallReport } from './vapi-message.ts';
+import type { CallReport } from './vapi/vapi-message.ts';
 
 // How server messages change a call session, as pure functions. Vapi's deliveries can repeat and
 // arrive out of order (the report before the last status update), so the rules make the final
@@ -33,7 +33,8 @@ export interface StatusUpdate {
 
 // Vapi's Call.status values in call order; `not-found` and `deletion-failed` describe the
 // record, not the call, and change nothing.
-const ORDER = ['scheduled', 'queued', 'ringing', 'in-progress', 'forwarding', 'ended'];
+export const VAPI_CALL_STATUSES = ['scheduled', 'queued', 'ringing', 'in-progress', 'forwarding', 'ended'] as const;
+const ORDER: readonly string[] = VAPI_CALL_STATUSES;
 
 export function statusRank(status: string): number {
   return ORDER.indexOf(status);
@@ -72,7 +73,7 @@ export function derivedDuration(startedAt: Date | null, endedAt: Date | null): n
   return Math.max(0, Math.round((endedAt.getTime() - startedAt.getTime()) / 1000));
 }
 
-/** Vapi ended the call before dialling (no credits, frozen subscription, …; providers.md §1.6). */
+/** Vapi ended the call before dialling (no credits, frozen subscription, …; Vapi's API docs). */
 export function isStartError(endedReason: string | null): boolean {
   return endedReason !== null && endedReason.startsWith('call.start.error-');
 }

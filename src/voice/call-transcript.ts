@@ -1,4 +1,4 @@
-// The transcript of spec 2.5: turns separated by blank lines, each prefixed `Assistant:` or
+// The transcript of `voiceCall` (docs/API.md): turns separated by blank lines, each prefixed `Assistant:` or
 // `Lead:`. Built from Vapi's message list when there is one (system prompts, tool calls and tool
 // results left out), else from its `AI:` / `User:` text. A turn is everything one side says
 // before the other speaks, so consecutive messages of one speaker are joined; whitespace inside a

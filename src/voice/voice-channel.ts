@@ -1,16 +1,17 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
-import { CalcomClient } from '../scheduling/calcom-client.ts';
+import type { Sandbox } from '../sandbox/sandbox.ts';
+import { CalcomClient } from '../scheduling/calcom/calcom-client.ts';
 import type { SchedulingProvider } from '../scheduling/scheduling-provider.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { VapiSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
-import { vapiRoutes } from './vapi-routes.ts';
-import { VapiServerService } from './vapi-server-service.ts';
-import { serverAuthForVapi, serverAuthOf, vapiServerUrls } from './vapi-server-settings.ts';
-import { vapiCallTools } from './vapi-tools.ts';
+import { vapiRoutes } from './voice-server-routes.ts';
+import { VapiServerService } from './voice-server-service.ts';
+import { serverAuthForVapi, serverAuthOf, vapiServerUrls } from './vapi/vapi-server-settings.ts';
+import { vapiCallTools } from './vapi/vapi-tools.ts';
 import { withVoiceExchangeLog } from './voice-exchange-log.ts';
 import type { PlaceCallRequest, VoiceProvider } from './voice-provider.ts';
 
@@ -19,7 +20,7 @@ import type { PlaceCallRequest, VoiceProvider } from './voice-provider.ts';
 
 /** The only server messages we act on; Vapi sends these to the call's server URL. */
 export const SERVER_MESSAGES = ['status-update', 'end-of-call-report', 'tool-calls'];
-/** Vapi's own default and maximum wait for an answer is 20 s (V-SPEC `Server.timeoutSeconds`). */
+/** Vapi's own default and maximum wait for an answer is 20 s (Vapi's OpenAPI document `Server.timeoutSeconds`). */
 const SERVER_TIMEOUT_SECONDS = 20;
 
 export type CallOptions = Pick<PlaceCallRequest, 'server' | 'serverMessages' | 'tools'>;
@@ -45,21 +46,31 @@ export interface VoiceChannelDeps {
   workspaces: WorkspaceService;
   /** Default: the Cal.com client on CALCOM_BASE_URL. */
   scheduling?: SchedulingProvider;
+  sandbox: Sandbox;
+}
+
+/** What a sandbox call needs: the simulated Vapi (with the integration log), its settings, our /sandbox URLs. */
+export interface SandboxDial {
+  provider: VoiceProvider;
+  settings: VapiSettings;
+  callOptions: (workspace: WorkspaceRow, voice: VapiSettings) => CallOptions;
 }
 
 export function voiceChannel(deps: VoiceChannelDeps) {
-  const service = new VapiServerService({
-    pool: deps.pool,
-    log: deps.log,
-    clock: deps.clock,
-    workspaces: deps.workspaces,
-    scheduling: deps.scheduling ?? new CalcomClient({ baseUrl: deps.config.CALCOM_BASE_URL }),
-    toolDeadlineMs: deps.config.VAPI_TOOL_DEADLINE_MS,
-  });
+  const common = { pool: deps.pool, log: deps.log, clock: deps.clock, workspaces: deps.workspaces, toolDeadlineMs: deps.config.VAPI_TOOL_DEADLINE_MS };
+  const scheduling = deps.scheduling ?? new CalcomClient({ baseUrl: deps.config.CALCOM_BASE_URL });
+  const service = new VapiServerService({ ...common, scheduling });
+  // The twin for sandbox calls, mounted under /sandbox: same code, simulated credentials and calendar.
+  const sandboxService = new VapiServerService({ ...common, scheduling, sandbox: deps.sandbox });
   return {
     provider: withVoiceExchangeLog(deps.voice, deps.pool, deps.log),
     callOptions: (workspace: WorkspaceRow, voice: VapiSettings) => vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice),
     routes: vapiRoutes({ service }),
+    sandboxRoutes: vapiRoutes({ service: sandboxService }),
+    sandboxDial: async (): Promise<SandboxDial> => {
+      const sb = await deps.sandbox.providers();
+      return { provider: withVoiceExchangeLog(sb.voice, deps.pool, deps.log), settings: sb.settings.voice!, callOptions: sb.callOptions };
+    },
     service,
   };
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/pool.ts';
-import { recordIntegrationEventSafely } from '../integrations/integration-log.ts';
+import { recordIntegrationEventSafely } from '../integration-log/integration-log.ts';
 import type { Logger } from '../shared/logger.ts';
-import { vapiCallBody } from './vapi-client.ts';
+import { vapiCallBody } from './vapi/vapi-client.ts';
 import type { PlaceCallRequest, PlaceCallResult, ProviderExchange, VoiceProvider } from './voice-provider.ts';
 
 // Wraps the voice provider so every call placed is written to the integration log: the request

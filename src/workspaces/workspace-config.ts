@@ -1,24 +1,11 @@
 import { z } from 'zod';
 import { agentConfigSchema, type AgentConfigInput } from '../agent/agent-config.ts';
-import { vapiHmacSettingsSchema } from '../voice/vapi-server-settings.ts';
+import { vapiSettingsSchema, type VapiSettings } from '../voice/vapi/vapi-server-settings.ts';
+
+export type { VapiSettings };
 
 // The JSON file given to `leadintake workspace create|update --config FILE`. Documented in
 // docs/WORKSPACE-CONFIG.md. Unknown keys are errors: a typo must not silently drop a setting.
-export const vapiSettingsSchema = z
-  .object({
-    provider: z.literal('vapi'),
-    apiKey: z.string().min(1, 'voice.apiKey is required (your Vapi private API key)'),
-    assistantId: z.string().min(1),
-    phoneNumberId: z.string().min(1),
-    /** X-Vapi-Secret Vapi sends us (docs/VOICE.md); default: derived from apiKey and the workspace id. */
-    serverSecret: z.string().min(16, 'voice.serverSecret must be at least 16 characters').max(200).optional(),
-    /** Vapi's HMAC credential plan instead of X-Vapi-Secret. */
-    hmac: vapiHmacSettingsSchema.optional(),
-    /** Add our six tools to the assistant on each call (default true). */
-    appendTools: z.boolean().optional(),
-  })
-  .strict();
-
 export const calcomSettingsSchema = z
   .object({
     provider: z.literal('calcom'),
@@ -95,7 +82,6 @@ export const workspaceConfigSchema = z
   .strict();
 
 export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
-export type VapiSettings = z.output<typeof vapiSettingsSchema>;
 export type CalcomSettings = z.output<typeof calcomSettingsSchema>;
 export type WhatsappSettings = z.output<typeof whatsappSettingsSchema>;
 export type LlmSettings = z.output<typeof llmSettingsSchema>;

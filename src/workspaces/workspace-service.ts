@@ -7,8 +7,14 @@ import type { SecretBox } from './secret-box.ts';
 import { mergeSettings, splitWorkspaceConfig, type WorkspaceConfig, type WorkspaceSettings } from './workspace-config.ts';
 import * as q from './workspace-queries.ts';
 
+export interface CreatedKey {
+  id: string;
+  key: string;
+  prefix: string;
+}
+
 export type CreateWorkspaceResult =
-  | { kind: 'created'; workspace: q.WorkspaceRow; apiKey: { id: string; key: string; prefix: string } }
+  | { kind: 'created'; workspace: q.WorkspaceRow; apiKey: CreatedKey; sandboxKey: CreatedKey }
   | { kind: 'slug_taken' };
 
 /** Workspace administration shared by the CLI and (later) the admin dashboard. */
@@ -23,12 +29,13 @@ export class WorkspaceService {
     this.#defaultHourlyLimit = defaultHourlyLimit;
   }
 
-  /** Creates the workspace and its first API key in one transaction. */
+  /** Creates the workspace, its first live API key and its first sandbox key in one transaction. */
   async create(input: { slug: string; name: string; channel: q.Channel; config?: WorkspaceConfig }): Promise<CreateWorkspaceResult> {
     const id = crypto.randomUUID();
     const { settings, agent } = splitWorkspaceConfig(input.config ?? {});
     const sealed = Object.keys(settings).length > 0 ? this.#box.seal(settings, id) : null;
     const newKey = generateApiKey();
+    const newSandboxKey = generateApiKey({ livemode: false });
     try {
       return await withTransaction(this.#pool, async (tx) => {
         const workspace = await q.insertWorkspace(tx, {
@@ -46,7 +53,20 @@ export class WorkspaceService {
           hash: newKey.hash,
           hourlyLimit: this.#defaultHourlyLimit,
         });
-        return { kind: 'created' as const, workspace, apiKey: { id: key.id, key: newKey.key, prefix: newKey.prefix } };
+        const sandbox = await insertApiKey(tx, {
+          workspaceId: id,
+          name: 'sandbox',
+          prefix: newSandboxKey.prefix,
+          hash: newSandboxKey.hash,
+          hourlyLimit: this.#defaultHourlyLimit,
+          livemode: false,
+        });
+        return {
+          kind: 'created' as const,
+          workspace,
+          apiKey: { id: key.id, key: newKey.key, prefix: newKey.prefix },
+          sandboxKey: { id: sandbox.id, key: newSandboxKey.key, prefix: newSandboxKey.prefix },
+        };
       });
     } catch (err) {
       if ((err as { code?: string }).code === '23505') return { kind: 'slug_taken' };
@@ -98,16 +118,18 @@ export class WorkspaceService {
     return true;
   }
 
-  async createKey(slug: string, opts: { name?: string; hourlyLimit?: number }) {
+  /** Another key of the workspace; `sandbox: true` gives a `li_test_…` key (docs/SANDBOX.md). */
+  async createKey(slug: string, opts: { name?: string; hourlyLimit?: number; sandbox?: boolean }): Promise<CreatedKey | null> {
     const workspace = await q.findLiveWorkspaceBySlug(this.#pool, slug);
     if (!workspace) return null;
-    const newKey = generateApiKey();
+    const newKey = generateApiKey({ livemode: !opts.sandbox });
     const { id } = await insertApiKey(this.#pool, {
       workspaceId: workspace.id,
-      name: opts.name ?? 'default',
+      name: opts.name ?? (opts.sandbox ? 'sandbox' : 'default'),
       prefix: newKey.prefix,
       hash: newKey.hash,
       hourlyLimit: opts.hourlyLimit ?? this.#defaultHourlyLimit,
+      livemode: !opts.sandbox,
     });
     return { id, key: newKey.key, prefix: newKey.prefix };
   }

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import type { AgentConfigInput } from '../../src/agent/agent-config.ts';
-import type { LeadStatus } from '../../src/agent/lead-state.ts';
+import type { LeadStatus } from '../../src/leads/lead-state.ts';
 import { runTool, type ToolContext } from '../../src/agent/tool-registry.ts';
 import type { Queryable } from '../../src/db/pool.ts';
 import { normalizePhone } from '../../src/leads/phone.ts';
-import { CalcomClient } from '../../src/scheduling/calcom-client.ts';
-import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../../src/scheduling/calcom-simulator.ts';
+import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
+import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../../src/simulators/calcom/calcom-simulator.ts';
 import { createLogger, type Logger } from '../../src/shared/logger.ts';
 import { workspaceConfigSchema } from '../../src/workspaces/workspace-config.ts';
 import type { Channel, WorkspaceRow } from '../../src/workspaces/workspace-queries.ts';
@@ -109,11 +109,13 @@ export async function startAgentHarness(): Promise<AgentHarness> {
 /** A lead row as the public API would have stored it, in any status. */
 export async function insertLead(db: Queryable, workspaceId: string, f: LeadFixture = {}): Promise<string> {
   const phone = f.phone ?? `+49 30 ${crypto.randomInt(1_000_000, 9_999_999)}`;
+  // A number that is no possible one is stored as leads from before migration 007 kept it.
+  const normalized = normalizePhone(phone) ?? `+${phone.replace(/\D/g, '')}`;
   const { rows } = await db.query(
     `INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at, metadata, form_responses, answers, status)
      VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10) RETURNING id`,
     [
-      workspaceId, f.name ?? 'Ada Lovelace', phone, normalizePhone(phone), f.email === undefined ? 'ada@example.com' : f.email,
+      workspaceId, f.name ?? 'Ada Lovelace', phone, normalized, f.email === undefined ? 'ada@example.com' : f.email,
       f.goal ?? null, JSON.stringify(f.metadata ?? {}), JSON.stringify(f.formResponses ?? {}), JSON.stringify(f.answers ?? {}),
       f.status ?? 'in_conversation',
     ],

@@ -3,13 +3,16 @@ import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config/config.ts';
 import { startBoss } from '../../src/jobs/boss.ts';
 import { OutboxRelay } from '../../src/jobs/outbox-relay.ts';
+import type { Sandbox } from '../../src/sandbox/sandbox.ts';
+import { createSandbox } from '../../src/sandbox/sandbox-providers.ts';
 import { createLogger, type Logger } from '../../src/shared/logger.ts';
-import { VapiClient } from '../../src/voice/vapi-client.ts';
+import { VapiClient } from '../../src/voice/vapi/vapi-client.ts';
 import type { VoiceProvider } from '../../src/voice/voice-provider.ts';
 import type { WorkspaceConfig } from '../../src/workspaces/workspace-config.ts';
 import type { Channel } from '../../src/workspaces/workspace-queries.ts';
 import { parseEncryptionKey, SecretBox } from '../../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../../src/workspaces/workspace-service.ts';
+import { OpenApiConformance } from './openapi-conformance.ts';
 import { createTestDatabase, type TestDatabase } from './test-db.ts';
 
 export const TEST_ENCRYPTION_KEY = '11'.repeat(32);
@@ -32,6 +35,8 @@ export interface TestAppOptions {
   clock?: TestClock;
   /** Start the relay (woken by commits, polling); off by default so tests drain it deterministically. */
   startRelay?: boolean;
+  /** The sandbox's pace: `instant` by default (no waits), `life` as in production. */
+  sandboxPace?: 'life' | 'instant';
 }
 
 export interface TestApp extends App {
@@ -40,13 +45,18 @@ export interface TestApp extends App {
   boss: PgBoss;
   relay: OutboxRelay;
   workspaces: WorkspaceService;
+  sandbox: Sandbox;
   /** Every log line the app wrote, for checks that no personal data is logged. */
   logs: string[];
   /** The app's logger (writes into `logs`), for components a test builds beside the app. */
   log: Logger;
-  createWorkspace(channel: Channel, config?: WorkspaceConfig, slug?: string): Promise<{ workspaceId: string; apiKey: string; apiKeyId: string; slug: string }>;
+  createWorkspace(channel: Channel, config?: WorkspaceConfig, slug?: string): Promise<{ workspaceId: string; apiKey: string; apiKeyId: string; sandboxKey: string; slug: string }>;
+  /** Responses of documented routes that departed from the OpenAPI document (close() throws if any). */
+  openApiProblems: string[];
   close(): Promise<void>;
 }
+
+const conformance = new OpenApiConformance();
 
 let counter = 0;
 
@@ -72,7 +82,19 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const workspaces = new WorkspaceService(db.pool, new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)), config.DEFAULT_HOURLY_LIMIT);
   const voice = opts.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
   const clock = opts.clock?.read ?? (() => new Date());
-  const app = buildApp({ config, pool: db.pool, log, clock, voice, relay, workspaces });
+  const sandbox = createSandbox({ config, log, secret: parseEncryptionKey(TEST_ENCRYPTION_KEY), pace: opts.sandboxPace ?? 'instant' });
+  const app = buildApp({ config, pool: db.pool, log, clock, voice, relay, workspaces, sandbox });
+  // Every response of a documented route, in every test, is checked against the OpenAPI
+  // document; close() fails the test file on the first mismatch.
+  const openApiProblems: string[] = [];
+  app.http.addHook('onSend', async (request, reply, payload) => {
+    if (typeof payload === 'string') {
+      openApiProblems.push(
+        ...conformance.problems({ method: request.method, route: request.routeOptions.url ?? '', status: reply.statusCode, headers: reply.getHeaders(), body: payload }),
+      );
+    }
+    return payload;
+  });
   await app.http.ready();
   return {
     ...app,
@@ -81,18 +103,22 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     boss,
     relay,
     workspaces,
+    sandbox,
     logs,
     log,
     async createWorkspace(channel, wsConfig, slug = `ws-${process.pid}-${++counter}`) {
       const r = await workspaces.create({ slug, name: `Workspace ${slug}`, channel, ...(wsConfig ? { config: wsConfig } : {}) });
       if (r.kind !== 'created') throw new Error('slug taken');
-      return { workspaceId: r.workspace.id, apiKey: r.apiKey.key, apiKeyId: r.apiKey.id, slug };
+      return { workspaceId: r.workspace.id, apiKey: r.apiKey.key, apiKeyId: r.apiKey.id, sandboxKey: r.sandboxKey.key, slug };
     },
+    openApiProblems,
     async close() {
       await app.http.close();
       await relay.stop();
       await boss.stop({ graceful: false, close: true });
+      await sandbox.close();
       await db.drop();
+      if (openApiProblems.length) throw new Error(`Responses that do not match the OpenAPI document:\n${openApiProblems.join('\n')}`);
     },
   };
 }

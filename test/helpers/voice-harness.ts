@@ -1,6 +1,6 @@
 import { freePort } from '../../src/db/embedded.ts';
-import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../../src/scheduling/calcom-simulator.ts';
-import { serverSecretOf } from '../../src/voice/vapi-server-settings.ts';
+import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../../src/simulators/calcom/calcom-simulator.ts';
+import { serverSecretOf } from '../../src/voice/vapi/vapi-server-settings.ts';
 import {
   SIM_API_KEY,
   SIM_ASSISTANT_ID,
@@ -8,7 +8,7 @@ import {
   startVapiSimulator,
   type VapiSimulator,
   type VapiSimulatorOptions,
-} from '../../src/voice/vapi-simulator.ts';
+} from '../../src/simulators/vapi/vapi-simulator.ts';
 import type { VapiSettings, WorkspaceConfig } from '../../src/workspaces/workspace-config.ts';
 import { AGENT_TEST_NOW, SOLAR_AGENT } from './agent-harness.ts';
 import { startTestApp, TestClock, type TestApp } from './test-app.ts';

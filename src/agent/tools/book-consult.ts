@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isValidPhone, normalizePhone, PHONE_MESSAGE } from '../../leads/phone.ts';
+import { isE164, isPhoneShaped, normalizePhone, PHONE_MESSAGE } from '../../leads/phone.ts';
 import type { Booking, ProviderFailure } from '../../scheduling/scheduling-provider.ts';
 import type { CalcomSettings } from '../../workspaces/workspace-config.ts';
 import { agentConfigOf } from '../agent-config.ts';
@@ -10,9 +10,6 @@ import { defineTool, loadActiveLead, type ToolContext } from './tool-context.ts'
 // Same shape the Cal.com client accepts: without an offset the wall time would be read in this
 // server's zone, so it is refused here with a message the model can fix.
 const START = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
-// Cal.com wants attendee phones in international format; a number typed in national format
-// (normalised to "+0…") would make it refuse the whole booking, so such a number is left out.
-const E164 = /^\+[1-9]\d{6,14}$/;
 const DAY_MS = 86_400_000;
 
 export const bookConsult = defineTool({
@@ -34,7 +31,7 @@ export const bookConsult = defineTool({
       .refine((s) => z.regexes.rfc5322Email.test(s), 'email must be a valid e-mail address')
       .optional()
       .describe("Where the confirmation goes; default: the lead's stored e-mail"),
-    phone: z.string().trim().refine(isValidPhone, PHONE_MESSAGE).optional().describe("Phone for the booking; default: the lead's number"),
+    phone: z.string().trim().refine(isPhoneShaped, PHONE_MESSAGE).optional().describe("Phone for the booking; default: the lead's number"),
     notes: z.string().trim().max(500).optional().describe('Short notes for the consultant'),
   }),
   async run(ctx, args) {
@@ -49,14 +46,17 @@ export const bookConsult = defineTool({
     if (!email) {
       return "Nothing was booked yet: an e-mail address is needed (the booking confirmation goes there). Ask the lead for it, then call bookConsult again with email.";
     }
-    const tz = agentConfigOf(ctx.workspace).timeZone;
-    const phone = args.phone ? normalizePhone(args.phone) : lead.phoneNormalized;
+    const agent = agentConfigOf(ctx.workspace);
+    const tz = agent.timeZone;
+    // Cal.com wants attendee phones in E.164; any other number would make it refuse the whole
+    // booking, so such a number is left out.
+    const phone = args.phone ? normalizePhone(args.phone, agent.defaultCountry) : lead.phoneNormalized;
     const attempt: BookingAttempt = { lead, scheduling, startMs, tz, email };
     const result = await ctx.scheduling.createBooking({
       apiKey: scheduling.apiKey,
       eventTypeId: scheduling.eventTypeId,
       start: args.start,
-      attendee: { name: args.name ?? lead.name, email, timeZone: tz, ...(E164.test(phone) ? { phoneNumber: phone } : {}) },
+      attendee: { name: args.name ?? lead.name, email, timeZone: tz, ...(phone && isE164(phone) ? { phoneNumber: phone } : {}) },
       // leadId lets us (and the Cal.com webhook receiver) find the lead a booking belongs to.
       metadata: { leadId: lead.id, ...(args.notes ? { notes: args.notes } : {}) },
     });

@@ -2,7 +2,7 @@ import type { Booking, ProviderFailure } from '../../scheduling/scheduling-provi
 import { scrubText } from '../../shared/logger.ts';
 import type { CalcomSettings } from '../../workspaces/workspace-config.ts';
 import { findAgentLead, type AgentLead } from '../agent-lead-queries.ts';
-import { recordLeadEvent, transitionLead } from '../lead-state.ts';
+import { recordLeadEvent, transitionLead } from '../../leads/lead-state.ts';
 import { formatLocalDateTime } from '../local-time.ts';
 import { schedulingTrouble } from './scheduling-answers.ts';
 import { refusalAnswer, type ToolContext } from './tool-context.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findAgentLead } from '../agent-lead-queries.ts';
-import { recordLeadEvent } from '../lead-state.ts';
+import { recordLeadEvent } from '../../leads/lead-state.ts';
 import { defineTool, LEAD_NOT_FOUND } from './tool-context.ts';
 
 export const endConversation = defineTool({

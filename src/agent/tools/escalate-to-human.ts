@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { transitionLead } from '../lead-state.ts';
+import { transitionLead } from '../../leads/lead-state.ts';
 import { defineTool, loadActiveLead, refusalAnswer } from './tool-context.ts';
 
 export const escalateToHuman = defineTool({

@@ -6,7 +6,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { WorkspaceSettings } from '../../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../../workspaces/workspace-queries.ts';
 import { findAgentLead, type AgentLead } from '../agent-lead-queries.ts';
-import { TERMINAL_STATUSES, type LeadStatus } from '../lead-state.ts';
+import { TERMINAL_STATUSES, type LeadStatus } from '../../leads/lead-state.ts';
 
 /** What a tool call runs with; each channel builds it for the lead it is talking to. */
 export interface ToolContext {

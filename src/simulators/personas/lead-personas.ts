@@ -1,0 +1,52 @@
+// Scripted leads for the WhatsApp simulators (tests and the demo). A persona reads the agent's
+// last message and answers like a person would; the wording is what the scripted model
+// (src/simulators/chat-model/, the chat-completions simulator) recognises, so the pair runs a whole
+// qualification offline and deterministically.
+
+export const LEAD_PERSONAS = ['books', 'not-a-fit', 'wants-human', 'opts-out', 'goes-quiet'] as const;
+export type LeadPersonaName = (typeof LEAD_PERSONAS)[number];
+
+/** Phrases the scripted model reacts to; personas use them and the model's policy matches them. */
+export const PERSONA_PHRASES = {
+  /** An answer to any qualification question (the model stores it as the answer). */
+  answer: 'Yes, that works for us — about 20 people, budget approved, we would like to start next month.',
+  /** Picks the first offered slot. */
+  pickFirstSlot: 'The first time works for me, please book it.',
+  notAFit: 'Honestly we have no budget for this at all, so it is not a fit for us.',
+  wantsHuman: 'Can I talk to a real person, please?',
+  optOut: 'STOP',
+} as const;
+
+/**
+ * The lead's reply to the agent's message, or null when the lead stays silent. `agentText` is
+ * the text the lead received (a template's rendered body or a free-form message).
+ */
+export function personaReply(persona: LeadPersonaName, agentText: string): string | null {
+  // After the agent's goodbye every persona stays silent, so a simulated chat ends by itself.
+  if (saysGoodbye(agentText)) return null;
+  switch (persona) {
+    case 'goes-quiet':
+      return null;
+    case 'opts-out':
+      return PERSONA_PHRASES.optOut;
+    case 'wants-human':
+      return PERSONA_PHRASES.wantsHuman;
+    case 'not-a-fit':
+      return PERSONA_PHRASES.notAFit;
+    case 'books':
+      if (offersSlots(agentText)) return PERSONA_PHRASES.pickFirstSlot;
+      // Confirmation or goodbye: nothing more to say.
+      if (/\b(booked|confirmed|see you)\b/i.test(agentText)) return null;
+      return PERSONA_PHRASES.answer;
+  }
+}
+
+/** The scripted model offers slots as a numbered list: "1) Tue 3 Dec, 10:00". */
+export function offersSlots(agentText: string): boolean {
+  return /(^|\n)\s*1\)\s/.test(agentText);
+}
+
+/** The scripted model closes escalated, unqualified and refused chats with "Goodbye!" (a booking ends with "See you then!"). */
+export function saysGoodbye(agentText: string): boolean {
+  return /\bgoodbye\b/i.test(agentText);
+}

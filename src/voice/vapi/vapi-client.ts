@@ -1,0 +1,107 @@
+import { providerFetch } from '../../metrics/provider-fetch.ts';
+import type { LookupResult, PlaceCallRequest, PlaceCallResult, ProviderExchange, VoiceProvider, VoiceSettingsChecker } from '../voice-provider.ts';
+
+/**
+ * Vapi REST client (Vapi's API docs). `POST {base}/call` with the workspace's private key.
+ * Vapi rejects unknown properties, so lead ids travel in `assistantOverrides.metadata`,
+ * never in a top-level `metadata`.
+ */
+export class VapiClient implements VoiceProvider, VoiceSettingsChecker {
+  readonly #baseUrl: string;
+  readonly #timeoutMs: number;
+
+  constructor(opts: { baseUrl: string; timeoutMs: number }) {
+    this.#baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#timeoutMs = opts.timeoutMs;
+  }
+
+  async placeCall(req: PlaceCallRequest): Promise<PlaceCallResult> {
+    return (await this.placeCallTraced(req)).result;
+  }
+
+  async placeCallTraced(req: PlaceCallRequest): Promise<{ result: PlaceCallResult; exchange: ProviderExchange }> {
+    const sent = await this.#send('POST', '/call', req.apiKey, vapiCallBody(req));
+    return { result: callResult(sent), exchange: sent.exchange };
+  }
+
+  getAssistant(apiKey: string, id: string): Promise<LookupResult> {
+    return this.#lookup(apiKey, `/assistant/${encodeURIComponent(id)}`);
+  }
+
+  getPhoneNumber(apiKey: string, id: string): Promise<LookupResult> {
+    return this.#lookup(apiKey, `/phone-number/${encodeURIComponent(id)}`);
+  }
+
+  async #lookup(apiKey: string, path: string): Promise<LookupResult> {
+    const sent = await this.#send('GET', path, apiKey);
+    if (!sent.ok) return { ok: false, message: sent.message, exchange: sent.exchange };
+    if (sent.response.ok) return { ok: true, exchange: sent.exchange };
+    return { ok: false, httpStatus: sent.response.status, message: sent.text, exchange: sent.exchange };
+  }
+
+  async #send(method: string, path: string, apiKey: string, body?: unknown): Promise<Sent> {
+    const started = Date.now();
+    const exchange: ProviderExchange = { method, path, ...(body === undefined ? {} : { requestBody: body }), ms: 0 };
+    try {
+      const response = await providerFetch('vapi', `${this.#baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      const text = await response.text();
+      Object.assign(exchange, { httpStatus: response.status, responseText: text, ms: Date.now() - started });
+      return { ok: true as const, response, text, exchange };
+    } catch (err) {
+      const message = describeFetchFailure(err, this.#timeoutMs);
+      Object.assign(exchange, { error: message, ms: Date.now() - started });
+      return { ok: false as const, message, exchange };
+    }
+  }
+}
+
+function callResult(sent: Sent): PlaceCallResult {
+  if (!sent.ok) return { ok: false, message: sent.message };
+  const { response, text } = sent;
+  if (!response.ok) return { ok: false, message: text, httpStatus: response.status };
+  let call: { id?: unknown; status?: unknown };
+  try {
+    call = JSON.parse(text);
+  } catch {
+    return { ok: false, message: `Voice provider answered ${response.status} with a body that is not JSON.` };
+  }
+  if (typeof call.id !== 'string' || call.id === '') {
+    return { ok: false, message: `Voice provider answered ${response.status} without a call id.` };
+  }
+  return { ok: true, providerCallId: call.id, status: typeof call.status === 'string' ? call.status : 'queued' };
+}
+
+type Sent =
+  | { ok: true; response: Response; text: string; exchange: ProviderExchange }
+  | { ok: false; message: string; exchange: ProviderExchange };
+
+/** The exact `POST /call` body for a request (also what the integration log shows). */
+export function vapiCallBody(req: PlaceCallRequest): Record<string, unknown> {
+  return {
+    assistantId: req.assistantId,
+    phoneNumberId: req.phoneNumberId,
+    // Vapi caps customer.name at 40 characters; the full name travels in variableValues.
+    customer: { number: req.customer.number, name: [...req.customer.name].slice(0, 40).join('') },
+    assistantOverrides: {
+      variableValues: req.variableValues,
+      metadata: req.metadata,
+      ...(req.server ? { server: req.server } : {}),
+      ...(req.serverMessages ? { serverMessages: req.serverMessages } : {}),
+      ...(req.tools && req.tools.length > 0 ? { 'tools:append': req.tools } : {}),
+    },
+  };
+}
+
+function describeFetchFailure(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') {
+    return `The voice provider did not answer within ${timeoutMs} ms.`;
+  }
+  const cause = e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error';
+  return `Could not reach the voice provider (${cause}).`;
+}

@@ -1,0 +1,62 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runTool, type ToolContext } from '../../agent/tool-registry.ts';
+import { claimToolCall, finishToolCall } from '../call-session-queries.ts';
+import type { ToolCallItem } from './vapi-message.ts';
+
+// Vapi's model calling our agent tools (Vapi's API docs). Each call in the list runs
+// the agent-core tool of that name for the call's lead; the answer is
+// `{"results":[{"toolCallId","name","result"}]}`. Vapi gives up after 20 s, so the whole message
+// is answered by a deadline: a tool still running then is answered "still working" and finishes
+// in the background (its effect and result are kept). A repeated tool call is not run again: it
+// gets the stored result.
+
+export interface ToolResult {
+  toolCallId: string;
+  name: string;
+  result: string;
+}
+
+export const NOT_LINKED =
+  'This call is not linked to a lead in this workspace, so nothing was done and nothing will be saved. Do not call tools again; end the call politely.';
+export const STILL_RUNNING =
+  'This is taking longer than expected and is still being processed. Do not call this tool again; tell the lead a colleague will confirm by e-mail or phone.';
+export const IN_PROGRESS = 'This tool call is already being processed. Do not call it again; wait for its result.';
+
+export interface ToolCallsDeps {
+  /** Called with each background run, so shutdown and tests can wait for it. */
+  track(run: Promise<unknown>): void;
+  deadlineMs: number;
+}
+
+/** Runs the tool calls in order (the model may rely on it, e.g. listing before booking). */
+export async function answerToolCalls(ctx: ToolContext, providerCallId: string, calls: ToolCallItem[], deps: ToolCallsDeps): Promise<ToolResult[]> {
+  const deadline = Date.now() + deps.deadlineMs;
+  const results: ToolResult[] = [];
+  for (const call of calls) {
+    results.push({ toolCallId: call.id, name: call.name, result: await answerOne(ctx, providerCallId, call, deadline, deps) });
+  }
+  return results;
+}
+
+async function answerOne(ctx: ToolContext, providerCallId: string, call: ToolCallItem, deadline: number, deps: ToolCallsDeps): Promise<string> {
+  const claim = await claimToolCall(ctx.pool, { workspaceId: ctx.workspace.id, toolCallId: call.id, providerCallId, leadId: ctx.leadId, name: call.name });
+  if (!claim.claimed) return claim.result ?? IN_PROGRESS;
+  const run = runTool(ctx, call.name, call.arguments).then(async (result) => {
+    try {
+      await finishToolCall(ctx.pool, ctx.workspace.id, call.id, result);
+    } catch (err) {
+      // The answer still goes to Vapi; only a repeat of this tool call would miss it.
+      ctx.log.warn({ err, leadId: ctx.leadId, tool: call.name.slice(0, 64) }, 'tool result not stored');
+    }
+    return result;
+  });
+  deps.track(run);
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) return STILL_RUNNING;
+  const timer = new AbortController();
+  try {
+    return await Promise.race([run, sleep(remaining, STILL_RUNNING, { signal: timer.signal })]);
+  } finally {
+    timer.abort();
+  }
+}

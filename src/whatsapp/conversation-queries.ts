@@ -1,0 +1,153 @@
+import type { LeadStatus } from '../leads/lead-state.ts';
+import type { Queryable } from '../db/pool.ts';
+import { AGENT_TURN_QUEUE } from '../jobs/queues.ts';
+import { workspaceFromRow, type WorkspaceRow } from '../workspaces/workspace-queries.ts';
+
+// The lead as a WhatsApp conversation sees it: who to write to, whether we may, and the flags the
+// inbound receiver and the turn engine share (migrations/005_whatsapp_conversations.sql).
+
+export interface ConversationLead {
+  id: string;
+  workspaceId: string;
+  status: LeadStatus;
+  name: string;
+  phoneNormalized: string;
+  /** false: a sandbox lead, whose turns use the sandbox's simulated providers (docs/SANDBOX.md). */
+  livemode: boolean;
+  optedOutAt: Date | null;
+  lastInboundAt: Date | null;
+  /** When the lead was accepted (the start of speed to lead). */
+  createdAt: Date;
+  /** The actor, time and (when the system escalated) outcome of the latest status change, from the timeline. */
+  lastTransition: { actor: string; at: Date; outcome?: string } | null;
+}
+
+export interface TurnSubject {
+  lead: ConversationLead;
+  workspace: WorkspaceRow;
+  agentEnabled: boolean;
+  /** The state of the lead's unfinished turn, if any. */
+  openTurn: 'generating' | 'ready' | null;
+  /** Whether any turn was ever started (no: the first contact is due). */
+  anyTurn: boolean;
+  /** Whether the lead wrote something no turn has answered yet. */
+  unanswered: boolean;
+}
+
+/**
+ * The lead, its workspace (deleted ones included: the caller decides), the kill switch and where
+ * its conversation stands, in one round trip: a turn reads this before each step.
+ */
+export async function loadTurnSubject(db: Queryable, leadId: string): Promise<TurnSubject | null> {
+  // w.* keeps the workspace's own column names for workspaceFromRow; the lead's are prefixed.
+  const { rows } = await db.query({
+    name: 'conversation-load-subject',
+    text: `SELECT w.*, l.id AS lead_id, l.status AS lead_status, l.name AS lead_name, l.phone_normalized AS lead_phone,
+                  l.livemode AS lead_livemode, l.opted_out_at AS lead_opted_out_at, l.last_inbound_at AS lead_last_inbound_at, l.created_at AS lead_created_at,
+                  t.data->>'actor' AS lead_transition_actor, t.at AS lead_transition_at, t.data->>'outcome' AS lead_transition_outcome,
+                  (SELECT state FROM agent_turns WHERE lead_id = l.id AND state IN ('generating', 'ready')) AS lead_open_turn,
+                  EXISTS (SELECT 1 FROM agent_turns WHERE lead_id = l.id) AS lead_any_turn,
+                  EXISTS (SELECT 1 FROM whatsapp_messages WHERE lead_id = l.id AND direction = 'inbound' AND turn_id IS NULL) AS lead_unanswered
+             FROM leads l
+             JOIN workspaces w ON w.id = l.workspace_id
+             LEFT JOIN LATERAL (
+               SELECT data, at FROM lead_events e WHERE e.lead_id = l.id AND e.data ? 'to' ORDER BY e.id DESC LIMIT 1
+             ) t ON true
+            WHERE l.id = $1`,
+    values: [leadId],
+  });
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    lead: {
+      id: r.lead_id,
+      workspaceId: r.id,
+      status: r.lead_status,
+      name: r.lead_name,
+      phoneNormalized: r.lead_phone,
+      livemode: r.lead_livemode,
+      optedOutAt: r.lead_opted_out_at,
+      lastInboundAt: r.lead_last_inbound_at,
+      createdAt: r.lead_created_at,
+      lastTransition: r.lead_transition_actor
+        ? { actor: r.lead_transition_actor, at: r.lead_transition_at, ...(r.lead_transition_outcome ? { outcome: r.lead_transition_outcome } : {}) }
+        : null,
+    },
+    workspace: workspaceFromRow(r),
+    agentEnabled: r.agent_enabled,
+    openTurn: r.lead_open_turn,
+    anyTurn: r.lead_any_turn,
+    unanswered: r.lead_unanswered,
+  };
+}
+
+/** A turn is starting: messages arriving from now on must enqueue a turn of their own. */
+export async function clearTurnRequest(db: Queryable, leadId: string): Promise<void> {
+  await db.query({ name: 'conversation-clear-turn-request', text: 'UPDATE leads SET turn_requested_at = NULL WHERE id = $1 AND turn_requested_at IS NOT NULL', values: [leadId] });
+}
+
+/**
+ * Enqueues the lead's next turn through the outbox, unless one is already waiting to start (that
+ * one will answer this message too). A request older than ten minutes is not trusted to still be
+ * coming (its job may sit in a long retry backoff): a second job costs nothing, turns of one lead
+ * never overlap and a turn with nothing new to answer ends at once. True when a row was queued.
+ */
+export async function requestTurn(db: Queryable, leadId: string, workspaceId: string): Promise<boolean> {
+  const { rowCount } = await db.query({
+    name: 'conversation-request-turn',
+    text: `WITH flag AS (
+             UPDATE leads SET turn_requested_at = now()
+              WHERE id = $1 AND (turn_requested_at IS NULL OR turn_requested_at < now() - interval '10 minutes')
+             RETURNING id
+           )
+           INSERT INTO outbox (queue, payload)
+           SELECT $3, jsonb_build_object('leadId', id, 'workspaceId', $2::uuid) FROM flag`,
+    values: [leadId, workspaceId, AGENT_TURN_QUEUE],
+  });
+  return rowCount === 1;
+}
+
+export interface InboundLead {
+  id: string;
+  status: LeadStatus;
+  optedOutAt: Date | null;
+}
+
+/**
+ * Locks the lead's row until the transaction ends: the first lock of every transaction that
+ * changes a lead's conversation (docs/WHATSAPP.md, "Lock order"). False when there is no such lead.
+ */
+export async function lockLeadRow(db: Queryable, leadId: string): Promise<boolean> {
+  const { rowCount } = await db.query({ name: 'conversation-lock-lead', text: 'SELECT 1 FROM leads WHERE id = $1 FOR UPDATE', values: [leadId] });
+  return rowCount === 1;
+}
+
+/** The workspace's lead of this mode with this phone, locked until the transaction ends. */
+export async function lockLeadByPhone(db: Queryable, workspaceId: string, livemode: boolean, phoneNormalized: string): Promise<InboundLead | null> {
+  const { rows } = await db.query({
+    name: 'conversation-lock-lead-by-phone',
+    text: 'SELECT id, status, opted_out_at FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = $3 FOR UPDATE',
+    values: [workspaceId, livemode, phoneNormalized],
+  });
+  const r = rows[0];
+  return r ? { id: r.id, status: r.status, optedOutAt: r.opted_out_at } : null;
+}
+
+/** The lead's latest message moves the 24-hour window (never backwards: webhooks may come out of order). */
+export async function touchLastInbound(db: Queryable, leadId: string, at: Date): Promise<void> {
+  await db.query({
+    name: 'conversation-touch-last-inbound',
+    text: 'UPDATE leads SET last_inbound_at = GREATEST(last_inbound_at, $2) WHERE id = $1',
+    values: [leadId, at],
+  });
+}
+
+export async function markOptedOut(db: Queryable, leadId: string): Promise<void> {
+  await db.query({ name: 'conversation-opt-out', text: 'UPDATE leads SET opted_out_at = COALESCE(opted_out_at, now()) WHERE id = $1', values: [leadId] });
+}
+
+/** The kill switch of a workspace; false when there is no such live workspace. */
+export async function setAgentEnabled(db: Queryable, workspaceId: string, enabled: boolean): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE workspaces SET agent_enabled = $2 WHERE id = $1 AND deleted_at IS NULL', [workspaceId, enabled]);
+  return rowCount === 1;
+}

@@ -1,0 +1,101 @@
+import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
+import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
+import type { InboundEvent } from './messaging-provider.ts';
+import type { Logger } from '../shared/logger.ts';
+import { REPAIRED_TEXT_EVENT, repairedTextData } from '../shared/storable-text.ts';
+import * as c from './conversation-queries.ts';
+import { applyDeliveryStatus, holdEarlyStatus, lockProviderMessage } from './delivery-status.ts';
+import * as m from './message-queries.ts';
+import { isOptOut } from './opt-out.ts';
+
+// What the lead sends us, once a webhook is authenticated and parsed: stored, and the lead's next
+// turn enqueued in the same transaction (through the outbox, which the relay moves to pg-boss).
+// Provider-neutral: whatsapp-webhook-service.ts handles Twilio's and Meta's differences.
+
+export type MessageEvent = Extract<InboundEvent, { type: 'message' }>;
+export type StatusEvent = Extract<InboundEvent, { type: 'status' }>;
+
+export type InboundOutcome =
+  | { kind: 'stored'; leadId: string; turnQueued: boolean }
+  | { kind: 'opted_out'; leadId: string }
+  | { kind: 'duplicate' }
+  | { kind: 'unknown_sender' };
+
+/** held: no message of ours has this id yet; kept until the send is recorded (delivery-status.ts). */
+export type StatusOutcome = { kind: 'applied'; leadId: string } | { kind: 'held' } | { kind: 'stale' };
+
+export interface InboundDeps {
+  pool: Pool;
+  log: Logger;
+  /** Called after a commit that queued a turn (the relay moves it into pg-boss at once). */
+  wake: () => void;
+}
+
+export class InboundService {
+  readonly #d: InboundDeps;
+
+  constructor(deps: InboundDeps) {
+    this.#d = deps;
+  }
+
+  /** `livemode` false: a message to the sandbox, for the workspace's sandbox lead with that phone. */
+  async receiveMessage(workspaceId: string, provider: m.Provider, e: MessageEvent, log: Logger = this.#d.log, livemode = true): Promise<InboundOutcome> {
+    const outcome = await withTransaction(this.#d.pool, (tx) => this.#store(tx, workspaceId, livemode, provider, e));
+    if (outcome.kind === 'stored' && outcome.turnQueued) this.#d.wake();
+    // The sender's number stays out of the log; the lead id says who it was when known.
+    log.info({ workspaceId, provider, outcome: outcome.kind, ...('leadId' in outcome ? { leadId: outcome.leadId } : {}) }, 'whatsapp message received');
+    return outcome;
+  }
+
+  async #store(tx: PoolClient, workspaceId: string, livemode: boolean, provider: m.Provider, e: MessageEvent): Promise<InboundOutcome> {
+    const lead = await c.lockLeadByPhone(tx, workspaceId, livemode, e.from);
+    if (!lead) return { kind: 'unknown_sender' };
+    const messageId = await m.insertInbound(tx, { leadId: lead.id, provider, providerMessageId: e.providerMessageId, text: e.text, receivedAt: e.receivedAt });
+    if (messageId === null) return { kind: 'duplicate' };
+    await c.touchLastInbound(tx, lead.id, e.receivedAt);
+    await recordLeadEvent(tx, lead.id, 'message.received', { messageId, actor: 'lead' });
+    if (e.textRepaired) await recordLeadEvent(tx, lead.id, REPAIRED_TEXT_EVENT, repairedTextData(provider, 'whatsapp message', { messageId }));
+    if (lead.optedOutAt) return { kind: 'opted_out', leadId: lead.id };
+    if (isOptOut(e.text)) {
+      await c.markOptedOut(tx, lead.id);
+      const notes = 'Opted out on WhatsApp: the lead asked us to stop messaging them.';
+      const moved = await transitionLead(tx, { leadId: lead.id, to: 'unqualified', actor: 'system', event: { type: 'lead.opted_out', data: { messageId } }, set: { qualificationNotes: notes } });
+      // Already booked or with a person: the status stays, the opt-out is on record and nothing more is sent.
+      if (!moved.ok) await recordLeadEvent(tx, lead.id, 'lead.opted_out', { messageId, status: lead.status, actor: 'system' });
+      return { kind: 'opted_out', leadId: lead.id };
+    }
+    // A lead with a person waits for the operator; booked and unqualified leads get no more turns.
+    if (lead.status !== 'new' && lead.status !== 'in_conversation') return { kind: 'stored', leadId: lead.id, turnQueued: false };
+    const turnQueued = await c.requestTurn(tx, lead.id, workspaceId);
+    return { kind: 'stored', leadId: lead.id, turnQueued };
+  }
+
+  /**
+   * A delivery status. `outboundKey` is our idempotency key when the callback carries it (Twilio's
+   * StatusCallback URL does): it finds a message whose acceptance we never recorded because the
+   * process died between the provider's answer and our commit.
+   */
+  async receiveStatus(workspaceId: string, provider: m.Provider, e: StatusEvent, outboundKey: string | null, log: Logger = this.#d.log): Promise<StatusOutcome> {
+    const outcome = await withTransaction(this.#d.pool, (tx) => this.#status(tx, provider, e, outboundKey));
+    log.info({ workspaceId, provider, status: e.status, outcome: outcome.kind, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : {}) }, 'whatsapp status received');
+    return outcome;
+  }
+
+  async #status(tx: PoolClient, provider: m.Provider, e: StatusEvent, outboundKey: string | null): Promise<StatusOutcome> {
+    await lockProviderMessage(tx, provider, e.providerMessageId);
+    const msg = await m.lockOutbound(tx, provider, e.providerMessageId, outboundKey);
+    if (!msg) {
+      // Most likely the send is not recorded yet (the provider called back first): kept for it.
+      await holdEarlyStatus(tx, provider, e.providerMessageId, e);
+      return { kind: 'held' };
+    }
+    if (msg.providerMessageId !== null && msg.providerMessageId !== e.providerMessageId) {
+      // The same key, another provider message: the crash window sent it twice. Recorded once per copy.
+      await recordLeadEvent(tx, msg.leadId, 'message.duplicate_send', { messageId: msg.id, status: e.status, actor: 'system' });
+      return { kind: 'applied', leadId: msg.leadId };
+    }
+    const applied = await applyDeliveryStatus(tx, msg, e.providerMessageId, e);
+    if (applied && e.textRepaired) await recordLeadEvent(tx, msg.leadId, REPAIRED_TEXT_EVENT, repairedTextData(provider, 'delivery status', { messageId: msg.id }));
+    return applied ? { kind: 'applied', leadId: msg.leadId } : { kind: 'stale' };
+  }
+}

@@ -1,0 +1,66 @@
+import type { ChatMessage, ChatRequest, ChatResult } from '../agent/chat-model.ts';
+import { runTool, toolDeclarations, type ToolContext } from '../agent/tool-registry.ts';
+import type { Queryable } from '../db/pool.ts';
+import type { ChatModelChoice } from './turn-providers.ts';
+import { toolRounds, unansweredToolCalls } from './chat-history.ts';
+import { saveTranscript } from './turn-queries.ts';
+
+// The generate step of a turn: the model loop with the agent's tools, run until the model answers
+// with text. Each round is checkpointed in agent_turns.transcript as it happens: the model's tool
+// calls before any tool runs, each tool's answer right after it. A retried turn resumes from the
+// checkpoint, so a finished model call is never paid twice and at most the one tool call that was
+// running when the process died runs again (the tools are written to tolerate that, docs/AGENT.md).
+
+/** Tool rounds in one turn before the agent hands the lead to a person instead of looping. */
+export const MAX_TOOL_ROUNDS = 5;
+
+export type GenerateResult =
+  | { kind: 'text'; text: string }
+  /** The model answered with no text: nothing to send (e.g. after endConversation). */
+  | { kind: 'silent' }
+  | { kind: 'too_many_rounds' }
+  | { kind: 'model_failed'; failure: Extract<ChatResult, { ok: false }> };
+
+export interface GenerateInput {
+  /** Where checkpoints are written (the turn's own connection). */
+  db: Queryable;
+  turnId: number;
+  /** The checkpoint so far (empty for a fresh turn). */
+  transcript: ChatMessage[];
+  chat: ChatModelChoice;
+  /** Rebuilt before every model call: tools change what the prompt says about the lead. */
+  systemPrompt: () => Promise<string>;
+  /** The conversation before this turn's tool rounds (chat-history.ts). */
+  history: ChatMessage[];
+  tools: ToolContext;
+  signal?: AbortSignal;
+  /** Called after every model call (the integration log). */
+  onModelCall?: (request: ChatRequest, result: ChatResult, ms: number) => Promise<void>;
+}
+
+export async function generateReply(input: GenerateInput): Promise<GenerateResult> {
+  const transcript = [...input.transcript];
+  const declarations = toolDeclarations();
+  for (;;) {
+    // Tool calls the previous attempt received but did not finish running.
+    for (const call of unansweredToolCalls(transcript)) {
+      const answer = await runTool(input.tools, call.function.name, call.function.arguments);
+      transcript.push({ role: 'tool', tool_call_id: call.id, content: answer });
+      await saveTranscript(input.db, input.turnId, transcript, 0);
+    }
+    if (toolRounds(transcript) >= MAX_TOOL_ROUNDS) return { kind: 'too_many_rounds' };
+    const messages: ChatMessage[] = [{ role: 'system', content: await input.systemPrompt() }, ...input.history, ...transcript];
+    const request: ChatRequest = { model: input.chat.name, messages, tools: declarations };
+    const started = Date.now();
+    const result = await input.chat.model.complete(request, input.signal);
+    await input.onModelCall?.(request, result, Date.now() - started);
+    if (!result.ok) return { kind: 'model_failed', failure: result };
+    const calls = result.message.tool_calls ?? [];
+    if (calls.length === 0) {
+      const text = result.message.content?.trim() ?? '';
+      return text === '' ? { kind: 'silent' } : { kind: 'text', text };
+    }
+    transcript.push({ role: 'assistant', content: result.message.content, tool_calls: calls });
+    await saveTranscript(input.db, input.turnId, transcript, 1);
+  }
+}

@@ -1,0 +1,331 @@
+import { observeSpeedToLead } from '../metrics/metrics.ts';
+import { agentConfigOf } from '../agent/agent-config.ts';
+import { findAgentLead } from '../agent/agent-lead-queries.ts';
+import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../leads/lead-state.ts';
+import { isE164 } from '../leads/phone.ts';
+import { buildAgentPrompt } from '../agent/prompt.ts';
+import type { Pool, PoolClient } from '../db/pool.ts';
+import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { SendMessageResult } from './messaging-provider.ts';
+import type { Clock } from '../shared/clock.ts';
+import { scrubText, type Logger } from '../shared/logger.ts';
+import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import { historyMessages } from './chat-history.ts';
+import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
+import { applyEarlyStatuses, lockProviderMessage } from './delivery-status.ts';
+import { clearTurnRequest, loadTurnSubject, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
+import type { ConversationProviders } from './turn-providers.ts';
+import { inTransaction, lockLead } from './lead-lock.ts';
+import { conversationHistory } from './message-queries.ts';
+import { clampMessage, firstName, MESSAGE_LIMITS, templateText } from './outbound-text.ts';
+import { generateReply } from './reply-generator.ts';
+import * as q from './turn-queries.ts';
+
+// One agent turn for one lead, run by the `agent-turn` job (docs/WHATSAPP.md). State-driven and
+// checkpointed: whatever job runs for a lead first finishes the lead's unfinished turn (generate →
+// store the message under its deterministic key → send → mark sent), then starts the next one if
+// the lead wrote something nobody answered. A retry therefore resumes after the last finished
+// step, and a job with nothing left to do ends at once.
+
+/** What the job does next: complete, retry with back-off, or go to the dead-letter queue. */
+export type TurnJobResult = { kind: 'done'; outcome: string } | { kind: 'retry'; reason: string } | { kind: 'dead'; reason: string };
+type Step = { kind: 'continue' } | TurnJobResult;
+
+/** The 24-hour customer-service window: free-form text only within it (Meta 131047, Twilio 63016). */
+export const WINDOW_MS = 24 * 60 * 60 * 1000;
+// A first contact, an answer and a spare: more work than that is left to a fresh job.
+const MAX_STEPS = 8;
+
+export interface TurnEngineDeps {
+  pool: Pool;
+  log: Logger;
+  clock: Clock;
+  workspaces: WorkspaceService;
+  providers: ConversationProviders;
+  /** OPENAI_API_KEY, masked in the integration log like the workspace's own keys. */
+  globalLlmKey?: string;
+  /** The simulated providers of sandbox leads; without it a sandbox lead's turn is dead-lettered, never run live. */
+  sandbox?: Sandbox;
+}
+
+/** The settings and provider clients one lead's turn uses: the workspace's, or the sandbox's. */
+interface Mode {
+  settings: WorkspaceSettings;
+  providers: ConversationProviders;
+}
+
+const CONTINUE: Step = { kind: 'continue' };
+const stopped = (lost: AbortSignal): TurnJobResult => ({ kind: 'retry', reason: lost.aborted ? 'database connection lost' : 'stopped while running' });
+const NO_SANDBOX = 'A sandbox lead reached a worker without a sandbox; it is never run with live providers.';
+/**
+ * The outcome of a live lead escalated because its workspace has no `whatsapp` section. Such a
+ * lead waits for an operator to add the settings and retry the dead-lettered job, which then
+ * sends the first message after all (docs/WHATSAPP.md).
+ */
+export const NOT_CONFIGURED = 'whatsapp_not_configured';
+
+/** The lead is with a person only because its workspace had no `whatsapp` section (and nobody took it over since). */
+function waitingForSettings(s: TurnSubject): boolean {
+  const t = s.lead.lastTransition;
+  return s.lead.status === 'needs_human' && t?.actor === 'system' && t.outcome === NOT_CONFIGURED;
+}
+const done = (outcome: string): Step => ({ kind: 'done', outcome });
+
+export class TurnEngine {
+  readonly #d: TurnEngineDeps;
+  readonly #journal: ConversationLog;
+
+  constructor(deps: TurnEngineDeps) {
+    this.#d = deps;
+    this.#journal = new ConversationLog(deps.log);
+  }
+
+  /** Runs the lead's pending work; waits while another turn of the same lead runs. */
+  async run(leadId: string, signal?: AbortSignal): Promise<TurnJobResult> {
+    const lock = await lockLead(this.#d.pool, leadId);
+    const db = lock.db;
+    // The job's own signal (shutdown, expiry) or the loss of the lock's connection stops the turn.
+    const stop = signal ? AbortSignal.any([signal, lock.lost]) : lock.lost;
+    try {
+      // From here on a new message must enqueue a job of its own: this one may already be past it.
+      await clearTurnRequest(db, leadId);
+      for (let i = 0; i < MAX_STEPS; i++) {
+        if (stop.aborted) return stopped(lock.lost);
+        const step = await this.#step(db, leadId, stop);
+        if (step.kind !== 'continue') return step;
+      }
+      const subject = await loadTurnSubject(db, leadId);
+      if (subject) await requestTurn(db, leadId, subject.workspace.id);
+      return { kind: 'done', outcome: 'continued_in_next_job' };
+    } finally {
+      await lock.release();
+    }
+  }
+
+  async #step(db: PoolClient, leadId: string, signal?: AbortSignal): Promise<Step> {
+    const subject = await loadTurnSubject(db, leadId);
+    if (!subject) return done('lead_not_found');
+    if (subject.openTurn) {
+      const open = await q.findOpenTurn(db, leadId);
+      if (open?.state === 'generating') return this.#generate(db, subject, open, signal);
+      if (open?.state === 'ready') return this.#send(db, subject, open, signal);
+      return CONTINUE; // finished meanwhile (cannot happen under the lead lock; harmless)
+    }
+    const blocked = this.#blocked(subject, null);
+    if (blocked) return done(blocked);
+    if (subject.anyTurn && !subject.unanswered) return done('nothing_to_answer');
+    const mode = await this.#mode(subject);
+    if (!mode) return { kind: 'dead', reason: NO_SANDBOX };
+    const whatsapp = mode.settings.whatsapp;
+    if (!whatsapp) return this.#notConfigured(db, subject);
+    if (!subject.anyTurn) {
+      const variables = [firstName(subject.lead.name)];
+      const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
+      const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
+      const turn = await q.createFirstContactTurn(db, { leadId, provider: whatsapp.provider, body, variables });
+      // Straight to the send: nothing about the lead changed since it was read.
+      return this.#send(db, subject, turn, signal);
+    }
+    // The lead's row before its messages (docs/WHATSAPP.md, "Lock order"): an inbound webhook
+    // locks the lead first too, and may wait on a message this claims (a provider's retry).
+    const started = await inTransaction(db, async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId)));
+    return started ? CONTINUE : done('nothing_to_answer');
+  }
+
+  /**
+   * Why nothing may be sent to this lead now, or null. A lead that became terminal during `turn`
+   * through the agent's own tools (booked, unqualified, escalated) still gets the turn's closing
+   * message; one an operator or the system moved does not.
+   */
+  #blocked(s: TurnSubject, turn: q.AgentTurn | null): string | null {
+    if (s.workspace.deletedAt) return 'workspace_deleted';
+    if (s.workspace.channel !== 'whatsapp') return 'not_a_whatsapp_workspace';
+    if (!s.agentEnabled) return 'agent_off';
+    if (s.lead.optedOutAt) return 'opted_out';
+    // Not a number a provider accepts (docs/API.md, "Phone numbers"): a person sorts the lead out.
+    if (!isE164(s.lead.phoneNormalized)) return 'phone_not_e164';
+    if (!TERMINAL_STATUSES.has(s.lead.status)) return null;
+    const t = s.lead.lastTransition;
+    // Waiting only for the workspace's settings: the operator's retry of the job goes ahead.
+    if (waitingForSettings(s)) return null;
+    const ownDoing = turn !== null && t !== null && t.actor === 'agent' && t.at >= turn.createdAt;
+    return ownDoing ? null : `lead_${s.lead.status}`;
+  }
+
+  #windowClosed(s: TurnSubject): boolean {
+    const last = s.lead.lastInboundAt;
+    return last === null || this.#d.clock().getTime() - last.getTime() >= WINDOW_MS;
+  }
+
+  async #generate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
+    const blocked = this.#blocked(s, turn);
+    if (blocked) return this.#end(db, turn, 'cancelled', blocked);
+    if (this.#windowClosed(s)) return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the agent could answer.');
+    const mode = await this.#mode(s);
+    if (!mode) return { kind: 'dead', reason: NO_SANDBOX };
+    const { settings } = mode;
+    const provider = settings.whatsapp?.provider;
+    if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
+    const chat = mode.providers.chat(settings);
+    const history = historyMessages(await conversationHistory(db, s.lead.id, turn.id), turn.id);
+    const agent = agentConfigOf(s.workspace);
+    const result = await generateReply({
+      db,
+      turnId: turn.id,
+      transcript: turn.transcript,
+      chat,
+      history,
+      signal,
+      tools: this.#toolContext(s, mode),
+      onModelCall: (request, result, ms) =>
+        this.#journal.modelCall(db, { workspaceId: s.workspace.id, leadId: s.lead.id, turnId: turn.id, request, result, ms, secrets: this.#secrets(settings) }),
+      systemPrompt: async () => {
+        const lead = await findAgentLead(db, s.workspace.id, s.lead.id);
+        if (!lead) throw new Error('lead disappeared during its turn');
+        return buildAgentPrompt({ agent, lead, channel: 'whatsapp', now: this.#d.clock() });
+      },
+    });
+    switch (result.kind) {
+      case 'text':
+        await q.storeReply(db, { turnId: turn.id, leadId: s.lead.id, provider, text: clampMessage(result.text, MESSAGE_LIMITS[provider]) });
+        return CONTINUE;
+      case 'silent':
+        await q.finishTurn(db, { turnId: turn.id, from: ['generating'], to: 'silent', modelCalls: 1 });
+        return CONTINUE;
+      case 'too_many_rounds':
+        return this.#escalate(db, s, turn, 'too_many_tool_rounds', 'The agent did not reach an answer within its tool rounds.');
+      case 'model_failed': {
+        const f = result.failure;
+        this.#warn(s, { provider: 'llm', kind: f.kind, message: f.message, ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}) });
+        if (f.kind === 'insufficient_quota') {
+          return this.#escalate(db, s, turn, 'insufficient_quota', 'The chat model account has no quota left (insufficient_quota); nobody answered the lead.');
+        }
+        return f.kind === 'retryable' ? { kind: 'retry', reason: f.message } : { kind: 'dead', reason: f.message };
+      }
+    }
+  }
+
+  async #send(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
+    const message = await q.findOutbound(db, turn.id);
+    if (!message) return this.#end(db, turn, 'failed', 'message_missing');
+    // A delivery callback reached us after a crash that lost the provider's answer: already sent.
+    if (message.status !== 'pending' && message.providerMessageId) return this.#accepted(db, s, turn, message, message.providerMessageId);
+    const blocked = this.#blocked(s, turn);
+    if (blocked) return this.#end(db, turn, 'cancelled', blocked);
+    if (turn.kind === 'reply' && this.#windowClosed(s)) {
+      return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the answer could be sent.');
+    }
+    const mode = await this.#mode(s);
+    if (!mode) return { kind: 'dead', reason: NO_SANDBOX };
+    const { settings } = mode;
+    const provider = mode.providers.messaging(s.workspace, settings);
+    if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
+    const request = { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey };
+    // Last moment to stop: past it the message is out and must be recorded.
+    if (signal?.aborted) return { kind: 'retry', reason: 'stopped before the send' };
+    const started = Date.now();
+    const result = await provider.send(request);
+    const ms = Date.now() - started;
+    await this.#journal.send(db, { workspaceId: s.workspace.id, leadId: s.lead.id, provider: provider.name, request, result, ms, secrets: this.#secrets(settings) });
+    if (result.ok) return this.#accepted(db, s, turn, message, result.providerMessageId);
+    return this.#sendFailed(db, s, turn, provider.name, result);
+  }
+
+  async #accepted(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
+    const provider = (await this.#mode(s))?.settings.whatsapp?.provider ?? 'twilio';
+    let firstContact = false;
+    await inTransaction(db, async (tx) => {
+      // Lock order (docs/WHATSAPP.md): the provider message's key, the lead's row, then the message's.
+      await lockProviderMessage(tx, provider, providerMessageId);
+      await lockLeadRow(tx, s.lead.id);
+      await q.markAccepted(tx, { messageId: message.id, turnId: turn.id, providerMessageId });
+      const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: 'agent' };
+      // The first message the provider accepts starts the conversation; for a lead that waited for
+      // its workspace's settings, the operator's `jobs retry` is what resumed it.
+      const resumed = waitingForSettings(s);
+      const moved = await transitionLead(tx, {
+        leadId: s.lead.id, to: 'in_conversation', actor: resumed ? 'operator' : 'system',
+        event: { type: 'message.sent', data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data },
+      });
+      if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'message.sent', data);
+      firstContact = moved.ok && moved.from === 'new';
+      await applyEarlyStatuses(tx, provider, providerMessageId);
+    });
+    if (firstContact) observeSpeedToLead('whatsapp', (Date.now() - s.lead.createdAt.getTime()) / 1000);
+    this.#d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
+    return CONTINUE;
+  }
+
+  async #sendFailed(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, provider: string, r: Extract<SendMessageResult, { ok: false }>): Promise<Step> {
+    this.#warn(s, { provider, kind: r.kind, message: r.message, ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}), ...(r.code !== undefined ? { code: r.code } : {}) });
+    switch (r.kind) {
+      case 'transient':
+        return { kind: 'retry', reason: r.message };
+      case 'configuration':
+        // Nothing changes until an operator fixes the settings; the turn stays ready, so retrying
+        // the dead job afterwards sends it.
+        return { kind: 'dead', reason: `${provider} refused the workspace's settings: ${r.message}` };
+      case 'window_closed':
+        return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window is closed; the provider refused a free-form message.');
+      case 'recipient':
+        return this.#escalate(db, s, turn, 'recipient_unreachable', 'The lead cannot be reached on WhatsApp at this number.');
+    }
+  }
+
+  /**
+   * A live lead of a workspace without a `whatsapp` section: handed to a person with the reason on
+   * its timeline (not left `new` for ever), and the job dead-lettered so that `leadintake jobs
+   * retry` sends the first message once the settings are added.
+   */
+  async #notConfigured(db: PoolClient, s: TurnSubject): Promise<Step> {
+    const reason = `WhatsApp is not configured for workspace ${s.workspace.slug} (no whatsapp section): add it with \`leadintake workspace update ${s.workspace.slug} --config FILE\`, then \`leadintake jobs retry\` with this job's id sends the first message.`;
+    if (s.lead.status !== 'needs_human') {
+      await inTransaction(db, async (tx) => {
+        const data = { reason, outcome: NOT_CONFIGURED };
+        const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } });
+        if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'conversation.escalated', { ...data, status: s.lead.status, actor: 'system' });
+      });
+    }
+    return { kind: 'dead', reason };
+  }
+
+  /** Ends the turn without sending and hands the lead to a person, saying why, in one transaction. */
+  async #escalate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string): Promise<Step> {
+    await inTransaction(db, async (tx) => {
+      await lockLeadRow(tx, s.lead.id); // before the turn's message (lock order)
+      await q.finishTurn(tx, { turnId: turn.id, from: ['generating', 'ready'], to: 'failed', outcome });
+      const data = { reason, outcome, turnId: turn.id };
+      const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } });
+      if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'conversation.escalated', { ...data, status: s.lead.status, actor: 'system' });
+    });
+    this.#d.log.warn({ leadId: s.lead.id, turnId: turn.id, outcome }, 'whatsapp turn escalated to a person');
+    return done(outcome);
+  }
+
+  async #end(db: PoolClient, turn: q.AgentTurn, to: 'cancelled' | 'failed', outcome: string): Promise<Step> {
+    await q.finishTurn(db, { turnId: turn.id, from: ['generating', 'ready'], to, outcome });
+    return done(outcome);
+  }
+
+  // The integration log has the provider's whole answer; the process log a scrubbed line.
+  #warn(s: TurnSubject, e: { provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }): void {
+    this.#d.log.warn({ leadId: s.lead.id, workspaceId: s.workspace.id, provider: e.provider, kind: e.kind, httpStatus: e.httpStatus, code: e.code, detail: scrubText(e.message) }, 'whatsapp turn provider failure');
+  }
+
+  #secrets(settings: WorkspaceSettings): string[] {
+    return settingsSecrets(settings, this.#d.globalLlmKey);
+  }
+
+  #toolContext(s: TurnSubject, mode: Mode) {
+    return { pool: this.#d.pool, leadId: s.lead.id, workspace: s.workspace, settings: mode.settings, scheduling: mode.providers.scheduling, clock: this.#d.clock, log: this.#d.log };
+  }
+
+  /** A live lead runs on the workspace's settings; a sandbox lead on the sandbox's (null: no sandbox here). */
+  async #mode(s: TurnSubject): Promise<Mode | null> {
+    if (s.lead.livemode) return { settings: this.#d.workspaces.settingsOf(s.workspace), providers: this.#d.providers };
+    if (!this.#d.sandbox) return null;
+    const sb = await this.#d.sandbox.providers();
+    return { settings: sb.settings, providers: sb.conversation };
+  }
+}

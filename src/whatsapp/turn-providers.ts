@@ -1,0 +1,75 @@
+import type { ChatModel } from '../agent/chat-model.ts';
+import { OpenAIChatClient, type OpenAIChatClientOptions } from '../agent/openai/openai-chat-client.ts';
+import type { Config } from '../config/config.ts';
+import { MetaWhatsAppClient } from './meta/meta-client.ts';
+import type { MessagingProvider } from './messaging-provider.ts';
+import { TwilioClient } from './twilio/twilio-client.ts';
+import { CalcomClient } from '../scheduling/calcom/calcom-client.ts';
+import type { SchedulingProvider } from '../scheduling/scheduling-provider.ts';
+import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
+
+// Which provider clients a turn talks to, from the process config and the workspace's settings.
+// An interface so tests can hand in clients with instant back-off; production uses
+// defaultConversationProviders.
+
+export interface ChatModelChoice {
+  model: ChatModel;
+  /** The model name sent with each request. */
+  name: string;
+}
+
+export interface ConversationProviders {
+  /** Null when the workspace has no `whatsapp` section. */
+  messaging(workspace: WorkspaceRow, settings: WorkspaceSettings): MessagingProvider | null;
+  chat(settings: WorkspaceSettings): ChatModelChoice;
+  scheduling: SchedulingProvider;
+}
+
+/** The public path Twilio posts a workspace's delivery statuses to (whatsapp-webhook-routes.ts). */
+export function twilioStatusPath(slug: string): string {
+  return `/api/whatsapp/twilio/${slug}/status`;
+}
+
+export function defaultConversationProviders(
+  config: Config,
+  opts: { chat?: Partial<Pick<OpenAIChatClientOptions, 'sleep' | 'maxRetries'>>; scheduling?: SchedulingProvider } = {},
+): ConversationProviders {
+  const scheduling = opts.scheduling ?? new CalcomClient({ baseUrl: config.CALCOM_BASE_URL });
+  return {
+    scheduling,
+    messaging(workspace, settings) {
+      const w = settings.whatsapp;
+      if (!w) return null;
+      if (w.provider === 'twilio') {
+        return new TwilioClient({
+          baseUrl: config.TWILIO_BASE_URL,
+          accountSid: w.accountSid,
+          authToken: w.authToken,
+          from: w.from,
+          templateContentSid: w.templateContentSid,
+          statusCallbackUrl: `${config.PUBLIC_BASE_URL}${twilioStatusPath(workspace.slug)}`,
+          timeoutMs: config.WHATSAPP_TIMEOUT_MS,
+        });
+      }
+      return new MetaWhatsAppClient({
+        baseUrl: config.WHATSAPP_GRAPH_BASE_URL,
+        accessToken: w.accessToken,
+        phoneNumberId: w.phoneNumberId,
+        templateName: w.templateName,
+        templateLanguage: w.templateLanguage,
+        timeoutMs: config.WHATSAPP_TIMEOUT_MS,
+      });
+    },
+    chat(settings) {
+      const llm = settings.llm ?? {};
+      const model = new OpenAIChatClient({
+        baseUrl: llm.baseUrl ?? config.OPENAI_BASE_URL,
+        apiKey: llm.apiKey ?? config.OPENAI_API_KEY ?? '',
+        timeoutMs: config.LLM_TIMEOUT_MS,
+        ...opts.chat,
+      });
+      return { model, name: llm.model ?? config.LLM_MODEL };
+    },
+  };
+}

@@ -1,0 +1,167 @@
+import type { ChatMessage } from '../agent/chat-model.ts';
+import type { Queryable } from '../db/pool.ts';
+import type { OutboundContent } from './messaging-provider.ts';
+
+// Agent turns and their checkpoints (migrations/005_whatsapp_conversations.sql). Every change of
+// state names the state it expects, so a turn that somehow ran twice cannot finish twice.
+
+export type TurnKind = 'first_contact' | 'reply';
+export type TurnState = 'generating' | 'ready' | 'sent' | 'silent' | 'failed' | 'cancelled';
+
+export interface AgentTurn {
+  id: number;
+  leadId: string;
+  kind: TurnKind;
+  state: TurnState;
+  transcript: ChatMessage[];
+  createdAt: Date;
+}
+
+export interface OutboundMessage {
+  id: number;
+  idempotencyKey: string;
+  content: OutboundContent;
+  body: string;
+  status: string;
+  providerMessageId: string | null;
+}
+
+function turnFromRow(r: Record<string, any>): AgentTurn {
+  return { id: r.id, leadId: r.lead_id, kind: r.kind, state: r.state, transcript: r.transcript, createdAt: r.created_at };
+}
+
+/** The lead's unfinished turn (at most one exists: a partial unique index). */
+export async function findOpenTurn(db: Queryable, leadId: string): Promise<AgentTurn | null> {
+  const { rows } = await db.query({
+    name: 'turn-find-open',
+    text: `SELECT * FROM agent_turns WHERE lead_id = $1 AND state IN ('generating', 'ready')`,
+    values: [leadId],
+  });
+  return rows[0] ? turnFromRow(rows[0]) : null;
+}
+
+/** The idempotency key of a turn's one outbound message: deterministic, so retries reuse it. */
+export function outboundKey(turnId: number): string {
+  return `turn-${turnId}`;
+}
+
+/**
+ * The first contact: the turn and its template message, stored together and ready to send (no
+ * model is involved).
+ */
+export async function createFirstContactTurn(
+  db: Queryable,
+  t: { leadId: string; provider: 'twilio' | 'meta'; body: string; variables: string[] },
+): Promise<AgentTurn> {
+  const { rows } = await db.query({
+    name: 'turn-create-first-contact',
+    text: `WITH turn AS (
+             INSERT INTO agent_turns (lead_id, kind, state) VALUES ($1, 'first_contact', 'ready') RETURNING *
+           ), message AS (
+             INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
+             SELECT $1, 'outbound', id, $2, 'template', $3, $4, 'turn-' || id, 'pending' FROM turn
+           )
+           SELECT * FROM turn`,
+    values: [t.leadId, t.provider, t.body, JSON.stringify(t.variables)],
+  });
+  return turnFromRow(rows[0]);
+}
+
+/**
+ * Starts a reply turn that answers every inbound message nobody answered yet, claiming them in the
+ * same statement (commit order, not id order, decides what a turn sees: a message committed later
+ * is left for the next turn). Null, and nothing written, when there is nothing to answer. Run it
+ * in a transaction that has locked the lead's row first (docs/WHATSAPP.md, "Lock order").
+ */
+export async function startReplyTurn(db: Queryable, leadId: string): Promise<AgentTurn | null> {
+  const { rows } = await db.query({
+    name: 'turn-start-reply',
+    text: `WITH unanswered AS (
+             SELECT id FROM whatsapp_messages
+              WHERE lead_id = $1 AND direction = 'inbound' AND turn_id IS NULL
+              FOR UPDATE SKIP LOCKED
+           ), turn AS (
+             INSERT INTO agent_turns (lead_id, kind, state)
+             SELECT $1, 'reply', 'generating' WHERE EXISTS (SELECT 1 FROM unanswered)
+             RETURNING *
+           ), claimed AS (
+             UPDATE whatsapp_messages m SET turn_id = turn.id FROM turn, unanswered WHERE m.id = unanswered.id
+           )
+           SELECT * FROM turn`,
+    values: [leadId],
+  });
+  return rows[0] ? turnFromRow(rows[0]) : null;
+}
+
+/** Checkpoint of the model loop: the transcript so far, and how many model calls it cost. */
+export async function saveTranscript(db: Queryable, turnId: number, transcript: ChatMessage[], modelCalls: number): Promise<void> {
+  await db.query({
+    name: 'turn-save-transcript',
+    text: `UPDATE agent_turns SET transcript = $2, model_calls = model_calls + $3, updated_at = now() WHERE id = $1 AND state = 'generating'`,
+    values: [turnId, JSON.stringify(transcript), modelCalls],
+  });
+}
+
+/** The model's answer is stored as the turn's outbound message; the turn is ready to send. */
+export async function storeReply(db: Queryable, t: { turnId: number; leadId: string; provider: 'twilio' | 'meta'; text: string }): Promise<boolean> {
+  const { rowCount } = await db.query({
+    name: 'turn-store-reply',
+    text: `WITH turn AS (
+             UPDATE agent_turns SET state = 'ready', model_calls = model_calls + 1, updated_at = now()
+              WHERE id = $1 AND state = 'generating' RETURNING id
+           )
+           INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, idempotency_key, status)
+           SELECT $2, 'outbound', id, $3, 'text', $4, 'turn-' || id, 'pending' FROM turn`,
+    values: [t.turnId, t.leadId, t.provider, t.text],
+  });
+  return rowCount === 1;
+}
+
+/** Ends a turn (and its message, when it was never accepted) in a final state. */
+export async function finishTurn(
+  db: Queryable,
+  t: { turnId: number; from: TurnState[]; to: TurnState; outcome?: string; modelCalls?: number },
+): Promise<boolean> {
+  const { rows } = await db.query({
+    name: 'turn-finish',
+    text: `WITH turn AS (
+             UPDATE agent_turns SET state = $3, outcome = $4, model_calls = model_calls + $5, updated_at = now()
+              WHERE id = $1 AND state = ANY($2::text[]) RETURNING id
+           ), message AS (
+             UPDATE whatsapp_messages m SET status = CASE WHEN $3 = 'failed' THEN 'failed' ELSE 'cancelled' END,
+                    error_code = COALESCE(m.error_code, $4), status_at = now()
+               FROM turn WHERE m.turn_id = turn.id AND m.direction = 'outbound' AND m.status = 'pending' AND $3 <> 'sent'
+           )
+           SELECT id FROM turn`,
+    values: [t.turnId, t.from, t.to, t.outcome ?? null, t.modelCalls ?? 0],
+  });
+  return rows.length === 1;
+}
+
+/** The turn's outbound message, once stored. */
+export async function findOutbound(db: Queryable, turnId: number): Promise<OutboundMessage | null> {
+  const { rows } = await db.query({
+    name: 'turn-find-outbound',
+    text: `SELECT id, idempotency_key, kind, body, template_variables, status, provider_message_id
+             FROM whatsapp_messages WHERE turn_id = $1 AND direction = 'outbound'`,
+    values: [turnId],
+  });
+  const r = rows[0];
+  if (!r) return null;
+  const content: OutboundContent = r.kind === 'template' ? { kind: 'template', variables: r.template_variables ?? [] } : { kind: 'text', text: r.body };
+  return { id: r.id, idempotencyKey: r.idempotency_key, content, body: r.body, status: r.status, providerMessageId: r.provider_message_id };
+}
+
+/** The provider accepted the message: it and its turn are sent, in one statement. */
+export async function markAccepted(db: Queryable, m: { messageId: number; turnId: number; providerMessageId: string }): Promise<void> {
+  await db.query({
+    name: 'turn-mark-accepted',
+    text: `WITH message AS (
+             UPDATE whatsapp_messages SET provider_message_id = COALESCE(provider_message_id, $3),
+                    status = CASE WHEN status = 'pending' THEN 'accepted' ELSE status END, status_at = now()
+              WHERE id = $1
+           )
+           UPDATE agent_turns SET state = 'sent', updated_at = now() WHERE id = $2 AND state = 'ready'`,
+    values: [m.messageId, m.turnId, m.providerMessageId],
+  });
+}

@@ -1,0 +1,132 @@
+import type { Job, JobResult, PgBoss } from 'pg-boss';
+import { z } from 'zod';
+import { turnIdOf } from '../jobs/dead-letters.ts';
+import { AGENT_TURN_QUEUE } from '../jobs/queues.ts';
+import { scrubText, type Logger } from '../shared/logger.ts';
+import type { TurnEngine, TurnJobResult } from './turn-engine.ts';
+
+// Runs `agent-turn` jobs (pg-boss, woken by LISTEN/NOTIFY, heartbeats from the queue's policy in
+// src/jobs/queues.ts). Each job names a lead; the engine does whatever that lead needs. Outcomes
+// map to pg-boss: done → completed, retry → failed (retried with exponential back-off), dead →
+// straight to the dead-letter queue (an operator must act; `leadintake jobs retry` re-runs it).
+
+const jobData = z.object({ leadId: z.uuid(), workspaceId: z.uuid().optional() });
+
+export interface TurnWorkerOptions {
+  boss: PgBoss;
+  engine: TurnEngine;
+  log: Logger;
+  /** Turns this process runs at once. */
+  concurrency: number;
+  /** Idle poll (JOB_POLL_SECONDS): jobs that become due without a NOTIFY (retries after back-off). */
+  pollSeconds?: number;
+  /** Called as a job's handler starts (the bench measures enqueue → start with it). */
+  onJobStart?: (job: Job<unknown>) => void;
+}
+
+export class TurnWorker {
+  readonly #o: TurnWorkerOptions;
+  readonly #inFlight = new Set<Promise<unknown>>();
+
+  constructor(opts: TurnWorkerOptions) {
+    this.#o = opts;
+  }
+
+  /**
+   * `concurrency` pg-boss workers of one job each. pg-boss sleeps for the poll interval after
+   * every fetch once NOTIFY wake-ups stop (its own "fetch again while batches come back full"
+   * rule is off for batches of one), so a backlog drained at concurrency / poll interval jobs a
+   * second (4/s with the defaults) however fast each turn was. So a worker whose fetch found a
+   * job asks pg-boss to fetch again at once when the turn ends: while jobs are ready it keeps
+   * taking them, and only a fetch that finds nothing waits for the poll or a NOTIFY.
+   * Batches of one keep a slow turn (a model call) from holding other jobs' slots.
+   */
+  async start(): Promise<void> {
+    for (let i = 0; i < this.#o.concurrency; i++) {
+      const registered: Promise<string> = this.#o.boss.work<unknown>(
+        AGENT_TURN_QUEUE,
+        {
+          localConcurrency: 1,
+          batchSize: 1,
+          perJobResults: true,
+          // For sourceRootId: a retried dead letter keeps its turn id in the logs (turnIdOf).
+          includeMetadata: true,
+          // pg-boss's defaults (2 s, and 30 s while NOTIFY works) would leave a retry whose back-off
+          // has passed waiting up to 30 s: nothing announces it.
+          pollingIntervalSeconds: this.#o.pollSeconds ?? 2,
+          notifyPollingIntervalSeconds: this.#o.pollSeconds ?? 2,
+        },
+        async (jobs) => {
+          const results = await Promise.all(jobs.map((job) => this.#track(this.runJob(job))));
+          // work() has resolved long before a fetch returns; the id is this worker's own.
+          if (jobs.length > 0) this.#o.boss.notifyWorker(await registered);
+          return results;
+        },
+      );
+      await registered;
+    }
+  }
+
+  /** Runs one job's turn and says how pg-boss should settle it. Never throws. */
+  async runJob(job: Job<unknown>): Promise<JobResult> {
+    this.#o.onJobStart?.(job);
+    // The id `jobs dead` lists and `jobs retry` takes, also after a retry from the dead letters.
+    const jobId = turnIdOf(job);
+    const parsed = jobData.safeParse(job.data);
+    if (!parsed.success) {
+      this.#o.log.error({ jobId }, 'agent-turn job without a valid leadId');
+      return { id: job.id, status: 'deadletter', output: { reason: 'job data has no valid leadId' } };
+    }
+    const leadId = parsed.data.leadId;
+    let result: TurnJobResult;
+    try {
+      result = await this.#o.engine.run(leadId, job.signal);
+    } catch (err) {
+      this.#o.log.error({ err, jobId, leadId, attempt: job.retryCount }, 'agent turn failed');
+      result = { kind: 'retry', reason: (err as Error).message ?? String(err) };
+    }
+    this.#o.log.info({ jobId, leadId, attempt: job.retryCount, result: result.kind, ...('outcome' in result ? { outcome: result.outcome } : {}) }, 'agent turn');
+    switch (result.kind) {
+      case 'done':
+        return { id: job.id, status: 'completed', output: { outcome: result.outcome } };
+      case 'retry':
+        return { id: job.id, status: 'failed', output: { reason: result.reason } };
+      case 'dead':
+        // An operator must act: the line names the job `leadintake jobs retry` takes once the cause is fixed.
+        this.#o.log.warn({ jobId, leadId, reason: scrubText(result.reason) }, `agent turn dead-lettered; once fixed: leadintake jobs retry ${jobId}`);
+        return { id: job.id, status: 'deadletter', output: { reason: result.reason } };
+    }
+  }
+
+  /**
+   * For tests: relays nothing, fetches the queue's ready jobs and runs them here until none is
+   * left. `deadletter` outcomes are failed instead (pg-boss settles dead letters only from its
+   * own workers), which tests of dead letters must keep in mind.
+   */
+  async drainOnce(opts: { ignoreBackoff?: boolean } = {}): Promise<number> {
+    const boss = this.#o.boss;
+    let ran = 0;
+    for (;;) {
+      const jobs = await boss.fetch<unknown>(AGENT_TURN_QUEUE, { batchSize: 20, includeMetadata: true, ...(opts.ignoreBackoff ? { ignoreStartAfter: true } : {}) });
+      if (jobs.length === 0) return ran;
+      for (const job of jobs) {
+        const r = await this.runJob(job);
+        const attempt = { id: job.id, retryCount: job.retryCount };
+        if (r.status === 'completed') await boss.complete(AGENT_TURN_QUEUE, attempt, r.output as object);
+        else await boss.fail(AGENT_TURN_QUEUE, attempt, r.output as object);
+        ran++;
+      }
+    }
+  }
+
+  /** Resolves when the handlers running now have finished. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#inFlight.add(p);
+    void p.finally(() => this.#inFlight.delete(p));
+    return p;
+  }
+}

@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { RateLimiter } from '../src/auth/rate-limiter.ts';
+import { leadBatchStatement, type LeadOp } from '../src/leads/lead-batch-statement.ts';
+import type { NewLead } from '../src/leads/lead-queries.ts';
+import { getLead, postLead, uniquePhone, validLead } from './helpers/http.ts';
+import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
+
+// Issue 15: the requests in flight in one process are batched across keys and workspaces (one
+// statement per pass of the event loop), and every guarantee of the per-key batches still holds
+// per key: exact counts, each lead in its own workspace, a bad lead failing alone.
+
+let app: TestApp;
+const clock = new TestClock(Date.parse('2026-11-23T10:15:00.000Z'));
+
+before(async () => {
+  app = await startTestApp({ clock });
+});
+after(() => app.close());
+
+/** A RateLimiter on the app's database that records the name of every statement it sends. */
+function recordingLimiter() {
+  const statements: string[] = [];
+  const db = { query: ((config: { name?: string }, values?: unknown[]) => {
+    statements.push(config.name ?? 'unnamed');
+    return app.db.pool.query(config as never, values as never);
+  }) as typeof app.db.pool.query };
+  return { statements, limiter: new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never) };
+}
+
+function newLead(workspaceId: string, phone: string): NewLead {
+  return {
+    workspaceId, name: 'Batch Lead', phone, phoneNormalized: phone, email: null, goal: null, consentIp: null,
+    consentUserAgent: null, metadata: {}, formResponses: {}, createdEvent: { channel: 'whatsapp' }, livemode: true,
+  };
+}
+
+const insert = (workspaceId: string, phone: string): LeadOp => ({ kind: 'insert', lead: newLead(workspaceId, phone) });
+const phone = () => `+${uniquePhone().replace(/\D/g, '')}`;
+
+describe('one statement for the requests of many keys', () => {
+  test('counts of three keys in one pass: one statement, each key counted on its own', async () => {
+    const [a, b, c] = await Promise.all([app.createWorkspace('whatsapp'), app.createWorkspace('whatsapp'), app.createWorkspace('whatsapp')]);
+    const { statements, limiter } = recordingLimiter();
+    const answers = await Promise.all([
+      limiter.admit(a.apiKeyId, 100), limiter.admit(b.apiKeyId, 100), limiter.admit(c.apiKeyId, 1),
+      limiter.admit(a.apiKeyId, 100), limiter.admit(b.apiKeyId, 100), limiter.admit(c.apiKeyId, 1),
+    ]);
+    assert.deepEqual(statements, ['rate-limit-count']);
+    assert.deepEqual(answers.map((x) => [x.decision.allowed, x.decision.remaining]), [
+      [true, 99], [true, 99], [true, 0],
+      [true, 98], [true, 98], [false, 0],
+    ]);
+  });
+
+  test('leads of several workspaces inserted by one statement; duplicates decided per workspace; a refused request inserts nothing', async () => {
+    const [a, b] = await Promise.all([app.createWorkspace('whatsapp'), app.createWorkspace('whatsapp')]);
+    const shared = phone();
+    const onlyA = phone();
+    const refused = phone();
+    const { statements, limiter } = recordingLimiter();
+    const answers = await Promise.all([
+      limiter.admit(a.apiKeyId, 100, insert(a.workspaceId, shared)),
+      limiter.admit(b.apiKeyId, 2, insert(b.workspaceId, shared)),
+      limiter.admit(a.apiKeyId, 100, insert(a.workspaceId, shared)),
+      limiter.admit(a.apiKeyId, 100, insert(a.workspaceId, onlyA)),
+      limiter.admit(b.apiKeyId, 2, { kind: 'read', leadId: crypto.randomUUID(), workspaceId: b.workspaceId, livemode: true, withCall: false }),
+      limiter.admit(b.apiKeyId, 2, insert(b.workspaceId, refused)),
+    ]);
+    assert.deepEqual(statements, ['lead-batch-ir']);
+    const kinds = answers.map((x) => (x.output as { kind?: string } | undefined)?.kind ?? (x.decision.allowed ? 'none' : 'refused'));
+    assert.deepEqual(kinds, ['inserted', 'inserted', 'duplicate', 'inserted', 'read', 'refused']);
+    const out = answers.map((x) => x.output as { leadId?: string } | undefined);
+    assert.equal(out[2]!.leadId, out[0]!.leadId, 'the duplicate names the lead its batch created');
+    assert.notEqual(out[0]!.leadId, out[1]!.leadId);
+    const { rows } = await app.db.pool.query(
+      `SELECT l.workspace_id, l.phone_normalized, (SELECT count(*)::int FROM lead_events e WHERE e.lead_id = l.id) AS events,
+              (SELECT count(*)::int FROM outbox o WHERE o.payload->>'leadId' = l.id::text AND o.payload->>'workspaceId' = l.workspace_id::text) AS turns
+         FROM leads l WHERE l.phone_normalized = ANY($1) ORDER BY l.workspace_id = $2 DESC, l.phone_normalized`,
+      [[shared, onlyA, refused], a.workspaceId],
+    );
+    const row = (ws: string, p: string) => ({ workspace_id: ws, phone_normalized: p, events: 1, turns: 1 });
+    const expected = [...[shared, onlyA].sort().map((p) => row(a.workspaceId, p)), row(b.workspaceId, shared)];
+    assert.deepEqual(rows, expected);
+    await app.relay.drain();
+  });
+
+  test('a refused request never takes the lead an admitted request of another key of its workspace creates', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const second = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 1 }))!;
+    const p = phone();
+    const { statements, limiter } = recordingLimiter();
+    const [spent, refused, admitted] = await Promise.all([
+      limiter.admit(second.id, 1),
+      limiter.admit(second.id, 1, insert(ws.workspaceId, p)),
+      limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p)),
+    ]);
+    assert.deepEqual(statements, ['lead-batch-i']);
+    assert.equal(spent.decision.allowed, true);
+    assert.deepEqual([refused.decision.allowed, refused.output], [false, undefined]);
+    assert.equal((admitted.output as { kind: string }).kind, 'inserted');
+    await app.relay.drain();
+  });
+
+  test('a lead is read only for its own workspace, also when its owner asks for it in the same statement', async () => {
+    const [a, b] = await Promise.all([app.createWorkspace('whatsapp'), app.createWorkspace('whatsapp')]);
+    const mine = await postLead(app.http, a.apiKey, validLead());
+    assert.equal(mine.status, 201);
+    const id = mine.body.leadId as string;
+    const { statements, limiter } = recordingLimiter();
+    const read = (workspaceId: string): LeadOp => ({ kind: 'read', leadId: id, workspaceId, livemode: true, withCall: false });
+    const [foreign, own] = await Promise.all([limiter.admit(b.apiKeyId, 100, read(b.workspaceId)), limiter.admit(a.apiKeyId, 100, read(a.workspaceId))]);
+    assert.deepEqual(statements, ['lead-batch-r']);
+    assert.deepEqual(foreign.output, { kind: 'read', lead: null });
+    assert.equal((own.output as { lead: { lead: { id: string } } }).lead.lead.id, id);
+    await app.relay.drain();
+  });
+});
+
+describe('through the API, many keys at once', () => {
+  test('exact per key: three keys with a quota of 4 each, 15 concurrent requests of each', async () => {
+    const keys = await Promise.all(Array.from({ length: 3 }, async () => {
+      const ws = await app.createWorkspace('whatsapp');
+      return (await app.workspaces.createKey(ws.slug, { hourlyLimit: 4 }))!.key;
+    }));
+    const asks = Array.from({ length: 45 }, (_, i) => ({ key: keys[i % 3]!, post: i % 2 === 0 }));
+    const answers = await Promise.all(asks.map((a) => (a.post ? postLead(app.http, a.key, validLead()) : getLead(app.http, a.key, crypto.randomUUID()))));
+    for (const key of keys) {
+      const mine = answers.filter((_, i) => asks[i]!.key === key);
+      assert.equal(mine.filter((a) => a.status !== 429).length, 4);
+      const remaining = mine.filter((a) => a.status !== 429).map((a) => Number(/r=(\d+)/.exec(String(a.headers['ratelimit']))![1]));
+      assert.deepEqual(remaining.sort(), [0, 1, 2, 3]);
+    }
+    await app.relay.drain();
+  });
+
+  test('one lead the database refuses fails alone among the leads of five workspaces', async () => {
+    const keys = await Promise.all(Array.from({ length: 5 }, async () => (await app.createWorkspace('whatsapp')).apiKey));
+    await app.db.pool.query("ALTER TABLE leads ADD CONSTRAINT test_poison CHECK (name <> 'Poison')");
+    try {
+      const answers = await Promise.all(Array.from({ length: 25 }, (_, i) =>
+        postLead(app.http, keys[i % 5]!, { ...validLead(), name: i === 12 ? 'Poison' : `Lead ${i}` })));
+      answers.forEach((res, i) => assert.equal(res.status, i === 12 ? 500 : 201, `request ${i}`));
+    } finally {
+      await app.db.pool.query('ALTER TABLE leads DROP CONSTRAINT test_poison');
+      await app.relay.drain();
+    }
+  });
+});

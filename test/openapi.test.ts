@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { renderError as render } from '../src/http/error-handler.ts';
+import { buildOpenApiDocument } from '../src/http/openapi.ts';
+import { parseLeadSubmission } from '../src/leads/lead-submission.ts';
+import { AppError, type ErrorCode } from '../src/shared/errors.ts';
+import { getLead, postLead, validLead } from './helpers/http.ts';
+import { OpenApiConformance } from './helpers/openapi-conformance.ts';
+import { startTestApp, type TestApp } from './helpers/test-app.ts';
+
+type Json = Record<string, any>;
+const document = buildOpenApiDocument('http://127.0.0.1:3000') as Json;
+const conformance = new OpenApiConformance(document);
+const POST = { method: 'POST', route: '/api/public/leads' };
+const GET = { method: 'GET', route: '/api/public/leads/:id' };
+const ALL_HEADERS = { 'x-request-id': crypto.randomUUID(), ratelimit: '"hourly";r=1;t=2', 'ratelimit-policy': '"hourly";q=3;w=3600', 'retry-after': '2' };
+
+let app: TestApp;
+before(async () => {
+  app = await startTestApp();
+});
+after(() => app.close());
+
+function walk(value: unknown, visit: (node: Json, path: string) => void, path = '#'): void {
+  if (Array.isArray(value)) value.forEach((v, i) => walk(v, visit, `${path}/${i}`));
+  else if (value && typeof value === 'object') {
+    visit(value as Json, path);
+    for (const [k, v] of Object.entries(value)) walk(v, visit, `${path}/${k}`);
+  }
+}
+
+describe('the OpenAPI document', () => {
+  test('is valid OpenAPI 3.1 for a real validator', async () => {
+    assert.match(document.openapi, /^3\.1\./);
+    const result = await new Validator().validate(document as never);
+    assert.deepEqual(result, { valid: true });
+  });
+
+  test('every $ref resolves inside the document; no 3.0 leftovers (nullable, definitions)', () => {
+    const resolve = (ref: string) => ref.slice(2).split('/').reduce<any>((node, part) => node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+    const refs: string[] = [];
+    walk(document, (node, path) => {
+      if (typeof node.$ref === 'string') refs.push(node.$ref);
+      assert.ok(!('nullable' in node), `nullable at ${path}`);
+      assert.ok(!('definitions' in node) && !('$defs' in node), `definitions at ${path}`);
+      assert.ok(!('$schema' in node) && !('$id' in node), `$schema/$id at ${path}`);
+    });
+    assert.ok(refs.length > 20);
+    for (const ref of refs) assert.ok(ref.startsWith('#/components/') && resolve(ref) !== undefined, `unresolved ${ref}`);
+  });
+
+  test('both operations have an operationId, a summary, responses with examples, and the bearer scheme', () => {
+    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: "A workspace's API key (`leadintake key create`)." });
+    assert.deepEqual(document.security, [{ bearerAuth: [] }]);
+    const post = conformance.operation('POST', POST.route)!;
+    const get = conformance.operation('GET', GET.route)!;
+    assert.equal(post.operationId, 'submitLead');
+    assert.equal(get.operationId, 'getLead');
+    assert.deepEqual(Object.keys(post.responses), ['201', '400', '401', '404', '409', '413', '429', '500', '502', '503']);
+    assert.deepEqual(Object.keys(get.responses), ['200', '401', '404', '429', '500', '503']);
+    assert.ok(Object.keys(post.requestBody.content['application/json'].examples).length >= 1);
+    assert.ok(post.responses['201'].content['application/json'].examples.voice);
+    assert.ok(get.responses['200'].content['application/json'].examples.booked);
+  });
+
+  test('the spec points: 201 oneOf, Lead and VoiceCall components, enums, formats, 3.1 nulls, limits', () => {
+    const s = document.components.schemas;
+    const post = conformance.operation('POST', POST.route)!;
+    assert.deepEqual(post.responses['201'].content['application/json'].schema, {
+      oneOf: [{ $ref: '#/components/schemas/VoiceLeadAccepted' }, { $ref: '#/components/schemas/WhatsappLeadAccepted' }],
+    });
+    assert.deepEqual(s.LeadResponse.properties.lead, { $ref: '#/components/schemas/Lead' });
+    assert.deepEqual(s.LeadResponse.properties.voiceCall.anyOf, [{ $ref: '#/components/schemas/VoiceCall' }, { type: 'null' }]);
+    assert.deepEqual(s.Lead.properties.status, { $ref: '#/components/schemas/LeadStatus' });
+    assert.deepEqual(s.LeadStatus.enum, ['new', 'in_conversation', 'booked', 'unqualified', 'needs_human']);
+    assert.deepEqual(s.Lead.properties.email, { type: ['string', 'null'] });
+    assert.equal(s.Lead.properties.bookingStart.anyOf[0].format, 'date-time');
+    assert.deepEqual(s.Lead.properties.bookingStart.anyOf[1], { type: 'null' });
+    assert.ok(s.VoiceCall.properties.status.enum.includes('ended'));
+    assert.deepEqual(s.VoiceCall.properties.transcript.type, ['string', 'null']);
+    assert.ok(s.Lead.required.includes('livemode') && s.Lead.properties.livemode.type === 'boolean');
+    const body = s.LeadSubmission.properties;
+    assert.deepEqual([body.name.minLength, body.name.maxLength], [1, 120]);
+    assert.deepEqual([body.phone.minLength, body.phone.maxLength], [7, 32]);
+    assert.equal(body.goal.anyOf[1].maxLength, 2000);
+    assert.equal(body.consent.const, true);
+    assert.deepEqual(s.LeadSubmission.required, ['name', 'phone', 'consent']);
+    assert.equal(post.responses['429'].headers['Retry-After'].required, true);
+    assert.deepEqual(Object.keys(post.responses['429'].headers), ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    assert.deepEqual(s.DuplicatePhoneError.properties.error, { type: 'string', const: 'duplicate_phone' });
+    assert.ok(s.DuplicatePhoneError.properties.leadId);
+  });
+
+  test('every error the public routes send is documented with its exact string, and nothing else is', () => {
+    const cases: [ErrorCode, typeof POST | typeof GET, AppError['details']?][] = [
+      ['invalid_json', POST], ['validation_failed', POST, { issues: [{ path: ['phone'], message: 'x' }] }], ['consent_required', POST], ['bad_request', POST],
+      ['missing_authorization', POST], ['bad_scheme', GET], ['invalid_key', GET], ['workspace_not_found', POST], ['workspace_not_found', GET],
+      ['lead_not_found', GET], ['duplicate_phone', POST, { leadId: crypto.randomUUID() }], ['duplicate_phone', POST], ['body_too_large', POST],
+      ['rate_limited', POST], ['rate_limited', GET], ['internal', POST], ['internal', GET], ['voice_dispatch_failed', POST, { message: 'Bad key' }],
+    ];
+    const sent = new Set<string>();
+    for (const [code, op, details] of cases) {
+      const { status, body } = render(new AppError(code, details));
+      sent.add(String(body.error));
+      assert.deepEqual(conformance.problems({ ...op, status, headers: ALL_HEADERS, body: JSON.stringify(body) }), [], code);
+    }
+    const documented = new Set<string>();
+    walk(document.components.schemas, (node, path) => {
+      if (!/Error\/properties\/error$/.test(path)) return;
+      for (const v of node.enum ?? [node.const]) documented.add(v);
+    });
+    documented.delete('Service is busy; retry shortly.'); // sent by the load shedder, not by render()
+    assert.deepEqual([...documented].sort(), [...sent].sort());
+  });
+
+  test('every example in the document matches its schema, and request examples pass validation', () => {
+    for (const [route, item] of Object.entries<Json>(document.paths)) {
+      for (const [method, op] of Object.entries<Json>(item)) {
+        for (const [status, response] of Object.entries<Json>(op.responses)) {
+          for (const [name, ex] of Object.entries<Json>(response.content?.['application/json']?.examples ?? {})) {
+            const r = { method: method.toUpperCase(), route: route.replace(/\{(\w+)\}/g, ':$1'), status: Number(status), headers: ALL_HEADERS, body: JSON.stringify(ex.value) };
+            assert.deepEqual(conformance.problems(r), [], `${method} ${route} ${status} ${name}`);
+          }
+        }
+        for (const ex of Object.values<Json>(op.requestBody?.content['application/json'].examples ?? {})) assert.doesNotThrow(() => parseLeadSubmission(ex.value));
+      }
+    }
+  });
+
+  test('the conformance check fails a response that departs from the document', () => {
+    const ok = { ok: true, leadId: crypto.randomUUID(), status: 'new', messageQueued: true };
+    assert.deepEqual(conformance.problems({ ...POST, status: 201, headers: ALL_HEADERS, body: JSON.stringify(ok) }), []);
+    assert.equal(conformance.problems({ ...POST, status: 201, headers: ALL_HEADERS, body: JSON.stringify({ ...ok, status: 'in_progress' }) }).length, 1);
+    assert.equal(conformance.problems({ ...POST, status: 201, headers: { 'x-request-id': 'x' }, body: JSON.stringify(ok) }).length, 2);
+    assert.equal(conformance.problems({ ...POST, status: 418, headers: ALL_HEADERS, body: '{}' }).length, 1);
+    assert.equal(conformance.problems({ ...GET, status: 404, headers: ALL_HEADERS, body: JSON.stringify({ ok: false, error: 'Not found.' }) }).length, 1);
+  });
+});
+
+describe('real responses match the document', () => {
+  test('201, 200, 400, 404, 409, 413 and 429 of a WhatsApp workspace, headers included', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 9 });
+    const lead = validLead({ metadata: { nested: { list: [1, 'two', null, true] } } });
+    const created = await postLead(app.http, key!.key, lead);
+    assert.equal(created.status, 201);
+    const statuses = [created.status];
+    statuses.push((await getLead(app.http, key!.key, created.body.leadId)).status);
+    statuses.push((await postLead(app.http, key!.key, { ...lead, phone: 'x' })).status);
+    statuses.push((await postLead(app.http, key!.key, 'not json')).status);
+    statuses.push((await getLead(app.http, key!.key, crypto.randomUUID())).status);
+    statuses.push((await postLead(app.http, key!.key, lead)).status);
+    statuses.push((await postLead(app.http, key!.key, { ...lead, goal: 'x'.repeat(70_000) })).status);
+    statuses.push((await postLead(app.http, key!.key, validLead())).status);
+    statuses.push((await getLead(app.http, key!.key, created.body.leadId)).status);
+    const limited = await getLead(app.http, key!.key, created.body.leadId);
+    statuses.push(limited.status);
+    assert.deepEqual(statuses, [201, 200, 400, 400, 404, 409, 413, 201, 200, 429]);
+    assert.ok(Number(limited.headers['retry-after']) > 0);
+    // The test app checks each of these against the document as it is sent.
+    assert.deepEqual(app.openApiProblems, []);
+  });
+});
