@@ -1,7 +1,7 @@
 // `npm test`: provides a PostgreSQL server (DATABASE_URL, or the embedded one in
 // ./.test-data), prepares a migrated template database, and runs every test file with
 // Node's test runner. Each test file clones the template into a fresh database of its own.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import { ensureEmbeddedPostgres } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -30,12 +30,15 @@ try {
   await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [template]);
 
   const files = process.argv.slice(2);
-  const result = spawnSync(
+  // Asynchronous on purpose: the embedded server writes its log to a pipe this process reads.
+  // A synchronous spawn would stop reading it; once the pipe is full, every PostgreSQL process
+  // that logs (a checkpoint, a terminated connection) blocks, and the suite hangs.
+  const runner = spawn(
     process.execPath,
     ['--test', '--test-concurrency=2', '--test-timeout=120000', ...(files.length ? files : ['test/**/*.test.ts'])],
     { stdio: 'inherit', env: { ...process.env, LEADINTAKE_TEST_ADMIN_URL: adminUrl, LEADINTAKE_TEST_TEMPLATE: template } },
   );
-  status = result.status ?? 1;
+  status = await new Promise<number>((resolve) => runner.on('exit', (code) => resolve(code ?? 1)));
 } finally {
   await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => {});
   await admin.end();
