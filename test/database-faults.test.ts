@@ -5,9 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe as suite, it } from 'node:test';
 
-// Opt-in for now (LEADINTAKE_FAULT_TESTS=1): in the merged suite these runs left the suite's
-// shared PostgreSQL unable to answer, hanging the files after them. Until that is found, they
-// run by hand (docs/RELIABILITY.md, "Database faults").
 const describe = suite;
 import { fileURLToPath } from 'node:url';
 import { ensureEmbeddedPostgres, freePort, type EmbeddedDatabase } from '../src/db/embedded.ts';

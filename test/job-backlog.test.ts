@@ -14,8 +14,6 @@ import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-h
 // minutes, for a busy machine): only workers that keep fetching while jobs are ready can finish
 // (before the change, eight turns ran and the test timed out). No timing is asserted.
 
-// Opt-in for now (LEADINTAKE_BACKLOG_TEST=1): it passes, but the file then stays alive until its
-// timeout in the merged suite (a worker's hour-long poll timer outlives offWork); to be fixed.
 const describe = suite;
 
 const LEADS = 200;
