@@ -112,6 +112,8 @@ export function buildApp(deps: AppDeps): App {
   http.setNotFoundHandler(notFoundHandler);
   const pressure = installOverloadGuard(http, {
     maxInFlight: deps.config.MAX_REQUESTS_IN_FLIGHT,
+    maxWaiting: deps.config.MAX_REQUESTS_WAITING,
+    maxWaitMs: deps.config.MAX_REQUEST_WAIT_MS,
     maxEventLoopDelayMs: deps.config.MAX_EVENT_LOOP_DELAY_MS,
     retryAfterSeconds: deps.config.BUSY_RETRY_AFTER_SECONDS,
   });

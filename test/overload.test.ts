@@ -1,6 +1,7 @@
 // Load shedding (src/http/overload-guard.ts), deterministically: a bound of 2 requests in flight,
-// two requests held in the database by a lock this test owns, and then a third. No timing. Over
-// real HTTP: the guard sits on the server's request listener, which inject() does not pass.
+// two requests held in the database by a lock this test owns, and then a third (no waiting line
+// here; the line has its own app below). No timing. Over real HTTP: the guard sits on the
+// server's request listener, which inject() does not pass.
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -13,7 +14,7 @@ let key: string;
 let base: string;
 
 before(async () => {
-  app = await startTestApp({ env: { MAX_REQUESTS_IN_FLIGHT: '2', MAX_EVENT_LOOP_DELAY_MS: '0', BUSY_RETRY_AFTER_SECONDS: '3' } });
+  app = await startTestApp({ env: { MAX_REQUESTS_IN_FLIGHT: '2', MAX_REQUESTS_WAITING: '0', MAX_EVENT_LOOP_DELAY_MS: '0', BUSY_RETRY_AFTER_SECONDS: '3' } });
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.http.server.address() as AddressInfo).port}`;
   ({ apiKey: key } = await app.createWorkspace('whatsapp'));
@@ -21,15 +22,15 @@ before(async () => {
   assert.equal((await post(validLead())).status, 201);
 });
 
-async function post(body: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(`${base}/api/public/leads`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(body: unknown, to = { base, key }): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(`${to.base}/api/public/leads`, { method: 'POST', headers: { authorization: `Bearer ${to.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 after(() => app.close());
 
 /** Holds every request's counting statement until `release` (the rate-limit counters are locked). */
-async function holdCounters(): Promise<{ release: () => Promise<void> }> {
-  const client: PoolClient = await app.db.pool.connect();
+async function holdCounters(of: TestApp = app): Promise<{ release: () => Promise<void> }> {
+  const client: PoolClient = await of.db.pool.connect();
   await client.query('BEGIN');
   await client.query('LOCK TABLE rate_limit_counters IN ACCESS EXCLUSIVE MODE');
   return {
@@ -40,9 +41,13 @@ async function holdCounters(): Promise<{ release: () => Promise<void> }> {
   };
 }
 
-async function untilInFlight(n: number): Promise<void> {
+async function untilInFlight(n: number, of: TestApp = app): Promise<void> {
   // Bounded by the test runner's timeout; each round yields to the event loop.
-  while (app.pressure().inFlight < n) await new Promise((resolve) => setImmediate(resolve));
+  while (of.pressure().inFlight < n) await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function untilWaiting(n: number, of: TestApp): Promise<void> {
+  while (of.pressure().waiting < n) await new Promise((resolve) => setImmediate(resolve));
 }
 
 const health = async (path: string) => {
@@ -108,6 +113,55 @@ describe('past the bound of requests in flight', () => {
     await res.arrayBuffer();
     await hold.release();
     await Promise.all(held);
+  });
+});
+
+describe('the waiting line past the bound', () => {
+  // One slot, a line of one, and a wait limit far beyond the test's own steps (60 s) for the
+  // first test; the second uses a limit of 1 ms (the request is refused by the line's sweep).
+  const lineApp = async (waitMs: string) => {
+    const a = await startTestApp({ env: { MAX_REQUESTS_IN_FLIGHT: '1', MAX_REQUESTS_WAITING: '1', MAX_REQUEST_WAIT_MS: waitMs, MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    await a.http.listen({ port: 0, host: '127.0.0.1' });
+    const to = { base: `http://127.0.0.1:${(a.http.server.address() as AddressInfo).port}`, key: (await a.createWorkspace('whatsapp')).apiKey };
+    assert.equal((await post(validLead(), to)).status, 201);
+    return { a, to };
+  };
+
+  test('a request past the bound waits for a slot and is served; one the line cannot take is refused at once', async () => {
+    const { a, to } = await lineApp('60000');
+    try {
+      const hold = await holdCounters(a);
+      const held = post(validLead(), to);
+      await untilInFlight(1, a);
+      const waiting = post(validLead(), to);
+      await untilWaiting(1, a);
+      const refused = await post(validLead(), to);
+      assert.equal(refused.status, 503, 'the line is full');
+      assert.deepEqual(refused.body, { ok: false, error: 'Service is busy; retry shortly.' });
+      assert.equal(a.pressure().waiting, 1);
+      await hold.release();
+      assert.deepEqual([(await held).status, (await waiting).status], [201, 201], 'the waiting request is let in when the slot frees');
+      assert.equal(a.pressure().waiting, 0);
+    } finally {
+      await a.close();
+    }
+  });
+
+  test('a request that waited its limit is answered 503, and the line empties', async () => {
+    const { a, to } = await lineApp('1');
+    try {
+      const hold = await holdCounters(a);
+      const held = post(validLead(), to);
+      await untilInFlight(1, a);
+      const waited = await post(validLead(), to);
+      assert.equal(waited.status, 503);
+      assert.deepEqual(waited.body, { ok: false, error: 'Service is busy; retry shortly.' });
+      assert.equal(a.pressure().waiting, 0);
+      await hold.release();
+      assert.equal((await held).status, 201);
+    } finally {
+      await a.close();
+    }
   });
 });
 

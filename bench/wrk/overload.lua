@@ -16,7 +16,7 @@ end
 
 function request()
   n = n + 1
-  local body = string.format('{"name":"Overload Lead %d","phone":"+1556%03d%07d","consent":true}', n, run, n)
+  local body = string.format('{"name":"Overload Lead %d","phone":"+4930%03d%07d","consent":true}', n, run, n)
   return wrk.format("POST", "/api/public/leads", nil, body)
 end
 

@@ -65,8 +65,12 @@ export const configSchema = z
     METRICS_PORT: port.optional(),
     /** On SIGTERM, running turns get this long to finish; those still running are then failed (retried elsewhere). */
     SHUTDOWN_GRACE_SECONDS: wholeNumber(1, 3600).default(10),
-    /** Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next is answered 503 at once. */
+    /** Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next ones wait in a short line. */
     MAX_REQUESTS_IN_FLIGHT: positiveInt.default(256),
+    /** Public-API requests that may wait for a slot past MAX_REQUESTS_IN_FLIGHT; past this, 503 at once (0: no line). */
+    MAX_REQUESTS_WAITING: wholeNumber(0, 1_000_000).default(4096),
+    /** Longest wait of a request in that line (ms) before it is answered 503. */
+    MAX_REQUEST_WAIT_MS: wholeNumber(1, 60_000).default(500),
     /** Public-API requests are also shed while the sampled mean event-loop delay exceeds this (ms); 0 turns it off. */
     MAX_EVENT_LOOP_DELAY_MS: wholeNumber(0, 60_000).default(1000),
     /** Retry-After (seconds) of the 503 `Service is busy; retry shortly.` */
