@@ -38,7 +38,9 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   if (jobsPool) await startJobHandlers({ config, pool: jobsPool, boss, log, workspaces, sandbox });
   const pruner = setInterval(() => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')), 600_000);
   pruner.unref();
-  const address = await app.http.listen({ port: config.PORT, host: config.HOST });
+  // Node's default backlog (511) overflows under a flood of new connections; the kernel then
+  // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read.
+  const address = await app.http.listen({ port: config.PORT, host: config.HOST, backlog: 4096 });
   log.info({ address }, 'leadintake listening');
   // A newcomer's first `npm start` (embedded database, empty data folder) gets the demo workspaces.
   let demo: string | null = null;
