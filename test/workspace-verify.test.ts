@@ -134,12 +134,15 @@ describe('workspace verify: every configured provider', { concurrency: true }, (
   });
 
   test('Twilio: a wrong auth token, an unknown sender, a suspended account; the sandbox sender passes', async () => {
-    const [token, sender, sus, sandbox] = await Promise.all([
+    const [token, sender, sus, sandbox, partial] = await Promise.all([
       verify({ whatsapp: { ...TWILIO, authToken: 'wrong-auth-token' } }),
       verify({ whatsapp: { ...TWILIO, from: '+15550001111' } }),
       verify({ whatsapp: TWILIO }, { TWILIO_BASE_URL: suspended.url }),
       verify({ whatsapp: { ...TWILIO, from: '+1 415 523 8886' } }),
+      // Twilio's PhoneNumber filter matches partial numbers: a digit short must not pass.
+      verify({ whatsapp: { ...TWILIO, from: SIM_WHATSAPP_SENDER.slice(0, -1) } }),
     ]);
+    assert.match(lineOf(partial.stdout, 'Twilio', 'sender'), /^FAIL Twilio sender \+\d+ is not a phone number of this Twilio account/);
     assert.equal(token.code, 1);
     assert.equal(lineOf(token.stdout, 'Twilio', 'credentials'), 'FAIL Twilio credentials the account SID or auth token is wrong (401): check whatsapp.accountSid and whatsapp.authToken');
     assert.equal(lineOf(token.stdout, 'Twilio', 'sender'), 'FAIL Twilio sender not checked (credentials not accepted)');
