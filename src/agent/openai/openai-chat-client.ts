@@ -114,7 +114,8 @@ export class OpenAIChatClient implements ChatModel {
   async findModel(model: string): Promise<SettingsLookup<{ via: 'retrieve' | 'list' }>> {
     const one = await this.#getModels(`/models/${encodeURIComponent(model)}`);
     if (!one.ok) return one;
-    if (one.status >= 200 && one.status < 300 && isRecord(one.json) && one.json.id === model) return { ok: true, value: { via: 'retrieve' } };
+    // Any model object will do: some servers answer with the canonical name (`llama3.1:latest`).
+    if (one.status >= 200 && one.status < 300 && isRecord(one.json) && typeof one.json.id === 'string') return { ok: true, value: { via: 'retrieve' } };
     const error = readErrorBody(one.text);
     if (one.status === 401 || one.status === 403 || (one.status === 404 && error.code === 'model_not_found')) return this.#lookupFailure(one.status, error, one.text);
     const list = await this.#getModels('/models');
@@ -123,7 +124,8 @@ export class OpenAIChatClient implements ChatModel {
     const data = isRecord(list.json) && Array.isArray(list.json.data) ? list.json.data : undefined;
     if (!data) return { ok: false, message: 'The chat model server answered GET /models without a list of models: is the base URL right?' };
     const ids = data.flatMap((m) => (isRecord(m) && typeof m.id === 'string' ? [m.id] : []));
-    if (ids.includes(model)) return { ok: true, value: { via: 'list' } };
+    // Ollama lists `name:latest` for a model requested as `name`.
+    if (ids.includes(model) || ids.includes(`${model}:latest`)) return { ok: true, value: { via: 'list' } };
     const shown = ids.slice(0, 5).join(', ') + (ids.length > 5 ? ', …' : '');
     return { ok: false, httpStatus: 404, code: 'model_not_found', message: `The server lists ${ids.length} model(s)${ids.length ? ` (${shown})` : ''}, not ${model}.` };
   }
