@@ -67,14 +67,16 @@ describe('leadintake workspace verify', { concurrency: true }, () => {
     assert.equal(r.stderr, '');
     assert.equal(r.code, 0);
     assert.equal(r.stdout, [
-      `Workspace ${ws.slug} (voice): Vapi settings`,
-      '  ok    API key       accepted by Vapi',
-      `  ok    assistant     ${SIM_ASSISTANT_ID} exists`,
-      `  ok    phone number  ${SIM_PHONE_NUMBER_ID} exists`,
+      `Workspace ${ws.slug} (voice)`,
+      '  PASS  Vapi     API key       accepted by Vapi',
+      `  PASS  Vapi     assistant     ${SIM_ASSISTANT_ID} exists`,
+      `  PASS  Vapi     phone number  ${SIM_PHONE_NUMBER_ID} exists`,
+      '  SKIP  scheduling not set       no "scheduling" section (optional): the agent offers no times; leads who want to book are handed to a human',
       'Server URLs (sent to Vapi with every call):',
       `  events  https://leads.example.com/api/vapi/${ws.slug}/events`,
       `  tools   https://leads.example.com/api/vapi/${ws.slug}/tools`,
       '  auth    X-Vapi-Secret (derived from the API key)',
+      'All 3 checks passed.',
       '',
     ].join('\n'));
     const { rows } = await db.pool.query(`SELECT direction, kind, http_status, outcome, payload::text FROM integration_events WHERE workspace_id = $1 ORDER BY kind`, [ws.id]);
@@ -87,19 +89,19 @@ describe('leadintake workspace verify', { concurrency: true }, () => {
     const badPhone = await workspace({ voice: { ...VOICE, phoneNumberId: 'deleted-number' } });
     const [a, p] = await Promise.all([cli({}, 'workspace', 'verify', badAssistant.slug), cli({}, 'workspace', 'verify', badPhone.slug)]);
     assert.equal(a.code, 1);
-    assert.match(a.stdout, /\n {2}FAIL {2}assistant {5}deleted-assistant not found \(404\): check voice\.assistantId\n/);
-    assert.match(a.stdout, /\n {2}ok {4}phone number/);
+    assert.match(a.stdout, /\n {2}FAIL {2}Vapi {5}assistant {5}deleted-assistant not found \(404\): check voice\.assistantId\n/);
+    assert.match(a.stdout, /\n {2}PASS {2}Vapi {5}phone number/);
     assert.equal(p.code, 1);
-    assert.match(p.stdout, /\n {2}FAIL {2}phone number {2}deleted-number not found \(404\): check voice\.phoneNumberId\n/);
-    assert.match(p.stdout, /\n {2}ok {4}API key/);
+    assert.match(p.stdout, /\n {2}FAIL {2}Vapi {5}phone number {2}deleted-number not found \(404\): check voice\.phoneNumberId\n/);
+    assert.match(p.stdout, /\n {2}PASS {2}Vapi {5}API key/);
   });
 
   test('a rejected API key: exit 1, the key is what is wrong and nothing else is claimed', async () => {
     const ws = await workspace({ voice: { ...VOICE, apiKey: 'vapi-public-key-by-mistake' } });
     const r = await cli({}, 'workspace', 'verify', ws.slug);
     assert.equal(r.code, 1);
-    assert.match(r.stdout, /FAIL {2}API key {7}Vapi rejected the API key \(401\): check voice\.apiKey/);
-    assert.match(r.stdout, /FAIL {2}assistant {5}not checked \(API key rejected\)/);
+    assert.match(r.stdout, /FAIL {2}Vapi {5}API key {7}Vapi rejected the API key \(401\): check voice\.apiKey/);
+    assert.match(r.stdout, /FAIL {2}Vapi {5}assistant {5}not checked \(API key rejected\)/);
     assert.ok(!r.stdout.includes('vapi-public-key-by-mistake'));
   });
 
@@ -108,31 +110,29 @@ describe('leadintake workspace verify', { concurrency: true }, () => {
     const r = await cli({ PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }, 'workspace', 'verify', ws.slug, '--json', '--show-secret');
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(out), ['ok', 'checks', 'serverUrls', 'serverAuth', 'serverSecret', 'warnings']);
+    assert.deepEqual(Object.keys(out), ['ok', 'checks', 'notConfigured', 'serverUrls', 'serverAuth', 'serverSecret', 'warnings']);
     assert.equal(out.ok, true);
+    assert.deepEqual(out.checks.map((c: { provider: string; check: string; ok: boolean }) => `${c.provider}/${c.check}/${c.ok}`), ['Vapi/API key/true', 'Vapi/assistant/true', 'Vapi/phone number/true']);
     assert.equal(out.serverSecret, serverSecretOf(ws.id, VOICE));
     assert.deepEqual(out.serverUrls, { events: `http://127.0.0.1:3000/api/vapi/${ws.slug}/events`, tools: `http://127.0.0.1:3000/api/vapi/${ws.slug}/tools` });
     assert.match(out.warnings[0], /Vapi cannot reach a local address/);
 
     const hmac = await workspace({ voice: { ...VOICE, hmac: { credentialId: 'cred-42', secretKey: 'hmac-secret-0123456789' } } });
     const h = await cli({}, 'workspace', 'verify', hmac.slug, '--show-secret');
-    assert.match(h.stdout, /\n {2}auth {4}HMAC signature \(credential cred-42, header x-signature\)\n$/);
+    assert.match(h.stdout, /\n {2}auth {4}HMAC signature \(credential cred-42, header x-signature\)\nAll 3 checks passed\.\n$/);
     assert.ok(!h.stdout.includes('hmac-secret-0123456789'));
   });
 
-  test('Vapi unreachable, a messaging workspace, no voice settings, an unknown slug', async () => {
+  test('Vapi unreachable, no voice settings, an unknown slug', async () => {
     const ws = await workspace({ voice: VOICE });
     const down = await cli({ VAPI_BASE_URL: 'http://127.0.0.1:9' }, 'workspace', 'verify', ws.slug);
     assert.equal(down.code, 1);
-    assert.match(down.stdout, /FAIL {2}API key {7}Could not reach the voice provider/);
-    const chat = await workspace({}, 'whatsapp');
+    assert.match(down.stdout, /FAIL {2}Vapi {5}API key {7}Could not reach the voice provider/);
     const bare = await workspace({});
-    const [c, b, u] = await Promise.all([
-      cli({}, 'workspace', 'verify', chat.slug), cli({}, 'workspace', 'verify', bare.slug), cli({}, 'workspace', 'verify', 'nope'),
-    ]);
-    assert.deepEqual([c.code, c.stdout], [1, '']);
-    assert.match(c.stderr, /^leadintake: Workspace "verify-\d+" is a whatsapp workspace; verify checks voice settings\.\n$/);
-    assert.match(b.stderr, /has no voice settings/);
+    const [b, u] = await Promise.all([cli({}, 'workspace', 'verify', bare.slug), cli({}, 'workspace', 'verify', 'nope')]);
+    assert.equal(b.code, 1);
+    assert.match(b.stdout, /\n {2}FAIL {2}voice {4}not set {7}no "voice" section: live leads cannot be called/);
+    assert.ok(!b.stdout.includes('Server URLs'));
     assert.match(u.stderr, /^leadintake: No workspace "nope"\.\n$/);
   });
 });

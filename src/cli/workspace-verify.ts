@@ -3,16 +3,20 @@ import type { Pool } from '../db/pool.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { VapiClient } from '../voice/vapi/vapi-client.ts';
 import { serverAuthOf, vapiServerUrls } from '../voice/vapi/vapi-server-settings.ts';
-import { recordVoiceExchange } from '../voice/voice-exchange-log.ts';
-import type { LookupResult, VoiceSettingsChecker } from '../voice/voice-provider.ts';
+import type { VoiceSettingsChecker } from '../voice/voice-provider.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { CliError } from './args.ts';
+import { verifyCalcom, verifyModel } from './verify-booking-model.ts';
+import type { MissingSection, VerifyLine } from './verify-line.ts';
+import { verifyVapi } from './verify-vapi.ts';
+import { verifyWhatsapp } from './verify-whatsapp.ts';
 
-// `leadintake workspace verify S`: asks Vapi whether the workspace's assistant and phone number
-// exist (GET /assistant/{id}, GET /phone-number/{id}, with its API key), says which setting is
-// wrong, and prints the server URLs Vapi is given with every call. Exit 0 when all is well.
-
-type Check = { ok: true; note: string } | { ok: false; note: string };
+// `leadintake workspace verify S`: asks every provider the workspace is configured for whether its
+// settings are right, with read-only requests through the same clients the service uses: Vapi
+// (voice), Twilio or Meta (WhatsApp), Cal.com (both) and the chat model (WhatsApp; a call's model
+// lives in the Vapi assistant). One PASS/FAIL line per check names what is wrong; a missing
+// channel section fails (live leads cannot be contacted), a missing `scheduling` section is only
+// reported. Voice workspaces also get the server URLs Vapi is given. Exit 0 when nothing failed.
 
 export interface VerifyOptions {
   json: boolean;
@@ -27,69 +31,60 @@ export async function verifyWorkspace(slug: string, opts: VerifyOptions, config:
   const log = opts.log ?? createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, process.stderr);
   const workspace = await service.findBySlug(slug);
   if (!workspace) throw new CliError(`No workspace "${slug}".`);
-  if (workspace.channel !== 'voice') throw new CliError(`Workspace "${slug}" is a ${workspace.channel} workspace; verify checks voice settings.`);
-  const voice = service.settingsOf(workspace).voice;
-  if (!voice) throw new CliError(`Workspace "${slug}" has no voice settings; add a "voice" section with workspace update.`);
+  const settings = service.settingsOf(workspace);
+  const missing: MissingSection[] = [];
+  const runs: Array<Promise<VerifyLine[]>> = [];
 
-  const checker = opts.checker ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
-  const [assistant, phone] = await Promise.all([checker.getAssistant(voice.apiKey, voice.assistantId), checker.getPhoneNumber(voice.apiKey, voice.phoneNumberId)]);
-  for (const r of [assistant, phone]) {
-    if (r.exchange) await recordVoiceExchange(pool, log, { workspaceId: workspace.id, exchange: r.exchange, outcome: r.ok ? 'found' : 'failed', secrets: [voice.apiKey] });
+  if (workspace.channel === 'voice') {
+    if (settings.voice) {
+      const checker = opts.checker ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
+      runs.push(verifyVapi(settings.voice, checker, { pool, log, workspaceId: workspace.id }));
+    } else {
+      missing.push({ section: 'voice', required: true, note: 'no "voice" section: live leads cannot be called (a live POST answers 502) until it is added with workspace update' });
+    }
+  } else {
+    if (settings.whatsapp) runs.push(verifyWhatsapp(settings.whatsapp, config));
+    else missing.push({ section: 'whatsapp', required: true, note: 'no "whatsapp" section: live leads cannot be messaged (they go to needs_human) until it is added with workspace update' });
+    runs.push(verifyModel(settings.llm, config));
   }
-  const keyRejected = [assistant, phone].every((r) => !r.ok && r.httpStatus === 401);
-  const checks: Record<'apiKey' | 'assistant' | 'phoneNumber', Check> = {
-    apiKey: keyRejected
-      ? { ok: false, note: 'Vapi rejected the API key (401): check voice.apiKey (the private key, not the public one)' }
-      : assistant.ok || phone.ok || [assistant, phone].some((r) => !r.ok && r.httpStatus === 404)
-        ? { ok: true, note: 'accepted by Vapi' }
-        : { ok: false, note: failure(assistant, 'voice.apiKey') },
-    assistant: keyRejected ? { ok: false, note: 'not checked (API key rejected)' } : lookupCheck(assistant, voice.assistantId, 'voice.assistantId'),
-    phoneNumber: keyRejected ? { ok: false, note: 'not checked (API key rejected)' } : lookupCheck(phone, voice.phoneNumberId, 'voice.phoneNumberId'),
-  };
-  const urls = vapiServerUrls(config.PUBLIC_BASE_URL, workspace.slug);
-  const auth = serverAuthOf(workspace.id, voice);
-  const authText = auth.kind === 'hmac'
-    ? `HMAC signature (credential ${auth.credentialId}, header ${auth.plan.signatureHeader})`
-    : `X-Vapi-Secret (${voice.serverSecret ? 'voice.serverSecret' : 'derived from the API key'})`;
-  const warnings = reachabilityWarnings(config.PUBLIC_BASE_URL);
-  const ok = Object.values(checks).every((c) => c.ok);
+  if (settings.scheduling) runs.push(verifyCalcom(settings.scheduling, config));
+  else missing.push({ section: 'scheduling', required: false, note: 'no "scheduling" section (optional): the agent offers no times; leads who want to book are handed to a human' });
+
+  const lines = (await Promise.all(runs)).flat();
+  const failed = lines.filter((l) => !l.ok).length + missing.filter((m) => m.required).length;
+  const voice = workspace.channel === 'voice' && settings.voice ? settings.voice : undefined;
+  const urls = voice ? vapiServerUrls(config.PUBLIC_BASE_URL, workspace.slug) : undefined;
+  const auth = voice ? serverAuthOf(workspace.id, voice) : undefined;
+  const warnings = voice ? reachabilityWarnings(config.PUBLIC_BASE_URL) : [];
 
   if (opts.json) {
     console.log(JSON.stringify({
-      ok,
-      checks,
-      serverUrls: urls,
-      serverAuth: auth.kind,
-      ...(opts.showSecret && auth.kind === 'secret' ? { serverSecret: auth.secret } : {}),
+      ok: failed === 0,
+      checks: lines,
+      notConfigured: missing,
+      ...(urls && auth ? { serverUrls: urls, serverAuth: auth.kind } : {}),
+      ...(opts.showSecret && auth?.kind === 'secret' ? { serverSecret: auth.secret } : {}),
       warnings,
     }));
-    return ok ? 0 : 1;
+    return failed === 0 ? 0 : 1;
   }
-  console.log(`Workspace ${workspace.slug} (voice): Vapi settings`);
-  const label = { apiKey: 'API key', assistant: 'assistant', phoneNumber: 'phone number' } as const;
-  for (const [k, c] of Object.entries(checks) as Array<[keyof typeof label, Check]>) {
-    console.log(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${label[k].padEnd(12)}  ${c.note}`);
+  console.log(`Workspace ${workspace.slug} (${workspace.channel})`);
+  for (const l of lines) console.log(`  ${l.ok ? 'PASS' : 'FAIL'}  ${l.provider.padEnd(8)} ${l.check.padEnd(13)} ${l.note}`);
+  for (const m of missing) console.log(`  ${m.required ? 'FAIL' : 'SKIP'}  ${m.section.padEnd(8)} ${'not set'.padEnd(13)} ${m.note}`);
+  if (urls && auth && voice) {
+    const authText = auth.kind === 'hmac'
+      ? `HMAC signature (credential ${auth.credentialId}, header ${auth.plan.signatureHeader})`
+      : `X-Vapi-Secret (${voice.serverSecret ? 'voice.serverSecret' : 'derived from the API key'})`;
+    console.log('Server URLs (sent to Vapi with every call):');
+    console.log(`  events  ${urls.events}`);
+    console.log(`  tools   ${urls.tools}`);
+    console.log(`  auth    ${authText}`);
+    if (opts.showSecret && auth.kind === 'secret') console.log(`  secret  ${auth.secret}`);
   }
-  console.log('Server URLs (sent to Vapi with every call):');
-  console.log(`  events  ${urls.events}`);
-  console.log(`  tools   ${urls.tools}`);
-  console.log(`  auth    ${authText}`);
-  if (opts.showSecret && auth.kind === 'secret') console.log(`  secret  ${auth.secret}`);
   for (const w of warnings) console.log(`warning: ${w}`);
-  return ok ? 0 : 1;
-}
-
-function lookupCheck(r: LookupResult, id: string, setting: string): Check {
-  if (r.ok) return { ok: true, note: `${id} exists` };
-  // Vapi answers 400 for an id that is not a UUID, 404 for an unknown one.
-  if (r.httpStatus === 404 || r.httpStatus === 400) return { ok: false, note: `${id} not found (${r.httpStatus}): check ${setting}` };
-  return { ok: false, note: failure(r, setting) };
-}
-
-function failure(r: LookupResult, setting: string): string {
-  if (r.ok) return 'ok';
-  if (r.httpStatus === undefined) return `${r.message} Nothing could be checked.`;
-  return `Vapi answered ${r.httpStatus}: ${r.message.slice(0, 200)} (${setting})`;
+  const total = lines.length + missing.filter((m) => m.required).length;
+  console.log(failed === 0 ? `All ${total} checks passed.` : `${failed} of ${total} checks failed: fix the settings named above (docs/WORKSPACE-CONFIG.md), then run verify again.`);
+  return failed === 0 ? 0 : 1;
 }
 
 /** Vapi calls PUBLIC_BASE_URL from the internet: a loopback or private address cannot work. */

@@ -1,6 +1,7 @@
 import { providerFetch } from '../../metrics/provider-fetch.ts';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
+import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import { retryDelayMs, shouldRetryResponse } from './openai-retry.ts';
 import { ChatCompletionSchema, readErrorBody, type ChatCompletionBody } from './openai-wire.ts';
 
@@ -35,6 +36,7 @@ const MAX_MESSAGE = 500;
 
 export class OpenAIChatClient implements ChatModel {
   readonly #url: string;
+  readonly #baseUrl: string;
   readonly #apiKey: string;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
@@ -43,7 +45,8 @@ export class OpenAIChatClient implements ChatModel {
   readonly #random: () => number;
 
   constructor(opts: OpenAIChatClientOptions) {
-    this.#url = `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.#baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#url = `${this.#baseUrl}/chat/completions`;
     this.#apiKey = opts.apiKey;
     this.#timeoutMs = opts.timeoutMs ?? 60_000;
     this.#maxRetries = opts.maxRetries ?? 2;
@@ -100,6 +103,42 @@ export class OpenAIChatClient implements ChatModel {
       const e = err as { cause?: { code?: string; message?: string }; message?: string };
       return { kind: 'network', message: `Could not reach the chat model (${e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error'}).` };
     }
+  }
+
+  /**
+   * Whether the key is accepted and `model` exists (`workspace verify`), without generating
+   * anything: `GET {base}/models/{model}`. Servers that are OpenAI-compatible for chat but lack
+   * that route (a 404 that is not OpenAI's `model_not_found`, a 405, …) are asked for the list
+   * `GET {base}/models` instead, and the name is looked up in it.
+   */
+  async findModel(model: string): Promise<SettingsLookup<{ via: 'retrieve' | 'list' }>> {
+    const one = await this.#getModels(`/models/${encodeURIComponent(model)}`);
+    if (!one.ok) return one;
+    // Any model object will do: some servers answer with the canonical name (`llama3.1:latest`).
+    if (one.status >= 200 && one.status < 300 && isRecord(one.json) && typeof one.json.id === 'string') return { ok: true, value: { via: 'retrieve' } };
+    const error = readErrorBody(one.text);
+    if (one.status === 401 || one.status === 403 || (one.status === 404 && error.code === 'model_not_found')) return this.#lookupFailure(one.status, error, one.text);
+    const list = await this.#getModels('/models');
+    if (!list.ok) return list;
+    if (list.status < 200 || list.status >= 300) return this.#lookupFailure(list.status, readErrorBody(list.text), list.text);
+    const data = isRecord(list.json) && Array.isArray(list.json.data) ? list.json.data : undefined;
+    if (!data) return { ok: false, message: 'The chat model server answered GET /models without a list of models: is the base URL right?' };
+    const ids = data.flatMap((m) => (isRecord(m) && typeof m.id === 'string' ? [m.id] : []));
+    // Ollama lists `name:latest` for a model requested as `name`.
+    if (ids.includes(model) || ids.includes(`${model}:latest`)) return { ok: true, value: { via: 'list' } };
+    const shown = ids.slice(0, 5).join(', ') + (ids.length > 5 ? ', …' : '');
+    return { ok: false, httpStatus: 404, code: 'model_not_found', message: `The server lists ${ids.length} model(s)${ids.length ? ` (${shown})` : ''}, not ${model}.` };
+  }
+
+  async #getModels(path: string): Promise<{ ok: true; status: number; json: unknown; text: string } | LookupFailure> {
+    const headers: Record<string, string> = this.#apiKey === '' ? {} : { authorization: `Bearer ${this.#apiKey}` };
+    const got = await getJson('openai', `${this.#baseUrl}${path}`, headers, Math.min(this.#timeoutMs, 15_000), 'the chat model server');
+    if (!got.ok) return { ...got.failure, message: this.#redact(got.failure.message) };
+    return { ok: true, status: got.status, json: got.json, text: got.text };
+  }
+
+  #lookupFailure(status: number, error: { message?: string; code?: string }, text: string): LookupFailure {
+    return { ok: false, httpStatus: status, message: this.#describe(status, error, text), ...(error.code ? { code: error.code } : {}) };
   }
 
   /** False when the caller cancelled while waiting. */

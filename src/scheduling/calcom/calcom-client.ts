@@ -1,5 +1,6 @@
 import { providerFetch } from '../../metrics/provider-fetch.ts';
 import { z } from 'zod';
+import type { SettingsLookup } from '../../shared/settings-lookup.ts';
 import type {
   Booking,
   BookingListResult,
@@ -15,6 +16,7 @@ import type {
 // written against: without the header Cal.com silently serves an older version with other shapes.
 const SLOTS_API_VERSION = '2024-09-04';
 const BOOKINGS_API_VERSION = '2024-08-13';
+const EVENT_TYPES_API_VERSION = '2024-06-14';
 
 // How Cal.com has worded "this time cannot be booked" (v1 `no_available_users_found_error`, v2
 // "User either already has booking at this time or is not available"); exact v2 text is unconfirmed,
@@ -159,6 +161,19 @@ export class CalcomClient implements SchedulingProvider {
     if (reason) body.reschedulingReason = reason;
     const path = `/v2/bookings/${encodeURIComponent(uid)}/reschedule`;
     return this.#bookingWrite(await this.#call('POST', path, apiKey, BOOKINGS_API_VERSION, body));
+  }
+
+  /** `GET /v2/event-types/{id}`: does the key see this event type (`workspace verify`)? */
+  async getEventType(apiKey: string, eventTypeId: number): Promise<SettingsLookup<{ title: string; lengthInMinutes?: number }>> {
+    const out = await this.#call('GET', `/v2/event-types/${encodeURIComponent(String(eventTypeId))}`, apiKey, EVENT_TYPES_API_VERSION);
+    if (!out.ok) {
+      const e = out.error;
+      return { ok: false, message: e.message, ...(e.status === undefined ? {} : { httpStatus: e.status }), ...(e.code ? { code: e.code } : {}) };
+    }
+    const parsed = z.object({ title: z.string(), lengthInMinutes: z.number().nullish() }).safeParse(out.data);
+    if (!parsed.success) return { ok: false, message: malformed('event type').message };
+    const { title, lengthInMinutes } = parsed.data;
+    return { ok: true, value: lengthInMinutes == null ? { title } : { title, lengthInMinutes } };
   }
 
   #bookingWrite(out: CallOutcome): BookingResult {

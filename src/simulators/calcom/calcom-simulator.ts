@@ -1,9 +1,9 @@
-import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CALCOM_SIGNATURE_HEADER, signCalcomBody } from '../../scheduling/calcom/calcom-signature.ts';
 import { isValidTimeZone, offsetMinutes, formatInZone } from '../../scheduling/zoned-time.ts';
 import { slotStarts, type SimEventType } from './availability.ts';
+import { checkMetadata, envelope, eventTypeOutput, HttpError, newUid, parseInstant } from './calcom-sim-wire.ts';
 
 export type { SimEventType, WeeklyRule } from './availability.ts';
 
@@ -85,19 +85,7 @@ export const DEFAULT_EVENT_TYPE: SimEventType = {
 const ORGANIZER = { id: 1, name: 'Simulated Host', email: 'host@sim.cal.local', username: 'sim-host' };
 const SLOTS_VERSION = '2024-09-04';
 const BOOKINGS_VERSION = '2024-08-13';
-const UID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-class HttpError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: string | string[];
-  constructor(status: number, code: string, message: string, details?: string[]) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.details = details ?? message;
-  }
-}
+const EVENT_TYPES_VERSION = '2024-06-14';
 
 export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): Promise<CalcomSimulator> {
   const apiKey = opts.apiKey ?? 'cal_test_simulator_key';
@@ -216,13 +204,15 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
     }
     // Cal.com silently serves an older API version (other shapes) when the header is missing or wrong;
     // mimicking that would hide the bug, so the simulator refuses loudly with a 400 instead.
-    const wanted = isSlots ? SLOTS_VERSION : BOOKINGS_VERSION;
+    const eventTypeRead = /^\/v2\/event-types\/([^/]+)$/.exec(path);
+    const wanted = isSlots ? SLOTS_VERSION : eventTypeRead ? EVENT_TYPES_VERSION : BOOKINGS_VERSION;
     if (req.headers['cal-api-version'] !== wanted) {
       throw new HttpError(400, 'BadRequestException', `Simulator only serves ${path} with header cal-api-version: ${wanted}`);
     }
     const input = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     const m = /^\/v2\/bookings\/([^/]+)(\/cancel|\/reschedule)?$/.exec(path);
     if (isSlots && req.method === 'GET') return { status: 200, data: listSlots(url.searchParams) };
+    if (eventTypeRead && req.method === 'GET') return { status: 200, data: eventTypeOutput(eventType(decodeURIComponent(eventTypeRead[1]!)), ORGANIZER) };
     if (path === '/v2/bookings' && req.method === 'POST') return respond(201, createBooking(input), 'BOOKING_CREATED');
     if (path === '/v2/bookings' && req.method === 'GET') return { status: 200, data: findBookings(url.searchParams) };
     if (m && !m[2] && req.method === 'GET') return { status: 200, data: output(existing(decodeURIComponent(m[1]!))) };
@@ -356,37 +346,4 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
       server.close((err) => (err ? reject(err) : resolve()));
     }),
   };
-}
-
-/** Cal.com's v2 exception-filter envelope (Cal.com's API v2 docs). */
-function envelope(status: number, code: string, message: string, path: string, details: string | string[] = message): unknown {
-  return { status: 'error', timestamp: new Date().toISOString(), path, error: { code, message, details: { message: details, statusCode: status } } };
-}
-
-function parseInstant(value: string | null, name: string, endOfDay: boolean): number {
-  if (value === null) throw new HttpError(400, 'BadRequestException', 'Bad Request Exception', [`${name} must be a valid ISO 8601 date string`]);
-  const bare = /^\d{4}-\d{2}-\d{2}$/.test(value);
-  const ms = Date.parse(bare ? `${value}T${endOfDay ? '23:59:59.999' : '00:00:00.000'}Z` : value);
-  if (Number.isNaN(ms)) throw new HttpError(400, 'BadRequestException', 'Bad Request Exception', [`${name} must be a valid ISO 8601 date string`]);
-  return ms;
-}
-
-function checkMetadata(value: unknown, issues: string[]): Record<string, string> {
-  if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    issues.push('metadata must be an object');
-    return {};
-  }
-  const entries = Object.entries(value);
-  // Limits from Cal.com's OpenAPI document CreateBookingInput_2024_08_13.metadata.
-  if (entries.length > 50) issues.push('metadata can have at most 50 keys');
-  for (const [k, v] of entries) {
-    if (k.length > 40) issues.push(`metadata key ${k} is longer than 40 characters`);
-    if (typeof v !== 'string' || v.length > 500) issues.push(`metadata.${k} must be a string of at most 500 characters`);
-  }
-  return Object.fromEntries(entries.filter((e): e is [string, string] => typeof e[1] === 'string'));
-}
-
-function newUid(): string {
-  return Array.from(crypto.randomBytes(22), (byte) => UID_ALPHABET[byte % UID_ALPHABET.length]).join('');
 }

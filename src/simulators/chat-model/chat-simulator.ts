@@ -10,6 +10,7 @@ import { startLocalHttpServer } from '../local-http-server.ts';
 // route, Bearer check, error bodies and response shape, with a deterministic "model" (the
 // scripted qualification policy) so tests and the demo run a whole WhatsApp conversation
 // offline through the real client. Failures can be queued to exercise the client's retry rules.
+// `GET /v1/models[/{model}]` answer too (what `workspace verify` reads).
 
 export const CHAT_SIM_API_KEY = 'sk-sim-leadintake-0000000000000000';
 
@@ -56,8 +57,13 @@ export interface ChatSimulatorOptions {
   port?: number;
   /** Keys accepted as `Authorization: Bearer …`. Default [CHAT_SIM_API_KEY]; an empty list accepts any request, as Ollama does. */
   apiKeys?: string[];
-  /** Models that exist; others get OpenAI's 404 model_not_found. Default: any model. */
+  /** Models that exist; others get OpenAI's 404 model_not_found. Default: any model (GET /v1/models lists gpt-4o-mini). */
   models?: string[];
+  /**
+   * Default true: `GET /v1/models/{model}` answers like OpenAI. False: only the list route exists,
+   * like OpenAI-compatible servers without the retrieve route (a 404 that is not model_not_found).
+   */
+  modelRetrieve?: boolean;
   /** The "model". Default: the scripted qualification policy. */
   policy?: (request: ValidChatRequest) => AssistantReply;
   /** Delay before each answer (a slow model). Default 0. */
@@ -153,6 +159,16 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
     };
   }
 
+  /** OpenAI's `Model` object and `ListModelsResponse` (its OpenAPI document). */
+  function readModels(res: ServerResponse, id: string | undefined): void {
+    const model = (m: string) => ({ id: m, object: 'model', created: 1_686_935_002, owned_by: 'leadintake-simulator' });
+    if (id === undefined) return send(res, 200, { object: 'list', data: (opts.models ?? ['gpt-4o-mini']).map(model) });
+    if (models && !models.has(id)) {
+      return send(res, 404, openAIError(`The model '${id}' does not exist`, 'invalid_request_error', 'model', 'model_not_found'));
+    }
+    send(res, 200, model(id));
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
     const method = req.method ?? 'GET';
@@ -166,7 +182,10 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
     if (failure?.kind === 'disconnect') return void req.socket.destroy();
     if (failure) return send(res, failure.status, failure.body ?? '', failure.headers);
 
-    if (method !== 'POST' || path.replace(/\/+$/, '') !== '/v1/chat/completions') {
+    const route = path.replace(/\/+$/, '');
+    const modelRead = /^\/v1\/models(?:\/([^/]+))?$/.exec(route);
+    const readable = modelRead && method === 'GET' && (modelRead[1] === undefined || opts.modelRetrieve !== false);
+    if (!readable && (method !== 'POST' || route !== '/v1/chat/completions')) {
       return send(res, 404, openAIError(`Invalid URL (${method} ${path})`, 'invalid_request_error'));
     }
     if (apiKeys.length > 0) {
@@ -177,6 +196,7 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
         return send(res, 401, openAIError(message, 'invalid_request_error', null, 'invalid_api_key'));
       }
     }
+    if (readable) return readModels(res, modelRead[1] === undefined ? undefined : decodeURIComponent(modelRead[1]));
     const checked = validateChatRequest(rawBody);
     if (!checked.ok) return send(res, 400, checked.body);
     if (models && !models.has(checked.request.model)) {

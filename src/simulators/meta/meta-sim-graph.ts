@@ -35,9 +35,9 @@ export const invalidToken = (): GraphErrorSpec => ({
   status: 401, code: 190, message: 'Invalid OAuth access token - Cannot parse access token',
 });
 
-export const unknownObject = (id: string): GraphErrorSpec => ({
+export const unknownObject = (id: string, method: 'get' | 'post' = 'post'): GraphErrorSpec => ({
   status: 400, code: 100, subcode: 33, type: 'GraphMethodException',
-  message: `Unsupported post request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
+  message: `Unsupported ${method} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
 });
 
 export const unknownPath = (path: string): GraphErrorSpec => ({

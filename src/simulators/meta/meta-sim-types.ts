@@ -24,6 +24,8 @@ export const META_SIM = {
 export interface MetaSimPhoneNumber {
   id: string;
   displayPhoneNumber: string;
+  /** The business name Meta approved for the number. Default 'Simulated Business'. */
+  verifiedName?: string;
   wabaId: string;
   /** The token that may send from this number; any other known token gets 100/33, an unknown one 401/190. */
   accessToken: string;

@@ -18,7 +18,8 @@ import {
 // Local stand-in for Meta's WhatsApp Cloud API (Meta's WhatsApp Cloud API docs) so tests and the demo run
 // offline through the real MetaWhatsAppClient: `POST /{version}/{phone-number-id}/messages` with
 // Graph's auth, validation and error shapes, the 24-hour window, signed status webhooks, and a
-// scripted lead persona per recipient who answers through signed message webhooks.
+// scripted lead persona per recipient who answers through signed message webhooks; and
+// `GET /{version}/{phone-number-id}`, which `workspace verify` reads.
 //
 // The 131047 window error: Meta's WhatsApp Cloud API documentation and developers' reports show it
 // both synchronously (HTTP 400) and as a `failed` status webhook, unconfirmed which one an account gets. `windowError` picks one:
@@ -127,6 +128,14 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     return checked.ok ? acceptSend(number, checked.send, body) : errorAnswer(checked.error);
   }
 
+  /** `GET /{version}/{phone-number-id}` with Graph's default fields (what `workspace verify` reads). */
+  function readNumber(phoneNumberId: string, token: string | undefined): [number, unknown] {
+    if (token === undefined || ![...numbers.values()].some((n) => n.accessToken === token)) return errorAnswer(invalidToken());
+    const number = numbers.get(phoneNumberId);
+    if (!number || number.accessToken !== token) return errorAnswer(unknownObject(phoneNumberId, 'get'));
+    return [200, { verified_name: number.verifiedName ?? 'Simulated Business', display_phone_number: number.displayPhoneNumber, quality_rating: 'GREEN', id: number.id }];
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -137,10 +146,13 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     const record: MetaSimRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body: parsed };
     requests.push(record);
     const route = /^\/(v\d+\.\d+)\/([^/]+)\/messages\/?$/.exec(url.pathname);
+    const node = /^\/(v\d+\.\d+)\/(\d+)\/?$/.exec(url.pathname);
     const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ?? url.searchParams.get('access_token') ?? undefined;
     const answer = route && req.method === 'POST'
       ? handleSend(decodeURIComponent(route[2]!), token, rawBody)
-      : errorAnswer(unknownPath(url.pathname.split('/').slice(2).join('/')));
+      : node && req.method === 'GET'
+        ? readNumber(node[2]!, token)
+        : errorAnswer(unknownPath(url.pathname.split('/').slice(2).join('/')));
     if (answer === 'hang-up') {
       req.socket.destroy();
       return;
@@ -148,7 +160,7 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     [record.status, record.response] = answer;
     const text = JSON.stringify(answer[1]);
     const headers: Record<string, string | number> = {
-      'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text), 'facebook-api-version': route?.[1] ?? META_SIM.version,
+      'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text), 'facebook-api-version': (route ?? node)?.[1] ?? META_SIM.version,
     };
     const error = (answer[1] as { error?: { message?: string } }).error;
     if (error) headers['www-authenticate'] = `OAuth "Facebook Platform" "invalid_request" "${error.message ?? ''}"`.replace(/[^\x20-\x7e]/g, '?');

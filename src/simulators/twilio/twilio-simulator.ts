@@ -3,10 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../shared/clock.ts';
 import { personaReply, type LeadPersonaName } from '../personas/lead-personas.ts';
 import { TWILIO_WINDOW_CLOSED, TWILIO_WINDOW_CLOSED_MESSAGE, twilioErrorBody, type TwilioErrorBody } from '../../whatsapp/twilio/twilio-errors.ts';
+import { accountResource, incomingNumbersPage } from './twilio-sim-account.ts';
 import { basicCredentials, checkSend, injectedErrorMessage, messageResource, rfc2822, twilioSid, type ValidSend } from './twilio-sim-messages.ts';
 import { WebhookQueue, type SimWebhookDelivery } from './twilio-sim-webhooks.ts';
 
-// Local stand-in for Twilio's Messages API on WhatsApp (Twilio's Messages API docs), for tests and the demo:
+// Local stand-in for Twilio's Messages API on WhatsApp (Twilio's Messages API docs), for tests and the demo
+// (plus the Account and IncomingPhoneNumbers reads that `workspace verify` makes):
 // the real TwilioClient talks to it over HTTP. It checks Basic auth and the form like Twilio,
 // enforces the 24-hour window per (sender, lead), posts signed status callbacks, and plays a
 // scripted lead (lead-personas.ts) who answers through signed inbound webhooks.
@@ -29,6 +31,10 @@ export interface TwilioSimulatorOptions {
   authToken?: string;
   /** Registered WhatsApp senders, `+digits`. Default [SIM_WHATSAPP_SENDER]. */
   senders?: string[];
+  /** The account's phone numbers (IncomingPhoneNumbers), `+digits`. Default: the senders. */
+  incomingNumbers?: string[];
+  /** The Account resource's status. Default active. */
+  accountStatus?: 'active' | 'suspended' | 'closed';
   /** Approved templates, ContentSid → body with {{1}}. Default { SIM_TEMPLATE_SID: SIM_TEMPLATE_BODY }. */
   templates?: Record<string, string>;
   /** Clock for the 24-hour window. */
@@ -101,6 +107,7 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
   const authToken = opts.authToken ?? SIM_AUTH_TOKEN;
   const senders = new Set(opts.senders ?? [SIM_WHATSAPP_SENDER]);
   const sender = [...senders][0] ?? SIM_WHATSAPP_SENDER;
+  const incomingNumbers = opts.incomingNumbers ?? [...senders];
   const templates = new Map(Object.entries(opts.templates ?? { [SIM_TEMPLATE_SID]: SIM_TEMPLATE_BODY }));
   const now = opts.now ?? systemClock;
   const channelInstallSid = twilioSid('XE');
@@ -196,13 +203,18 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
     return [201, structuredClone(message.resource)];
   }
 
-  function route(req: IncomingMessage, path: string, params: URLSearchParams, res: ServerResponse): [number, unknown] | 'hang-up' {
+  function route(req: IncomingMessage, path: string, params: URLSearchParams, query: URLSearchParams, res: ServerResponse): [number, unknown] | 'hang-up' {
     const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages(?:\/([^/]+))?\.json$/.exec(path);
+    const read = /^\/2010-04-01\/Accounts\/([^/.]+)(\/IncomingPhoneNumbers)?\.json$/.exec(path);
     const notFound: [number, TwilioErrorBody] = [404, twilioErrorBody(404, 20404, `The requested resource ${path} was not found`)];
-    if (!m || (req.method !== 'POST' && req.method !== 'GET')) return notFound;
+    if (!(m && (req.method === 'POST' || req.method === 'GET')) && !(read && req.method === 'GET')) return notFound;
     const [user, password] = basicCredentials(req.headers.authorization);
     if (user !== accountSid || password !== authToken) return [401, twilioErrorBody(401, 20003, 'Authenticate')];
-    if (decodeURIComponent(m[1]!) !== accountSid) return notFound;
+    if (read) {
+      if (decodeURIComponent(read[1]!) !== accountSid) return notFound;
+      return [200, read[2] ? incomingNumbersPage(accountSid, incomingNumbers, query) : accountResource(accountSid, opts.accountStatus ?? 'active')];
+    }
+    if (!m || decodeURIComponent(m[1]!) !== accountSid) return notFound;
     if (req.method === 'POST' && m[2] === undefined) return createMessage(params, res);
     const found = req.method === 'GET' && m[2] !== undefined ? messages.find((x) => x.sid === m[2]) : undefined;
     return found ? [200, found.resource] : notFound;
@@ -212,14 +224,15 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const path = new URL(req.url ?? '/', 'http://sim.local').pathname;
+      const url = new URL(req.url ?? '/', 'http://sim.local');
+      const path = url.pathname;
       // Like Twilio, only a form body carries parameters; anything else reads as an empty form.
       const isForm = (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
       const params = new URLSearchParams(isForm ? Buffer.concat(chunks).toString('utf8') : '');
       const entry: SimRequest = { method: req.method ?? 'GET', path, params: Object.fromEntries(params) };
       if (req.headers.authorization !== undefined) entry.authorization = req.headers.authorization;
       requests.push(entry);
-      const answer = route(req, path, params, res);
+      const answer = route(req, path, params, url.searchParams, res);
       if (answer === 'hang-up') return void req.socket.destroy();
       const [status, body] = answer;
       const text = JSON.stringify(body);

@@ -1,4 +1,5 @@
 import { providerFetch } from '../../metrics/provider-fetch.ts';
+import { getJson, isRecord, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import type { MessagingProvider, SendFailureKind, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 
 // Meta WhatsApp Cloud API client (Meta's WhatsApp Cloud API docs): `POST {base}/{phone-number-id}/messages`
@@ -37,6 +38,7 @@ interface GraphError {
 export class MetaWhatsAppClient implements MessagingProvider {
   readonly name = 'meta';
   readonly #url: string;
+  readonly #numberUrl: string;
   readonly #accessToken: string;
   readonly #templateName: string;
   readonly #templateLanguage: string;
@@ -44,7 +46,8 @@ export class MetaWhatsAppClient implements MessagingProvider {
 
   constructor(opts: MetaClientOptions) {
     const base = (opts.baseUrl ?? META_GRAPH_DEFAULT_BASE_URL).replace(/\/+$/, '');
-    this.#url = `${base}/${encodeURIComponent(opts.phoneNumberId)}/messages`;
+    this.#numberUrl = `${base}/${encodeURIComponent(opts.phoneNumberId)}`;
+    this.#url = `${this.#numberUrl}/messages`;
     this.#accessToken = opts.accessToken;
     this.#templateName = opts.templateName;
     this.#templateLanguage = opts.templateLanguage;
@@ -79,6 +82,26 @@ export class MetaWhatsAppClient implements MessagingProvider {
       return { ok: false, kind: 'transient', message: `WhatsApp Cloud API answered ${response.status} without a message id.`, httpStatus: response.status };
     }
     return { ok: true, providerMessageId: id };
+  }
+
+  /**
+   * `GET /{version}/{phone-number-id}` (default fields): does the token see this WhatsApp number?
+   * Graph answers 401/190 for a bad token and 400/100 (subcode 33) for an id it cannot load.
+   */
+  async getPhoneNumber(): Promise<SettingsLookup<{ displayPhoneNumber: string; verifiedName?: string; qualityRating?: string }>> {
+    const got = await getJson('meta', this.#numberUrl, { authorization: `Bearer ${this.#accessToken}` }, this.#timeoutMs, 'WhatsApp Cloud API');
+    if (!got.ok) return { ...got.failure, message: this.#scrub(got.failure.message) };
+    const json = isRecord(got.json) ? got.json : {};
+    if (got.status >= 200 && got.status < 300) {
+      if (typeof json.display_phone_number !== 'string') return { ok: false, message: 'WhatsApp Cloud API sent an unexpected phone-number body: is WHATSAPP_GRAPH_BASE_URL right?' };
+      const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+      const verifiedName = str(json.verified_name);
+      const qualityRating = str(json.quality_rating);
+      return { ok: true, value: { displayPhoneNumber: json.display_phone_number, ...(verifiedName ? { verifiedName } : {}), ...(qualityRating ? { qualityRating } : {}) } };
+    }
+    const error = (isRecord(json.error) ? json.error : {}) as GraphError;
+    const message = typeof error.message === 'string' && error.message !== '' ? error.message : `WhatsApp Cloud API answered ${got.status}.`;
+    return { ok: false, httpStatus: got.status, message: this.#scrub(message), ...(typeof error.code === 'number' ? { code: String(error.code) } : {}) };
   }
 
   #body(request: SendMessageRequest): Record<string, unknown> {

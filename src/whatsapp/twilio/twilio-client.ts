@@ -1,5 +1,6 @@
 import { providerFetch } from '../../metrics/provider-fetch.ts';
 import type { MessagingProvider, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
+import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import { classifyTwilioError } from './twilio-errors.ts';
 
 // Twilio Messages API client for WhatsApp (Twilio's Messages API docs). One POST per message, form-encoded,
@@ -29,6 +30,7 @@ export const TWILIO_STATUS_KEY_PARAM = 'outboundKey';
 export class TwilioClient implements MessagingProvider {
   readonly name = 'twilio' as const;
   readonly #url: string;
+  readonly #accountUrl: string;
   readonly #authorization: string;
   readonly #from: string;
   readonly #templateContentSid: string;
@@ -37,7 +39,8 @@ export class TwilioClient implements MessagingProvider {
 
   constructor(opts: TwilioClientOptions) {
     const base = (opts.baseUrl ?? 'https://api.twilio.com').replace(/\/+$/, '');
-    this.#url = `${base}/2010-04-01/Accounts/${encodeURIComponent(opts.accountSid)}/Messages.json`;
+    this.#accountUrl = `${base}/2010-04-01/Accounts/${encodeURIComponent(opts.accountSid)}`;
+    this.#url = `${this.#accountUrl}/Messages.json`;
     this.#authorization = `Basic ${Buffer.from(`${opts.accountSid}:${opts.authToken}`, 'utf8').toString('base64')}`;
     this.#from = whatsappAddress(opts.from);
     this.#templateContentSid = opts.templateContentSid;
@@ -84,6 +87,40 @@ export class TwilioClient implements MessagingProvider {
     }
     return { ok: true, providerMessageId: sid };
   }
+
+  /** `GET /2010-04-01/Accounts/{Sid}.json`: are the account SID and auth token right, and is the account active? */
+  async fetchAccount(): Promise<SettingsLookup<{ status: string }>> {
+    const got = await this.#get(`${this.#accountUrl}.json`);
+    if (!got.ok) return got;
+    return typeof got.json.status === 'string' ? { ok: true, value: { status: got.json.status } } : unexpected('account');
+  }
+
+  /**
+   * `GET …/IncomingPhoneNumbers.json?PhoneNumber=`: whether our sender is one of the account's
+   * phone numbers (the filter matches partial numbers too, so the answer is compared exactly).
+   */
+  async hasIncomingNumber(phone: string): Promise<SettingsLookup<{ found: boolean }>> {
+    const got = await this.#get(`${this.#accountUrl}/IncomingPhoneNumbers.json?${new URLSearchParams({ PhoneNumber: phone, PageSize: '50' })}`);
+    if (!got.ok) return got;
+    const list = got.json.incoming_phone_numbers;
+    if (!Array.isArray(list)) return unexpected('phone number list');
+    return { ok: true, value: { found: list.some((n) => isRecord(n) && n.phone_number === phone) } };
+  }
+
+  async #get(url: string): Promise<{ ok: true; json: Record<string, unknown> } | LookupFailure> {
+    const got = await getJson('twilio', url, { authorization: this.#authorization }, this.#timeoutMs, 'Twilio');
+    if (!got.ok) return got.failure;
+    const json = isRecord(got.json) ? got.json : undefined;
+    if (got.status >= 200 && got.status < 300 && json) return { ok: true, json };
+    if (got.status < 300) return unexpected('resource');
+    const code = typeof json?.code === 'number' ? String(json.code) : undefined;
+    const message = typeof json?.message === 'string' && json.message !== '' ? json.message : `Twilio answered ${got.status}.`;
+    return { ok: false, httpStatus: got.status, message, ...(code ? { code } : {}) };
+  }
+}
+
+function unexpected(what: string): LookupFailure {
+  return { ok: false, message: `Twilio sent an unexpected ${what} body: is TWILIO_BASE_URL right?` };
 }
 
 /** `+15551234567` → `whatsapp:+15551234567`; an address that already has the prefix is kept. */

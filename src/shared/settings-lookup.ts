@@ -1,0 +1,43 @@
+import { providerFetch } from '../metrics/provider-fetch.ts';
+
+// A read-only lookup that tells whether a workspace's provider setting is right (`leadintake
+// workspace verify`): each provider client answers in this shape, so the command can say which
+// setting is wrong without knowing the provider's wire format.
+
+export type SettingsLookup<T> =
+  | { ok: true; value: T }
+  /** `httpStatus` undefined: the provider was not reached. `code` is the provider's own error code. */
+  | { ok: false; httpStatus?: number; code?: string; message: string };
+
+export type LookupFailure = Extract<SettingsLookup<unknown>, { ok: false }>;
+
+/** One GET with a timeout, read as JSON; `json` is undefined when the body is not JSON (`text` is the body as sent). */
+export async function getJson(
+  provider: string,
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  name: string,
+): Promise<{ ok: true; status: number; json: unknown; text: string } | { ok: false; failure: LookupFailure }> {
+  try {
+    const res = await providerFetch(provider, url, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { ok: true, status: res.status, json, text };
+  } catch (err) {
+    const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
+    const message = e.name === 'TimeoutError' || e.name === 'AbortError'
+      ? `${name} did not answer within ${timeoutMs} ms.`
+      : `Could not reach ${name} (${e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error'}).`;
+    return { ok: false, failure: { ok: false, message } };
+  }
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
