@@ -14,6 +14,7 @@ import { LeadActions } from './admin/lead-actions.ts';
 import { LiveEvents } from './admin/live-events.ts';
 import { liveRoutes } from './admin/live-routes.ts';
 import { OperatorReplies } from './admin/operator-reply.ts';
+import { webRoutes } from './admin/web-routes.ts';
 import { OperatorService } from './operators/operator-service.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
 import { SANDBOX_ROUTE_PREFIX, type Sandbox } from './sandbox/sandbox.ts';
@@ -158,6 +159,7 @@ export function buildApp(deps: AppDeps): App {
     secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
   }));
   http.register(liveRoutes({ operators, live }));
+  http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };
 }
 

@@ -80,7 +80,7 @@ export const leadPageSchema = z.object({
     email: z.string().nullable(),
     goal: z.string().nullable(),
     qualificationNotes: z.string().nullable(),
-    answers: z.record(z.string(), z.string()),
+    answers: z.array(z.object({ id: z.string(), label: z.string().nullable(), value: z.string() })),
     metadata: anyObject,
     formAnswers: z.array(z.object({ id: z.string(), label: z.string().nullable(), value: z.unknown() })),
     consent: z.object({ at: timestamp, ip: z.string().nullable(), userAgent: z.string().nullable() }),

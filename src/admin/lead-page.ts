@@ -45,7 +45,8 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
       email: l.email,
       goal: l.goal,
       qualificationNotes: l.qualificationNotes,
-      answers: l.answers,
+      // What the agent collected, with the questions' labels (unknown ids: label null).
+      answers: Object.entries(l.answers).map(([id, value]) => ({ id, label: labels.get(id) ?? null, value })).sort((a, b) => order(a.id) - order(b.id)),
       metadata: l.metadata,
       // In the form's order; unknown ids (a question removed since) after them, label null.
       formAnswers: Object.entries(l.formResponses)

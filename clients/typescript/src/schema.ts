@@ -534,8 +534,10 @@ export interface components {
                 goal: string | null;
                 qualificationNotes: string | null;
                 answers: {
-                    [key: string]: string;
-                };
+                    id: string;
+                    label: string | null;
+                    value: string;
+                }[];
                 metadata: {
                     [key: string]: unknown;
                 };
