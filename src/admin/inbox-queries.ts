@@ -49,7 +49,10 @@ function searchCondition(search: string | undefined, defaultCountry: string | un
   const s = search?.trim();
   if (!s) return { sql: '$SEARCH::text IS NULL', value: null };
   if (s.includes('@')) return { sql: `lower(l.email) = $SEARCH`, value: s.toLowerCase() };
-  const phone = /\d{5,}/.test(s.replace(/[\s().-]/g, '')) ? normalizePhone(s, defaultCountry) : null;
+  const digits = s.replace(/\D/g, '');
+  // Not a possible number for the library (a stored number from before migration 007, say):
+  // its digits with a "+" are still worth one exact look-up before a name search.
+  const phone = /\d{5,}/.test(s.replace(/[\s().-]/g, '')) ? (normalizePhone(s, defaultCountry) ?? (digits.length >= 7 ? `+${digits}` : null)) : null;
   if (phone) return { sql: `l.phone_normalized = $SEARCH`, value: phone };
   return { sql: `l.name ILIKE $SEARCH`, value: `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%` };
 }
