@@ -90,6 +90,7 @@ export const leadPageSchema = z.object({
     createdAt: timestamp,
     updatedAt: timestamp,
   }),
+  timeZone: z.string().nullable().meta({ description: "The workspace's time zone (the agent's), for the booking." }),
   whatsappWindow: z.object({ open: z.boolean(), until: nullableTimestamp }).nullable(),
   timeline: z.array(z.object({ id: z.int(), type: z.string(), data: anyObject, at: timestamp })),
   messages: z.array(z.object({

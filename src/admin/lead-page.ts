@@ -59,6 +59,7 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
       createdAt: l.createdAt,
       updatedAt: l.updatedAt,
     },
+    timeZone: agentConfigOf(workspace).timeZone ?? null,
     whatsappWindow:
       l.channel === 'whatsapp'
         ? {

@@ -45,6 +45,7 @@ export interface LeadPage {
     consent: { at: string; ip: string | null; userAgent: string | null }; bookingUid: string | null; bookingStart: string | null;
     optedOutAt: string | null; createdAt: string; updatedAt: string;
   };
+  timeZone: string | null;
   whatsappWindow: { open: boolean; until: string | null } | null;
   timeline: Array<{ id: number; type: string; data: Record<string, unknown>; at: string }>;
   messages: Array<{ id: number; direction: 'inbound' | 'outbound'; kind: string; body: string; status: string; errorCode: string | null; errorMessage: string | null; createdAt: string }>;

@@ -88,7 +88,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
           </dl>
           <h2>Booking</h2>
           {l.bookingStart ? (
-            <p>{dateTime(l.bookingStart)} ({new Date(l.bookingStart).toISOString().replace('.000Z', ' UTC')}), booking {l.bookingUid}</p>
+            <p>{dateTime(l.bookingStart, page.timeZone ?? undefined)} ({new Date(l.bookingStart).toISOString().slice(0, 16).replace('T', ' ')} UTC), booking {l.bookingUid}</p>
           ) : <p>No booking.</p>}
         </section>
         <section aria-labelledby="conv-h">

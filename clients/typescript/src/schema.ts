@@ -560,6 +560,8 @@ export interface components {
                 /** Format: date-time */
                 updatedAt: string;
             };
+            /** @description The workspace's time zone (the agent's), for the booking. */
+            timeZone: string | null;
             whatsappWindow: {
                 open: boolean;
                 until: string | null;
