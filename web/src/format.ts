@@ -22,8 +22,9 @@ export function duration(seconds: number | null): string {
   return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
 }
 
+/** Date and time in the browser's time zone, or in `timeZone` (named after it). */
 export const dateTime = (iso: string, timeZone?: string) =>
-  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short', ...(timeZone ? { timeZone, timeZoneName: 'short' } : {}) });
+  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short', ...(timeZone ? { timeZone } : {}) }) + (timeZone ? ` ${timeZone}` : '');
 
 /** A timeline entry in words. */
 export function describeEvent(type: string, data: Record<string, unknown>): string {
