@@ -59,25 +59,24 @@ CREATE INDEX leads_inbox_email ON leads (workspace_id, lower(email)) WHERE email
 -- hears of it, and only once its transaction commits (NOTIFY is transactional). One notification
 -- per workspace per statement, not per row: a batch of a thousand new leads costs one NOTIFY.
 -- Payload: {"w": workspace id, "k": kind, "l": [lead ids] or null when more than 20}.
-CREATE FUNCTION leadintake_announce(rows_by_workspace jsonb, kind text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT key AS w, value AS l FROM jsonb_each(rows_by_workspace) LOOP
-    PERFORM pg_notify('leadintake_live', jsonb_build_object('w', r.w, 'k', kind,
-      'l', CASE WHEN jsonb_array_length(r.l) <= 20 THEN r.l END)::text);
-  END LOOP;
-END $$;
+CREATE FUNCTION leadintake_announce(workspace uuid, kind text, n bigint, ids uuid[]) RETURNS void LANGUAGE sql AS $$
+  SELECT pg_notify('leadintake_live', jsonb_build_object('w', workspace, 'k', kind, 'l', CASE WHEN n <= 20 THEN to_jsonb(ids) END)::text)
+$$;
 
+-- Per workspace: how many rows, and the first 20 lead ids (all of them when there are no more).
 CREATE FUNCTION leads_announce() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    PERFORM leadintake_announce((SELECT jsonb_object_agg(w, l) FROM (SELECT workspace_id AS w, jsonb_agg(id) AS l FROM new_rows GROUP BY 1) g), 'lead.created');
+    PERFORM leadintake_announce(w, 'lead.created', n, ids)
+       FROM (SELECT workspace_id AS w, count(*) AS n, (array_agg(id))[1:20] AS ids FROM new_rows GROUP BY 1) g;
   ELSIF TG_OP = 'DELETE' THEN
-    PERFORM leadintake_announce((SELECT jsonb_object_agg(w, l) FROM (SELECT workspace_id AS w, jsonb_agg(id) AS l FROM old_rows GROUP BY 1) g), 'lead.deleted');
+    PERFORM leadintake_announce(w, 'lead.deleted', n, ids)
+       FROM (SELECT workspace_id AS w, count(*) AS n, (array_agg(id))[1:20] AS ids FROM old_rows GROUP BY 1) g;
   ELSE
-    PERFORM leadintake_announce((SELECT jsonb_object_agg(w, l) FROM (
-      SELECT n.workspace_id AS w, jsonb_agg(n.id) AS l FROM new_rows n JOIN old_rows o ON o.id = n.id
-       WHERE n.status IS DISTINCT FROM o.status OR n.booking_uid IS DISTINCT FROM o.booking_uid GROUP BY 1) g), 'lead.status');
+    PERFORM leadintake_announce(w, 'lead.status', n, ids)
+       FROM (SELECT nw.workspace_id AS w, count(*) AS n, (array_agg(nw.id))[1:20] AS ids
+               FROM new_rows nw JOIN old_rows o ON o.id = nw.id
+              WHERE nw.status IS DISTINCT FROM o.status OR nw.booking_uid IS DISTINCT FROM o.booking_uid GROUP BY 1) g;
   END IF;
   RETURN NULL;
 END $$;
@@ -88,8 +87,9 @@ CREATE TRIGGER leads_announce_delete AFTER DELETE ON leads REFERENCING OLD TABLE
 -- A message in or out, and each delivery status; a call's start, status and end.
 CREATE FUNCTION lead_children_announce() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM leadintake_announce((SELECT jsonb_object_agg(w, l) FROM (
-    SELECT l.workspace_id AS w, jsonb_agg(DISTINCT c.lead_id) AS l FROM new_rows c JOIN leads l ON l.id = c.lead_id GROUP BY 1) g), TG_ARGV[0]);
+  PERFORM leadintake_announce(w, TG_ARGV[0], n, ids)
+     FROM (SELECT l.workspace_id AS w, count(DISTINCT c.lead_id) AS n, (array_agg(DISTINCT c.lead_id))[1:20] AS ids
+             FROM new_rows c JOIN leads l ON l.id = c.lead_id GROUP BY 1) g;
   RETURN NULL;
 END $$;
 CREATE TRIGGER whatsapp_messages_announce_insert AFTER INSERT ON whatsapp_messages REFERENCING NEW TABLE AS new_rows
