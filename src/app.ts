@@ -9,6 +9,13 @@ import { clientErrorHandler, errorHandler, isUnroutable, notFoundHandler } from 
 import { healthRoutes } from './http/health-routes.ts';
 import { installOverloadGuard, type PressureReport } from './http/overload-guard.ts';
 import { openApiRoute } from './http/openapi.ts';
+import { adminRoutes } from './admin/admin-routes.ts';
+import { LeadActions } from './admin/lead-actions.ts';
+import { LiveEvents } from './admin/live-events.ts';
+import { liveRoutes } from './admin/live-routes.ts';
+import { OperatorReplies } from './admin/operator-reply.ts';
+import { webRoutes } from './admin/web-routes.ts';
+import { OperatorService } from './operators/operator-service.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
 import { SANDBOX_ROUTE_PREFIX, type Sandbox } from './sandbox/sandbox.ts';
 import { pruneSandboxLeads } from './sandbox/sandbox-retention.ts';
@@ -49,6 +56,10 @@ export interface App {
   authenticator: Authenticator;
   /** Load shedding's view of the process (also in /healthz and /readyz). */
   pressure: () => PressureReport;
+  /** The dashboard's operators, sessions and sign-in (the CLI uses the same service). */
+  operators: OperatorService;
+  /** The dashboard's LISTEN connection (live updates). */
+  live: LiveEvents;
 }
 
 function noRouteSchemas(): never {
@@ -138,5 +149,28 @@ export function buildApp(deps: AppDeps): App {
   http.register(whatsappWebhookRoutes({ webhooks: whatsapp }));
   const sandboxWhatsapp = new WhatsappWebhookService({ ...webhookDeps, sandbox: deps.sandbox });
   http.register(whatsappWebhookRoutes({ webhooks: sandboxWhatsapp }), { prefix: SANDBOX_ROUTE_PREFIX });
-  return { http, rateLimiter, authenticator, pressure };
+  // The operators' dashboard: the admin API and its live updates (docs/DASHBOARD.md).
+  const operators = operatorService(deps);
+  const live = new LiveEvents(deps.pool, deps.log);
+  http.addHook('onClose', () => live.close());
+  const wake = () => deps.relay.wake();
+  http.register(adminRoutes({
+    pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces,
+    actions: new LeadActions({ pool: deps.pool, wake }),
+    replies: new OperatorReplies({ pool: deps.pool, clock: deps.clock, workspaces: deps.workspaces, sandbox: deps.sandbox, wake }),
+    secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
+  }));
+  http.register(liveRoutes({ operators, live }));
+  http.register(webRoutes());
+  return { http, rateLimiter, authenticator, pressure, operators, live };
+}
+
+export function operatorService(deps: Pick<AppDeps, 'config' | 'pool' | 'clock'>): OperatorService {
+  const c = deps.config;
+  return new OperatorService({
+    pool: deps.pool,
+    clock: deps.clock,
+    idleMs: c.SESSION_IDLE_MINUTES * 60_000,
+    throttle: { windowMs: c.SIGN_IN_WINDOW_MINUTES * 60_000, maxPerAccount: c.SIGN_IN_MAX_FAILURES, maxPerIp: c.SIGN_IN_MAX_FAILURES_PER_IP },
+  });
 }

@@ -4,6 +4,7 @@ import { startBoss } from './jobs/boss.ts';
 import { OutboxRelay } from './jobs/outbox-relay.ts';
 import { encryptionKey, openDatabase, workspaceService } from './runtime.ts';
 import { lazySandbox } from './sandbox/sandbox.ts';
+import { demoOperatorLines, ensureDemoOperator } from './sandbox/demo-operator.ts';
 import { demoBanner, ensureDemoWorkspaces, isFirstEmbeddedStart, writeDemoKeysFile } from './sandbox/demo-workspaces.ts';
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
 import type { Pool } from './db/pool.ts';
@@ -11,11 +12,14 @@ import { systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { VapiClient } from './voice/vapi/vapi-client.ts';
 import { startJobHandlers, turnPool } from './worker.ts';
+import type { OperatorService } from './operators/operator-service.ts';
 
 export interface RunningServer {
   address: string;
   pool: Pool;
   workspaces: WorkspaceService;
+  /** The dashboard's operators (the demo creates its operator with it). */
+  operators: OperatorService;
   /** The demo's keys and curls, on the first start of an empty embedded database (printed by the CLI). */
   demo: string | null;
   close(): Promise<void>;
@@ -46,13 +50,15 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   let demo: string | null = null;
   if (opts.firstRunDemo !== false && (await isFirstEmbeddedStart(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL, workspaces))) {
     const keys = await ensureDemoWorkspaces(workspaces);
-    const file = writeDemoKeysFile(config.LEADINTAKE_DATA_DIR, demoBanner(config.PUBLIC_BASE_URL, keys, null));
-    demo = demoBanner(config.PUBLIC_BASE_URL, keys, file);
+    const operator = demoOperatorLines(config.PUBLIC_BASE_URL, await ensureDemoOperator(app.operators, workspaces));
+    const file = writeDemoKeysFile(config.LEADINTAKE_DATA_DIR, demoBanner(config.PUBLIC_BASE_URL, keys, null, operator));
+    demo = demoBanner(config.PUBLIC_BASE_URL, keys, file, operator);
   }
   return {
     address,
     pool: db.pool,
     workspaces,
+    operators: app.operators,
     demo,
     close: async () => {
       clearInterval(pruner);

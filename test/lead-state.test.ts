@@ -37,6 +37,8 @@ const EXPECTED: Record<Actor, string[]> = {
   operator: [
     'new→needs_human', 'in_conversation→needs_human', 'booked→needs_human', 'unqualified→needs_human',
     'needs_human→in_conversation',
+    'new→booked', 'in_conversation→booked', 'needs_human→booked',
+    'new→unqualified', 'in_conversation→unqualified', 'needs_human→unqualified',
   ],
   system: ['new→in_conversation', 'new→unqualified', 'in_conversation→unqualified', 'new→needs_human', 'in_conversation→needs_human', 'booked→needs_human'],
 };

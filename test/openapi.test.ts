@@ -92,15 +92,24 @@ describe('the OpenAPI document', () => {
     assert.ok(s.DuplicatePhoneError.properties.leadId);
   });
 
-  test('every error the public routes send is documented with its exact string, and nothing else is', () => {
+  test('every error the public and admin routes send is documented with its exact string, and nothing else is', () => {
     const cases: [ErrorCode, typeof POST | typeof GET, AppError['details']?][] = [
       ['invalid_json', POST], ['validation_failed', POST, { issues: [{ path: ['phone'], message: 'x' }] }], ['consent_required', POST], ['bad_request', POST],
       ['missing_authorization', POST], ['bad_scheme', GET], ['invalid_key', GET], ['workspace_not_found', POST], ['workspace_not_found', GET],
       ['lead_not_found', GET], ['duplicate_phone', POST, { leadId: crypto.randomUUID() }], ['duplicate_phone', POST], ['body_too_large', POST],
       ['rate_limited', POST], ['rate_limited', GET], ['internal', POST], ['internal', GET], ['voice_dispatch_failed', POST, { message: 'Bad key' }],
     ];
+    // The admin API (the dashboard's) shares the vocabulary: its own errors, and the public ones it can send.
+    const SIGN_IN = { method: 'POST', route: '/api/admin/session' };
+    const ACT = { method: 'POST', route: '/api/admin/workspaces/:slug/leads/:id/take-over' };
+    const adminCases: [ErrorCode, typeof SIGN_IN, AppError['details']?][] = [
+      ['invalid_json', SIGN_IN], ['validation_failed', SIGN_IN, { issues: [{ path: ['email'], message: 'x' }] }], ['bad_request', SIGN_IN],
+      ['body_too_large', ACT], ['unsupported_media_type', ACT], ['sign_in_failed', SIGN_IN], ['sign_in_throttled', SIGN_IN], ['not_signed_in', ACT],
+      ['csrf_failed', ACT], ['forbidden', ACT], ['workspace_not_found', ACT], ['lead_not_found', ACT], ['lead_status_conflict', ACT, { message: 'booked' }],
+      ['internal', ACT],
+    ];
     const sent = new Set<string>();
-    for (const [code, op, details] of cases) {
+    for (const [code, op, details] of [...cases, ...adminCases]) {
       const { status, body } = render(new AppError(code, details));
       sent.add(String(body.error));
       assert.deepEqual(conformance.problems({ ...op, status, headers: ALL_HEADERS, body: JSON.stringify(body) }), [], code);

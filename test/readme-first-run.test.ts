@@ -28,7 +28,7 @@ after(async () => {
 });
 
 test('npm start on an empty data folder prints a curl; running it gives a lead that is booked within 30 s', { timeout: 240_000 }, async () => {
-  for (const entry of ['src', 'migrations', 'bin', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) {
+  for (const entry of ['src', 'web', 'migrations', 'bin', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) {
     fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
   }
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
@@ -49,6 +49,13 @@ test('npm start on an empty data folder prints a curl; running it gives a lead t
     check();
   });
   assert.match(out, /sandbox key: li_test_/);
+  // The demo operator: the printed password signs in to the dashboard, which is served at /admin.
+  const signIn = /Dashboard: (\S+)\/admin — sign in as (\S+) with the password (\S+)/.exec(out);
+  assert.ok(signIn, out);
+  const session = await fetch(`${signIn[1]}/api/admin/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: signIn[2], password: signIn[3] }) });
+  assert.equal(session.status, 200);
+  assert.deepEqual(((await session.json()) as { workspaces: Array<{ slug: string; role: string }> }).workspaces.map((w) => `${w.slug}:${w.role}`), ['demo-voice:owner', 'demo-whatsapp:owner']);
+  assert.equal((await fetch(`${signIn[1]}/admin`)).status, 200);
   assert.ok(fs.existsSync(path.join(dir, '.leadintake', 'demo-keys.txt')), 'the keys are written to the data folder');
 
   const posted = JSON.parse((await run('sh', ['-c', curl])).stdout);

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
+import { demoOperatorLines, ensureDemoOperator } from '../sandbox/demo-operator.ts';
 import { demoCurl, ensureDemoWorkspaces, type DemoKey } from '../sandbox/demo-workspaces.ts';
 import { SANDBOX_OUTCOME_TABLE, sandboxOutcome } from '../sandbox/sandbox-outcomes.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -39,6 +40,7 @@ export async function demoCommand(args: string[], config: Config, log: Logger): 
   try {
     const keys = await ensureDemoWorkspaces(server.workspaces);
     console.log(intro(cfg.PUBLIC_BASE_URL, keys, intervalSeconds));
+    console.log(demoOperatorLines(cfg.PUBLIC_BASE_URL, await ensureDemoOperator(server.operators, server.workspaces)).join('\n'));
     await run(server.pool, `http://${cfg.HOST}:${cfg.PORT}`, keys, intervalSeconds * 1000, stop);
   } finally {
     console.log('\nStopping the demo.');

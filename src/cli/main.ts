@@ -5,6 +5,7 @@ import { CliError, parseCommandArgs } from './args.ts';
 import { jobsCommand } from './jobs-commands.ts';
 import { keyCommand } from './key-commands.ts';
 import { leadCommand } from './lead-commands.ts';
+import { userCommand } from './user-commands.ts';
 import { workspaceCommand } from './workspace-commands.ts';
 
 const USAGE = `Usage: leadintake <command>
@@ -28,6 +29,9 @@ const USAGE = `Usage: leadintake <command>
   key list S [--json]
   lead show LEAD_ID [--json]         status, timeline, messages, latest call, integration log
   lead delete LEAD_ID                erase the lead and its personal data (an audit row remains)
+  user create --email E [--name N]   an operator of the dashboard (/admin); prints a generated password once
+  user add E --workspace S --role owner|admin|agent|viewer
+  user list [--json] | user remove E | user reset-password E
   key create S --sandbox             a sandbox key (li_test_…): same API, every provider simulated
   demo [--port N] [--interval S]     the service with two demo workspaces; submits a sandbox lead
                                      every few seconds with each outcome in turn and prints its
@@ -85,6 +89,7 @@ async function main(argv: string[]): Promise<number> {
     if (command === 'key') return await keyCommand(rest, config, db.pool);
     if (command === 'jobs') return await jobsCommand(rest, db.url, log);
     if (command === 'lead') return await leadCommand(rest, db.pool);
+    if (command === 'user') return await userCommand(rest, config, db.pool);
     throw new CliError(`Unknown command "${command}". Run "leadintake help".`);
   } finally {
     await db.close();

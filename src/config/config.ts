@@ -75,6 +75,12 @@ export const configSchema = z
     MAX_EVENT_LOOP_DELAY_MS: wholeNumber(0, 60_000).default(1000),
     /** Retry-After (seconds) of the 503 `Service is busy; retry shortly.` */
     BUSY_RETRY_AFTER_SECONDS: wholeNumber(1, 3600).default(1),
+    /** Operators' dashboard: a session unused this long ends (sign in again). */
+    SESSION_IDLE_MINUTES: wholeNumber(1, 525_600).default(480),
+    /** Failed sign-ins allowed per account, and per client IP, within SIGN_IN_WINDOW_MINUTES; then 429. */
+    SIGN_IN_MAX_FAILURES: wholeNumber(1, 1000).default(5),
+    SIGN_IN_MAX_FAILURES_PER_IP: wholeNumber(1, 100_000).default(50),
+    SIGN_IN_WINDOW_MINUTES: wholeNumber(1, 1440).default(15),
   })
   .transform((c) => ({
     ...c,

@@ -47,6 +47,13 @@ export function renderError(err: AppError): Rendering {
       status: 413,
       body: { error: 'Request body is too large.', message: d.message ?? 'The request body must be at most 256 KiB.' },
     }),
+    // The operators' dashboard (docs/DASHBOARD.md).
+    not_signed_in: () => ({ status: 401, body: { error: 'Sign in required.' } }),
+    sign_in_failed: () => ({ status: 401, body: { error: 'Email or password is incorrect.' } }),
+    sign_in_throttled: () => ({ status: 429, body: { error: 'Too many sign-in attempts; retry later.' } }),
+    csrf_failed: () => ({ status: 403, body: { error: 'Missing or invalid CSRF token.' } }),
+    forbidden: () => ({ status: 403, body: { error: 'Your role in this workspace does not allow this.' } }),
+    lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };
   const r = table[err.code]();

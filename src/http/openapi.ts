@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { OpenApiBuilder } from './openapi-builder.ts';
+import { describeAdminApi } from '../admin/admin-openapi.ts';
 import { describePublicApi } from './public-api-openapi.ts';
 
 // The OpenAPI 3.1 document, generated from the zod schemas that validate requests and type the
@@ -7,7 +8,7 @@ import { describePublicApi } from './public-api-openapi.ts';
 // (openapi-builder.ts); add a new part (the admin API, say) to DOCUMENT_PARTS.
 type Json = Record<string, unknown>;
 
-const DOCUMENT_PARTS: ((doc: OpenApiBuilder) => void)[] = [describePublicApi];
+const DOCUMENT_PARTS: ((doc: OpenApiBuilder) => void)[] = [describePublicApi, describeAdminApi];
 
 export function buildOpenApiDocument(publicBaseUrl: string): Json {
   const doc = new OpenApiBuilder();
@@ -23,9 +24,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): Json {
         'status is `booked`, `unqualified` or `needs_human`, or a voice call has `ended`.',
     },
     servers: [{ url: publicBaseUrl }],
-    tags: [{ name: 'Leads', description: 'The public lead API.' }],
+    tags: [{ name: 'Leads', description: 'The public lead API.' }, { name: 'Dashboard', description: "The operators' dashboard API (session cookie, CSRF token)." }],
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', description: "A workspace's API key (`leadintake key create`)." },
+      sessionCookie: { type: 'apiKey', in: 'cookie', name: 'li_session', description: 'The session cookie `POST /api/admin/session` sets.' },
     },
     security: [{ bearerAuth: [] }],
   });

@@ -22,6 +22,9 @@ const ALLOWED: Record<Actor, Partial<Record<LeadStatus, readonly LeadStatus[]>>>
     // Take over from anywhere; resume hands a lead back to the agent.
     needs_human: ['new', 'in_conversation', 'booked', 'unqualified'],
     in_conversation: ['needs_human'],
+    // Set outcome by hand (the dashboard), with a note or reason.
+    booked: ['new', 'in_conversation', 'needs_human'],
+    unqualified: ['new', 'in_conversation', 'needs_human'],
   },
   system: {
     in_conversation: ['new'],

@@ -62,7 +62,7 @@ export function demoCurl(baseUrl: string, key: string, suffix = '0001'): string 
 }
 
 /** What `npm start` prints once (and writes to the data folder): keys, curls, what will happen. */
-export function demoBanner(baseUrl: string, keys: DemoKey[], keysFile: string | null): string {
+export function demoBanner(baseUrl: string, keys: DemoKey[], keysFile: string | null, extra: string[] = []): string {
   const wa = keys.find((k) => k.channel === 'whatsapp')!;
   const voice = keys.find((k) => k.channel === 'voice')!;
   const rows = SANDBOX_OUTCOME_TABLE.map((r) => `    …${r.suffix}  WhatsApp: ${r.whatsapp ?? 'books, like any other number'}; voice: ${r.voice}`);
@@ -84,6 +84,7 @@ export function demoBanner(baseUrl: string, keys: DemoKey[], keysFile: string | 
     'The phone\'s last four digits choose what the simulated lead does; anything else books:',
     ...rows,
     '',
+    ...extra,
     ...(keysFile ? [`These keys are saved in ${keysFile}. Watch leads flow: npm run demo (docs/SANDBOX.md).`, ''] : []),
   ].join('\n');
 }

@@ -21,6 +21,12 @@ export type ErrorCode =
   | 'voice_dispatch_failed'
   | 'webhook_signature_invalid'
   | 'webhook_body_too_large'
+  | 'not_signed_in'
+  | 'sign_in_failed'
+  | 'sign_in_throttled'
+  | 'csrf_failed'
+  | 'forbidden'
+  | 'lead_status_conflict'
   | 'internal';
 
 export interface ValidationIssue {

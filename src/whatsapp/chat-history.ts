@@ -5,6 +5,11 @@ import type { HistoryRow } from './message-queries.ts';
 // rounds the agent ran and what it wrote, then the current turn's messages from the lead. Earlier
 // tool results stay in (the slots listed yesterday are what "the first one" refers to today).
 
+/** Introduces an operator's message in the model's context. */
+export const OPERATOR_NOTE =
+  'A person from the team took this conversation over and has handled what it was handed over for. ' +
+  'They wrote to the lead (this message is theirs, not yours); continue the conversation from here and do not hand it over again for the same reason:';
+
 /** Every turn before `currentTurnId` in full, then the lead's messages the current turn answers. */
 export function historyMessages(rows: HistoryRow[], currentTurnId: number): ChatMessage[] {
   const out: ChatMessage[] = [];
@@ -12,6 +17,13 @@ export function historyMessages(rows: HistoryRow[], currentTurnId: number): Chat
     for (const text of row.inbound) out.push({ role: 'user', content: text });
     if (row.turnId === currentTurnId) break;
     out.push(...completeRounds(row.transcript));
+    if (row.kind === 'operator') {
+      // A person handled the conversation here (docs/DASHBOARD.md, "Resume AI"): the model must
+      // know that it did not write this, and that what it handed over has been dealt with, or it
+      // hands the lead over again for the same reason.
+      if (row.outbound !== null) out.push({ role: 'system', content: `${OPERATOR_NOTE}\n\n${row.outbound}` });
+      continue;
+    }
     if (row.outbound !== null) out.push({ role: 'assistant', content: row.outbound });
   }
   return out;

@@ -24,7 +24,7 @@ export async function insertInbound(
 
 export interface HistoryRow {
   turnId: number;
-  kind: 'first_contact' | 'reply';
+  kind: 'first_contact' | 'reply' | 'operator';
   state: string;
   transcript: ChatMessage[];
   /** The lead's messages this turn answered, oldest first. */

@@ -141,10 +141,12 @@ export class TurnEngine {
   #blocked(s: TurnSubject, turn: q.AgentTurn | null): string | null {
     if (s.workspace.deletedAt) return 'workspace_deleted';
     if (s.workspace.channel !== 'whatsapp') return 'not_a_whatsapp_workspace';
-    if (!s.agentEnabled) return 'agent_off';
+    if (!s.agentEnabled && turn?.kind !== 'operator') return 'agent_off';
     if (s.lead.optedOutAt) return 'opted_out';
     // Not a number a provider accepts (docs/API.md, "Phone numbers"): a person sorts the lead out.
     if (!isE164(s.lead.phoneNormalized)) return 'phone_not_e164';
+    // An operator's reply goes to a lead that is with a person: that is its point.
+    if (turn?.kind === 'operator') return null;
     if (!TERMINAL_STATUSES.has(s.lead.status)) return null;
     const t = s.lead.lastTransition;
     // Waiting only for the workspace's settings: the operator's retry of the job goes ahead.
@@ -240,7 +242,7 @@ export class TurnEngine {
       await lockProviderMessage(tx, provider, providerMessageId);
       await lockLeadRow(tx, s.lead.id);
       await q.markAccepted(tx, { messageId: message.id, turnId: turn.id, providerMessageId });
-      const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: 'agent' };
+      const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: turn.kind === 'operator' ? 'operator' : 'agent' };
       // The first message the provider accepts starts the conversation; for a lead that waited for
       // its workspace's settings, the operator's `jobs retry` is what resumed it.
       const resumed = waitingForSettings(s);

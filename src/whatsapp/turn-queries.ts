@@ -5,7 +5,8 @@ import type { OutboundContent } from './messaging-provider.ts';
 // Agent turns and their checkpoints (migrations/005_whatsapp_conversations.sql). Every change of
 // state names the state it expects, so a turn that somehow ran twice cannot finish twice.
 
-export type TurnKind = 'first_contact' | 'reply';
+/** `operator`: a message an operator wrote in the dashboard, sent through the same path (src/admin/operator-reply.ts). */
+export type TurnKind = 'first_contact' | 'reply' | 'operator';
 export type TurnState = 'generating' | 'ready' | 'sent' | 'silent' | 'failed' | 'cancelled';
 
 export interface AgentTurn {

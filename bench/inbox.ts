@@ -1,0 +1,71 @@
+// The dashboard's inbox on a large workspace (docs/PERFORMANCE.md, "Dashboard inbox"): 1,000,000
+// leads (BENCH_INBOX_LEADS) in one workspace with statuses spread like a busy one, and a
+// WhatsApp message and `message.sent` event for the newest 10,000; then, each N times
+// (BENCH_INBOX_RUNS, default 300), what the inbox asks on every load: the first page (50 leads,
+// newest first) with the counts per status, the Needs human tab, a search by phone written in
+// another format, a search by e-mail, one by part of a name, and the third keyset page. Measured at the query layer
+// (the functions the admin route calls, one pool connection each), so the figures are the
+// database's share of the answer; HTTP adds about a millisecond.
+//   node bench/inbox.ts            (embedded PostgreSQL in a temporary folder, or BENCH_DATABASE_URL)
+import { performance } from 'node:perf_hooks';
+import { countInbox, listInbox } from '../src/admin/inbox-queries.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { createPool } from '../src/db/pool.ts';
+import { openBenchServer } from './db.ts';
+import { progress } from './procs.ts';
+
+const LEADS = Number(process.env.BENCH_INBOX_LEADS ?? 1_000_000);
+const RUNS = Number(process.env.BENCH_INBOX_RUNS ?? 300);
+
+const server = await openBenchServer();
+const pool = createPool(server.url, 4, 'leadintake-bench-inbox');
+try {
+  await migrate(pool);
+  const { rows } = await pool.query(`INSERT INTO workspaces (slug, name, channel) VALUES ('inbox', 'Inbox', 'whatsapp') RETURNING id`);
+  const workspaceId: string = rows[0].id;
+  progress(`seeding ${LEADS.toLocaleString('en')} leads`);
+  const started = performance.now();
+  await pool.query(
+    `INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, consented_at, status, created_at, updated_at)
+     SELECT $1, 'Lead ' || n, '+1444' || lpad(n::text, 8, '0'), '+1444' || lpad(n::text, 8, '0'), 'lead' || n || '@example.com', now(),
+            (ARRAY['booked','unqualified','in_conversation','in_conversation','unqualified','booked','new','needs_human','unqualified','booked'])[1 + n % 10],
+            now() - make_interval(secs => ($2::int - n) * 30), now() - make_interval(secs => ($2::int - n) * 30)
+       FROM generate_series(1, $2::int) AS n`,
+    [workspaceId, LEADS],
+  );
+  await pool.query(
+    `WITH recent AS (SELECT id, created_at FROM leads WHERE workspace_id = $1 ORDER BY created_at DESC LIMIT 10000)
+     INSERT INTO lead_events (lead_id, type, data, at) SELECT id, 'message.sent', '{}', created_at + interval '2 seconds' FROM recent`,
+    [workspaceId],
+  );
+  await pool.query('VACUUM ANALYZE leads');
+  await pool.query('VACUUM ANALYZE lead_events');
+  progress(`seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+
+  const measure = async (label: string, fn: () => Promise<unknown>) => {
+    for (let i = 0; i < 20; i++) await fn(); // warm the cache
+    const ms: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t = performance.now();
+      await fn();
+      ms.push(performance.now() - t);
+    }
+    ms.sort((a, b) => a - b);
+    const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]!.toFixed(1);
+    console.log(`| ${label} | ${at(0.5)} | ${at(0.95)} | ${at(0.99)} |`);
+  };
+  const base = { workspaceId, sandbox: false, limit: 50 };
+  const page2 = await listInbox(pool, base);
+  const page3 = await listInbox(pool, { ...base, cursor: page2.nextCursor! });
+  console.log(`\nInbox, ${LEADS.toLocaleString('en')} leads in one workspace, ${RUNS} runs each (ms)\n`);
+  console.log('| query | p50 | p95 | p99 |\n|---|---|---|---|');
+  await measure('first page (50) + counts per status', () => Promise.all([listInbox(pool, base), countInbox(pool, workspaceId, false)]));
+  await measure('Needs human tab, first page', () => listInbox(pool, { ...base, status: 'needs_human' }));
+  await measure('search by phone ("+1 (444) 0012-3457")', () => listInbox(pool, { ...base, search: '+1 (444) 0012-3457' }));
+  await measure('search by e-mail', () => listInbox(pool, { ...base, search: 'LEAD777777@example.com' }));
+  await measure('search by part of a name (scans the workspace)', () => listInbox(pool, { ...base, search: 'ead 77777' }));
+  await measure('third page (keyset)', () => listInbox(pool, { ...base, cursor: page3.nextCursor! }));
+} finally {
+  await pool.end();
+  await server.close();
+}

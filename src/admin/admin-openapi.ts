@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
+import * as s from './admin-schemas.ts';
+
+// The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
+// so every action is scriptable with a session cookie and its CSRF token.
+
+type Json = Record<string, unknown>;
+
+/** Every error string the admin routes send (src/http/error-handler.ts). */
+export const ADMIN_ERROR_STRINGS = [
+  'Request body must be valid JSON.', 'Validation failed.', 'Bad request.', 'Request body is too large.', 'Unsupported media type.',
+  'Sign in required.', 'Email or password is incorrect.', 'Too many sign-in attempts; retry later.', 'Missing or invalid CSRF token.',
+  'Your role in this workspace does not allow this.', 'Workspace not found.', 'Lead not found.', "The lead's status does not allow this.",
+  'Internal server error.',
+] as const;
+
+const adminErrorSchema = z.object({
+  ok: z.literal(false),
+  error: z.enum(ADMIN_ERROR_STRINGS),
+  issues: z.array(z.object({ path: z.array(z.string()), message: z.string() })).optional().meta({ description: 'With `Validation failed.`: each bad field.' }),
+  message: z.string().optional(),
+  status: z.string().optional().meta({ description: "With a 409: the lead's current status." }),
+});
+
+const SLUG = { name: 'slug', in: 'path', required: true, description: 'The workspace.', schema: { type: 'string' } };
+const ID = { name: 'id', in: 'path', required: true, description: 'The lead.', schema: { type: 'string', format: 'uuid' } };
+const CSRF = { name: 'X-CSRF-Token', in: 'header', required: true, description: 'The `csrfToken` of the session.', schema: { type: 'string' } };
+
+export function describeAdminApi(doc: OpenApiBuilder): void {
+  const error = doc.output('AdminError', adminErrorSchema);
+  const ref = {
+    session: doc.output('AdminSession', s.sessionSchema),
+    ok: doc.output('AdminOk', s.okSchema),
+    action: doc.output('AdminActionResult', s.actionResultSchema),
+    inbox: doc.output('AdminInbox', s.inboxSchema),
+    lead: doc.output('AdminLeadPage', s.leadPageSchema),
+    signIn: doc.input('AdminSignIn', s.signInBody),
+    outcome: doc.input('AdminOutcome', s.outcomeBody),
+    reply: doc.input('AdminReply', s.replyBody),
+    empty: doc.input('AdminEmptyBody', z.object({})),
+  };
+  const json = (description: string, schema: Ref): Json => ({ description, content: { 'application/json': { schema } } });
+  const errors = (...codes: string[]): Json => {
+    const text: Record<string, string> = {
+      '400': 'Bad JSON or a field that fails its checks.',
+      '401': 'Not signed in, or the session expired after inactivity.',
+      '403': 'CSRF token missing or wrong, or the role does not allow the action.',
+      '404': 'Not a workspace of the operator, or no such lead in it.',
+      '409': "The lead's status does not allow the action.",
+      '413': 'The body is over 64 KiB.',
+      '415': 'The body is not JSON.',
+      '429': 'Too many failed sign-ins for this account or address; retry after `Retry-After` seconds.',
+      '500': 'An unanticipated failure.',
+    };
+    return Object.fromEntries(codes.map((c) => [c, json(text[c]!, error)]));
+  };
+  const body = (schema: Ref): Json => ({ required: true, content: { 'application/json': { schema } } });
+  const tags = ['Dashboard'];
+  const secured = { tags, security: [{ sessionCookie: [] }] };
+
+  doc.operation('post', '/api/admin/session', {
+    tags, security: [], operationId: 'signIn', summary: 'Sign in',
+    description: 'Checks e-mail and password and sets the HttpOnly session cookie. Failed attempts are throttled per account and per client address.',
+    requestBody: body(ref.signIn),
+    responses: { '200': json('Signed in: the operator, the CSRF token and the workspaces with roles.', ref.session), ...errors('400', '401', '413', '415', '429', '500') },
+  });
+  doc.operation('get', '/api/admin/session', {
+    ...secured, operationId: 'getSession', summary: 'The signed-in operator',
+    responses: { '200': json('The operator, the CSRF token and the workspaces with roles.', ref.session), ...errors('401', '500') },
+  });
+  doc.operation('delete', '/api/admin/session', {
+    ...secured, operationId: 'signOut', summary: 'Sign out',
+    parameters: [CSRF, { name: 'everywhere', in: 'query', required: false, description: '`true`: end every session of the operator.', schema: { type: 'string', enum: ['true', 'false'] } }],
+    responses: { '200': json('Signed out; the cookie is cleared.', ref.ok), ...errors('400', '401', '403', '500') },
+  });
+  doc.operation('get', '/api/admin/workspaces/{slug}/leads', {
+    ...secured, operationId: 'listLeads', summary: 'The leads inbox',
+    description: 'Newest first, keyset pages (`nextCursor`), counts per status.',
+    parameters: [
+      SLUG,
+      { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['new', 'in_conversation', 'booked', 'unqualified', 'needs_human'] } },
+      { name: 'q', in: 'query', required: false, description: 'A phone number in any format, an e-mail address, or part of a name.', schema: { type: 'string' } },
+      { name: 'sandbox', in: 'query', required: false, description: '`true`: sandbox leads too.', schema: { type: 'string', enum: ['true', 'false'] } },
+      { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
+    ],
+    responses: { '200': json('A page of leads.', ref.inbox), ...errors('400', '401', '403', '404', '500') },
+  });
+  doc.operation('get', '/api/admin/workspaces/{slug}/leads/{id}', {
+    ...secured, operationId: 'getLeadPage', summary: 'Everything about one lead',
+    parameters: [SLUG, ID],
+    responses: { '200': json('The lead, its timeline, messages, calls and provider traffic.', ref.lead), ...errors('401', '403', '404', '500') },
+  });
+  doc.operation('delete', '/api/admin/workspaces/{slug}/leads/{id}', {
+    ...secured, operationId: 'deleteLead', summary: 'Delete lead', description: 'Erases the lead (admin and owner); an audit row remains.',
+    parameters: [SLUG, ID, CSRF],
+    responses: { '200': json('Erased.', ref.ok), ...errors('401', '403', '404', '500') },
+  });
+  const actions: Array<[string, string, string, Ref | null]> = [
+    ['take-over', 'takeOver', 'Take over: the lead goes to a person; the agent sends nothing more.', null],
+    ['resume', 'resumeAi', 'Resume AI: back to the agent, which answers an unanswered message now.', null],
+    ['outcome', 'setOutcome', 'Set outcome by hand: booked with a note, or unqualified with a reason.', ref.outcome],
+    ['reply', 'reply', "Reply on WhatsApp (after Take over): the text inside the 24-hour window, the approved template outside.", ref.reply],
+  ];
+  for (const [path, operationId, summary, input] of actions) {
+    doc.operation('post', `/api/admin/workspaces/{slug}/leads/{id}/${path}`, {
+      ...secured, operationId, summary,
+      parameters: [SLUG, ID, CSRF],
+      requestBody: body(input ?? ref.empty),
+      responses: { '200': json("Done: the lead's status now.", ref.action), ...errors('400', '401', '403', '404', '409', '413', '415', '500') },
+    });
+  }
+  doc.operation('get', '/api/admin/workspaces/{slug}/events', {
+    ...secured, operationId: 'leadEvents', summary: 'Live updates (Server-Sent Events)',
+    description: 'A `ready` event first (and after any gap: refetch), then a `change` event `{kind, leadIds}` for each change of the workspace.',
+    parameters: [SLUG],
+    responses: { '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors('401', '403', '404', '500') },
+  });
+}

@@ -1,0 +1,127 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { Pool } from '../db/pool.ts';
+import type { OperatorService, SignedIn } from '../operators/operator-service.ts';
+import { permissionsOf, type Permission } from '../operators/roles.ts';
+import type { Clock } from '../shared/clock.ts';
+import { AppError } from '../shared/errors.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import { clearSessionCookie, requireMembership, requireSession, sessionCookie } from './admin-auth.ts';
+import * as s from './admin-schemas.ts';
+import { countInbox, COUNT_CAP, listInbox } from './inbox-queries.ts';
+import type { LeadActions } from './lead-actions.ts';
+import { leadPage } from './lead-page.ts';
+import type { OperatorReplies } from './operator-reply.ts';
+
+// The admin JSON API under /api/admin (docs/DASHBOARD.md): thin handlers over the operator
+// service, the inbox queries and the lead actions. The web app uses nothing else.
+
+export interface AdminRouteDeps {
+  pool: Pool;
+  clock: Clock;
+  operators: OperatorService;
+  workspaces: WorkspaceService;
+  actions: LeadActions;
+  replies: OperatorReplies;
+  /** Secure cookies when the service is reached over https. */
+  secureCookies: boolean;
+}
+
+export function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  throw new AppError('validation_failed', { issues: r.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) });
+}
+
+const sessionBody = (session: SignedIn): s.SessionBody => ({
+  ok: true,
+  operator: session.operator,
+  csrfToken: session.csrfToken,
+  workspaces: session.memberships.map((m) => ({ slug: m.slug, name: m.name, channel: m.channel, role: m.role, permissions: permissionsOf(m.role) })),
+});
+
+type LeadParams = { Params: { slug: string; id: string } };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function adminRoutes(deps: AdminRouteDeps) {
+  /** Session, membership and permission of a request about one of the workspace's leads. */
+  const leadScope = async (request: FastifyRequest<LeadParams>, permission: Permission) => {
+    const session = await requireSession(deps.operators, request);
+    const membership = requireMembership(session, request.params.slug, permission);
+    if (!UUID.test(request.params.id)) throw new AppError('lead_not_found');
+    return { session, membership, leadId: request.params.id, operator: { id: session.operator.id, name: session.operator.name } };
+  };
+
+  return async function (scope: FastifyInstance): Promise<void> {
+    // The public API's limit: nothing an operator sends is larger (the 413 message says 64 KiB).
+    scope.addHook('onRoute', (route) => {
+      route.bodyLimit = 64 * 1024;
+    });
+    scope.post('/api/admin/session', async (request, reply) => {
+      const body = parse(s.signInBody, request.body);
+      const { token, ...session } = await deps.operators.signIn(body.email, body.password, request.ip ?? 'unknown');
+      void reply.header('set-cookie', sessionCookie(token, deps.secureCookies));
+      return sessionBody(session);
+    });
+
+    scope.get('/api/admin/session', async (request) => sessionBody(await requireSession(deps.operators, request)));
+
+    scope.delete('/api/admin/session', async (request, reply) => {
+      const query = parse(s.signOutQuery, request.query);
+      const session = await requireSession(deps.operators, request);
+      if (query.everywhere === 'true') await deps.operators.signOutEverywhere(session.operator.id);
+      else await deps.operators.signOut(session.token);
+      clearSessionCookie(reply, deps.secureCookies);
+      return { ok: true as const };
+    });
+
+    scope.get<{ Params: { slug: string } }>('/api/admin/workspaces/:slug/leads', async (request): Promise<s.InboxBody> => {
+      const session = await requireSession(deps.operators, request);
+      const membership = requireMembership(session, request.params.slug, 'leads.read');
+      const query = parse(s.inboxQuery, request.query);
+      const workspace = await deps.workspaces.findBySlug(membership.slug);
+      if (!workspace) throw new AppError('workspace_not_found');
+      const sandbox = query.sandbox === 'true';
+      const [page, counts] = await Promise.all([
+        listInbox(deps.pool, {
+          workspaceId: workspace.id, sandbox, limit: query.limit ?? 50,
+          ...(query.status ? { status: query.status } : {}),
+          ...(query.q ? { search: query.q } : {}),
+          ...(query.cursor ? { cursor: query.cursor } : {}),
+          ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
+        }),
+        countInbox(deps.pool, workspace.id, sandbox),
+      ]);
+      return { ok: true, ...page, counts, countCap: COUNT_CAP };
+    });
+
+    scope.get<LeadParams>('/api/admin/workspaces/:slug/leads/:id', async (request) => {
+      const { membership, leadId } = await leadScope(request, 'leads.read');
+      const workspace = await deps.workspaces.findBySlug(membership.slug);
+      const page = workspace ? await leadPage(deps.pool, workspace, leadId, deps.clock()) : null;
+      if (!page) throw new AppError('lead_not_found');
+      return page;
+    });
+
+    const action = (path: string, permission: Permission, run: (a: Awaited<ReturnType<typeof leadScope>>, body: unknown) => Promise<s.ActionResult>) =>
+      scope.post<LeadParams>(`/api/admin/workspaces/:slug/leads/:id/${path}`, async (request) => run(await leadScope(request, permission), request.body));
+
+    action('take-over', 'leads.act', async (a) => ({ ok: true, status: await deps.actions.takeOver(a.membership.workspaceId, a.leadId, a.operator) }));
+    action('resume', 'leads.act', async (a) => ({ ok: true, status: await deps.actions.resume(a.membership.workspaceId, a.leadId, a.operator) }));
+    action('outcome', 'leads.act', async (a, raw) => {
+      const body = parse(s.outcomeBody, raw);
+      return { ok: true, status: await deps.actions.setOutcome(a.membership.workspaceId, a.leadId, a.operator, body.outcome, body.note) };
+    });
+    action('reply', 'leads.act', async (a, raw) => {
+      const body = parse(s.replyBody, raw);
+      return { ok: true, status: await deps.replies.reply(a.membership.workspaceId, a.leadId, a.operator, body.text) };
+    });
+
+    scope.delete<LeadParams>('/api/admin/workspaces/:slug/leads/:id', async (request) => {
+      const a = await leadScope(request, 'leads.delete');
+      await deps.actions.delete(a.membership.workspaceId, a.leadId, a.operator);
+      return { ok: true as const };
+    });
+  };
+}
+

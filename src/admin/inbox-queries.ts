@@ -1,0 +1,106 @@
+import type { Queryable } from '../db/pool.ts';
+import { LEAD_STATUSES, type LeadStatus } from '../leads/lead-state.ts';
+import { normalizePhone } from '../leads/phone.ts';
+
+// The leads inbox (docs/DASHBOARD.md, "Inbox"): newest first, keyset pages (no OFFSET), a search
+// by phone (any format: normalised, then the unique index), e-mail (exact) or name (substring),
+// and counts per status that stop at COUNT_CAP so a workspace of a million leads costs no more
+// than one of ten thousand.
+
+export const PAGE_SIZE_MAX = 100;
+/** Counts stop here: the page shows "10000+". */
+export const COUNT_CAP = 10_000;
+
+export interface InboxQuery {
+  workspaceId: string;
+  /** Live leads only, or live and sandbox leads (the "Sandbox" switch). */
+  sandbox: boolean;
+  status?: LeadStatus;
+  search?: string;
+  cursor?: string;
+  limit: number;
+  defaultCountry?: string;
+}
+
+export interface InboxRow {
+  id: string;
+  name: string;
+  phone: string;
+  email: string | null;
+  status: LeadStatus;
+  livemode: boolean;
+  createdAt: string;
+  lastActivityAt: string;
+  /** Seconds from the lead's creation to the first message or call; null until then. */
+  speedToLeadSeconds: number | null;
+}
+
+const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
+
+/** The cursor's position, or null when it is not one of ours. */
+export function decodeCursor(cursor: string): { at: string; id: string } | null {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/.test(id)) return null;
+  return { at, id };
+}
+
+/** The search's SQL condition on `l` and its one parameter. */
+function searchCondition(search: string | undefined, defaultCountry: string | undefined): { sql: string; value: string | null } {
+  const s = search?.trim();
+  if (!s) return { sql: '$SEARCH::text IS NULL', value: null };
+  if (s.includes('@')) return { sql: `lower(l.email) = $SEARCH`, value: s.toLowerCase() };
+  const digits = s.replace(/\D/g, '');
+  // Not a possible number for the library (a stored number from before migration 007, say):
+  // its digits with a "+" are still worth one exact look-up before a name search.
+  const phone = /\d{5,}/.test(s.replace(/[\s().-]/g, '')) ? (normalizePhone(s, defaultCountry) ?? (digits.length >= 7 ? `+${digits}` : null)) : null;
+  if (phone) return { sql: `l.phone_normalized = $SEARCH`, value: phone };
+  return { sql: `l.name ILIKE $SEARCH`, value: `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%` };
+}
+
+export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: InboxRow[]; nextCursor: string | null }> {
+  const after = q.cursor ? decodeCursor(q.cursor) : null;
+  const search = searchCondition(q.search, q.defaultCountry);
+  const { rows } = await db.query(
+    `SELECT l.id, l.name, l.phone, l.email, l.status, l.livemode, l.created_at, l.updated_at,
+            (SELECT extract(epoch FROM min(e.at) - l.created_at) FROM lead_events e
+              WHERE e.lead_id = l.id AND e.type IN ('message.sent', 'call.dispatched')) AS speed
+       FROM leads l
+      WHERE l.workspace_id = $1 AND l.livemode = ANY($2::boolean[])
+        AND ($3::text IS NULL OR l.status = $3)
+        AND ($4::timestamptz IS NULL OR (l.created_at, l.id) < ($4, $5::uuid))
+        AND ${search.sql.replace('$SEARCH', '$7')}
+      ORDER BY l.created_at DESC, l.id DESC
+      LIMIT $6`,
+    [q.workspaceId, q.sandbox ? [true, false] : [true], q.status ?? null, after?.at ?? null, after?.id ?? null, q.limit + 1, search.value],
+  );
+  const page = rows.slice(0, q.limit);
+  const last = page.at(-1);
+  return {
+    leads: page.map((r) => ({
+      id: r.id,
+      name: r.name,
+      phone: r.phone,
+      email: r.email,
+      status: r.status,
+      livemode: r.livemode,
+      createdAt: new Date(r.created_at).toISOString(),
+      lastActivityAt: new Date(r.updated_at).toISOString(),
+      speedToLeadSeconds: r.speed === null ? null : Math.max(0, Math.round(Number(r.speed) * 10) / 10),
+    })),
+    nextCursor: rows.length > q.limit && last ? encodeCursor(new Date(last.created_at), last.id) : null,
+  };
+}
+
+export type StatusCounts = Record<LeadStatus | 'all', number>;
+
+/** Leads per status, each at most COUNT_CAP (index-only scans of leads_inbox_status). */
+export async function countInbox(db: Queryable, workspaceId: string, sandbox: boolean): Promise<StatusCounts> {
+  const capped = (status: string | null) =>
+    `(SELECT count(*)::int FROM (SELECT 1 FROM leads WHERE workspace_id = $1 AND livemode = ANY($2::boolean[])
+        ${status ? `AND status = '${status}'` : ''} LIMIT ${COUNT_CAP}) c)`;
+  const { rows } = await db.query(
+    `SELECT ${LEAD_STATUSES.map((s) => `${capped(s)} AS ${s}`).join(', ')}, ${capped(null)} AS "all"`,
+    [workspaceId, sandbox ? [true, false] : [true]],
+  );
+  return rows[0] as StatusCounts;
+}

@@ -1,0 +1,76 @@
+import { agentConfigOf } from '../agent/agent-config.ts';
+import type { Queryable } from '../db/pool.ts';
+import { getLeadDetails } from '../leads/lead-details.ts';
+import { voiceCallView } from '../leads/lead-view.ts';
+import { WINDOW_MS } from '../whatsapp/turn-engine.ts';
+import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
+import type { LeadPageBody } from './admin-schemas.ts';
+
+// The lead page's data (docs/DASHBOARD.md, "Lead page"): the details `leadintake lead show` prints
+// (lead-details.ts) plus what only the page shows — form answers with the questions' labels, the
+// consent record, every call, the 24-hour WhatsApp window.
+
+export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: string, now: Date): Promise<LeadPageBody | null> {
+  const d = await getLeadDetails(db, { leadId, workspaceId: workspace.id, logLimit: 50 });
+  if (!d) return null;
+  const [extra, calls] = await Promise.all([
+    db.query('SELECT livemode, consent_ip, consent_user_agent, last_inbound_at FROM leads WHERE id = $1', [leadId]),
+    db.query(
+      `SELECT provider_call_id, status, started_at, ended_at, duration_seconds, ended_reason, summary, transcript, recording_url
+         FROM call_sessions WHERE lead_id = $1 ORDER BY created_at, id`,
+      [leadId],
+    ),
+  ]);
+  const x = extra.rows[0];
+  if (!x) return null;
+  const questions = agentConfigOf(workspace).questions;
+  const labels = new Map(questions.map((q) => [q.id, q.label]));
+  const order = (id: string) => {
+    const i = questions.findIndex((q) => q.id === id);
+    return i === -1 ? questions.length : i;
+  };
+  const l = d.lead;
+  const lastInbound: Date | null = x.last_inbound_at;
+  return {
+    ok: true,
+    lead: {
+      id: l.id,
+      workspaceSlug: l.workspaceSlug,
+      channel: l.channel,
+      status: l.status,
+      livemode: x.livemode,
+      name: l.name,
+      phone: l.phone,
+      phoneNormalized: l.phoneNormalized,
+      email: l.email,
+      goal: l.goal,
+      qualificationNotes: l.qualificationNotes,
+      // What the agent collected, with the questions' labels (unknown ids: label null).
+      answers: Object.entries(l.answers).map(([id, value]) => ({ id, label: labels.get(id) ?? null, value })).sort((a, b) => order(a.id) - order(b.id)),
+      metadata: l.metadata,
+      // In the form's order; unknown ids (a question removed since) after them, label null.
+      formAnswers: Object.entries(l.formResponses)
+        .map(([id, value]) => ({ id, label: labels.get(id) ?? null, value }))
+        .sort((a, b) => order(a.id) - order(b.id)),
+      consent: { at: l.consentedAt, ip: x.consent_ip, userAgent: x.consent_user_agent },
+      bookingUid: l.bookingUid,
+      bookingStart: l.bookingStart,
+      optedOutAt: l.optedOutAt,
+      createdAt: l.createdAt,
+      updatedAt: l.updatedAt,
+    },
+    timeZone: agentConfigOf(workspace).timeZone ?? null,
+    whatsappWindow:
+      l.channel === 'whatsapp'
+        ? {
+            open: lastInbound !== null && now.getTime() - lastInbound.getTime() < WINDOW_MS,
+            until: lastInbound ? new Date(lastInbound.getTime() + WINDOW_MS).toISOString() : null,
+          }
+        : null,
+    timeline: d.timeline,
+    messages: d.messages.map(({ provider: _p, ...m }) => m),
+    truncated: d.truncated,
+    calls: calls.rows.map((c) => voiceCallView(c)),
+    integrationLog: d.integrationLog,
+  };
+}

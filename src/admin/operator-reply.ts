@@ -1,0 +1,98 @@
+import type { Pool } from '../db/pool.ts';
+import { recordLeadEvent } from '../leads/lead-state.ts';
+import type { Sandbox } from '../sandbox/sandbox.ts';
+import { AppError } from '../shared/errors.ts';
+import type { Clock } from '../shared/clock.ts';
+import { lockLeadRow, requestTurn } from '../whatsapp/conversation-queries.ts';
+import { inTransaction, lockLead } from '../whatsapp/lead-lock.ts';
+import { clampMessage, firstName, MESSAGE_LIMITS, templateText } from '../whatsapp/outbound-text.ts';
+import { WINDOW_MS } from '../whatsapp/turn-engine.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import type { OperatorRef } from './lead-actions.ts';
+
+// An operator's WhatsApp reply (docs/DASHBOARD.md, "Reply"). It goes out through the agent's own
+// outbound path: stored as the outbound message of an `operator` turn, ready to send, and sent by
+// the turn engine (checkpointed send under a deterministic key, integration log, delivery
+// statuses). Inside the 24-hour window it is the operator's text; outside, the workspace's approved
+// template, the only message the providers accept then.
+
+export interface OperatorReplyDeps {
+  pool: Pool;
+  clock: Clock;
+  workspaces: WorkspaceService;
+  sandbox: Sandbox;
+  wake: () => void;
+}
+
+export class OperatorReplies {
+  readonly #d: OperatorReplyDeps;
+
+  constructor(deps: OperatorReplyDeps) {
+    this.#d = deps;
+  }
+
+  /** Queues the reply; the lead must be with a person (Take over first). Returns the lead's status. */
+  async reply(workspaceId: string, leadId: string, op: OperatorRef, text: string): Promise<'needs_human'> {
+    // The lead's turn lock: no agent turn is half-way while the operator's message is written.
+    const lock = await lockLead(this.#d.pool, leadId);
+    try {
+      const queued = await inTransaction(lock.db, async (tx) => {
+        const { rows } = await tx.query(
+          `SELECT l.status, l.name, l.livemode, l.last_inbound_at, w.channel, w.id AS workspace_id
+             FROM leads l JOIN workspaces w ON w.id = l.workspace_id WHERE l.id = $1 AND l.workspace_id = $2`,
+          [leadId, workspaceId],
+        );
+        const lead = rows[0];
+        if (!lead) throw new AppError('lead_not_found');
+        if (lead.channel !== 'whatsapp') throw new AppError('validation_failed', { issues: [{ path: [], message: 'Only WhatsApp leads can be replied to.' }] });
+        if (lead.status !== 'needs_human') throw new AppError('lead_status_conflict', { message: lead.status });
+        const whatsapp = await this.#whatsappSettings(workspaceId, lead.livemode);
+        if (!whatsapp) throw new AppError('validation_failed', { issues: [{ path: [], message: 'WhatsApp is not configured for this workspace.' }] });
+        await lockLeadRow(tx, leadId);
+        // A turn the agent left unfinished when the lead was taken over will never send: close it.
+        await tx.query(
+          `UPDATE agent_turns SET state = 'cancelled', outcome = 'lead_needs_human', updated_at = now()
+            WHERE lead_id = $1 AND state IN ('generating', 'ready')`,
+          [leadId],
+        );
+        await tx.query(`UPDATE whatsapp_messages SET status = 'cancelled', status_at = now() WHERE lead_id = $1 AND direction = 'outbound' AND status = 'pending'`, [leadId]);
+        const windowOpen = lead.last_inbound_at !== null && this.#d.clock().getTime() - new Date(lead.last_inbound_at).getTime() < WINDOW_MS;
+        const variables = [firstName(lead.name)];
+        const templateId = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
+        const content = windowOpen
+          ? { kind: 'text', body: clampMessage(text, MESSAGE_LIMITS[whatsapp.provider]), variables: null }
+          : { kind: 'template', body: templateText({ id: templateId, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables), variables };
+        const { rows: turn } = await tx.query(
+          `WITH turn AS (
+             INSERT INTO agent_turns (lead_id, kind, state) VALUES ($1, 'operator', 'ready') RETURNING id
+           )
+           INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
+           SELECT $1, 'outbound', id, $2, $3, $4, $5, 'turn-' || id, 'pending' FROM turn RETURNING id, turn_id`,
+          [leadId, whatsapp.provider, content.kind, content.body, content.variables ? JSON.stringify(content.variables) : null],
+        );
+        // What the lead wrote so far is answered by this message: in the agent's context it comes
+        // before the operator's words, and Resume AI does not answer it a second time.
+        await tx.query(
+          `UPDATE whatsapp_messages SET turn_id = $2 WHERE lead_id = $1 AND direction = 'inbound' AND turn_id IS NULL`,
+          [leadId, turn[0].turn_id],
+        );
+        await recordLeadEvent(tx, leadId, 'operator.replied', {
+          operator: op.name, operatorId: op.id, messageId: turn[0].id, kind: content.kind,
+          ...(windowOpen ? {} : { note: 'The 24-hour window is closed: the approved template was sent instead of the text.' }),
+        });
+        // The send itself is the turn engine's (a worker), like every message of the lead.
+        return requestTurn(tx, leadId, lead.workspace_id);
+      });
+      if (queued) this.#d.wake();
+    } finally {
+      await lock.release();
+    }
+    return 'needs_human';
+  }
+
+  async #whatsappSettings(workspaceId: string, livemode: boolean) {
+    if (!livemode) return (await this.#d.sandbox.providers()).settings.whatsapp ?? null;
+    const workspace = (await this.#d.workspaces.list()).find((w) => w.id === workspaceId);
+    return workspace ? (this.#d.workspaces.settingsOf(workspace).whatsapp ?? null) : null;
+  }
+}

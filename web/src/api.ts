@@ -1,0 +1,89 @@
+// The admin API as the page calls it (the only server the page talks to). State-changing calls
+// carry the session's CSRF token; a 401 anywhere means "sign in again".
+
+export type Status = 'new' | 'in_conversation' | 'booked' | 'unqualified' | 'needs_human';
+export type Permission = 'leads.read' | 'leads.act' | 'leads.delete';
+
+export interface WorkspaceAccess {
+  slug: string;
+  name: string;
+  channel: 'voice' | 'whatsapp';
+  role: string;
+  permissions: Permission[];
+}
+
+export interface Session {
+  operator: { id: string; email: string; name: string };
+  csrfToken: string;
+  workspaces: WorkspaceAccess[];
+}
+
+export interface InboxLead {
+  id: string;
+  name: string;
+  phone: string;
+  email: string | null;
+  status: Status;
+  livemode: boolean;
+  createdAt: string;
+  lastActivityAt: string;
+  speedToLeadSeconds: number | null;
+}
+
+export interface Inbox {
+  leads: InboxLead[];
+  nextCursor: string | null;
+  counts: Record<Status | 'all', number>;
+  countCap: number;
+}
+
+export interface LeadPage {
+  lead: {
+    id: string; workspaceSlug: string; channel: 'voice' | 'whatsapp'; status: Status; livemode: boolean; name: string; phone: string;
+    email: string | null; goal: string | null; qualificationNotes: string | null; answers: Array<{ id: string; label: string | null; value: string }>;
+    metadata: Record<string, unknown>; formAnswers: Array<{ id: string; label: string | null; value: unknown }>;
+    consent: { at: string; ip: string | null; userAgent: string | null }; bookingUid: string | null; bookingStart: string | null;
+    optedOutAt: string | null; createdAt: string; updatedAt: string;
+  };
+  timeZone: string | null;
+  whatsappWindow: { open: boolean; until: string | null } | null;
+  timeline: Array<{ id: number; type: string; data: Record<string, unknown>; at: string }>;
+  messages: Array<{ id: number; direction: 'inbound' | 'outbound'; kind: string; body: string; status: string; errorCode: string | null; errorMessage: string | null; createdAt: string }>;
+  calls: Array<{ providerCallId: string; status: string; startedAt: string | null; durationSeconds: number | null; endedReason: string | null; summary: string | null; transcript: string | null; recordingUrl: string | null }>;
+  integrationLog: Array<{ id: number; provider: string; direction: 'in' | 'out'; kind: string; httpStatus: number | null; outcome: string | null; payload: unknown; createdAt: string }>;
+}
+
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+let csrf = '';
+export const setCsrf = (token: string) => (csrf = token);
+
+export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (method !== 'GET') headers['x-csrf-token'] = csrf;
+  if (body !== undefined || method === 'POST') headers['content-type'] = 'application/json';
+  const res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined || method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
+  const json = (await res.json().catch(() => ({}))) as { error?: string; issues?: Array<{ message: string }> };
+  if (!res.ok) throw new ApiError(res.status, [json.error, ...(json.issues ?? []).map((i) => i.message)].filter(Boolean).join(' ') || `HTTP ${res.status}`);
+  return json as T;
+}
+
+/** Calls `onChange(leadIds)` for each change of the workspace (null: anything may have changed, refetch). */
+export function watchWorkspace(slug: string, onChange: (leadIds: string[] | null) => void): () => void {
+  const source = new EventSource(`/api/admin/workspaces/${encodeURIComponent(slug)}/events`);
+  const handle = (e: MessageEvent<string>) => {
+    try {
+      onChange((JSON.parse(e.data) as { leadIds: string[] | null }).leadIds);
+    } catch {
+      onChange(null);
+    }
+  };
+  source.addEventListener('change', handle);
+  // `ready` comes first on every (re)connection: what happened while disconnected is refetched.
+  source.addEventListener('ready', () => onChange(null));
+  return () => source.close();
+}

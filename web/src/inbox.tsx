@@ -1,0 +1,99 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, watchWorkspace, type Inbox, type InboxLead, type Status, type WorkspaceAccess } from './api.ts';
+import { duration, since, STATUS_LABELS } from './format.ts';
+import { navigate } from './nav.ts';
+
+// The leads inbox (/admin/<slug>/leads): tabs per status with counts, search, the Sandbox switch,
+// a table of the newest leads, more on demand (keyset), live through the workspace's event stream.
+
+const TABS: Array<Status | 'all'> = ['new', 'in_conversation', 'needs_human', 'booked', 'unqualified', 'all'];
+
+export function StatusBadge({ status }: { status: Status }) {
+  return <span className={`badge badge-${status}`}>{STATUS_LABELS[status]}</span>;
+}
+
+export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
+  const [tab, setTab] = useState<Status | 'all'>('all');
+  const [search, setSearch] = useState('');
+  const [sandbox, setSandbox] = useState(false);
+  const [data, setData] = useState<Inbox | null>(null);
+  const [more, setMore] = useState<InboxLead[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const query = useCallback((after?: string) => {
+    const p = new URLSearchParams();
+    if (tab !== 'all') p.set('status', tab);
+    if (search.trim()) p.set('q', search.trim());
+    if (sandbox) p.set('sandbox', 'true');
+    if (after) p.set('cursor', after);
+    return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
+  }, [tab, search, sandbox, workspace.slug]);
+  const refresh = useCallback(() => {
+    query().then((d) => {
+      setData(d);
+      setMore([]);
+      setCursor(d.nextCursor);
+      setError('');
+    }, (e: Error) => setError(e.message));
+  }, [query]);
+  useEffect(refresh, [refresh]);
+  // Live: any change of the workspace refetches the first page (at most every 300 ms).
+  const timer = useRef<number | undefined>(undefined);
+  useEffect(() => watchWorkspace(workspace.slug, () => {
+    clearTimeout(timer.current);
+    timer.current = window.setTimeout(refresh, 300);
+  }), [workspace.slug, refresh]);
+  const loadMore = async () => {
+    if (!cursor) return;
+    const d = await query(cursor);
+    setMore((m) => [...m, ...d.leads]);
+    setCursor(d.nextCursor);
+  };
+  const count = (t: Status | 'all') => {
+    const n = data?.counts[t];
+    return n === undefined ? '' : n >= (data?.countCap ?? Infinity) ? `${n}+` : String(n);
+  };
+  const leads = [...(data?.leads ?? []), ...more];
+  return (
+    <main>
+      <h1>Leads</h1>
+      <div className="toolbar">
+        <nav aria-label="Lead status" className="tabs">
+          {TABS.map((t) => (
+            <button key={t} type="button" aria-pressed={tab === t} className={t === 'needs_human' && (data?.counts.needs_human ?? 0) > 0 ? 'tab attention' : 'tab'} onClick={() => setTab(t)}>
+              {t === 'all' ? 'All' : STATUS_LABELS[t]} <span className="count">{count(t)}</span>
+            </button>
+          ))}
+        </nav>
+        <label className="search">Search leads <input type="search" value={search} placeholder="Name, phone or e-mail" onChange={(e) => setSearch(e.target.value)} /></label>
+        <label className="check"><input type="checkbox" checked={sandbox} onChange={(e) => setSandbox(e.target.checked)} /> Sandbox</label>
+      </div>
+      {error && <p role="alert" className="error">{error}</p>}
+      {data && leads.length === 0 ? <p className="empty">No leads yet.</p> : (
+        <table className="leads">
+          <caption className="visually-hidden">Leads, newest first</caption>
+          <thead>
+            <tr><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">Channel</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last activity</th><th scope="col">Speed to lead</th></tr>
+          </thead>
+          <tbody>
+            {leads.map((l) => (
+              <tr key={l.id} className={l.status === 'needs_human' ? 'row-attention' : undefined}>
+                <td>
+                  <a href={`/admin/${workspace.slug}/leads/${l.id}`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads/${l.id}`); }}>{l.name}</a>
+                  {!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}
+                </td>
+                <td>{l.phone}</td>
+                <td>{workspace.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</td>
+                <td><StatusBadge status={l.status} /></td>
+                <td><time dateTime={l.createdAt}>{since(l.createdAt)}</time></td>
+                <td><time dateTime={l.lastActivityAt}>{since(l.lastActivityAt)}</time></td>
+                <td>{duration(l.speedToLeadSeconds)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {cursor && <button type="button" onClick={loadMore}>Load more</button>}
+    </main>
+  );
+}

@@ -1,0 +1,160 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, watchWorkspace, type LeadPage, type WorkspaceAccess } from './api.ts';
+import { dateTime, describeEvent } from './format.ts';
+import { StatusBadge } from './inbox.tsx';
+import { navigate } from './nav.ts';
+
+// The lead page (/admin/<slug>/leads/<id>): who, what happened, the WhatsApp thread or the calls,
+// the booking, the provider traffic (collapsed), and the operator's actions. Buttons the role may
+// not use are not shown; the API refuses them anyway.
+
+export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; leadId: string }) {
+  const [page, setPage] = useState<LeadPage | null>(null);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const base = `/api/admin/workspaces/${workspace.slug}/leads/${leadId}`;
+  // Set while this page deletes the lead: the deletion's own live event must not refetch it.
+  const deleting = useRef(false);
+  const load = useCallback(() => {
+    if (deleting.current) return;
+    api<LeadPage>('GET', base).then((p) => { setPage(p); setError(''); }, (e: Error) => setError(e.message));
+  }, [base]);
+  useEffect(load, [load]);
+  useEffect(() => watchWorkspace(workspace.slug, (ids) => { if (!ids || ids.includes(leadId)) load(); }), [workspace.slug, leadId, load]);
+  const can = (p: 'leads.act' | 'leads.delete') => workspace.permissions.includes(p);
+  const act = async (path: string, body?: unknown, done?: string) => {
+    try {
+      await api('POST', `${base}/${path}`, body);
+      setNotice(done ?? '');
+      load();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  if (!page) return <main>{error ? <p role="alert" className="error">{error}</p> : <p className="loading">Loading…</p>}</main>;
+  const l = page.lead;
+  const remove = async () => {
+    if (!confirm(`Delete lead ${l.name} (${l.phone})? Their conversation, calls and personal data are erased; this cannot be undone.`)) return;
+    deleting.current = true;
+    try {
+      await api('DELETE', base);
+    } catch (e) {
+      deleting.current = false;
+      setError((e as Error).message);
+      return;
+    }
+    navigate(`/admin/${workspace.slug}/leads`);
+  };
+  return (
+    <main className="lead">
+      <p><a href={`/admin/${workspace.slug}/leads`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>← Leads</a></p>
+      <h1>{l.name} <StatusBadge status={l.status} />{!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}</h1>
+      {error && <p role="alert" className="error">{error}</p>}
+      <p role="status" className="notice">{notice}</p>
+      {(can('leads.act') || can('leads.delete')) && (
+        <section aria-labelledby="actions-h" className="actions">
+          <h2 id="actions-h">Actions</h2>
+          {can('leads.act') && l.status !== 'needs_human' && <button type="button" onClick={() => act('take-over', undefined, 'Taken over: the agent sends nothing more.')}>Take over</button>}
+          {can('leads.act') && l.status === 'needs_human' && <button type="button" onClick={() => act('resume', undefined, 'Handed back to the AI.')}>Resume AI</button>}
+          {can('leads.delete') && <button type="button" className="danger" onClick={remove}>Delete lead</button>}
+          {can('leads.act') && (l.status === 'needs_human' || l.status === 'in_conversation' || l.status === 'new') && (
+            <form className="outcome" onSubmit={(e) => {
+              e.preventDefault();
+              const f = new FormData(e.currentTarget);
+              const outcome = String(f.get('outcome'));
+              if (confirm(`Set ${l.name} to ${outcome}?`)) void act('outcome', { outcome, note: f.get('note') }, `Outcome set: ${outcome}.`);
+            }}>
+              <label>Outcome <select name="outcome" defaultValue="booked"><option value="booked">Booked</option><option value="unqualified">Unqualified</option></select></label>
+              <label>Note or reason <input name="note" required maxLength={2000} /></label>
+              <button type="submit">Set outcome</button>
+            </form>
+          )}
+        </section>
+      )}
+      <div className="columns">
+        <section aria-labelledby="who-h">
+          <h2 id="who-h">Details</h2>
+          <dl>
+            <dt>Phone</dt><dd>{l.phone}</dd>
+            <dt>E-mail</dt><dd>{l.email ?? '—'}</dd>
+            <dt>Goal</dt><dd>{l.goal ?? '—'}</dd>
+            <dt>Channel</dt><dd>{l.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</dd>
+            <dt>Created</dt><dd>{dateTime(l.createdAt)}</dd>
+            {l.qualificationNotes && <><dt>Notes</dt><dd>{l.qualificationNotes}</dd></>}
+            <dt>Consent</dt><dd>{dateTime(l.consent.at)}, IP {l.consent.ip ?? 'unknown'}, {l.consent.userAgent ?? 'no user agent'}</dd>
+            {l.answers.map((a) => <FragmentRow key={`a-${a.id}`} term={a.label ?? a.id} value={a.value} />)}
+            {l.formAnswers.map((f) => <FragmentRow key={`f-${f.id}`} term={f.label ?? f.id} value={typeof f.value === 'string' ? f.value : JSON.stringify(f.value)} />)}
+            {Object.keys(l.metadata).length > 0 && <><dt>Metadata</dt><dd><code>{JSON.stringify(l.metadata)}</code></dd></>}
+          </dl>
+          <h2>Booking</h2>
+          {l.bookingStart ? (
+            <p>{dateTime(l.bookingStart, page.timeZone ?? undefined)} ({new Date(l.bookingStart).toISOString().slice(0, 16).replace('T', ' ')} UTC), booking {l.bookingUid}</p>
+          ) : <p>No booking.</p>}
+        </section>
+        <section aria-labelledby="conv-h">
+          {l.channel === 'whatsapp' ? (
+            <>
+              <h2 id="conv-h">WhatsApp conversation</h2>
+              {page.whatsappWindow && (
+                <p className="window">{page.whatsappWindow.open ? `24-hour window open until ${dateTime(page.whatsappWindow.until!)}` : '24-hour window closed: a reply sends the approved template.'}</p>
+              )}
+              <ol className="thread">
+                {page.messages.map((m) => (
+                  <li key={m.id} className={`bubble ${m.direction}`}>
+                    {m.kind === 'template' && <span className="badge">Template</span>}
+                    <p>{m.body}</p>
+                    <small>{dateTime(m.createdAt)}{m.direction === 'outbound' && ` · ${m.status}`}{m.errorMessage && ` · ${m.errorMessage}`}</small>
+                  </li>
+                ))}
+              </ol>
+              {can('leads.act') && l.status === 'needs_human' && (
+                <form className="reply" onSubmit={(e) => {
+                  e.preventDefault();
+                  const form = e.currentTarget;
+                  const text = String(new FormData(form).get('text'));
+                  void act('reply', { text }, 'Reply queued.').then(() => form.reset());
+                }}>
+                  <label>Message <textarea name="text" required maxLength={1600} rows={3} /></label>
+                  <button type="submit">Reply</button>
+                </form>
+              )}
+            </>
+          ) : (
+            <>
+              <h2 id="conv-h">Calls</h2>
+              {page.calls.length === 0 && <p>No call yet.</p>}
+              {page.calls.map((c) => (
+                <article key={c.providerCallId} className="call">
+                  <h3>Call {c.startedAt ? dateTime(c.startedAt) : ''} — {c.status}</h3>
+                  <p>{c.durationSeconds !== null ? `${c.durationSeconds} s` : ''} {c.endedReason ?? ''}</p>
+                  {c.summary && <p>{c.summary}</p>}
+                  {c.recordingUrl && <audio controls src={c.recordingUrl} aria-label="Call recording" />}
+                  {c.transcript && <pre className="transcript">{c.transcript}</pre>}
+                </article>
+              ))}
+            </>
+          )}
+          <h2>Timeline</h2>
+          <ol className="timeline">
+            {page.timeline.map((e) => <li key={e.id}><time dateTime={e.at}>{dateTime(e.at)}</time> {describeEvent(e.type, e.data)}</li>)}
+          </ol>
+          <details>
+            <summary>Provider traffic ({page.integrationLog.length})</summary>
+            <table>
+              <thead><tr><th scope="col">When</th><th scope="col">Provider</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Outcome</th></tr></thead>
+              <tbody>
+                {page.integrationLog.map((e) => (
+                  <tr key={e.id}><td>{dateTime(e.createdAt)}</td><td>{e.provider} {e.direction === 'out' ? '→' : '←'}</td><td>{e.kind}</td><td>{e.httpStatus ?? '—'}</td><td>{e.outcome ?? ''}</td></tr>
+                ))}
+              </tbody>
+            </table>
+          </details>
+        </section>
+      </div>
+    </main>
+  );
+}
+
+function FragmentRow({ term, value }: { term: string; value: string }) {
+  return <><dt>{term}</dt><dd>{value}</dd></>;
+}

@@ -1,0 +1,96 @@
+import { StrictMode, useCallback, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { api, setCsrf, type Session } from './api.ts';
+import { InboxPage } from './inbox.tsx';
+import { LeadView } from './lead.tsx';
+import { navigate } from './nav.ts';
+import './styles.css';
+
+// The operators' dashboard (docs/DASHBOARD.md): sign in, the leads inbox, the lead page. Routes
+// are paths under /admin, handled here with the History API (the service answers index.html for
+// each of them).
+
+function usePath(): string {
+  const [path, setPath] = useState(location.pathname);
+  useEffect(() => {
+    const on = () => setPath(location.pathname);
+    addEventListener('popstate', on);
+    return () => removeEventListener('popstate', on);
+  }, []);
+  return path;
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: React.FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    setBusy(true);
+    setError('');
+    try {
+      onSignedIn(await api<Session>('POST', '/api/admin/session', { email: form.get('email'), password: form.get('password') }));
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main className="signin">
+      <h1>Sign in</h1>
+      <form onSubmit={submit}>
+        <label>E-mail <input name="email" type="email" autoComplete="username" required /></label>
+        <label>Password <input name="password" type="password" autoComplete="current-password" required /></label>
+        {error && <p role="alert" className="error">{error}</p>}
+        <button type="submit" disabled={busy}>Sign in</button>
+      </form>
+    </main>
+  );
+}
+
+function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const path = usePath();
+  const signedIn = useCallback((s: Session) => {
+    setCsrf(s.csrfToken);
+    setSession(s);
+  }, []);
+  useEffect(() => {
+    // 401 (or the service unreachable): the sign-in form.
+    api<Session>('GET', '/api/admin/session').then(signedIn, () => setSession(null));
+  }, [signedIn]);
+  if (session === undefined) return <p className="loading">Loading…</p>;
+  if (session === null) return <SignIn onSignedIn={signedIn} />;
+  const [, , slug, section, leadId] = path.split('/');
+  const workspace = session.workspaces.find((w) => w.slug === slug) ?? session.workspaces[0];
+  if (!workspace) {
+    return <main><h1>No workspace</h1><p>Ask an owner to add you: <code>leadintake user add {session.operator.email} --workspace SLUG --role agent</code></p></main>;
+  }
+  if (slug !== workspace.slug || section !== 'leads') {
+    queueMicrotask(() => navigate(`/admin/${workspace.slug}/leads`));
+    return null;
+  }
+  const signOut = async () => {
+    await api('DELETE', '/api/admin/session').catch(() => {});
+    setSession(null);
+  };
+  return (
+    <>
+      <header className="top">
+        <a className="brand" href={`/admin/${workspace.slug}/leads`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>leadintake</a>
+        <label className="switch">
+          Workspace{' '}
+          <select value={workspace.slug} onChange={(e) => navigate(`/admin/${e.target.value}/leads`)}>
+            {session.workspaces.map((w) => <option key={w.slug} value={w.slug}>{w.name} ({w.role})</option>)}
+          </select>
+        </label>
+        <span className="who">{session.operator.name}</span>
+        <button type="button" className="quiet" onClick={signOut}>Sign out</button>
+      </header>
+      {leadId ? <LeadView key={leadId} workspace={workspace} leadId={leadId} /> : <InboxPage key={workspace.slug} workspace={workspace} />}
+    </>
+  );
+}
+
+createRoot(document.getElementById('root')!).render(<StrictMode><App /></StrictMode>);
