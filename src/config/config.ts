@@ -65,6 +65,13 @@ export const configSchema = z
     METRICS_PORT: port.optional(),
     /** On SIGTERM, running turns get this long to finish; those still running are then failed (retried elsewhere). */
     SHUTDOWN_GRACE_SECONDS: wholeNumber(1, 3600).default(10),
+    /** Outbound webhooks (docs/OUTBOUND-WEBHOOKS.md): one attempt's limit, connection to the end of the answer. */
+    WEBHOOK_TIMEOUT_MS: wholeNumber(1000, 60_000).default(10_000),
+    /**
+     * Let live webhooks reach private, loopback and link-local addresses (a self-hoster whose
+     * receiver is on the same network). Off: such addresses are refused at every delivery.
+     */
+    WEBHOOKS_ALLOW_PRIVATE_NETWORKS: z.stringbool().default(false),
     /** Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next is answered 503 at once. */
     MAX_REQUESTS_IN_FLIGHT: positiveInt.default(256),
     /** Public-API requests are also shed while the sampled mean event-loop delay exceeds this (ms); 0 turns it off. */
