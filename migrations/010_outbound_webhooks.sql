@@ -82,18 +82,18 @@ BEGIN
   IF ws IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = ws AND enabled) THEN
     RETURN NULL;
   END IF;
-  IF NEW.type = 'lead.created' THEN types := types || 'lead.created'; END IF;
+  IF NEW.type = 'lead.created' THEN types := array_append(types, 'lead.created'); END IF;
   IF NEW.data ? 'from' AND NEW.data ? 'to' AND NEW.data->>'from' IS DISTINCT FROM NEW.data->>'to' THEN
-    types := types || 'lead.status_changed';
+    types := array_append(types, 'lead.status_changed');
   END IF;
-  IF NEW.type IN ('booking.rescheduled', 'booking.cancelled') THEN types := types || 'lead.booking_changed'; END IF;
+  IF NEW.type IN ('booking.rescheduled', 'booking.cancelled') THEN types := array_append(types, 'lead.booking_changed'); END IF;
   IF NEW.type = 'call.ended' THEN
-    types := types || 'call.ended';
+    types := array_append(types, 'call.ended');
     detail := detail || jsonb_build_object('call',
       (SELECT to_jsonb(c) FROM call_sessions c WHERE c.provider_call_id = NEW.data->>'providerCallId'));
   END IF;
   IF NEW.type IN ('message.received', 'message.sent') THEN
-    types := types || NEW.type;
+    types := array_append(types, NEW.type);
     detail := detail || jsonb_build_object('message',
       (SELECT to_jsonb(m) FROM whatsapp_messages m WHERE m.id = (NEW.data->>'messageId')::bigint));
   END IF;
