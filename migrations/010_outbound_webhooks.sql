@@ -68,49 +68,69 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, id);
 
-CREATE FUNCTION webhook_capture_lead_event() RETURNS trigger LANGUAGE plpgsql AS $$
+-- One event for every enabled endpoint of the lead's workspace that takes its type: the event row,
+-- a delivery per endpoint and the outbox rows that become their jobs.
+CREATE FUNCTION webhook_emit(p_lead_id uuid, p_type text, p_detail jsonb, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   ws uuid;
   live boolean;
-  types text[] := '{}';
-  t text;
   lead_row jsonb;
-  detail jsonb := NEW.data;
   ev bigint;
 BEGIN
-  SELECT workspace_id, livemode, to_jsonb(l) INTO ws, live, lead_row FROM leads l WHERE l.id = NEW.lead_id;
-  IF ws IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = ws AND enabled) THEN
-    RETURN NULL;
+  SELECT workspace_id, livemode, to_jsonb(l) INTO ws, live, lead_row FROM leads l WHERE l.id = p_lead_id;
+  IF ws IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = ws AND e.enabled
+                                  AND (cardinality(e.event_types) = 0 OR p_type = ANY (e.event_types))) THEN
+    RETURN;
   END IF;
-  IF NEW.type = 'lead.created' THEN types := array_append(types, 'lead.created'); END IF;
+  INSERT INTO webhook_events (workspace_id, lead_id, livemode, type, lead, detail, at)
+  VALUES (ws, p_lead_id, live, p_type, lead_row, p_detail, p_at) RETURNING id INTO ev;
+  WITH d AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id, lead_id)
+    SELECT ev, e.id, p_lead_id FROM webhook_endpoints e
+     WHERE e.workspace_id = ws AND e.enabled AND (cardinality(e.event_types) = 0 OR p_type = ANY (e.event_types))
+     ORDER BY e.id
+    RETURNING id
+  )
+  INSERT INTO outbox (queue, payload) SELECT 'webhook-delivery', jsonb_build_object('deliveryId', d.id) FROM d ORDER BY d.id;
+END;
+$$;
+
+-- Timeline entries that are webhook events: lead.created, every status change (an entry with
+-- `from` and `to`), Cal.com reschedules and cancellations, WhatsApp messages in and out.
+CREATE FUNCTION webhook_capture_lead_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.type = 'lead.created' THEN
+    PERFORM webhook_emit(NEW.lead_id, 'lead.created', NEW.data, NEW.at);
+  END IF;
+  -- A cancellation that moves the lead: the booking change first, then the status change it caused.
+  IF NEW.type IN ('booking.rescheduled', 'booking.cancelled') THEN
+    PERFORM webhook_emit(NEW.lead_id, 'lead.booking_changed', NEW.data, NEW.at);
+  END IF;
   IF NEW.data ? 'from' AND NEW.data ? 'to' AND NEW.data->>'from' IS DISTINCT FROM NEW.data->>'to' THEN
-    types := array_append(types, 'lead.status_changed');
-  END IF;
-  IF NEW.type IN ('booking.rescheduled', 'booking.cancelled') THEN types := array_append(types, 'lead.booking_changed'); END IF;
-  IF NEW.type = 'call.ended' THEN
-    types := array_append(types, 'call.ended');
-    detail := detail || jsonb_build_object('call',
-      (SELECT to_jsonb(c) FROM call_sessions c WHERE c.provider_call_id = NEW.data->>'providerCallId'));
+    PERFORM webhook_emit(NEW.lead_id, 'lead.status_changed', NEW.data, NEW.at);
   END IF;
   IF NEW.type IN ('message.received', 'message.sent') THEN
-    types := array_append(types, NEW.type);
-    detail := detail || jsonb_build_object('message',
-      (SELECT to_jsonb(m) FROM whatsapp_messages m WHERE m.id = (NEW.data->>'messageId')::bigint));
+    PERFORM webhook_emit(NEW.lead_id, NEW.type, NEW.data || jsonb_build_object('message',
+      (SELECT to_jsonb(m) FROM whatsapp_messages m WHERE m.id = (NEW.data->>'messageId')::bigint)), NEW.at);
   END IF;
-  FOREACH t IN ARRAY types LOOP
-    INSERT INTO webhook_events (workspace_id, lead_id, livemode, type, lead, detail, at)
-    VALUES (ws, NEW.lead_id, live, t, lead_row, detail, NEW.at) RETURNING id INTO ev;
-    WITH d AS (
-      INSERT INTO webhook_deliveries (event_id, endpoint_id, lead_id)
-      SELECT ev, e.id, NEW.lead_id FROM webhook_endpoints e
-       WHERE e.workspace_id = ws AND e.enabled AND (cardinality(e.event_types) = 0 OR t = ANY (e.event_types))
-      RETURNING id
-    )
-    INSERT INTO outbox (queue, payload) SELECT 'webhook-delivery', jsonb_build_object('deliveryId', d.id) FROM d;
-  END LOOP;
   RETURN NULL;
 END;
 $$;
 
 CREATE TRIGGER lead_events_webhooks AFTER INSERT ON lead_events
   FOR EACH ROW EXECUTE FUNCTION webhook_capture_lead_event();
+
+-- call.ended: once the call has ended and the provider's end-of-call report is in, so the event
+-- carries the summary, transcript and recording (a status update saying "ended" comes first).
+CREATE FUNCTION webhook_capture_call_end() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.status = 'ended' AND NEW.report_received_at IS NOT NULL
+     AND NOT (OLD.status = 'ended' AND OLD.report_received_at IS NOT NULL) THEN
+    PERFORM webhook_emit(NEW.lead_id, 'call.ended', jsonb_build_object('call', to_jsonb(NEW)), COALESCE(NEW.report_received_at, now()));
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER call_sessions_webhooks AFTER UPDATE ON call_sessions
+  FOR EACH ROW EXECUTE FUNCTION webhook_capture_call_end();

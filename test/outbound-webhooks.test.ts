@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../src/db/embedded.ts';
+import { CALCOM_SIGNATURE_HEADER, signCalcomBody } from '../src/scheduling/calcom/calcom-signature.ts';
 import { transitionLead } from '../src/leads/lead-state.ts';
 import { verifyWebhook } from '../src/webhooks/standard-webhooks-signature.ts';
 import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery-service.ts';
@@ -141,9 +142,41 @@ describe('every event type, end to end on sandbox leads', () => {
     assert.equal(ended.json.data.voiceCall.providerCallId, got.body.voiceCall.providerCallId);
     assert.equal(ended.json.data.voiceCall.status, 'ended');
     assert.equal(ended.json.data.voiceCall.endedReason, got.body.voiceCall.endedReason);
-    assert.deepEqual(Object.keys(ended.json.data.voiceCall), Object.keys(got.body.voiceCall));
+    assert.deepEqual(ended.json.data.voiceCall, got.body.voiceCall);
     assert.equal(events[0]!.json.type, 'lead.created');
     assert.ok(events.some((e) => e.json.type === 'lead.status_changed' && e.json.data.status === 'booked'));
+  });
+
+  it('Cal.com reschedule and cancel: lead.booking_changed (and the status change the cancel causes)', async () => {
+    const secret = 'calcom-webhook-secret-for-outbound-test';
+    const ws = await app.createWorkspace('whatsapp', { agent: SOLAR_AGENT, scheduling: { provider: 'calcom', apiKey: 'cal_live_unused', eventTypeId: 7, webhookSecret: secret } });
+    const added = await endpoints.add(ws.slug, receiver.url, ['lead.booking_changed', 'lead.status_changed']);
+    if (isEndpointError(added)) throw new Error('add failed');
+    // Booked as the agent's booking tool books (the conversation itself is covered above).
+    const leadId = await quietLead(ws);
+    const moved = await transitionLead(app.db.pool, { leadId, to: 'booked', actor: 'agent', event: { type: 'booking.created' }, set: { bookingUid: 'first-uid-1', bookingStart: new Date('2050-09-05T08:00:00Z') } });
+    assert.equal(moved.ok, true);
+    const booked = await getLead(app.http, ws.sandboxKey, leadId);
+    const created = { body: { leadId } };
+    const calcom = async (triggerEvent: string, payload: Record<string, unknown>) => {
+      const body = JSON.stringify({ triggerEvent, createdAt: new Date().toISOString(), payload });
+      const res = await app.http.inject({ method: 'POST', url: `/api/webhooks/calcom/${ws.slug}`, headers: { 'content-type': 'application/json', [CALCOM_SIGNATURE_HEADER]: signCalcomBody(secret, body) }, payload: body });
+      assert.ok(res.statusCode < 300, res.body);
+    };
+    await calcom('BOOKING_RESCHEDULED', { uid: 'rescheduled-uid-1', startTime: '2050-09-06T08:00:00Z', rescheduleUid: booked.body.lead.bookingUid });
+    await calcom('BOOKING_CANCELLED', { uid: 'rescheduled-uid-1', cancellationReason: 'cannot make it' });
+    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+    const events = ofLead(created.body.leadId).map((e) => e.json);
+    const changes = events.filter((e) => e.type === 'lead.booking_changed').map((e) => e.data);
+    assert.deepEqual(changes.map((c) => c.change), ['rescheduled', 'cancelled']);
+    assert.equal(changes[0].bookingUid, 'rescheduled-uid-1');
+    assert.equal(changes[0].bookingStart, '2050-09-06T08:00:00.000Z');
+    assert.equal(changes[0].previousBookingUid, booked.body.lead.bookingUid);
+    assert.equal(changes[1].reason, 'cannot make it');
+    const last = events.at(-1)!;
+    assert.equal(last.type, 'lead.status_changed');
+    assert.equal(`${last.data.previousStatus}→${last.data.status}`, 'booked→needs_human');
+    assert.ok(events.every((e) => e.livemode === false));
   });
 
   it('an endpoint receives only the event types it asked for', async () => {
