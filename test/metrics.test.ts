@@ -65,7 +65,7 @@ describe('GET /metrics', () => {
     await h.settle();
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
-    assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'whatsapp', mode: 'live' }), 1);
+    assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'whatsapp' }), 1);
     assert.ok(delta('leadintake_provider_requests_total', { provider: 'twilio', outcome: 'ok' }) >= 1);
     assert.ok(delta('leadintake_provider_request_duration_seconds_count', { provider: 'twilio', outcome: 'ok' }) >= 1);
     assert.ok(delta('leadintake_lead_status_transitions_total', { from: 'new', to: 'in_conversation' }) >= 1);

@@ -337,3 +337,16 @@ describe('safety', () => {
     assert.deepEqual(await endpoints.add('no-such-workspace', 'https://hooks.example.com/x', []), { error: 'no_workspace' });
   });
 });
+
+describe('metrics', () => {
+  it('attempts by outcome and mode, endpoints by state', async () => {
+    const text = (await app.http.inject({ url: '/metrics' })).body;
+    const value = (name: string, labels: string) => Number(text.split('\n').find((l) => l.startsWith(`${name}{${labels}} `))?.split(' ')[1] ?? 0);
+    assert.ok(value('leadintake_webhook_deliveries_total', 'outcome="succeeded",mode="sandbox"') >= 1);
+    assert.ok(value('leadintake_webhook_deliveries_total', 'outcome="failed",mode="sandbox"') >= 1);
+    assert.ok(value('leadintake_webhook_deliveries_total', 'outcome="refused",mode="live"') >= 1);
+    assert.ok(value('leadintake_webhook_endpoints', 'state="enabled"') >= 1);
+    assert.ok(value('leadintake_leads_created_total', 'channel="whatsapp",mode="sandbox"') >= 1);
+    assert.ok(value('leadintake_leads_created_total', 'channel="whatsapp",mode="live"') >= 1);
+  });
+});
