@@ -102,16 +102,17 @@ BEGIN
   IF NEW.type = 'lead.created' THEN
     PERFORM webhook_emit(NEW.lead_id, 'lead.created', NEW.data, NEW.at);
   END IF;
-  -- A cancellation that moves the lead: the booking change first, then the status change it caused.
+  -- What happened first, then the status change it caused (a first message sent starts the
+  -- conversation; a cancellation sends the lead to a person).
+  IF NEW.type IN ('message.received', 'message.sent') THEN
+    PERFORM webhook_emit(NEW.lead_id, NEW.type, NEW.data || jsonb_build_object('message',
+      (SELECT to_jsonb(m) FROM whatsapp_messages m WHERE m.id = (NEW.data->>'messageId')::bigint)), NEW.at);
+  END IF;
   IF NEW.type IN ('booking.rescheduled', 'booking.cancelled') THEN
     PERFORM webhook_emit(NEW.lead_id, 'lead.booking_changed', NEW.data, NEW.at);
   END IF;
   IF NEW.data ? 'from' AND NEW.data ? 'to' AND NEW.data->>'from' IS DISTINCT FROM NEW.data->>'to' THEN
     PERFORM webhook_emit(NEW.lead_id, 'lead.status_changed', NEW.data, NEW.at);
-  END IF;
-  IF NEW.type IN ('message.received', 'message.sent') THEN
-    PERFORM webhook_emit(NEW.lead_id, NEW.type, NEW.data || jsonb_build_object('message',
-      (SELECT to_jsonb(m) FROM whatsapp_messages m WHERE m.id = (NEW.data->>'messageId')::bigint)), NEW.at);
   END IF;
   RETURN NULL;
 END;

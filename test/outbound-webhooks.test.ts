@@ -117,6 +117,8 @@ describe('every event type, end to end on sandbox leads', () => {
     assert.equal(events[0]!.json.data.lead.status, 'new');
     const changes = events.filter((e) => e.json.type === 'lead.status_changed').map((e) => `${e.json.data.previousStatus}→${e.json.data.status}`);
     assert.deepEqual(changes, ['new→in_conversation', 'in_conversation→booked']);
+    // The first message sent, then the status change it caused.
+    assert.ok(types.indexOf('message.sent') < types.indexOf('lead.status_changed'), types.join(', '));
     const booked = events.find((e) => e.json.type === 'lead.status_changed' && e.json.data.status === 'booked')!;
     assert.equal(booked.json.data.bookingUid, got.body.lead.bookingUid);
     assert.equal(booked.json.data.bookingStart, got.body.lead.bookingStart);
