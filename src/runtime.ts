@@ -2,7 +2,7 @@ import type { Config } from './config/config.ts';
 import { ensureEmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { createPool, type Pool } from './db/pool.ts';
-import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE } from './jobs/queues.ts';
+import { ALL_QUEUES } from './jobs/queues.ts';
 import type { Logger } from './shared/logger.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { WorkspaceService } from './workspaces/workspace-service.ts';
@@ -61,6 +61,7 @@ export function workspaceService(config: Config, pool: Pool): WorkspaceService {
 async function jobQueuesExist(pool: Pool): Promise<boolean> {
   const { rows } = await pool.query(`SELECT to_regclass('pgboss.queue') IS NOT NULL AS installed`);
   if (!rows[0].installed) return false;
-  const found = await pool.query('SELECT count(*)::int AS n FROM pgboss.queue WHERE name = ANY($1)', [[AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER]]);
-  return found.rows[0].n === 2;
+  // A queue added by an upgrade (webhook-delivery) is created by the first command after it.
+  const found = await pool.query('SELECT count(*)::int AS n FROM pgboss.queue WHERE name = ANY($1)', [[...ALL_QUEUES]]);
+  return found.rows[0].n === ALL_QUEUES.length;
 }

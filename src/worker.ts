@@ -12,6 +12,9 @@ import { lazySandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
+import { SecretBox } from './workspaces/secret-box.ts';
+import { WebhookDeliveryService } from './webhooks/webhook-delivery-service.ts';
+import { startWebhookWorker } from './webhooks/webhook-worker.ts';
 
 export interface JobHandlerDeps {
   config: Config;
@@ -39,7 +42,21 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
   });
   const worker = new TurnWorker({ boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY, pollSeconds: d.config.JOB_POLL_SECONDS });
   await worker.start();
+  await startWebhookWorker({ boss: d.boss, service: webhookDeliveryService(d), log: d.log, pollSeconds: d.config.JOB_POLL_SECONDS });
   return worker;
+}
+
+/** The outbound webhooks' sender (docs/OUTBOUND-WEBHOOKS.md). */
+export function webhookDeliveryService(d: Pick<JobHandlerDeps, 'config' | 'pool' | 'boss' | 'log' | 'clock'>): WebhookDeliveryService {
+  return new WebhookDeliveryService({
+    pool: d.pool,
+    boss: d.boss,
+    log: d.log,
+    clock: d.clock ?? systemClock,
+    secrets: new SecretBox(encryptionKey(d.config)),
+    timeoutMs: d.config.WEBHOOK_TIMEOUT_MS,
+    allowPrivateNetworks: d.config.WEBHOOKS_ALLOW_PRIVATE_NETWORKS,
+  });
 }
 
 /**

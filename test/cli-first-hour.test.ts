@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { installJobQueues } from '../src/jobs/boss.ts';
-import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE } from '../src/jobs/queues.ts';
+import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE, WEBHOOK_DELIVERY_QUEUE } from '../src/jobs/queues.ts';
 import { CliError, parseCommandArgs } from '../src/cli/args.ts';
 import { adminUrl } from './helpers/test-db.ts';
 import { runCli } from './helpers/worker-process.ts';
@@ -63,11 +63,16 @@ describe('a database where serve never ran', () => {
       const { rows } = await pool.query(`SELECT name, retry_limit, dead_letter, heartbeat_seconds FROM pgboss.queue ORDER BY name`);
       assert.deepEqual(rows.find((q) => q.name === AGENT_TURN_QUEUE), { name: AGENT_TURN_QUEUE, retry_limit: 5, dead_letter: AGENT_TURN_DEAD_LETTER, heartbeat_seconds: 15 });
       assert.ok(rows.some((q) => q.name === AGENT_TURN_DEAD_LETTER));
+      assert.ok(rows.some((q) => q.name === WEBHOOK_DELIVERY_QUEUE));
       // A later command (every one runs this) leaves a policy a running server set alone (JOB_HEARTBEAT_SECONDS).
       await pool.query(`UPDATE pgboss.queue SET heartbeat_seconds = 10 WHERE name = $1`, [AGENT_TURN_QUEUE]);
       await installJobQueues(db.url);
       const [q] = (await pool.query(`SELECT heartbeat_seconds FROM pgboss.queue WHERE name = $1`, [AGENT_TURN_QUEUE])).rows;
       assert.equal(q.heartbeat_seconds, 10);
+      // An installation from before outbound webhooks: the next command creates their queue.
+      await pool.query(`DELETE FROM pgboss.queue WHERE name = $1`, [WEBHOOK_DELIVERY_QUEUE]);
+      assert.equal((await runCli(['migrate'], db.env)).code, 0);
+      assert.equal((await pool.query(`SELECT count(*)::int AS n FROM pgboss.queue WHERE name = $1`, [WEBHOOK_DELIVERY_QUEUE])).rows[0].n, 1);
     } finally {
       await pool.end();
     }

@@ -60,7 +60,7 @@ describe('GET /metrics', () => {
     const { leadId } = await h.submit(ws.apiKey, { name: 'Metric Person', email: 'metric.person@example.com' });
     await h.app.relay.drain();
     const queued = await scrape();
-    assert.equal(value(queued, 'leadintake_leads_created_total', { channel: 'whatsapp' }) - value(before, 'leadintake_leads_created_total', { channel: 'whatsapp' }), 1);
+    assert.equal(value(queued, 'leadintake_leads_created_total', { channel: 'whatsapp', mode: 'live' }) - value(before, 'leadintake_leads_created_total', { channel: 'whatsapp', mode: 'live' }), 1);
     assert.ok(value(queued, 'leadintake_jobs', { queue: 'agent-turn', state: 'queued' }) >= 1);
     await h.settle();
     const after = await scrape();
@@ -84,7 +84,7 @@ describe('GET /metrics', () => {
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
     assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'voice' }), 1);
-    assert.equal(delta('leadintake_leads_created_total', { channel: 'voice' }), 1);
+    assert.equal(delta('leadintake_leads_created_total', { channel: 'voice', mode: 'live' }), 1);
     assert.equal(delta('leadintake_provider_requests_total', { provider: 'vapi', outcome: 'ok' }), 1);
     assert.equal(delta('leadintake_provider_requests_total', { provider: 'vapi', outcome: 'client_error' }), 1);
     assert.equal(delta('leadintake_lead_status_transitions_total', { from: 'new', to: 'in_conversation' }), 1);

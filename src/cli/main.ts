@@ -6,6 +6,7 @@ import { jobsCommand } from './jobs-commands.ts';
 import { keyCommand } from './key-commands.ts';
 import { leadCommand } from './lead-commands.ts';
 import { userCommand } from './user-commands.ts';
+import { webhookCommand } from './webhook-commands.ts';
 import { workspaceCommand } from './workspace-commands.ts';
 
 const USAGE = `Usage: leadintake <command>
@@ -33,6 +34,18 @@ const USAGE = `Usage: leadintake <command>
   user add E --workspace S --role owner|admin|agent|viewer
   user list [--json] | user remove E | user reset-password E
   key create S --sandbox             a sandbox key (li_test_…): same API, every provider simulated
+  webhook add S --url URL [--events T1,T2] [--json]
+                                     an outbound webhook endpoint (default: every event type);
+                                     prints its signing secret once (docs/OUTBOUND-WEBHOOKS.md)
+  webhook list S [--json]            endpoints, and whether each is enabled or was disabled
+  webhook remove ENDPOINT_ID
+  webhook rotate-secret ENDPOINT_ID [--json]
+                                     a new secret; the old one also signs for 24 hours
+  webhook deliveries ENDPOINT_ID [--limit N] [--json]
+                                     the delivery log: each attempt's time, outcome, status, latency
+  webhook replay ENDPOINT_ID --delivery ID|--all
+                                     send one or all failed deliveries again
+  webhook enable ENDPOINT_ID         re-enable an endpoint that was disabled after 5 days of failures
   demo [--port N] [--interval S]     the service with two demo workspaces; submits a sandbox lead
                                      every few seconds with each outcome in turn and prints its
                                      status changes until Ctrl-C (docs/SANDBOX.md)`;
@@ -90,6 +103,7 @@ async function main(argv: string[]): Promise<number> {
     if (command === 'jobs') return await jobsCommand(rest, db.url, log);
     if (command === 'lead') return await leadCommand(rest, db.pool);
     if (command === 'user') return await userCommand(rest, config, db.pool);
+    if (command === 'webhook') return await webhookCommand(rest, config, db.pool);
     throw new CliError(`Unknown command "${command}". Run "leadintake help".`);
   } finally {
     await db.close();

@@ -65,6 +65,13 @@ export const configSchema = z
     METRICS_PORT: port.optional(),
     /** On SIGTERM, running turns get this long to finish; those still running are then failed (retried elsewhere). */
     SHUTDOWN_GRACE_SECONDS: wholeNumber(1, 3600).default(10),
+    /** Outbound webhooks (docs/OUTBOUND-WEBHOOKS.md): one attempt's limit, connection to the end of the answer. */
+    WEBHOOK_TIMEOUT_MS: wholeNumber(1000, 60_000).default(10_000),
+    /**
+     * Let live webhooks reach private, loopback and link-local addresses (a self-hoster whose
+     * receiver is on the same network). Off: such addresses are refused at every delivery.
+     */
+    WEBHOOKS_ALLOW_PRIVATE_NETWORKS: z.stringbool().default(false),
     /** Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next ones wait in a short line. */
     MAX_REQUESTS_IN_FLIGHT: positiveInt.default(256),
     /** Public-API requests that may wait for a slot past MAX_REQUESTS_IN_FLIGHT; past this, 503 at once (0: no line). */

@@ -1,6 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type { Logger } from '../shared/logger.ts';
-import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE, ensureQueues, type QueueTuning } from './queues.ts';
+import { ALL_QUEUES, ensureQueues, type QueueTuning } from './queues.ts';
 
 export interface BossTuning {
   /** See JOB_HEARTBEAT_SECONDS. */
@@ -44,8 +44,8 @@ export async function installJobQueues(connectionString: string, tuning: QueueTu
   boss.on('error', () => {});
   await boss.start();
   try {
-    const existing = await boss.getQueues([AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER]);
-    if (existing.length < 2) await ensureQueues(boss, tuning);
+    const existing = await boss.getQueues([...ALL_QUEUES]);
+    if (existing.length < ALL_QUEUES.length) await ensureQueues(boss, tuning);
   } finally {
     await boss.stop({ graceful: false, close: true });
   }

@@ -3,6 +3,9 @@ import type { PgBoss } from 'pg-boss';
 /** Every pg-boss queue the service uses, with its retry and dead-letter policy. */
 export const AGENT_TURN_QUEUE = 'agent-turn';
 export const AGENT_TURN_DEAD_LETTER = 'agent-turn-dead';
+/** One job per outbound webhook attempt (src/webhooks/); the retry schedule is the service's, not pg-boss's. */
+export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
+export const ALL_QUEUES = [AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER, WEBHOOK_DELIVERY_QUEUE] as const;
 
 export interface QueueTuning {
   /** A running turn's heartbeat interval: a crashed worker's turn is retried once it lapses (and the monitor notices). */
@@ -24,4 +27,9 @@ export async function ensureQueues(boss: PgBoss, tuning: QueueTuning = {}): Prom
   await boss.createQueue(AGENT_TURN_QUEUE, { ...policy, deadLetter: AGENT_TURN_DEAD_LETTER });
   // createQueue leaves an existing queue as it was: bring its policy up to date.
   await boss.updateQueue(AGENT_TURN_QUEUE, policy);
+  // pg-boss retries a webhook job only when its attempt could not run (a crashed worker, a lease
+  // still held, the database away); a failed HTTP attempt completes the job and schedules the next.
+  const webhookPolicy = { retryLimit: 20, retryDelay: 10, retryBackoff: true, retryDelayMax: 600, heartbeatSeconds: policy.heartbeatSeconds, notify: true };
+  await boss.createQueue(WEBHOOK_DELIVERY_QUEUE, webhookPolicy);
+  await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, webhookPolicy);
 }

@@ -54,7 +54,7 @@ export class LeadService {
 
   async submit(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
     const result = ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitWhatsapp(s, ctx);
-    countLeadCreated(result.channel);
+    countLeadCreated(result.channel, ctx.livemode);
     this.#reportUnknownQuestions(s, ctx.workspace, result.leadId);
     return result;
   }

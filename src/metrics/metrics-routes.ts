@@ -17,6 +17,12 @@ const JOBS_SQL = `
     FROM pgboss.queue q
    WHERE q.name NOT IN (SELECT dead_letter FROM pgboss.queue WHERE dead_letter IS NOT NULL)`;
 
+const ENDPOINTS_SQL = `
+  SELECT count(*) FILTER (WHERE enabled)::int AS enabled,
+         count(*) FILTER (WHERE enabled AND failing_since IS NOT NULL)::int AS failing,
+         count(*) FILTER (WHERE NOT enabled)::int AS disabled
+    FROM webhook_endpoints`;
+
 /** The process's registry and a jobs gauge on `pool`, as one registry. */
 export function metricsRegistry(pool: Pool, log: Logger): Registry {
   const jobs = new Registry();
@@ -33,6 +39,21 @@ export function metricsRegistry(pool: Pool, log: Logger): Registry {
       } catch (err) {
         // The scrape still answers with everything else; the missing series say the database did not.
         log.warn({ err }, 'job metrics unavailable');
+      }
+    },
+  });
+  new Gauge({
+    name: 'leadintake_webhook_endpoints',
+    help: 'Outbound webhook endpoints by state: enabled, failing (enabled, its latest attempts failed), disabled (after 5 days of failures).',
+    labelNames: ['state'] as const,
+    registers: [jobs],
+    async collect() {
+      this.reset();
+      try {
+        const { rows } = await pool.query(ENDPOINTS_SQL);
+        for (const state of ['enabled', 'failing', 'disabled'] as const) this.set({ state }, rows[0][state]);
+      } catch (err) {
+        log.warn({ err }, 'webhook endpoint metrics unavailable');
       }
     },
   });

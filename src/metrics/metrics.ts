@@ -26,8 +26,8 @@ const httpDuration = new Histogram({
 
 const leadsCreated = new Counter({
   name: 'leadintake_leads_created_total',
-  help: 'Leads accepted by POST /api/public/leads (201), by channel.',
-  labelNames: ['channel'] as const,
+  help: 'Leads accepted by POST /api/public/leads (201), by channel and mode (live or sandbox).',
+  labelNames: ['channel', 'mode'] as const,
   registers: [registry],
 });
 
@@ -61,14 +61,28 @@ const providerDuration = new Histogram({
   registers: [registry],
 });
 
+const webhookDeliveries = new Counter({
+  name: 'leadintake_webhook_deliveries_total',
+  help: 'Outbound webhook attempts, by outcome (succeeded, failed, refused) and mode (live or sandbox).',
+  labelNames: ['outcome', 'mode'] as const,
+  registers: [registry],
+});
+
 export function observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
   const labels = { method, route, status: String(status) };
   httpRequests.inc(labels);
   httpDuration.observe(labels, seconds);
 }
 
-export function countLeadCreated(channel: 'voice' | 'whatsapp'): void {
-  leadsCreated.inc({ channel });
+export function countLeadCreated(channel: 'voice' | 'whatsapp', livemode: boolean): void {
+  leadsCreated.inc({ channel, mode: livemode ? 'live' : 'sandbox' });
+}
+
+export type WebhookDeliveryOutcome = 'succeeded' | 'failed' | 'refused';
+
+/** One outbound webhook attempt; `refused`: never sent (an address or scheme the safety rules forbid). */
+export function countWebhookDelivery(outcome: WebhookDeliveryOutcome, livemode: boolean): void {
+  webhookDeliveries.inc({ outcome, mode: livemode ? 'live' : 'sandbox' });
 }
 
 export function countLeadTransition(from: string, to: string): void {
