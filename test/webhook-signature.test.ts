@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import { newWebhookSecret, signatureHeader, signWebhook, verifyWebhook } from '../src/webhooks/standard-webhooks-signature.ts';
+import { RETRY_SCHEDULE_SECONDS } from '../src/webhooks/webhook-delivery-service.ts';
 import { addressAllowed, urlProblem } from '../src/webhooks/webhook-url-policy.ts';
 
 // The Standard Webhooks specification's published test vector.
@@ -71,4 +72,10 @@ describe('endpoint URLs and addresses', () => {
     assert.equal(addressAllowed('10.0.0.5', sandbox), false);
     assert.equal(addressAllowed('169.254.169.254', sandbox), false);
   });
+});
+
+test('the retry schedule: Standard Webhooks (Svix) delays first, about three days in all', () => {
+  assert.deepEqual(RETRY_SCHEDULE_SECONDS.slice(0, 7), [5, 300, 1800, 7200, 18000, 36000, 36000]);
+  const hours = RETRY_SCHEDULE_SECONDS.reduce((a, b) => a + b, 0) / 3600;
+  assert.ok(hours > 60 && hours < 84, `${hours} h`);
 });

@@ -11,8 +11,12 @@ import { webhookBody } from './webhook-payload.ts';
 import { sendWebhook, type SendOutcome } from './webhook-sender.ts';
 import { signatureHeader } from './standard-webhooks-signature.ts';
 
-/** Seconds before each retry (the Standard Webhooks schedule): 8 attempts spread over about 27.6 hours, each delay ±20 %. */
-export const RETRY_SCHEDULE_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600] as const;
+/**
+ * Seconds before each retry, each delay ±20 %: the Standard Webhooks (Svix) schedule, which ends
+ * after about 27.6 hours, then two more attempts 20 and 24 hours apart, so that a receiver down
+ * over a weekend still gets its events: 10 attempts over about three days.
+ */
+export const RETRY_SCHEDULE_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600, 20 * 3600, 24 * 3600] as const;
 /** An endpoint whose every attempt failed for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 
