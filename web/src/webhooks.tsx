@@ -68,7 +68,8 @@ function Deliveries({ base, endpoint, onError }: { base: string; endpoint: Endpo
                     ))}
                   </ol>
                 </td>
-                <td><button type="button" onClick={() => void replay(d.deliveryId)} aria-label={`Replay delivery ${d.deliveryId} (${d.eventType})`}>Replay</button></td>
+                {/* Only a failed delivery can be sent again (the service's rule). */}
+                <td>{d.status === 'failed' && <button type="button" onClick={() => void replay(d.deliveryId)} aria-label={`Replay delivery ${d.deliveryId} (${d.eventType})`}>Replay</button>}</td>
               </tr>
             ))}
           </tbody>
