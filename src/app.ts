@@ -15,6 +15,9 @@ import { LiveEvents } from './admin/live-events.ts';
 import { liveRoutes } from './admin/live-routes.ts';
 import { OperatorReplies } from './admin/operator-reply.ts';
 import { webRoutes } from './admin/web-routes.ts';
+import { webhookAdminRoutes } from './admin/webhook-admin-routes.ts';
+import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
+import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { OperatorService } from './operators/operator-service.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
 import { SANDBOX_ROUTE_PREFIX, type Sandbox } from './sandbox/sandbox.ts';
@@ -160,6 +163,9 @@ export function buildApp(deps: AppDeps): App {
     replies: new OperatorReplies({ pool: deps.pool, clock: deps.clock, workspaces: deps.workspaces, sandbox: deps.sandbox, wake }),
     secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
   }));
+  // The Webhooks page: the same endpoint operations as `leadintake webhook …`.
+  const secrets = new SecretBox(resolveEncryptionKey({ envKey: deps.config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: deps.config.DATABASE_URL, dataDir: deps.config.LEADINTAKE_DATA_DIR }));
+  http.register(webhookAdminRoutes({ operators, endpoints: new WebhookEndpointService(deps.pool, secrets, deps.clock) }));
   http.register(liveRoutes({ operators, live }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };

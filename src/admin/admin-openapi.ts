@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
+import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
 // so every action is scriptable with a session cookie and its CSRF token.
@@ -12,6 +13,7 @@ export const ADMIN_ERROR_STRINGS = [
   'Request body must be valid JSON.', 'Validation failed.', 'Bad request.', 'Request body is too large.', 'Unsupported media type.',
   'Sign in required.', 'Email or password is incorrect.', 'Too many sign-in attempts; retry later.', 'Missing or invalid CSRF token.',
   'Your role in this workspace does not allow this.', 'Workspace not found.', 'Lead not found.', "The lead's status does not allow this.",
+  'Webhook endpoint not found in this workspace.',
   'Internal server error.',
 ] as const;
 
@@ -117,4 +119,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     parameters: [SLUG],
     responses: { '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors('401', '403', '404', '500') },
   });
+  describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
 }

@@ -30,7 +30,7 @@ export const workspaceAccessSchema = z.object({
   name: z.string(),
   channel: z.enum(['voice', 'whatsapp']),
   role: z.enum(ROLES),
-  permissions: z.array(z.enum(['leads.read', 'leads.act', 'leads.delete'])),
+  permissions: z.array(z.enum(['leads.read', 'leads.act', 'leads.delete', 'webhooks.manage'])),
 });
 
 export const sessionSchema = z.object({

@@ -53,6 +53,7 @@ export function renderError(err: AppError): Rendering {
     sign_in_throttled: () => ({ status: 429, body: { error: 'Too many sign-in attempts; retry later.' } }),
     csrf_failed: () => ({ status: 403, body: { error: 'Missing or invalid CSRF token.' } }),
     forbidden: () => ({ status: 403, body: { error: 'Your role in this workspace does not allow this.' } }),
+    webhook_endpoint_not_found: () => ({ status: 404, body: { error: 'Webhook endpoint not found in this workspace.' } }),
     lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };

@@ -5,11 +5,11 @@ export const ROLES = ['owner', 'admin', 'agent', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** What the dashboard's API lets someone do in a workspace. */
-export type Permission = 'leads.read' | 'leads.act' | 'leads.delete';
+export type Permission = 'leads.read' | 'leads.act' | 'leads.delete' | 'webhooks.manage';
 
 const GRANTS: Record<Role, readonly Permission[]> = {
-  owner: ['leads.read', 'leads.act', 'leads.delete'],
-  admin: ['leads.read', 'leads.act', 'leads.delete'],
+  owner: ['leads.read', 'leads.act', 'leads.delete', 'webhooks.manage'],
+  admin: ['leads.read', 'leads.act', 'leads.delete', 'webhooks.manage'],
   agent: ['leads.read', 'leads.act'],
   viewer: ['leads.read'],
 };

@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'csrf_failed'
   | 'forbidden'
   | 'lead_status_conflict'
+  | 'webhook_endpoint_not_found'
   | 'internal';
 
 export interface ValidationIssue {

@@ -2,7 +2,7 @@
 // carry the session's CSRF token; a 401 anywhere means "sign in again".
 
 export type Status = 'new' | 'in_conversation' | 'booked' | 'unqualified' | 'needs_human';
-export type Permission = 'leads.read' | 'leads.act' | 'leads.delete';
+export type Permission = 'leads.read' | 'leads.act' | 'leads.delete' | 'webhooks.manage';
 
 export interface WorkspaceAccess {
   slug: string;

@@ -4,9 +4,11 @@ import { api, setCsrf, type Session } from './api.ts';
 import { InboxPage } from './inbox.tsx';
 import { LeadView } from './lead.tsx';
 import { navigate } from './nav.ts';
+import { WebhooksPage } from './webhooks.tsx';
 import './styles.css';
 
-// The operators' dashboard (docs/DASHBOARD.md): sign in, the leads inbox, the lead page. Routes
+// The operators' dashboard (docs/DASHBOARD.md): sign in, the leads inbox, the lead page, the
+// Webhooks page (owners and admins). Routes
 // are paths under /admin, handled here with the History API (the service answers index.html for
 // each of them).
 
@@ -67,7 +69,8 @@ function App() {
   if (!workspace) {
     return <main><h1>No workspace</h1><p>Ask an owner to add you: <code>leadintake user add {session.operator.email} --workspace SLUG --role agent</code></p></main>;
   }
-  if (slug !== workspace.slug || section !== 'leads') {
+  const webhooks = workspace.permissions.includes('webhooks.manage');
+  if (slug !== workspace.slug || (section !== 'leads' && !(section === 'webhooks' && webhooks))) {
     queueMicrotask(() => navigate(`/admin/${workspace.slug}/leads`));
     return null;
   }
@@ -79,6 +82,10 @@ function App() {
     <>
       <header className="top">
         <a className="brand" href={`/admin/${workspace.slug}/leads`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>leadintake</a>
+        <nav aria-label="Workspace">
+          <a href={`/admin/${workspace.slug}/leads`} aria-current={section === 'leads' ? 'page' : undefined} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>Leads</a>
+          {webhooks && <a href={`/admin/${workspace.slug}/webhooks`} aria-current={section === 'webhooks' ? 'page' : undefined} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/webhooks`); }}>Webhooks</a>}
+        </nav>
         <label className="switch">
           Workspace{' '}
           <select value={workspace.slug} onChange={(e) => navigate(`/admin/${e.target.value}/leads`)}>
@@ -88,7 +95,8 @@ function App() {
         <span className="who">{session.operator.name}</span>
         <button type="button" className="quiet" onClick={signOut}>Sign out</button>
       </header>
-      {leadId ? <LeadView key={leadId} workspace={workspace} leadId={leadId} /> : <InboxPage key={workspace.slug} workspace={workspace} />}
+      {section === 'webhooks' ? <WebhooksPage key={workspace.slug} workspace={workspace} />
+        : leadId ? <LeadView key={leadId} workspace={workspace} leadId={leadId} /> : <InboxPage key={workspace.slug} workspace={workspace} />}
     </>
   );
 }
