@@ -181,6 +181,19 @@ describe('the inbox', () => {
     assert.deepEqual([bad.status, bad.body.issues.map((i: { path: string[] }) => i.path[0])], [400, ['sort']]);
   });
 
+  it('leads sharing one timestamp to the microsecond (one batch insert) are all paged, none skipped at a page boundary', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await newLead({ name: `Same Instant ${i}` }));
+    await app.db.pool.query(`UPDATE leads SET created_at = '2026-04-01T00:00:00.123456Z', updated_at = '2026-04-01T00:00:00.654321Z' WHERE id = ANY($1)`, [ids]);
+    const sorted = [...ids].sort().reverse();
+    for (const sort of ['newest', 'activity']) {
+      const url = `${leadsUrl()}?limit=2&sort=${sort}&q=${encodeURIComponent('Same Instant')}`;
+      const first = await admin(app.http, sessions.viewer, 'GET', url);
+      const second = await admin(app.http, sessions.viewer, 'GET', `${url}&cursor=${first.body.nextCursor}`);
+      assert.deepEqual([...first.body.leads, ...second.body.leads].map((l: { id: string }) => l.id), sorted, sort);
+    }
+  });
+
   it('a bad query is 400 with the issues; a workspace the operator is not a member of is 404', async () => {
     const bad = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=nonsense&limit=1000`);
     assert.equal(bad.status, 400);

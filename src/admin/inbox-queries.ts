@@ -45,7 +45,10 @@ export interface InboxRow {
   speedToLeadSeconds: number | null;
 }
 
-const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
+// `at` is the sort column to the microsecond, as PostgreSQL stores it: a JavaScript Date keeps
+// milliseconds only, and a cursor cut to them would skip the leads of the page's last
+// millisecond (a batch of leads inserted by one statement shares one `created_at`).
+const encodeCursor = (at: string, id: string) => Buffer.from(`${at}|${id}`).toString('base64url');
 
 /** The cursor's position, or null when it is not one of ours. */
 export function decodeCursor(cursor: string): { at: string; id: string } | null {
@@ -74,6 +77,7 @@ export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: 
   const col = SORT_COLUMN[q.sort ?? 'newest'];
   const { rows } = await db.query(
     `SELECT l.id, l.name, l.phone, l.email, l.status, l.livemode, l.created_at, l.updated_at,
+            to_char(l.${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,
             (SELECT extract(epoch FROM min(e.at) - l.created_at) FROM lead_events e
               WHERE e.lead_id = l.id AND e.type IN ('message.sent', 'call.dispatched')) AS speed
        FROM leads l
@@ -99,7 +103,7 @@ export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: 
       lastActivityAt: new Date(r.updated_at).toISOString(),
       speedToLeadSeconds: r.speed === null ? null : Math.max(0, Math.round(Number(r.speed) * 10) / 10),
     })),
-    nextCursor: rows.length > q.limit && last ? encodeCursor(new Date(last[col]), last.id) : null,
+    nextCursor: rows.length > q.limit && last ? encodeCursor(last.cursor_at, last.id) : null,
   };
 }
 
