@@ -13,9 +13,12 @@ CREATE INDEX leads_inbox_name_trgm ON leads USING gin (name gin_trgm_ops);
 DROP INDEX leads_inbox_email;
 CREATE INDEX leads_inbox_email ON leads (workspace_id, lower(email), created_at DESC, id DESC) WHERE email IS NOT NULL;
 
--- The inbox sorted by last activity (`updated_at`: any change to the lead, a message, a call's
--- outcome), keyset pages like the newest-first order.
-CREATE INDEX leads_inbox_activity ON leads (workspace_id, livemode, updated_at DESC, id DESC);
+-- The inbox sorted by last activity (`updated_at`: the lead's last status or profile change),
+-- keyset pages like the newest-first order. Not keyed on livemode: the inbox asks for
+-- `livemode = ANY(…)`, which a btree cannot answer in order from a middle column, so the walk is
+-- on (workspace, updated_at) like the newest-first one on 001's leads_workspace_created, and the
+-- few sandbox leads are filtered out on the way.
+CREATE INDEX leads_inbox_activity ON leads (workspace_id, updated_at DESC, id DESC);
 
 -- The API key that created the lead (the lead page shows its name and prefix). Null for leads
 -- created before this migration and for leads not created through the public API.
