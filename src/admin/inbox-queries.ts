@@ -15,7 +15,7 @@ export const COUNT_CAP = 10_000;
 
 export const INBOX_SORTS = ['newest', 'activity'] as const;
 export type InboxSort = (typeof INBOX_SORTS)[number];
-/** The column each order walks (leads_inbox and leads_inbox_activity). */
+/** The column each order walks (indexes leads_workspace_created and leads_inbox_activity). */
 const SORT_COLUMN: Record<InboxSort, 'created_at' | 'updated_at'> = { newest: 'created_at', activity: 'updated_at' };
 
 export interface InboxQuery {
