@@ -3,7 +3,8 @@
 // WhatsApp message and `message.sent` event for the newest 10,000; then, each N times
 // (BENCH_INBOX_RUNS, default 300), what the inbox asks on every load: the first page (50 leads,
 // newest first) with the counts per status, the Needs human tab, a search by phone written in
-// another format, a search by e-mail, one by part of a name, and the third keyset page. Measured at the query layer
+// another format, a search by e-mail, one by part of a name (rare, and common: a part most names
+// share), the third keyset page, and the first and third pages by last activity. Measured at the query layer
 // (the functions the admin route calls, one pool connection each), so the figures are the
 // database's share of the answer; HTTP adds about a millisecond.
 //   node bench/inbox.ts            (embedded PostgreSQL in a temporary folder, or BENCH_DATABASE_URL)
@@ -63,8 +64,14 @@ try {
   await measure('Needs human tab, first page', () => listInbox(pool, { ...base, status: 'needs_human' }));
   await measure('search by phone ("+1 (444) 0012-3457")', () => listInbox(pool, { ...base, search: '+1 (444) 0012-3457' }));
   await measure('search by e-mail', () => listInbox(pool, { ...base, search: 'LEAD777777@example.com' }));
-  await measure('search by part of a name (scans the workspace)', () => listInbox(pool, { ...base, search: 'ead 77777' }));
+  await measure('search by part of a name ("ead 77777")', () => listInbox(pool, { ...base, search: 'ead 77777' }));
+  await measure('search by a common part of a name ("ead 1")', () => listInbox(pool, { ...base, search: 'ead 1' }));
   await measure('third page (keyset)', () => listInbox(pool, { ...base, cursor: page3.nextCursor! }));
+  const byActivity = { ...base, sort: 'activity' as const };
+  const activity2 = await listInbox(pool, byActivity);
+  const activity3 = await listInbox(pool, { ...byActivity, cursor: activity2.nextCursor! });
+  await measure('by last activity, first page', () => listInbox(pool, byActivity));
+  await measure('by last activity, third page (keyset)', () => listInbox(pool, { ...byActivity, cursor: activity3.nextCursor! }));
 } finally {
   await pool.end();
   await server.close();

@@ -158,6 +158,42 @@ describe('the inbox', () => {
     assert.equal(needsHuman.body.countCap, 10_000);
   });
 
+  it('by last activity: most recently active first, keyset pages in that order; a name found by any part of it', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await newLead({ name: `Activity Sorted ${i}` }));
+    // Created 0..3, last active in another order: 2, 0, 3, 1 (most recent first).
+    await app.db.pool.query(
+      `UPDATE leads l SET created_at = '2026-02-01'::timestamptz + make_interval(mins => x.n::int),
+              updated_at = '2026-03-01'::timestamptz + make_interval(mins => x.a::int)
+         FROM unnest($1::uuid[], $2::int[]) WITH ORDINALITY x(id, a, n) WHERE l.id = x.id`,
+      [ids, [3, 1, 4, 2]],
+    );
+    const url = `${leadsUrl()}?limit=3&q=${encodeURIComponent('tivity Sort')}`;
+    const first = await admin(app.http, sessions.viewer, 'GET', `${url}&sort=activity`);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual(first.body.leads.map((l: { id: string }) => l.id), [ids[2], ids[0], ids[3]]);
+    assert.deepEqual(first.body.leads.map((l: { lastActivityAt: string }) => l.lastActivityAt), ['2026-03-01T00:04:00.000Z', '2026-03-01T00:03:00.000Z', '2026-03-01T00:02:00.000Z']);
+    const second = await admin(app.http, sessions.viewer, 'GET', `${url}&sort=activity&cursor=${first.body.nextCursor}`);
+    assert.deepEqual([second.body.leads.map((l: { id: string }) => l.id), second.body.nextCursor], [[ids[1]], null]);
+    const newest = await admin(app.http, sessions.viewer, 'GET', url);
+    assert.deepEqual(newest.body.leads.map((l: { id: string }) => l.id), [ids[3], ids[2], ids[1]]);
+    const bad = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?sort=oldest`);
+    assert.deepEqual([bad.status, bad.body.issues.map((i: { path: string[] }) => i.path[0])], [400, ['sort']]);
+  });
+
+  it('leads sharing one timestamp to the microsecond (one batch insert) are all paged, none skipped at a page boundary', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await newLead({ name: `Same Instant ${i}` }));
+    await app.db.pool.query(`UPDATE leads SET created_at = '2026-04-01T00:00:00.123456Z', updated_at = '2026-04-01T00:00:00.654321Z' WHERE id = ANY($1)`, [ids]);
+    const sorted = [...ids].sort().reverse();
+    for (const sort of ['newest', 'activity']) {
+      const url = `${leadsUrl()}?limit=2&sort=${sort}&q=${encodeURIComponent('Same Instant')}`;
+      const first = await admin(app.http, sessions.viewer, 'GET', url);
+      const second = await admin(app.http, sessions.viewer, 'GET', `${url}&cursor=${first.body.nextCursor}`);
+      assert.deepEqual([...first.body.leads, ...second.body.leads].map((l: { id: string }) => l.id), sorted, sort);
+    }
+  });
+
   it('a bad query is 400 with the issues; a workspace the operator is not a member of is 404', async () => {
     const bad = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=nonsense&limit=1000`);
     assert.equal(bad.status, 400);
@@ -183,6 +219,35 @@ describe('the lead page and the actions', () => {
     assert.equal(page.body.lead.consent.ip, '127.0.0.1');
     assert.deepEqual(page.body.timeline.map((e: { type: string }) => e.type), ['lead.created']);
     assert.deepEqual(page.body.whatsappWindow, { open: false, until: null });
+  });
+
+  it("a call's transcript comes split into turns, each with its speaker", async () => {
+    const id = await newLead();
+    await app.db.pool.query(
+      `INSERT INTO call_sessions (lead_id, provider_call_id, status, transcript) VALUES ($1, $2, 'ended', $3)`,
+      [id, `call-${id}`, 'Assistant: Hello, this is Mia. Lead: no, that stays\n\nLead: Hi, yes.\n\nAssistant: Great.'],
+    );
+    const page = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
+    assert.deepEqual(page.body.calls[0].transcriptTurns, [
+      { speaker: 'Assistant', text: 'Hello, this is Mia. Lead: no, that stays' },
+      { speaker: 'Lead', text: 'Hi, yes.' },
+      { speaker: 'Assistant', text: 'Great.' },
+    ]);
+  });
+
+  it('the lead page names the API key that created the lead (name and prefix, never the key); none for a lead without one', async () => {
+    const [key] = (await app.db.pool.query('SELECT name, prefix FROM api_keys WHERE id = $1', [ws.apiKeyId])).rows;
+    const id = await newLead();
+    const page = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
+    assert.deepEqual(page.body.lead.apiKey, { name: key.name, prefix: key.prefix });
+    assert.ok(ws.apiKey.startsWith(key.prefix) && ws.apiKey.length > key.prefix.length);
+    assert.ok(!JSON.stringify(page.body).includes(ws.apiKey), 'the key itself is never shown');
+    const sandboxId = await newLead({}, ws.sandboxKey);
+    const [sandboxKey] = (await app.db.pool.query('SELECT k.name, k.prefix FROM leads l JOIN api_keys k ON k.id = l.api_key_id WHERE l.id = $1', [sandboxId])).rows;
+    assert.notEqual(sandboxKey.prefix, key.prefix);
+    assert.deepEqual((await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${sandboxId}`)).body.lead.apiKey, { name: sandboxKey.name, prefix: sandboxKey.prefix });
+    await app.db.pool.query('UPDATE leads SET api_key_id = NULL WHERE id = $1', [id]);
+    assert.equal((await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`)).body.lead.apiKey, null);
   });
 
   it("another workspace's lead, an unknown id and a malformed id are 404 for every action", async () => {

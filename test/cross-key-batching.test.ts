@@ -32,7 +32,7 @@ function recordingLimiter() {
 function newLead(workspaceId: string, phone: string): NewLead {
   return {
     workspaceId, name: 'Batch Lead', phone, phoneNormalized: phone, email: null, goal: null, consentIp: null,
-    consentUserAgent: null, metadata: {}, formResponses: {}, createdEvent: { channel: 'whatsapp' }, livemode: true,
+    consentUserAgent: null, metadata: {}, formResponses: {}, createdEvent: { channel: 'whatsapp' }, livemode: true, apiKeyId: null,
   };
 }
 

@@ -8,13 +8,14 @@ let sim: VapiSimulator;
 let app: TestApp;
 let key: string;
 let workspaceId: string;
+let apiKeyId: string;
 
 const VAPI = { provider: 'vapi' as const, apiKey: SIM_API_KEY, assistantId: SIM_ASSISTANT_ID, phoneNumberId: SIM_PHONE_NUMBER_ID };
 
 before(async () => {
   sim = await startVapiSimulator();
   app = await startTestApp({ env: { VAPI_BASE_URL: sim.url, VAPI_TIMEOUT_MS: '400' } });
-  ({ apiKey: key, workspaceId } = await app.createWorkspace('voice', { voice: VAPI }));
+  ({ apiKey: key, workspaceId, apiKeyId } = await app.createWorkspace('voice', { voice: VAPI }));
 });
 after(async () => {
   await app.close();
@@ -76,6 +77,8 @@ describe('voice dispatch at submission', () => {
     assert.equal(got.body.voiceCall.transcript, null);
     const events = await app.db.pool.query('SELECT type FROM lead_events WHERE lead_id = $1 ORDER BY id', [res.body.leadId]);
     assert.deepEqual(events.rows.map((r) => r.type), ['lead.created', 'call.dispatched']);
+    const createdBy = await app.db.pool.query('SELECT api_key_id FROM leads WHERE id = $1', [res.body.leadId]);
+    assert.equal(createdBy.rows[0].api_key_id, apiKeyId, 'the lead records the key that submitted it');
   });
 
   const rejections: [string, () => void, (message: string) => void][] = [

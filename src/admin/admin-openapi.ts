@@ -78,13 +78,14 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
   });
   doc.operation('get', '/api/admin/workspaces/{slug}/leads', {
     ...secured, operationId: 'listLeads', summary: 'The leads inbox',
-    description: 'Newest first, keyset pages (`nextCursor`), counts per status.',
+    description: 'Newest first or by last activity, keyset pages (`nextCursor`), counts per status.',
     parameters: [
       SLUG,
       { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['new', 'in_conversation', 'booked', 'unqualified', 'needs_human'] } },
       { name: 'q', in: 'query', required: false, description: 'A phone number in any format, an e-mail address, or part of a name.', schema: { type: 'string' } },
       { name: 'sandbox', in: 'query', required: false, description: '`true`: sandbox leads too.', schema: { type: 'string', enum: ['true', 'false'] } },
-      { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+      { name: 'sort', in: 'query', required: false, description: '`newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first.', schema: { type: 'string', enum: ['newest', 'activity'] } },
+      { name: 'cursor', in: 'query', required: false, description: '`nextCursor` of the previous page, with the same `sort`.', schema: { type: 'string' } },
       { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
     ],
     responses: { '200': json('A page of leads.', ref.inbox), ...errors('400', '401', '403', '404', '500') },

@@ -87,6 +87,7 @@ export function adminRoutes(deps: AdminRouteDeps) {
           workspaceId: workspace.id, sandbox, limit: query.limit ?? 50,
           ...(query.status ? { status: query.status } : {}),
           ...(query.q ? { search: query.q } : {}),
+          ...(query.sort ? { sort: query.sort } : {}),
           ...(query.cursor ? { cursor: query.cursor } : {}),
           ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
         }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LEAD_STATUSES } from '../leads/lead-state.ts';
 import { ROLES } from '../operators/roles.ts';
-import { PAGE_SIZE_MAX } from './inbox-queries.ts';
+import { INBOX_SORTS, PAGE_SIZE_MAX } from './inbox-queries.ts';
 
 // Requests and responses of the admin API (docs/DASHBOARD.md) as zod schemas: they validate the
 // requests, type the handlers' answers and become the OpenAPI document's admin part.
@@ -17,6 +17,7 @@ export const inboxQuery = z.object({
   status: status.optional(),
   q: z.string().trim().max(200).optional(),
   sandbox: z.enum(['true', 'false']).optional(),
+  sort: z.enum(INBOX_SORTS).optional(),
   cursor: z.string().max(200).optional(),
   limit: z.coerce.number().int().min(1).max(PAGE_SIZE_MAX).optional(),
 });
@@ -89,6 +90,10 @@ export const leadPageSchema = z.object({
     optedOutAt: nullableTimestamp,
     createdAt: timestamp,
     updatedAt: timestamp,
+    apiKey: z
+      .object({ name: z.string(), prefix: z.string() })
+      .nullable()
+      .meta({ description: 'The API key that created the lead (its name and prefix, never the key); null when not created through the public API or before keys were recorded.' }),
   }),
   timeZone: z.string().nullable().meta({ description: "The workspace's time zone (the agent's), for the booking." }),
   whatsappWindow: z.object({ open: z.boolean(), until: nullableTimestamp }).nullable(),
@@ -114,6 +119,9 @@ export const leadPageSchema = z.object({
     endedReason: z.string().nullable(),
     summary: z.string().nullable(),
     transcript: z.string().nullable(),
+    transcriptTurns: z
+      .array(z.object({ speaker: z.enum(['Assistant', 'Lead']), text: z.string() }))
+      .meta({ description: 'The transcript split by speaker; empty when there is none.' }),
     recordingUrl: z.string().nullable(),
   })),
   integrationLog: z.array(z.object({

@@ -2,8 +2,10 @@ import type { Queryable } from '../db/pool.ts';
 import { LEAD_STATUSES, type LeadStatus } from '../leads/lead-state.ts';
 import { normalizePhone } from '../leads/phone.ts';
 
-// The leads inbox (docs/DASHBOARD.md, "Inbox"): newest first, keyset pages (no OFFSET), a search
-// by phone (any format: normalised, then the unique index), e-mail (exact) or name (substring),
+// The leads inbox (docs/DASHBOARD.md, "Inbox"): newest first or by last activity, keyset pages
+// (no OFFSET) each read off an index of migrations 011/013, a search by phone (any format:
+// normalised, then the unique index), e-mail (exact, its own index) or name (substring, the
+// trigram index),
 // and counts per status that stop at COUNT_CAP so a workspace of a million leads costs no more
 // than one of ten thousand.
 
@@ -11,12 +13,20 @@ export const PAGE_SIZE_MAX = 100;
 /** Counts stop here: the page shows "10000+". */
 export const COUNT_CAP = 10_000;
 
+export const INBOX_SORTS = ['newest', 'activity'] as const;
+export type InboxSort = (typeof INBOX_SORTS)[number];
+/** The column each order walks (indexes leads_workspace_created and leads_inbox_activity). */
+const SORT_COLUMN: Record<InboxSort, 'created_at' | 'updated_at'> = { newest: 'created_at', activity: 'updated_at' };
+
 export interface InboxQuery {
   workspaceId: string;
   /** Live leads only, or live and sandbox leads (the "Sandbox" switch). */
   sandbox: boolean;
   status?: LeadStatus;
   search?: string;
+  /** Newest first (the default) or by last activity, most recent first. */
+  sort?: InboxSort;
+  /** From the previous page of the same sort. */
   cursor?: string;
   limit: number;
   defaultCountry?: string;
@@ -35,7 +45,10 @@ export interface InboxRow {
   speedToLeadSeconds: number | null;
 }
 
-const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
+// `at` is the sort column to the microsecond, as PostgreSQL stores it: a JavaScript Date keeps
+// milliseconds only, and a cursor cut to them would skip the leads of the page's last
+// millisecond (a batch of leads inserted by one statement shares one `created_at`).
+const encodeCursor = (at: string, id: string) => Buffer.from(`${at}|${id}`).toString('base64url');
 
 /** The cursor's position, or null when it is not one of ours. */
 export function decodeCursor(cursor: string): { at: string; id: string } | null {
@@ -48,7 +61,8 @@ export function decodeCursor(cursor: string): { at: string; id: string } | null 
 function searchCondition(search: string | undefined, defaultCountry: string | undefined): { sql: string; value: string | null } {
   const s = search?.trim();
   if (!s) return { sql: '$SEARCH::text IS NULL', value: null };
-  if (s.includes('@')) return { sql: `lower(l.email) = $SEARCH`, value: s.toLowerCase() };
+  // `email IS NOT NULL` spells out the partial index's condition for the planner.
+  if (s.includes('@')) return { sql: `l.email IS NOT NULL AND lower(l.email) = $SEARCH`, value: s.toLowerCase() };
   const digits = s.replace(/\D/g, '');
   // Not a possible number for the library (a stored number from before migration 007, say):
   // its digits with a "+" are still worth one exact look-up before a name search.
@@ -60,16 +74,18 @@ function searchCondition(search: string | undefined, defaultCountry: string | un
 export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: InboxRow[]; nextCursor: string | null }> {
   const after = q.cursor ? decodeCursor(q.cursor) : null;
   const search = searchCondition(q.search, q.defaultCountry);
+  const col = SORT_COLUMN[q.sort ?? 'newest'];
   const { rows } = await db.query(
     `SELECT l.id, l.name, l.phone, l.email, l.status, l.livemode, l.created_at, l.updated_at,
+            to_char(l.${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,
             (SELECT extract(epoch FROM min(e.at) - l.created_at) FROM lead_events e
               WHERE e.lead_id = l.id AND e.type IN ('message.sent', 'call.dispatched')) AS speed
        FROM leads l
       WHERE l.workspace_id = $1 AND l.livemode = ANY($2::boolean[])
         AND ($3::text IS NULL OR l.status = $3)
-        AND ($4::timestamptz IS NULL OR (l.created_at, l.id) < ($4, $5::uuid))
+        AND ($4::timestamptz IS NULL OR (l.${col}, l.id) < ($4, $5::uuid))
         AND ${search.sql.replace('$SEARCH', '$7')}
-      ORDER BY l.created_at DESC, l.id DESC
+      ORDER BY l.${col} DESC, l.id DESC
       LIMIT $6`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.status ?? null, after?.at ?? null, after?.id ?? null, q.limit + 1, search.value],
   );
@@ -87,7 +103,7 @@ export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: 
       lastActivityAt: new Date(r.updated_at).toISOString(),
       speedToLeadSeconds: r.speed === null ? null : Math.max(0, Math.round(Number(r.speed) * 10) / 10),
     })),
-    nextCursor: rows.length > q.limit && last ? encodeCursor(new Date(last.created_at), last.id) : null,
+    nextCursor: rows.length > q.limit && last ? encodeCursor(last.cursor_at, last.id) : null,
   };
 }
 

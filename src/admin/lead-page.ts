@@ -2,19 +2,25 @@ import { agentConfigOf } from '../agent/agent-config.ts';
 import type { Queryable } from '../db/pool.ts';
 import { getLeadDetails } from '../leads/lead-details.ts';
 import { voiceCallView } from '../leads/lead-view.ts';
+import { transcriptTurns } from '../voice/call-transcript.ts';
 import { WINDOW_MS } from '../whatsapp/turn-engine.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { LeadPageBody } from './admin-schemas.ts';
 
 // The lead page's data (docs/DASHBOARD.md, "Lead page"): the details `leadintake lead show` prints
 // (lead-details.ts) plus what only the page shows — form answers with the questions' labels, the
-// consent record, every call, the 24-hour WhatsApp window.
+// consent record, the API key that created the lead (name and prefix only), every call with its
+// transcript by speaker, the 24-hour WhatsApp window.
 
 export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: string, now: Date): Promise<LeadPageBody | null> {
   const d = await getLeadDetails(db, { leadId, workspaceId: workspace.id, logLimit: 50 });
   if (!d) return null;
   const [extra, calls] = await Promise.all([
-    db.query('SELECT livemode, consent_ip, consent_user_agent, last_inbound_at FROM leads WHERE id = $1', [leadId]),
+    db.query(
+      `SELECT l.livemode, l.consent_ip, l.consent_user_agent, l.last_inbound_at, k.name AS key_name, k.prefix AS key_prefix
+         FROM leads l LEFT JOIN api_keys k ON k.id = l.api_key_id WHERE l.id = $1`,
+      [leadId],
+    ),
     db.query(
       `SELECT provider_call_id, status, started_at, ended_at, duration_seconds, ended_reason, summary, transcript, recording_url
          FROM call_sessions WHERE lead_id = $1 ORDER BY created_at, id`,
@@ -58,6 +64,7 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
       optedOutAt: l.optedOutAt,
       createdAt: l.createdAt,
       updatedAt: l.updatedAt,
+      apiKey: x.key_name === null ? null : { name: x.key_name, prefix: x.key_prefix },
     },
     timeZone: agentConfigOf(workspace).timeZone ?? null,
     whatsappWindow:
@@ -70,7 +77,7 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
     timeline: d.timeline,
     messages: d.messages.map(({ provider: _p, ...m }) => m),
     truncated: d.truncated,
-    calls: calls.rows.map((c) => voiceCallView(c)),
+    calls: calls.rows.map((c) => ({ ...voiceCallView(c), transcriptTurns: transcriptTurns(c.transcript) })),
     integrationLog: d.integrationLog,
   };
 }

@@ -22,7 +22,8 @@ export type LeadOpResult =
   | { kind: 'duplicate'; leadId: string | null };
 
 // $4: the inserts as a JSON array; each row carries its key (`key`), its place among its key's
-// requests (`ord`), its key's batch size and limit, and its place in the batch (`seq`).
+// requests (`ord`), its key's batch size and limit, and its place in the batch (`seq`); and, like
+// `livemode`, its lead's own columns, `api_key_id` among them (the lead page's "created by").
 // Requests past their key's limit are filtered out before anything is written; DISTINCT ON keeps
 // the first of two same-phone requests of one workspace, so each inserted lead maps back to
 // exactly one request. Leads are inserted in (workspace, phone) order, so two processes
@@ -32,14 +33,14 @@ const INSERTS = `,
     SELECT DISTINCT ON (x.workspace_id, x.livemode, x.phone_normalized) x.*
       FROM jsonb_to_recordset($4::jsonb) AS x(key uuid, ord int, size int, lim int, seq int, workspace_id uuid, livemode boolean,
              name text, phone text, phone_normalized text, email text, goal text, consent_ip text, consent_user_agent text,
-             metadata jsonb, form_responses jsonb, created_event jsonb)
+             metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid)
       JOIN c ON c.api_key_id = x.key
      WHERE c.count - x.size + x.ord <= x.lim
      ORDER BY x.workspace_id, x.livemode, x.phone_normalized, x.seq
   ), lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
-                       consent_ip, consent_user_agent, metadata, form_responses, livemode)
-    SELECT workspace_id, name, phone, phone_normalized, email, goal, now(), consent_ip, consent_user_agent, metadata, form_responses, livemode
+                       consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id)
+    SELECT workspace_id, name, phone, phone_normalized, email, goal, now(), consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id
       FROM x ORDER BY workspace_id, livemode, phone_normalized
     ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
     RETURNING id, workspace_id, livemode, phone_normalized, created_at
@@ -130,5 +131,6 @@ function insertRow(place: { key: string; ord: number; size: number; lim: number;
     form_responses: l.formResponses,
     created_event: l.createdEvent,
     livemode: l.livemode,
+    api_key_id: l.apiKeyId,
   };
 }

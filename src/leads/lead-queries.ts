@@ -14,12 +14,14 @@ export interface NewLead {
   createdEvent: Record<string, unknown>;
   /** false: a sandbox lead (submitted with a sandbox key, docs/SANDBOX.md). */
   livemode: boolean;
+  /** The API key that submitted it (the dashboard's "created by"); null when not the public API. */
+  apiKeyId: string | null;
 }
 
 function leadValues(l: NewLead): unknown[] {
   return [
     l.workspaceId, l.name, l.phone, l.phoneNormalized, l.email, l.goal, l.consentIp, l.consentUserAgent,
-    JSON.stringify(l.metadata), JSON.stringify(l.formResponses), JSON.stringify(l.createdEvent), l.livemode,
+    JSON.stringify(l.metadata), JSON.stringify(l.formResponses), JSON.stringify(l.createdEvent), l.livemode, l.apiKeyId,
   ];
 }
 
@@ -29,8 +31,8 @@ function leadValues(l: NewLead): unknown[] {
 const INSERT_LEAD = `
   WITH lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
-                       consent_ip, consent_user_agent, metadata, form_responses, livemode)
-    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $12)
+                       consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id)
+    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $12, $13)
     ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
     RETURNING id, created_at
   ), event AS (

@@ -174,6 +174,7 @@ function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
     formResponses: s.formResponses ?? {},
     createdEvent: { channel: ctx.workspace.channel, apiKeyId: ctx.apiKeyId, ...(ctx.livemode ? {} : { livemode: false }) },
     livemode: ctx.livemode,
+    apiKeyId: ctx.apiKeyId,
   };
 }
 

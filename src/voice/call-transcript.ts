@@ -18,7 +18,12 @@ export function buildTranscript(messages: unknown, text: unknown): string | null
   return turns.length > 0 ? turns.map((t) => `${t.speaker}: ${t.text}`).join('\n\n') : null;
 }
 
-interface Turn {
+/** A stored transcript split into its turns, speaker named (the lead page shows them so); [] for none. */
+export function transcriptTurns(transcript: string | null): Turn[] {
+  return transcript ? turnsFromText(transcript) : [];
+}
+
+export interface Turn {
   speaker: Speaker;
   text: string;
 }

@@ -44,12 +44,13 @@ export interface LeadPage {
     metadata: Record<string, unknown>; formAnswers: Array<{ id: string; label: string | null; value: unknown }>;
     consent: { at: string; ip: string | null; userAgent: string | null }; bookingUid: string | null; bookingStart: string | null;
     optedOutAt: string | null; createdAt: string; updatedAt: string;
+    apiKey: { name: string; prefix: string } | null;
   };
   timeZone: string | null;
   whatsappWindow: { open: boolean; until: string | null } | null;
   timeline: Array<{ id: number; type: string; data: Record<string, unknown>; at: string }>;
   messages: Array<{ id: number; direction: 'inbound' | 'outbound'; kind: string; body: string; status: string; errorCode: string | null; errorMessage: string | null; createdAt: string }>;
-  calls: Array<{ providerCallId: string; status: string; startedAt: string | null; durationSeconds: number | null; endedReason: string | null; summary: string | null; transcript: string | null; recordingUrl: string | null }>;
+  calls: Array<{ providerCallId: string; status: string; startedAt: string | null; durationSeconds: number | null; endedReason: string | null; summary: string | null; transcript: string | null; transcriptTurns: Array<{ speaker: 'Assistant' | 'Lead'; text: string }>; recordingUrl: string | null }>;
   integrationLog: Array<{ id: number; provider: string; direction: 'in' | 'out'; kind: string; httpStatus: number | null; outcome: string | null; payload: unknown; createdAt: string }>;
 }
 

@@ -16,6 +16,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [tab, setTab] = useState<Status | 'all'>('all');
   const [search, setSearch] = useState('');
   const [sandbox, setSandbox] = useState(false);
+  const [sort, setSort] = useState<'newest' | 'activity'>('newest');
   const [data, setData] = useState<Inbox | null>(null);
   const [more, setMore] = useState<InboxLead[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -25,9 +26,10 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
     if (tab !== 'all') p.set('status', tab);
     if (search.trim()) p.set('q', search.trim());
     if (sandbox) p.set('sandbox', 'true');
+    if (sort !== 'newest') p.set('sort', sort);
     if (after) p.set('cursor', after);
     return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
-  }, [tab, search, sandbox, workspace.slug]);
+  }, [tab, search, sandbox, sort, workspace.slug]);
   const refresh = useCallback(() => {
     query().then((d) => {
       setData(d);
@@ -66,6 +68,10 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
           ))}
         </nav>
         <label className="search">Search leads <input type="search" value={search} placeholder="Name, phone or e-mail" onChange={(e) => setSearch(e.target.value)} /></label>
+        <label className="sort">Sort <select value={sort} onChange={(e) => setSort(e.target.value === 'activity' ? 'activity' : 'newest')}>
+          <option value="newest">Newest first</option>
+          <option value="activity">Last activity</option>
+        </select></label>
         <label className="check"><input type="checkbox" checked={sandbox} onChange={(e) => setSandbox(e.target.checked)} /> Sandbox</label>
       </div>
       {error && <p role="alert" className="error">{error}</p>}

@@ -80,6 +80,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
             <dt>Goal</dt><dd>{l.goal ?? '—'}</dd>
             <dt>Channel</dt><dd>{l.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</dd>
             <dt>Created</dt><dd>{dateTime(l.createdAt)}</dd>
+            <dt>Created by</dt><dd>{l.apiKey ? <>API key {l.apiKey.name} (<code>{l.apiKey.prefix}…</code>)</> : '—'}</dd>
             {l.qualificationNotes && <><dt>Notes</dt><dd>{l.qualificationNotes}</dd></>}
             <dt>Consent</dt><dd>{dateTime(l.consent.at)}, IP {l.consent.ip ?? 'unknown'}, {l.consent.userAgent ?? 'no user agent'}</dd>
             {l.answers.map((a) => <FragmentRow key={`a-${a.id}`} term={a.label ?? a.id} value={a.value} />)}
@@ -129,7 +130,13 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
                   <p>{c.durationSeconds !== null ? `${c.durationSeconds} s` : ''} {c.endedReason ?? ''}</p>
                   {c.summary && <p>{c.summary}</p>}
                   {c.recordingUrl && <audio controls src={c.recordingUrl} aria-label="Call recording" />}
-                  {c.transcript && <pre className="transcript">{c.transcript}</pre>}
+                  {c.transcriptTurns.length > 0 && (
+                    <ol className="transcript" aria-label="Transcript">
+                      {c.transcriptTurns.map((t, i) => (
+                        <li key={i} className={t.speaker === 'Lead' ? 'turn turn-lead' : 'turn turn-assistant'}><b>{t.speaker === 'Lead' ? 'Lead' : 'Assistant'}:</b> {t.text}</li>
+                      ))}
+                    </ol>
+                  )}
                 </article>
               ))}
             </>
