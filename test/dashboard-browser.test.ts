@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { freePort } from '../src/db/embedded.ts';
@@ -10,6 +12,14 @@ import { makeOperator } from './helpers/admin.ts';
 import { SOLAR_AGENT } from './helpers/agent-harness.ts';
 import { postLead } from './helpers/http.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
+
+/**
+ * The README's pictures: written to docs/ only with UPDATE_SCREENSHOTS=1 (so that a test run
+ * leaves the checkout as it was), else to the temporary folder; taken either way.
+ */
+function screenshotPath(name: string): string {
+  return process.env.UPDATE_SCREENSHOTS === '1' ? path.join('docs', name) : path.join(os.tmpdir(), `leadintake-${name}`);
+}
 
 // The dashboard in Debian's Chromium, offline, against the real service with its sandbox and a
 // running worker: the issue's flow from sign-in to Delete lead, live updates without reloads,
@@ -104,7 +114,7 @@ test('sign in → empty inbox → a sandbox lead appears and is booked live → 
   const quiet = await postLead(app.http, ws.sandboxKey, { name: 'Quinn Quiet', phone: '+1 555 011 0004', consent: true });
   await row(page, 'Quinn Quiet').getByText('In conversation').waitFor(WAIT);
   await accessible(page, 'inbox');
-  await page.screenshot({ path: 'docs/dashboard-inbox.png' });
+  await page.screenshot({ path: screenshotPath('dashboard-inbox.png') });
 
   await row(page, 'Ada Booker').getByRole('link', { name: 'Ada Booker' }).click();
   await page.getByRole('heading', { name: /Ada Booker/ }).waitFor(WAIT);
@@ -113,7 +123,7 @@ test('sign in → empty inbox → a sandbox lead appears and is booked live → 
   assert.ok(await page.locator('.bubble.inbound').count() >= 2, 'the lead\'s replies are in the thread');
   await page.getByText(/booking \S+/).waitFor(WAIT);
   await accessible(page, 'lead page');
-  await page.screenshot({ path: 'docs/dashboard-lead.png', fullPage: true });
+  await page.screenshot({ path: screenshotPath('dashboard-lead.png'), fullPage: true });
 
   // Another lead: take over, reply, resume, delete.
   await page.goto(`${base}/admin/acme/leads/${quiet.body.leadId}`);
