@@ -76,7 +76,7 @@ export interface paths {
         };
         /**
          * The leads inbox
-         * @description Newest first, keyset pages (`nextCursor`), counts per status.
+         * @description Newest first or by last activity, keyset pages (`nextCursor`), counts per status.
          */
         get: operations["listLeads"];
         put?: never;
@@ -680,6 +680,11 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                /** @description The API key that created the lead (its name and prefix, never the key); null when not created through the public API or before keys were recorded. */
+                apiKey: {
+                    name: string;
+                    prefix: string;
+                } | null;
             };
             /** @description The workspace's time zone (the agent's), for the booking. */
             timeZone: string | null;
@@ -720,6 +725,12 @@ export interface components {
                 endedReason: string | null;
                 summary: string | null;
                 transcript: string | null;
+                /** @description The transcript split by speaker; empty when there is none. */
+                transcriptTurns: {
+                    /** @enum {string} */
+                    speaker: "Assistant" | "Lead";
+                    text: string;
+                }[];
                 recordingUrl: string | null;
             }[];
             integrationLog: {
@@ -1231,6 +1242,9 @@ export interface operations {
                 q?: string;
                 /** @description `true`: sandbox leads too. */
                 sandbox?: "true" | "false";
+                /** @description `newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. */
+                sort?: "newest" | "activity";
+                /** @description `nextCursor` of the previous page, with the same `sort`. */
                 cursor?: string;
                 limit?: number;
             };
