@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { freePort } from '../src/db/embedded.ts';
 import { TurnEngine } from '../src/whatsapp/turn-engine.ts';
 import { defaultConversationProviders } from '../src/whatsapp/turn-providers.ts';
@@ -12,6 +11,7 @@ import { makeOperator } from './helpers/admin.ts';
 import { SOLAR_AGENT } from './helpers/agent-harness.ts';
 import { postLead } from './helpers/http.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
+import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
 
 /**
  * The README's pictures: written to docs/ only with UPDATE_SCREENSHOTS=1 (so that a test run
@@ -25,8 +25,6 @@ function screenshotPath(name: string): string {
 // running worker: the issue's flow from sign-in to Delete lead, live updates without reloads,
 // axe-core on every page, a viewer without action buttons, and the README's screenshots.
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-const WAIT = { timeout: 20_000 };
 let app: TestApp;
 let browser: Browser;
 let base: string;
@@ -42,10 +40,7 @@ before(async () => {
   worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2, pollSeconds: 1 });
   await worker.start();
   ws = await app.createWorkspace('whatsapp', { agent: SOLAR_AGENT }, 'acme');
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
@@ -54,36 +49,8 @@ after(async () => {
   await app.close();
 });
 
-async function newPage(): Promise<Page> {
-  // bypassCSP: only so axe-core can be injected; the page's own code runs under the CSP regardless.
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
-  await page.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(base) || url.startsWith('data:')) return route.continue();
-    problems.push(`outside request: ${url}`);
-    return route.abort();
-  });
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  // Every resource must exist (no favicon 404 and the like). The one expected failure: the page's
-  // first question, GET /api/admin/session, is a 401 until someone signs in.
-  page.on('response', (r) => {
-    const url = new URL(r.url());
-    if (r.status() >= 400 && !(r.status() === 401 && url.pathname === '/api/admin/session')) problems.push(`${r.status()} ${url.pathname}`);
-  });
-  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`); });
-  page.on('dialog', (d) => void d.accept());
-  return page;
-}
-
-/** axe-core in the page: no serious or critical violation. */
-async function accessible(page: Page, what: string): Promise<void> {
-  await page.addScriptTag({ path: AXE });
-  // A string: the test's TypeScript knows no DOM; the page runs it.
-  const violations = await page.evaluate<string[]>(`axe.run().then((r) => r.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => v.id + ' ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
-  assert.deepEqual(violations, [], `${what}: ${violations.join(', ')}`);
-}
+const newPage = () => watchedPage(browser, base, problems);
+const accessible = assertAccessible;
 
 async function signInAs(page: Page, email: string, password: string): Promise<void> {
   await page.goto(`${base}/admin`);

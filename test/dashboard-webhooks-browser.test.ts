@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { freePort } from '../src/db/embedded.ts';
 import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery-service.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
@@ -9,14 +8,13 @@ import { admin, makeOperator, signIn } from './helpers/admin.ts';
 import { postLead, validLead } from './helpers/http.ts';
 import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from './helpers/test-app.ts';
 import { drainWebhooks, startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
 
 // The dashboard's Webhooks page in Debian's Chromium, offline, against the real service: an owner
 // adds an endpoint on a local receiver, sees its secret once, a sandbox lead's event is delivered
 // (by the real delivery service, run here job by job), fails, is replayed and succeeds; axe-core
 // on the page; a viewer has no Webhooks link and the API refuses them.
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-const WAIT = { timeout: 20_000 };
 let app: TestApp;
 let browser: Browser;
 let base: string;
@@ -35,10 +33,7 @@ before(async () => {
     timeoutMs: 5000, allowPrivateNetworks: false, retryScheduleSeconds: [], jitter: () => 1,
   });
   ws = await app.createWorkspace('voice', undefined, 'hooks');
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
@@ -46,31 +41,8 @@ after(async () => {
   await receiver?.close();
 });
 
-async function newPage(): Promise<Page> {
-  // bypassCSP: only so axe-core can be injected; the page's own code runs under the CSP regardless.
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
-  await page.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(base) || url.startsWith('data:')) return route.continue();
-    problems.push(`outside request: ${url}`);
-    return route.abort();
-  });
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('response', (r) => {
-    const url = new URL(r.url());
-    if (r.status() >= 400 && !(r.status() === 401 && url.pathname === '/api/admin/session')) problems.push(`${r.status()} ${url.pathname}`);
-  });
-  page.on('dialog', (d) => void d.accept());
-  return page;
-}
-
-async function accessible(page: Page, what: string): Promise<void> {
-  await page.addScriptTag({ path: AXE });
-  const violations = await page.evaluate<string[]>(`axe.run().then((r) => r.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => v.id + ' ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
-  assert.deepEqual(violations, [], `${what}: ${violations.join(', ')}`);
-}
+const newPage = () => watchedPage(browser, base, problems);
+const accessible = assertAccessible;
 
 async function signInAs(page: Page, email: string, password: string): Promise<void> {
   await page.goto(`${base}/admin`);

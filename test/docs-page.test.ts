@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
+import { launchChromium } from './helpers/browser.ts';
 
 // GET /docs in Debian's Chromium (never a downloaded browser), offline: any request that leaves
 // the service is refused and fails the test.
@@ -13,10 +14,7 @@ let base: string;
 before(async () => {
   app = await startTestApp();
   base = await app.http.listen({ host: '127.0.0.1', port: 0 });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
