@@ -1,26 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { verifyPassword } from '../src/operators/password.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
+import { runBin } from './helpers/worker-process.ts';
 
 // `leadintake user …` (docs/DASHBOARD.md) as a person runs it: the real bin on a test database.
 
-const BIN = fileURLToPath(new URL('../bin/leadintake.js', import.meta.url));
 let db: TestDatabase;
 
 function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: '11'.repeat(32), LOG_LEVEL: 'warn', PUBLIC_BASE_URL: 'https://leads.example.com' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  return runBin(args, {
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: '11'.repeat(32), LOG_LEVEL: 'warn', PUBLIC_BASE_URL: 'https://leads.example.com' },
   });
 }
 

@@ -1,15 +1,13 @@
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
+import { runBin } from './helpers/worker-process.ts';
 
-const BIN = fileURLToPath(new URL('../bin/leadintake.js', import.meta.url));
 const KEY = '11'.repeat(32);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const VOICE = { provider: 'vapi', apiKey: 'vapi-private-key-7f3c9e1d', assistantId: 'assistant-4a8b', phoneNumberId: 'phone-9d2e' };
@@ -26,23 +24,15 @@ let dir: string;
 const files: Record<string, string> = {};
 
 function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: db.url,
-        LEADINTAKE_ENCRYPTION_KEY: KEY,
-        LOG_LEVEL: 'warn',
-        LEADINTAKE_DATA_DIR: path.join(dir, 'data'),
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  return runBin(args, {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: db.url,
+      LEADINTAKE_ENCRYPTION_KEY: KEY,
+      LOG_LEVEL: 'warn',
+      LEADINTAKE_DATA_DIR: path.join(dir, 'data'),
+    },
   });
 }
 

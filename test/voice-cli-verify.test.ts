@@ -1,19 +1,17 @@
 // `leadintake workspace verify S` as a process, against the Vapi simulator through the real client.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { serverSecretOf } from '../src/voice/vapi/vapi-server-settings.ts';
 import { SIM_API_KEY, SIM_ASSISTANT_ID, SIM_PHONE_NUMBER_ID, startVapiSimulator, type VapiSimulator } from '../src/simulators/vapi/vapi-simulator.ts';
 import type { WorkspaceConfig } from '../src/workspaces/workspace-config.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
+import { runBin } from './helpers/worker-process.ts';
 
-const BIN = fileURLToPath(new URL('../bin/leadintake.js', import.meta.url));
 const KEY = '11'.repeat(32);
 const VOICE = { provider: 'vapi' as const, apiKey: SIM_API_KEY, assistantId: SIM_ASSISTANT_ID, phoneNumberId: SIM_PHONE_NUMBER_ID };
 
@@ -35,20 +33,12 @@ after(async () => {
 });
 
 function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
-        LEADINTAKE_DATA_DIR: path.join(dir, 'data'), VAPI_BASE_URL: sim.url, PUBLIC_BASE_URL: 'https://leads.example.com', ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  return runBin(args, {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
+      LEADINTAKE_DATA_DIR: path.join(dir, 'data'), VAPI_BASE_URL: sim.url, PUBLIC_BASE_URL: 'https://leads.example.com', ...env,
+    },
   });
 }
 

@@ -1,12 +1,10 @@
 // `leadintake workspace verify S` for WhatsApp workspaces (Twilio or Meta), Cal.com and the chat
 // model, as a process, against the simulators through the real clients.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../src/simulators/calcom/calcom-simulator.ts';
 import { startChatSimulator, type ChatSimulator } from '../src/simulators/chat-model/chat-simulator.ts';
 import { META_SIM, startMetaSimulator, type MetaSimulator } from '../src/simulators/meta/meta-simulator.ts';
@@ -15,8 +13,8 @@ import { parseWorkspaceConfig } from '../src/workspaces/workspace-config.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
+import { runBin } from './helpers/worker-process.ts';
 
-const BIN = fileURLToPath(new URL('../bin/leadintake.js', import.meta.url));
 const KEY = '22'.repeat(32);
 const MODEL_KEY = 'sk-verify-model-key-0123456789';
 const TWILIO = { provider: 'twilio', accountSid: SIM_ACCOUNT_SID, authToken: SIM_AUTH_TOKEN, from: SIM_WHATSAPP_SENDER, templateContentSid: SIM_TEMPLATE_SID };
@@ -57,22 +55,14 @@ after(async () => {
 });
 
 function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
-        LEADINTAKE_DATA_DIR: path.join(dir, 'data'), PUBLIC_BASE_URL: 'https://leads.example.com',
-        TWILIO_BASE_URL: twilio.url, WHATSAPP_GRAPH_BASE_URL: meta.graphBaseUrl, CALCOM_BASE_URL: calcom.url,
-        OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: MODEL_KEY, LLM_MODEL: 'gpt-4o-mini', ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  return runBin(args, {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
+      LEADINTAKE_DATA_DIR: path.join(dir, 'data'), PUBLIC_BASE_URL: 'https://leads.example.com',
+      TWILIO_BASE_URL: twilio.url, WHATSAPP_GRAPH_BASE_URL: meta.graphBaseUrl, CALCOM_BASE_URL: calcom.url,
+      OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: MODEL_KEY, LLM_MODEL: 'gpt-4o-mini', ...env,
+    },
   });
 }
 

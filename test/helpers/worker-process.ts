@@ -30,14 +30,27 @@ export function spawnWorker(env: Record<string, string>): WorkerProcess {
 }
 
 /** Runs `leadintake <args>` to completion; returns its exit code and output. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `leadintake …` as a child process with `env` added to PATH; resolves when its output is closed. */
+export function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return runBin(args, { env: { PATH: process.env.PATH ?? '', ...env } });
+}
+
+/** `leadintake …` with exactly this environment (and folder); resolves when its output is closed. */
+export function runBin(args: string[], opts: { env: Record<string, string>; cwd?: string }): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
