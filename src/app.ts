@@ -10,6 +10,7 @@ import { healthRoutes } from './http/health-routes.ts';
 import { installOverloadGuard, type PressureReport } from './http/overload-guard.ts';
 import { openApiRoute } from './http/openapi.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
+import { auditTrail } from './admin/audit-trail.ts';
 import { LeadActions } from './admin/lead-actions.ts';
 import { LiveEvents } from './admin/live-events.ts';
 import { liveRoutes } from './admin/live-routes.ts';
@@ -157,6 +158,7 @@ export function buildApp(deps: AppDeps): App {
   const live = new LiveEvents(deps.pool, deps.log);
   http.addHook('onClose', () => live.close());
   const wake = () => deps.relay.wake();
+  http.addHook('onSend', auditTrail(deps.pool, deps.log));
   http.register(adminRoutes({
     pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces,
     actions: new LeadActions({ pool: deps.pool, wake }),

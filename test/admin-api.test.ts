@@ -51,7 +51,7 @@ describe('sign-in and sessions', () => {
     assert.equal(r.status, 200);
     const cookie = String(r.headers['set-cookie']);
     assert.match(cookie, /^li_session=[\w-]{40,}; Path=\/; HttpOnly; SameSite=Lax$/);
-    assert.deepEqual(r.body.workspaces, [{ slug: ws.slug, name: `Workspace ${ws.slug}`, channel: 'whatsapp', role: 'agent', permissions: ['leads.read', 'leads.act'] }]);
+    assert.deepEqual(r.body.workspaces, [{ slug: ws.slug, name: `Workspace ${ws.slug}`, channel: 'whatsapp', role: 'agent', permissions: ['leads.read', 'leads.act', 'settings.read', 'logs.read', 'analytics.read'] }]);
     const me = await admin(app.http, r.session, 'GET', '/api/admin/session');
     assert.equal(me.status, 200);
     assert.equal(me.body.operator.email, op.email);

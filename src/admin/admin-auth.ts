@@ -3,6 +3,7 @@ import type { Membership } from '../operators/operator-queries.ts';
 import type { OperatorService, SignedIn } from '../operators/operator-service.ts';
 import { can, type Permission } from '../operators/roles.ts';
 import { AppError } from '../shared/errors.ts';
+import { rememberOperator } from './audit-trail.ts';
 
 // The dashboard's session cookie and the checks every admin request passes: signed in (401),
 // CSRF token on state-changing requests (403), member of the workspace (404, as if it did not
@@ -45,6 +46,7 @@ export async function requireSession(operators: OperatorService, request: Fastif
   const session = token ? await operators.session(token) : null;
   if (!token || !session) throw new AppError('not_signed_in');
   if (!SAFE_METHODS.has(request.method) && request.headers[CSRF_HEADER] !== session.csrfToken) throw new AppError('csrf_failed');
+  rememberOperator(request, session);
   return { ...session, token };
 }
 

@@ -104,8 +104,9 @@ export function adminRoutes(deps: AdminRouteDeps) {
       return page;
     });
 
+    // Each action is written to the audit log as `lead.<path>` (audit-trail.ts).
     const action = (path: string, permission: Permission, run: (a: Awaited<ReturnType<typeof leadScope>>, body: unknown) => Promise<s.ActionResult>) =>
-      scope.post<LeadParams>(`/api/admin/workspaces/:slug/leads/:id/${path}`, async (request) => run(await leadScope(request, permission), request.body));
+      scope.post<LeadParams>(`/api/admin/workspaces/:slug/leads/:id/${path}`, { config: { audit: `lead.${path}` } }, async (request) => run(await leadScope(request, permission), request.body));
 
     action('take-over', 'leads.act', async (a) => ({ ok: true, status: await deps.actions.takeOver(a.membership.workspaceId, a.leadId, a.operator) }));
     action('resume', 'leads.act', async (a) => ({ ok: true, status: await deps.actions.resume(a.membership.workspaceId, a.leadId, a.operator) }));

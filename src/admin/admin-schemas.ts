@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LEAD_STATUSES } from '../leads/lead-state.ts';
-import { ROLES } from '../operators/roles.ts';
+import { PERMISSIONS, ROLES } from '../operators/roles.ts';
 import { INBOX_SORTS, PAGE_SIZE_MAX } from './inbox-queries.ts';
 
 // Requests and responses of the admin API (docs/DASHBOARD.md) as zod schemas: they validate the
@@ -31,7 +31,7 @@ export const workspaceAccessSchema = z.object({
   name: z.string(),
   channel: z.enum(['voice', 'whatsapp']),
   role: z.enum(ROLES),
-  permissions: z.array(z.enum(['leads.read', 'leads.act', 'leads.delete', 'webhooks.manage'])),
+  permissions: z.array(z.enum(PERMISSIONS)),
 });
 
 export const sessionSchema = z.object({

@@ -52,23 +52,23 @@ export function webhookAdminRoutes(deps: WebhookAdminDeps) {
       const membership = await workspaceScope(request);
       return { ok: true as const, endpoints: ok(await deps.endpoints.list(membership.slug)), eventTypes: [...WEBHOOK_EVENT_TYPES] };
     });
-    scope.post<{ Params: { slug: string } }>(base, async (request) => {
+    scope.post<{ Params: { slug: string } }>(base, { config: { audit: 'webhook_endpoint.added' } }, async (request) => {
       const membership = await workspaceScope(request);
       const body = parse(s.addEndpointBody, request.body);
       const added = ok(await deps.endpoints.add(membership.slug, body.url, body.eventTypes));
       return { ok: true as const, ...added };
     });
-    scope.delete<EndpointParams>(`${base}/:id`, async (request) => {
+    scope.delete<EndpointParams>(`${base}/:id`, { config: { audit: 'webhook_endpoint.removed' } }, async (request) => {
       const id = await endpointScope(request);
       if (!(await deps.endpoints.remove(id))) throw new AppError('webhook_endpoint_not_found');
       return { ok: true as const };
     });
-    scope.post<EndpointParams>(`${base}/:id/enable`, async (request) => {
+    scope.post<EndpointParams>(`${base}/:id/enable`, { config: { audit: 'webhook_endpoint.enabled' } }, async (request) => {
       const id = await endpointScope(request);
       if (!(await deps.endpoints.enable(id))) throw new AppError('webhook_endpoint_not_found');
       return { ok: true as const };
     });
-    scope.post<EndpointParams>(`${base}/:id/rotate-secret`, async (request) => {
+    scope.post<EndpointParams>(`${base}/:id/rotate-secret`, { config: { audit: 'webhook_endpoint.secret_rotated' } }, async (request) => {
       const id = await endpointScope(request);
       return { ok: true as const, ...ok(await deps.endpoints.rotateSecret(id)) };
     });
@@ -77,7 +77,7 @@ export function webhookAdminRoutes(deps: WebhookAdminDeps) {
       const query = parse(s.deliveriesQuery, request.query);
       return { ok: true as const, deliveries: ok(await deps.endpoints.deliveries(id, query.limit ?? 50)) };
     });
-    scope.post<EndpointParams>(`${base}/:id/replay`, async (request) => {
+    scope.post<EndpointParams>(`${base}/:id/replay`, { config: { audit: 'webhook_endpoint.replayed' } }, async (request) => {
       const id = await endpointScope(request);
       const body = parse(s.replayBody, request.body ?? {});
       return { ok: true as const, replayed: ok(await deps.endpoints.replay(id, body.deliveryId)) };

@@ -5,13 +5,24 @@ export const ROLES = ['owner', 'admin', 'agent', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** What the dashboard's API lets someone do in a workspace. */
-export type Permission = 'leads.read' | 'leads.act' | 'leads.delete' | 'webhooks.manage';
+export const PERMISSIONS = [
+  'leads.read', 'leads.act', 'leads.delete', 'webhooks.manage',
+  // Part 2 (issue 14): the form, agent and provider settings; keys; team; logs; analytics.
+  'settings.read', 'settings.manage', 'keys.manage', 'team.manage', 'logs.read', 'jobs.retry', 'audit.read', 'analytics.read',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const EVERYONE: readonly Permission[] = ['leads.read', 'settings.read', 'analytics.read'];
+const ADMIN: readonly Permission[] = [
+  ...EVERYONE, 'leads.act', 'leads.delete', 'webhooks.manage', 'settings.manage', 'keys.manage', 'logs.read', 'jobs.retry', 'audit.read',
+];
 
 const GRANTS: Record<Role, readonly Permission[]> = {
-  owner: ['leads.read', 'leads.act', 'leads.delete', 'webhooks.manage'],
-  admin: ['leads.read', 'leads.act', 'leads.delete', 'webhooks.manage'],
-  agent: ['leads.read', 'leads.act'],
-  viewer: ['leads.read'],
+  // Only owners manage the team (and so who else is an owner).
+  owner: [...ADMIN, 'team.manage'],
+  admin: ADMIN,
+  agent: [...EVERYONE, 'leads.act', 'logs.read'],
+  viewer: EVERYONE,
 };
 
 export function can(role: Role, permission: Permission): boolean {
@@ -19,5 +30,5 @@ export function can(role: Role, permission: Permission): boolean {
 }
 
 export function permissionsOf(role: Role): Permission[] {
-  return [...GRANTS[role]];
+  return PERMISSIONS.filter((p) => GRANTS[role].includes(p));
 }

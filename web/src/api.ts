@@ -2,7 +2,9 @@
 // carry the session's CSRF token; a 401 anywhere means "sign in again".
 
 export type Status = 'new' | 'in_conversation' | 'booked' | 'unqualified' | 'needs_human';
-export type Permission = 'leads.read' | 'leads.act' | 'leads.delete' | 'webhooks.manage';
+export type Permission =
+  | 'leads.read' | 'leads.act' | 'leads.delete' | 'webhooks.manage'
+  | 'settings.read' | 'settings.manage' | 'keys.manage' | 'team.manage' | 'logs.read' | 'jobs.retry' | 'audit.read' | 'analytics.read';
 
 export interface WorkspaceAccess {
   slug: string;
@@ -63,7 +65,7 @@ export class ApiError extends Error {
 let csrf = '';
 export const setCsrf = (token: string) => (csrf = token);
 
-export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
   if (body !== undefined || method === 'POST') headers['content-type'] = 'application/json';

@@ -4,11 +4,10 @@ import { api, setCsrf, type Session } from './api.ts';
 import { InboxPage } from './inbox.tsx';
 import { LeadView } from './lead.tsx';
 import { navigate } from './nav.ts';
-import { WebhooksPage } from './webhooks.tsx';
+import { SECTIONS } from './sections.tsx';
 import './styles.css';
 
-// The operators' dashboard (docs/DASHBOARD.md): sign in, the leads inbox, the lead page, the
-// Webhooks page (owners and admins). Routes
+// The operators' dashboard (docs/DASHBOARD.md): sign in, then the workspace's pages (sections.tsx). Routes
 // are paths under /admin, handled here with the History API (the service answers index.html for
 // each of them).
 
@@ -69,8 +68,10 @@ function App() {
   if (!workspace) {
     return <main><h1>No workspace</h1><p>Ask an owner to add you: <code>leadintake user add {session.operator.email} --workspace SLUG --role agent</code></p></main>;
   }
-  const webhooks = workspace.permissions.includes('webhooks.manage');
-  if (slug !== workspace.slug || (section !== 'leads' && !(section === 'webhooks' && webhooks))) {
+  // The pages this operator's role may open (sections.tsx); anything else goes to the inbox.
+  const sections = SECTIONS.filter((x) => workspace.permissions.includes(x.permission));
+  const current = sections.find((x) => x.path === section);
+  if (slug !== workspace.slug || !current) {
     queueMicrotask(() => navigate(`/admin/${workspace.slug}/leads`));
     return null;
   }
@@ -83,8 +84,9 @@ function App() {
       <header className="top">
         <a className="brand" href={`/admin/${workspace.slug}/leads`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>leadintake</a>
         <nav aria-label="Workspace">
-          <a href={`/admin/${workspace.slug}/leads`} aria-current={section === 'leads' ? 'page' : undefined} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>Leads</a>
-          {webhooks && <a href={`/admin/${workspace.slug}/webhooks`} aria-current={section === 'webhooks' ? 'page' : undefined} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/webhooks`); }}>Webhooks</a>}
+          {sections.map((x) => (
+            <a key={x.path} href={`/admin/${workspace.slug}/${x.path}`} aria-current={x === current ? 'page' : undefined} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/${x.path}`); }}>{x.label}</a>
+          ))}
         </nav>
         <label className="switch">
           Workspace{' '}
@@ -95,8 +97,7 @@ function App() {
         <span className="who">{session.operator.name}</span>
         <button type="button" className="quiet" onClick={signOut}>Sign out</button>
       </header>
-      {section === 'webhooks' ? <WebhooksPage key={workspace.slug} workspace={workspace} />
-        : leadId ? <LeadView key={leadId} workspace={workspace} leadId={leadId} /> : <InboxPage key={workspace.slug} workspace={workspace} />}
+      {current.render({ workspace, session, subpath: leadId })}
     </>
   );
 }
