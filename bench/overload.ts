@@ -73,6 +73,9 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
       await sleep(opts.idleSeconds * 1000);
       sampler.stop();
       const afterIdle = procStatusMb(pid, 'VmRSS') ?? 0;
+      // Where the resident memory is after the idle minute: V8's heap, or outside it.
+      const heap = await memoryFromMetrics(url);
+      progress(`overload: after idle RSS ${afterIdle.toFixed(0)} MB; ${heap}`);
       const line = wrkOut.split('\n').find((l) => l.startsWith('WRK_RESULT '));
       if (!line) throw new Error(`wrk printed no result: ${wrkOut.slice(-2000)}`);
       const w = JSON.parse(line.slice('WRK_RESULT '.length));
@@ -146,4 +149,14 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   } finally {
     await server.close();
   }
+}
+
+/** V8 heap and external memory as the service's /metrics reports them (prom-client's defaults). */
+async function memoryFromMetrics(url: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+  const mb = (name: string) => {
+    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+    return m ? `${(Number(m[1]) / 1048576).toFixed(0)} MB` : '?';
+  };
+  return `heap total ${mb('nodejs_heap_size_total_bytes')}, heap used ${mb('nodejs_heap_size_used_bytes')}, external ${mb('nodejs_external_memory_bytes')}`;
 }
