@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OperatorService } from '../operators/operator-service.ts';
 import type { TeamService } from '../operators/team-service.ts';
 import { AppError } from '../shared/errors.ts';
-import { requireMembership, requireSession, sessionCookie, sessionToken } from './admin-auth.ts';
+import { requireMembership, requireSession, sessionCookie } from './admin-auth.ts';
 import { parse } from './admin-routes.ts';
 import { rememberOperator } from './audit-trail.ts';
 import * as s from './settings-admin-schemas.ts';
@@ -78,18 +78,16 @@ export function teamAdminRoutes(deps: TeamAdminDeps) {
     scope.post<{ Params: { slug: string } }>('/api/admin/workspaces/:slug/invites/accept', { config: { audit: 'invite.accepted' } }, async (request, reply) => {
       const body = parse(s.acceptBody, request.body);
       const slug = request.params.slug;
-      const cookie = sessionToken(request);
-      if (cookie && (await deps.operators.session(cookie))) {
-        // Signed in: the invitation joins this account (CSRF checked like every signed-in POST).
+      if (!body.name || !body.password) {
+        // No name and password: the invitation joins the signed-in account (CSRF checked like
+        // every signed-in POST); not signed in, the 401 tells the page to sign in first.
         const session = await requireSession(deps.operators, request);
         await deps.team.accept(body.token, slug, { operatorId: session.operator.id, email: session.operator.email });
         const refreshed = await deps.operators.session(session.token);
         if (refreshed) rememberOperator(request, refreshed);
         return { ok: true as const, slug };
       }
-      if (!body.name || !body.password) {
-        throw new AppError('validation_failed', { issues: [{ path: [body.name ? 'password' : 'name'], message: 'Set your name and a password (12 characters or more) to create your account.' }] });
-      }
+      // A name and password: a new account for the invited address (409 when it has one already).
       const { email } = await deps.team.accept(body.token, slug, { name: body.name, password: body.password });
       const { token, ...signedIn } = await deps.operators.signIn(email, body.password, request.ip ?? 'unknown');
       rememberOperator(request, signedIn);
