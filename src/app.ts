@@ -17,6 +17,10 @@ import { liveRoutes } from './admin/live-routes.ts';
 import { OperatorReplies } from './admin/operator-reply.ts';
 import { webRoutes } from './admin/web-routes.ts';
 import { webhookAdminRoutes } from './admin/webhook-admin-routes.ts';
+import { keyAdminRoutes } from './admin/key-admin-routes.ts';
+import { providerAdminRoutes } from './admin/provider-admin-routes.ts';
+import { teamAdminRoutes } from './admin/team-admin-routes.ts';
+import { TeamService } from './operators/team-service.ts';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { OperatorService } from './operators/operator-service.ts';
@@ -168,6 +172,13 @@ export function buildApp(deps: AppDeps): App {
   // The Webhooks page: the same endpoint operations as `leadintake webhook …`.
   const secrets = new SecretBox(resolveEncryptionKey({ envKey: deps.config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: deps.config.DATABASE_URL, dataDir: deps.config.LEADINTAKE_DATA_DIR }));
   http.register(webhookAdminRoutes({ operators, endpoints: new WebhookEndpointService(deps.pool, secrets, deps.clock) }));
+  // Providers, API keys and Team: the same services as `leadintake workspace verify|update`, `key …` and `user …`.
+  http.register(providerAdminRoutes({ config: deps.config, pool: deps.pool, log: deps.log, operators, workspaces: deps.workspaces, authenticator }));
+  http.register(keyAdminRoutes({ pool: deps.pool, operators, workspaces: deps.workspaces, authenticator, cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS }));
+  http.register(teamAdminRoutes({
+    operators, team: new TeamService({ pool: deps.pool, clock: deps.clock }),
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL, secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
+  }));
   http.register(liveRoutes({ operators, live }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };

@@ -107,6 +107,13 @@ describe('the OpenAPI document', () => {
       ['body_too_large', ACT], ['unsupported_media_type', ACT], ['sign_in_failed', SIGN_IN], ['sign_in_throttled', SIGN_IN], ['not_signed_in', ACT],
       ['csrf_failed', ACT], ['forbidden', ACT], ['workspace_not_found', ACT], ['lead_not_found', ACT], ['lead_status_conflict', ACT, { message: 'booked' }],
       ['internal', ACT], ['webhook_endpoint_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/webhooks/:id' }],
+      ['api_key_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/keys/:id' }],
+      ['member_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/team/members/:id' }],
+      ['last_owner', { method: 'DELETE', route: '/api/admin/workspaces/:slug/team/members/:id' }],
+      ['already_member', { method: 'POST', route: '/api/admin/workspaces/:slug/team/invites' }],
+      ['invite_not_found', { method: 'POST', route: '/api/admin/invites/lookup' }],
+      ['invite_account_exists', { method: 'POST', route: '/api/admin/workspaces/:slug/invites/accept' }],
+      ['invite_other_account', { method: 'POST', route: '/api/admin/workspaces/:slug/invites/accept' }],
     ];
     const sent = new Set<string>();
     for (const [code, op, details] of [...cases, ...adminCases]) {

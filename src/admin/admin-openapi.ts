@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
+import { describeSettingsAdminApi } from './settings-admin-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
 // so every action is scriptable with a session cookie and its CSRF token.
@@ -14,6 +15,9 @@ export const ADMIN_ERROR_STRINGS = [
   'Sign in required.', 'Email or password is incorrect.', 'Too many sign-in attempts; retry later.', 'Missing or invalid CSRF token.',
   'Your role in this workspace does not allow this.', 'Workspace not found.', 'Lead not found.', "The lead's status does not allow this.",
   'Webhook endpoint not found in this workspace.',
+  'API key not found in this workspace.', 'Member not found in this workspace.', 'A workspace keeps at least one owner: make another member owner first.',
+  'That e-mail address is already a member of this workspace.', 'Invitation not found, already used or expired: ask an owner for a new link.',
+  'An account with this e-mail address exists: sign in to accept the invitation.', 'This invitation is for another e-mail address: sign in with that address.',
   'Internal server error.',
 ] as const;
 
@@ -121,4 +125,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     responses: { '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors('401', '403', '404', '500') },
   });
   describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
+  describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
 }

@@ -1,15 +1,11 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
-import { VapiClient } from '../voice/vapi/vapi-client.ts';
 import { serverAuthOf, vapiServerUrls } from '../voice/vapi/vapi-server-settings.ts';
 import type { VoiceSettingsChecker } from '../voice/voice-provider.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { CliError } from './args.ts';
-import { verifyCalcom, verifyModel } from './verify-booking-model.ts';
-import type { MissingSection, VerifyLine } from './verify-line.ts';
-import { verifyVapi } from './verify-vapi.ts';
-import { verifyWhatsapp } from './verify-whatsapp.ts';
+import { checkWorkspace, reachabilityWarnings } from '../workspaces/verify/workspace-checks.ts';
 
 // `leadintake workspace verify S`: asks every provider the workspace is configured for whether its
 // settings are right, with read-only requests through the same clients the service uses: Vapi
@@ -17,6 +13,7 @@ import { verifyWhatsapp } from './verify-whatsapp.ts';
 // lives in the Vapi assistant). One PASS/FAIL line per check names what is wrong; a missing
 // channel section fails (live leads cannot be contacted), a missing `scheduling` section is only
 // reported. Voice workspaces also get the server URLs Vapi is given. Exit 0 when nothing failed.
+// The checks themselves live in src/workspaces/verify/ (the dashboard's Test connection runs them too).
 
 export interface VerifyOptions {
   json: boolean;
@@ -32,26 +29,7 @@ export async function verifyWorkspace(slug: string, opts: VerifyOptions, config:
   const workspace = await service.findBySlug(slug);
   if (!workspace) throw new CliError(`No workspace "${slug}".`);
   const settings = service.settingsOf(workspace);
-  const missing: MissingSection[] = [];
-  const runs: Array<Promise<VerifyLine[]>> = [];
-
-  if (workspace.channel === 'voice') {
-    if (settings.voice) {
-      const checker = opts.checker ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
-      runs.push(verifyVapi(settings.voice, checker, { pool, log, workspaceId: workspace.id }));
-    } else {
-      missing.push({ section: 'voice', required: true, note: 'no "voice" section: live leads cannot be called (a live POST answers 502) until it is added with workspace update' });
-    }
-  } else {
-    if (settings.whatsapp) runs.push(verifyWhatsapp(settings.whatsapp, config));
-    else missing.push({ section: 'whatsapp', required: true, note: 'no "whatsapp" section: live leads cannot be messaged (they go to needs_human) until it is added with workspace update' });
-    runs.push(verifyModel(settings.llm, config));
-  }
-  if (settings.scheduling) runs.push(verifyCalcom(settings.scheduling, config));
-  else missing.push({ section: 'scheduling', required: false, note: 'no "scheduling" section (optional): the agent offers no times; leads who want to book are handed to a human' });
-
-  const lines = (await Promise.all(runs)).flat();
-  const failed = lines.filter((l) => !l.ok).length + missing.filter((m) => m.required).length;
+  const { lines, missing, failed } = await checkWorkspace(workspace, settings, { config, pool, log, ...(opts.checker ? { checker: opts.checker } : {}) });
   const voice = workspace.channel === 'voice' && settings.voice ? settings.voice : undefined;
   const urls = voice ? vapiServerUrls(config.PUBLIC_BASE_URL, workspace.slug) : undefined;
   const auth = voice ? serverAuthOf(workspace.id, voice) : undefined;
@@ -85,14 +63,4 @@ export async function verifyWorkspace(slug: string, opts: VerifyOptions, config:
   const total = lines.length + missing.filter((m) => m.required).length;
   console.log(failed === 0 ? `All ${total} checks passed.` : `${failed} of ${total} checks failed: fix the settings named above (docs/WORKSPACE-CONFIG.md), then run verify again.`);
   return failed === 0 ? 0 : 1;
-}
-
-/** Vapi calls PUBLIC_BASE_URL from the internet: a loopback or private address cannot work. */
-function reachabilityWarnings(publicBaseUrl: string): string[] {
-  const host = new URL(publicBaseUrl).hostname;
-  const local = host === 'localhost' || /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|0\.0\.0\.0$|\[?::1\]?$)/.test(host);
-  const out: string[] = [];
-  if (local) out.push(`PUBLIC_BASE_URL is ${publicBaseUrl}; Vapi cannot reach a local address, so calls would get no events or tool answers.`);
-  else if (!publicBaseUrl.startsWith('https://')) out.push(`PUBLIC_BASE_URL is ${publicBaseUrl}; use https so the secret is not sent in clear.`);
-  return out;
 }

@@ -54,6 +54,14 @@ export function renderError(err: AppError): Rendering {
     csrf_failed: () => ({ status: 403, body: { error: 'Missing or invalid CSRF token.' } }),
     forbidden: () => ({ status: 403, body: { error: 'Your role in this workspace does not allow this.' } }),
     webhook_endpoint_not_found: () => ({ status: 404, body: { error: 'Webhook endpoint not found in this workspace.' } }),
+    // Providers, API keys and team (docs/DASHBOARD.md, "Providers, API keys and team").
+    api_key_not_found: () => ({ status: 404, body: { error: 'API key not found in this workspace.' } }),
+    member_not_found: () => ({ status: 404, body: { error: 'Member not found in this workspace.' } }),
+    last_owner: () => ({ status: 409, body: { error: 'A workspace keeps at least one owner: make another member owner first.' } }),
+    already_member: () => ({ status: 409, body: { error: 'That e-mail address is already a member of this workspace.' } }),
+    invite_not_found: () => ({ status: 404, body: { error: 'Invitation not found, already used or expired: ask an owner for a new link.' } }),
+    invite_account_exists: () => ({ status: 409, body: { error: 'An account with this e-mail address exists: sign in to accept the invitation.' } }),
+    invite_other_account: () => ({ status: 403, body: { error: 'This invitation is for another e-mail address: sign in with that address.' } }),
     lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };

@@ -28,6 +28,13 @@ export type ErrorCode =
   | 'forbidden'
   | 'lead_status_conflict'
   | 'webhook_endpoint_not_found'
+  | 'api_key_not_found'
+  | 'member_not_found'
+  | 'last_owner'
+  | 'already_member'
+  | 'invite_not_found'
+  | 'invite_account_exists'
+  | 'invite_other_account'
   | 'internal';
 
 export interface ValidationIssue {

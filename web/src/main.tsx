@@ -2,6 +2,7 @@ import { StrictMode, useCallback, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { api, setCsrf, type Session } from './api.ts';
 import { InboxPage } from './inbox.tsx';
+import { InvitePage } from './invite.tsx';
 import { LeadView } from './lead.tsx';
 import { navigate } from './nav.ts';
 import { SECTIONS } from './sections.tsx';
@@ -61,6 +62,8 @@ function App() {
     // 401 (or the service unreachable): the sign-in form.
     api<Session>('GET', '/api/admin/session').then(signedIn, () => setSession(null));
   }, [signedIn]);
+  // An invitation link (team.tsx) works signed in or not: its page handles both.
+  if (path === '/admin/invite') return <InvitePage />;
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={signedIn} />;
   const [, , slug, section, leadId] = path.split('/');

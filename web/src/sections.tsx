@@ -3,6 +3,9 @@ import type { Permission, Session, WorkspaceAccess } from './api.ts';
 import { InboxPage } from './inbox.tsx';
 import { LeadView } from './lead.tsx';
 import { WebhooksPage } from './webhooks.tsx';
+import { KeysPage } from './keys.tsx';
+import { ProvidersPage } from './providers.tsx';
+import { TeamPage } from './team.tsx';
 
 // The workspace's pages, in the order of the navigation bar: /admin/<slug>/<path>[/<subpath>].
 // A page is listed (and reachable) only when the operator's role has its permission; the API
@@ -28,4 +31,7 @@ export const SECTIONS: Section[] = [
     render: ({ workspace, subpath }) => (subpath ? <LeadView key={subpath} workspace={workspace} leadId={subpath} /> : <InboxPage key={workspace.slug} workspace={workspace} />),
   },
   { path: 'webhooks', label: 'Webhooks', permission: 'webhooks.manage', render: ({ workspace }) => <WebhooksPage key={workspace.slug} workspace={workspace} /> },
+  { path: 'providers', label: 'Providers', permission: 'settings.manage', render: ({ workspace }) => <ProvidersPage key={workspace.slug} workspace={workspace} /> },
+  { path: 'keys', label: 'API keys', permission: 'keys.manage', render: ({ workspace }) => <KeysPage key={workspace.slug} workspace={workspace} /> },
+  { path: 'team', label: 'Team', permission: 'team.manage', render: ({ workspace, session }) => <TeamPage key={workspace.slug} workspace={workspace} session={session} /> },
 ];

@@ -1,7 +1,7 @@
-import { OpenAIChatClient } from '../agent/openai/openai-chat-client.ts';
-import type { Config } from '../config/config.ts';
-import { CalcomClient } from '../scheduling/calcom/calcom-client.ts';
-import type { CalcomSettings, LlmSettings } from '../workspaces/workspace-config.ts';
+import { OpenAIChatClient } from '../../agent/openai/openai-chat-client.ts';
+import type { Config } from '../../config/config.ts';
+import { CalcomClient } from '../../scheduling/calcom/calcom-client.ts';
+import type { CalcomSettings, LlmSettings } from '../workspace-config.ts';
 import { otherFailure, type VerifyLine } from './verify-line.ts';
 
 // `workspace verify` for Cal.com (the key, then the event type) and for the chat model of a

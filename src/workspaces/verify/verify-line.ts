@@ -1,4 +1,4 @@
-import type { LookupFailure } from '../shared/settings-lookup.ts';
+import type { LookupFailure } from '../../shared/settings-lookup.ts';
 
 // One line of `leadintake workspace verify`: a provider, what was checked, PASS or FAIL, and a
 // note that names the setting to fix when it failed.

@@ -1,8 +1,8 @@
-import type { Pool } from '../db/pool.ts';
-import type { Logger } from '../shared/logger.ts';
-import { recordVoiceExchange } from '../voice/voice-exchange-log.ts';
-import type { LookupResult, VoiceSettingsChecker } from '../voice/voice-provider.ts';
-import type { VapiSettings } from '../workspaces/workspace-config.ts';
+import type { Pool } from '../../db/pool.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { recordVoiceExchange } from '../../voice/voice-exchange-log.ts';
+import type { LookupResult, VoiceSettingsChecker } from '../../voice/voice-provider.ts';
+import type { VapiSettings } from '../workspace-config.ts';
 import type { VerifyLine } from './verify-line.ts';
 
 // `workspace verify` for Vapi: asks whether the workspace's assistant and phone number exist

@@ -1,7 +1,7 @@
-import type { Config } from '../config/config.ts';
-import { MetaWhatsAppClient } from '../whatsapp/meta/meta-client.ts';
-import { TwilioClient } from '../whatsapp/twilio/twilio-client.ts';
-import type { WhatsappSettings } from '../workspaces/workspace-config.ts';
+import type { Config } from '../../config/config.ts';
+import { MetaWhatsAppClient } from '../../whatsapp/meta/meta-client.ts';
+import { TwilioClient } from '../../whatsapp/twilio/twilio-client.ts';
+import type { WhatsappSettings } from '../workspace-config.ts';
 import { otherFailure, type VerifyLine } from './verify-line.ts';
 
 // `workspace verify` for the WhatsApp provider: Twilio (account credentials, then the sender among

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { ROLES } from '../operators/roles.ts';
+
+// Requests and responses of the Providers, API keys and Team pages (docs/DASHBOARD.md,
+// "Providers, API keys and team").
+
+const timestamp = z.iso.datetime({ precision: 3 });
+const section = z.record(z.string(), z.unknown());
+
+// Providers ------------------------------------------------------------------------------------
+
+export const providerParams = z.object({ provider: z.enum(['voice', 'whatsapp', 'scheduling', 'llm']) });
+export const providerBody = z.record(z.string(), z.unknown()).meta({
+  description: 'The section as in the workspace config file (docs/WORKSPACE-CONFIG.md). A secret left out or sent as "" keeps the stored one; null removes an optional one.',
+});
+
+const maskedSecret = z.object({ set: z.literal(true), last4: z.string().nullable().meta({ description: 'The last 4 characters (secrets of 12 characters or more), else null.' }) });
+export const providersSchema = z.object({
+  ok: z.literal(true),
+  channel: z.enum(['voice', 'whatsapp']),
+  providers: z.object({ voice: section.nullable(), whatsapp: section.nullable(), scheduling: section.nullable(), llm: section.nullable() })
+    .meta({ description: 'Each configured section with every secret replaced by `{set, last4}`; null when not configured.' }),
+  secretFields: z.record(z.string(), z.array(z.string())).meta({ description: 'The write-only fields of each section (`whatsapp:twilio`, `whatsapp:meta`).' }),
+  voiceAuth: z.enum(['secret', 'hmac']).nullable(),
+  urls: z.array(z.object({ provider: z.string(), label: z.string(), url: z.string(), note: z.string() })),
+  publicBaseUrl: z.string(),
+  warning: z.string().nullable().meta({ description: 'Set when PUBLIC_BASE_URL is not a public https address.' }),
+});
+export { maskedSecret };
+
+const verifyLine = z.object({ provider: z.string(), check: z.string(), ok: z.boolean(), note: z.string() });
+export const providerTestSchema = z.object({
+  ok: z.literal(true),
+  passed: z.boolean().meta({ description: 'No check failed.' }),
+  checks: z.array(verifyLine),
+  notConfigured: z.array(z.object({ section: z.string(), required: z.boolean(), note: z.string() })),
+});
+
+// API keys -------------------------------------------------------------------------------------
+
+export const createKeyBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  sandbox: z.boolean().default(false).meta({ description: 'true: a `li_test_…` key whose leads are sandbox leads.' }),
+  hourlyLimit: z.number().int().min(1).max(1_000_000).optional().meta({ description: 'Default: DEFAULT_HOURLY_LIMIT.' }),
+});
+export const keySchema = z.object({
+  id: z.uuid(), name: z.string(), prefix: z.string(), livemode: z.boolean(), hourlyLimit: z.number().int(),
+  createdAt: timestamp, lastUsedAt: timestamp.nullable().meta({ description: 'Recorded at most once a minute per key.' }), revokedAt: timestamp.nullable(),
+});
+export const keyListSchema = z.object({
+  ok: z.literal(true),
+  keys: z.array(keySchema),
+  cacheTtlSeconds: z.number().meta({ description: 'API_KEY_CACHE_TTL_MS in seconds: how long other processes may still accept a revoked key.' }),
+});
+export const keyCreatedSchema = z.object({
+  ok: z.literal(true),
+  key: z.object({ id: z.uuid(), prefix: z.string(), key: z.string().meta({ description: 'The key: shown this once, never again (only its hash is stored).' }) }),
+});
+
+// Team -----------------------------------------------------------------------------------------
+
+export const inviteBody = z.object({ email: z.email().max(320), role: z.enum(ROLES) });
+export const roleBody = z.object({ role: z.enum(ROLES) });
+export const memberSchema = z.object({ id: z.uuid(), email: z.string(), name: z.string(), role: z.enum(ROLES), since: timestamp });
+export const pendingInviteSchema = z.object({ id: z.uuid(), email: z.string(), role: z.enum(ROLES), createdAt: timestamp, expiresAt: timestamp });
+export const teamSchema = z.object({ ok: z.literal(true), members: z.array(memberSchema), invites: z.array(pendingInviteSchema) });
+export const invitedSchema = z.object({
+  ok: z.literal(true),
+  invite: pendingInviteSchema,
+  link: z.string().meta({ description: 'The one-time link to give the invitee: shown this once (only its hash is stored).' }),
+});
+export const inviteLookupBody = z.object({ token: z.string().min(20).max(100) });
+export const inviteInfoSchema = z.object({
+  ok: z.literal(true),
+  email: z.string(), role: z.enum(ROLES), workspace: z.object({ slug: z.string(), name: z.string() }), expiresAt: timestamp,
+  accountExists: z.boolean().meta({ description: 'true: sign in as this e-mail address to accept; false: set a name and password.' }),
+});
+export const acceptBody = z.object({
+  token: z.string().min(20).max(100),
+  name: z.string().trim().min(1).max(200).optional(),
+  password: z.string().min(12, 'The password must be at least 12 characters.').max(200).optional(),
+});
+export const acceptedSchema = z.object({ ok: z.literal(true), slug: z.string().meta({ description: 'The workspace joined.' }) });

@@ -1,0 +1,99 @@
+import crypto from 'node:crypto';
+import { withTransaction, type Pool } from '../db/pool.ts';
+import type { Clock } from '../shared/clock.ts';
+import { AppError } from '../shared/errors.ts';
+import { normalizeEmail } from './operator-service.ts';
+import * as oq from './operator-queries.ts';
+import { hashPassword } from './password.ts';
+import type { Role } from './roles.ts';
+import * as q from './team-queries.ts';
+
+// A workspace's team (docs/DASHBOARD.md, "Providers, API keys and team"): members with roles,
+// invitations by one-time link (no mail server is assumed: the owner passes the link on), role
+// changes and removal under the last-owner rule. Knows nothing of HTTP.
+
+/** How long an invitation link works. */
+export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
+
+const tokenHash = (token: string): Buffer => crypto.createHash('sha256').update(token).digest();
+
+export class TeamService {
+  readonly #pool: Pool;
+  readonly #clock: Clock;
+
+  constructor(opts: { pool: Pool; clock: Clock }) {
+    this.#pool = opts.pool;
+    this.#clock = opts.clock;
+  }
+
+  async team(workspaceId: string) {
+    const [members, invites] = await Promise.all([q.listMembers(this.#pool, workspaceId), q.listPendingInvites(this.#pool, workspaceId, this.#clock())]);
+    return { members, invites };
+  }
+
+  /** A new invitation; returns it with its token (shown once, only its hash is stored). */
+  async invite(workspaceId: string, email: string, role: Role, invitedBy: string): Promise<{ invite: q.PendingInvite; token: string }> {
+    const address = normalizeEmail(email);
+    if (await q.isMember(this.#pool, workspaceId, address)) throw new AppError('already_member');
+    const token = crypto.randomBytes(32).toString('base64url');
+    const now = this.#clock();
+    const invite = await q.insertInvite(this.#pool, { tokenHash: tokenHash(token), workspaceId, email: address, role, invitedBy, now, expiresAt: new Date(now.getTime() + INVITE_TTL_MS) });
+    return { invite, token };
+  }
+
+  cancelInvite(workspaceId: string, id: string): Promise<boolean> {
+    return q.deleteInvite(this.#pool, workspaceId, id);
+  }
+
+  /** What the invitee's page shows before accepting; null when unknown, used or expired. */
+  lookup(token: string): Promise<q.InviteRow | null> {
+    return q.findInvite(this.#pool, tokenHash(token), this.#clock());
+  }
+
+  /**
+   * Accepts the invitation of `slug`: for a signed-in operator (their e-mail must be the invited
+   * one), or by creating the account with the name and password given. One use: the row is
+   * deleted in the same transaction, under a lock, so two tabs cannot both accept.
+   */
+  async accept(token: string, slug: string, who: { operatorId: string; email: string } | { name: string; password: string }): Promise<{ email: string; workspaceId: string }> {
+    const passwordHash = 'password' in who ? await hashPassword(who.password) : null;
+    return withTransaction(this.#pool, async (tx) => {
+      const invite = await q.findInvite(tx, tokenHash(token), this.#clock(), true);
+      if (!invite || invite.slug !== slug) throw new AppError('invite_not_found');
+      let operatorId: string;
+      if ('operatorId' in who) {
+        if (who.email !== invite.email) throw new AppError('invite_other_account');
+        operatorId = who.operatorId;
+      } else {
+        const created = await oq.insertOperator(tx, { email: invite.email, name: who.name, passwordHash: passwordHash! });
+        if (!created) throw new AppError('invite_account_exists');
+        operatorId = created.id;
+      }
+      await q.addMembershipKeepingRole(tx, operatorId, invite.workspaceId, invite.role);
+      await q.consumeInvite(tx, invite.id);
+      return { email: invite.email, workspaceId: invite.workspaceId };
+    });
+  }
+
+  async changeRole(workspaceId: string, operatorId: string, role: Role): Promise<void> {
+    await withTransaction(this.#pool, async (tx) => {
+      const roles = await q.lockRoles(tx, workspaceId);
+      const current = roles.get(operatorId);
+      if (!current) throw new AppError('member_not_found');
+      if (current === 'owner' && role !== 'owner' && ownerCount(roles) === 1) throw new AppError('last_owner');
+      await q.setRole(tx, workspaceId, operatorId, role);
+    });
+  }
+
+  async remove(workspaceId: string, operatorId: string): Promise<void> {
+    await withTransaction(this.#pool, async (tx) => {
+      const roles = await q.lockRoles(tx, workspaceId);
+      const current = roles.get(operatorId);
+      if (!current) throw new AppError('member_not_found');
+      if (current === 'owner' && ownerCount(roles) === 1) throw new AppError('last_owner');
+      await q.deleteMembership(tx, workspaceId, operatorId);
+    });
+  }
+}
+
+const ownerCount = (roles: Map<string, Role>): number => [...roles.values()].filter((r) => r === 'owner').length;
