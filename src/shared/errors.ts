@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'lead_status_conflict'
   | 'webhook_endpoint_not_found'
+  | 'dead_letter_not_found'
   | 'internal';
 
 export interface ValidationIssue {
