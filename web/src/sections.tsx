@@ -3,6 +3,7 @@ import type { Permission, Session, WorkspaceAccess } from './api.ts';
 import { InboxPage } from './inbox.tsx';
 import { LeadView } from './lead.tsx';
 import { WebhooksPage } from './webhooks.tsx';
+import { LogsPage } from './logs.tsx';
 
 // The workspace's pages, in the order of the navigation bar: /admin/<slug>/<path>[/<subpath>].
 // A page is listed (and reachable) only when the operator's role has its permission; the API
@@ -28,4 +29,5 @@ export const SECTIONS: Section[] = [
     render: ({ workspace, subpath }) => (subpath ? <LeadView key={subpath} workspace={workspace} leadId={subpath} /> : <InboxPage key={workspace.slug} workspace={workspace} />),
   },
   { path: 'webhooks', label: 'Webhooks', permission: 'webhooks.manage', render: ({ workspace }) => <WebhooksPage key={workspace.slug} workspace={workspace} /> },
+  { path: 'logs', label: 'Logs', permission: 'logs.read', render: ({ workspace, subpath }) => <LogsPage key={`${workspace.slug}/${subpath ?? ''}`} workspace={workspace} subpath={subpath} /> },
 ];
