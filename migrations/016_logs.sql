@@ -18,7 +18,7 @@ CREATE INDEX integration_events_provider ON integration_events (workspace_id, pr
 CREATE FUNCTION integration_events_announce() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM leadintake_announce(w, 'integration', n, ids)
-     FROM (SELECT workspace_id AS w, count(*) AS n, (array_agg(DISTINCT lead_id) FILTER (WHERE lead_id IS NOT NULL))[1:20] AS ids
+     FROM (SELECT workspace_id AS w, count(DISTINCT lead_id) AS n, (array_agg(DISTINCT lead_id) FILTER (WHERE lead_id IS NOT NULL))[1:20] AS ids
              FROM new_rows WHERE workspace_id IS NOT NULL GROUP BY 1) g;
   RETURN NULL;
 END $$;
