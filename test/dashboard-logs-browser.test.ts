@@ -55,10 +55,11 @@ test('integration log with errors only and live rows; Retry of a dead letter sen
   await accessible(page, 'integration log');
 
   await page.getByLabel('Errors only').check();
-  await page.waitForFunction(() => {
-    const trs = [...document.querySelectorAll('table.integration-log tbody tr')];
-    return trs.length > 0 && trs.every((tr) => tr.classList.contains('row-failed'));
-  }, undefined, WAIT);
+  // Every row left is a failed one (evaluated in the page).
+  await page.waitForFunction(
+    `(() => { const trs = [...document.querySelectorAll('table.integration-log tbody tr')]; return trs.length > 0 && trs.every((tr) => tr.classList.contains('row-failed')); })()`,
+    undefined, WAIT,
+  );
   assert.equal(await rows.filter({ hasText: 'accepted' }).count(), 0);
   assert.ok((await rows.filter({ hasText: '401' }).count()) >= 6);
 
