@@ -21,6 +21,8 @@ import { keyAdminRoutes } from './admin/key-admin-routes.ts';
 import { providerAdminRoutes } from './admin/provider-admin-routes.ts';
 import { teamAdminRoutes } from './admin/team-admin-routes.ts';
 import { TeamService } from './operators/team-service.ts';
+import { DeadLetterAdmin } from './admin/dead-letter-admin.ts';
+import { logsAdminRoutes } from './admin/logs-admin-routes.ts';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { OperatorService } from './operators/operator-service.ts';
@@ -179,6 +181,8 @@ export function buildApp(deps: AppDeps): App {
     operators, team: new TeamService({ pool: deps.pool, clock: deps.clock }),
     publicBaseUrl: deps.config.PUBLIC_BASE_URL, secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
   }));
+  // The Logs page: integration log, dead letters (through the relay's pg-boss handle), audit log.
+  http.register(logsAdminRoutes({ pool: deps.pool, operators, deadLetters: new DeadLetterAdmin(deps.pool, () => deps.relay.boss) }));
   http.register(liveRoutes({ operators, live }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };

@@ -3,6 +3,7 @@ import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
 import { describeSettingsAdminApi } from './settings-admin-openapi.ts';
+import { describeLogsAdminApi } from './logs-admin-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
 // so every action is scriptable with a session cookie and its CSRF token.
@@ -18,6 +19,7 @@ export const ADMIN_ERROR_STRINGS = [
   'API key not found in this workspace.', 'Member not found in this workspace.', 'A workspace keeps at least one owner: make another member owner first.',
   'That e-mail address is already a member of this workspace.', 'Invitation not found, already used or expired: ask an owner for a new link.',
   'An account with this e-mail address exists: sign in to accept the invitation.', 'This invitation is for another e-mail address: sign in with that address.',
+  'No such dead-lettered turn in this workspace (it may have been retried already).',
   'Internal server error.',
 ] as const;
 
@@ -126,4 +128,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
   });
   describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
+  describeLogsAdminApi(doc, { error, empty: ref.empty });
 }

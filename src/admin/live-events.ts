@@ -10,7 +10,7 @@ import type { Logger } from '../shared/logger.ts';
 export const LIVE_CHANNEL = 'leadintake_live';
 
 export type LiveEvent =
-  | { kind: 'lead.created' | 'lead.status' | 'lead.deleted' | 'message' | 'call'; workspaceId: string; leadIds: string[] | null }
+  | { kind: 'lead.created' | 'lead.status' | 'lead.deleted' | 'message' | 'call' | 'integration'; workspaceId: string; leadIds: string[] | null }
   | { kind: 'resync'; workspaceId: string; leadIds: null };
 
 type Subscriber = (event: LiveEvent) => void;

@@ -62,6 +62,7 @@ export function renderError(err: AppError): Rendering {
     invite_not_found: () => ({ status: 404, body: { error: 'Invitation not found, already used or expired: ask an owner for a new link.' } }),
     invite_account_exists: () => ({ status: 409, body: { error: 'An account with this e-mail address exists: sign in to accept the invitation.' } }),
     invite_other_account: () => ({ status: 403, body: { error: 'This invitation is for another e-mail address: sign in with that address.' } }),
+    dead_letter_not_found: () => ({ status: 404, body: { error: 'No such dead-lettered turn in this workspace (it may have been retried already).' } }),
     lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };

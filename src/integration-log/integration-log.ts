@@ -23,6 +23,10 @@ export interface IntegrationEventInput {
   httpStatus?: number | null;
   /** A short word on what came of it: `applied`, `duplicate`, `unknown-call`, `rejected`, `error`, … */
   outcome?: string | null;
+  /** How long the exchange took, in milliseconds (ours to answer, for `in`); null when not measured. */
+  latencyMs?: number | null;
+  /** What went wrong, in a line, when it failed (at most 500 characters; secrets masked like the payload). */
+  error?: string | null;
   /** Conventionally `{ request, response }`. Secrets are redacted before it is stored. */
   payload: unknown;
   /** Secret values to mask wherever they appear (the workspace's API key, webhook secret). */
@@ -40,6 +44,8 @@ export interface IntegrationEvent {
   kind: string;
   httpStatus: number | null;
   outcome: string | null;
+  latencyMs: number | null;
+  error: string | null;
   payload: unknown;
   createdAt: Date;
 }
@@ -51,8 +57,8 @@ export const MAX_PAYLOAD_CHARS = 256 * 1024;
 export async function recordIntegrationEvent(db: Queryable, entry: IntegrationEventInput): Promise<void> {
   await db.query({
     name: 'record-integration-event',
-    text: `INSERT INTO integration_events (workspace_id, lead_id, provider, direction, kind, http_status, outcome, payload, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, now()))`,
+    text: `INSERT INTO integration_events (workspace_id, lead_id, provider, direction, kind, http_status, outcome, payload, created_at, latency_ms, error)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, now()), $10, $11)`,
     values: [
       entry.workspaceId,
       entry.leadId ?? null,
@@ -63,6 +69,8 @@ export async function recordIntegrationEvent(db: Queryable, entry: IntegrationEv
       entry.outcome?.slice(0, 60) ?? null,
       storedPayload(entry.payload, entry.secrets),
       entry.at ?? null,
+      entry.latencyMs === null || entry.latencyMs === undefined ? null : Math.max(0, Math.round(entry.latencyMs)),
+      storedError(entry.error, entry.secrets),
     ],
   });
 }
@@ -77,6 +85,11 @@ export async function recordIntegrationEventSafely(db: Queryable, log: Logger, e
   } catch (err) {
     log.warn({ err, provider: entry.provider, kind: entry.kind, workspaceId: entry.workspaceId }, 'integration log entry not written');
   }
+}
+
+function storedError(error: string | null | undefined, secrets: readonly string[] = []): string | null {
+  if (error === null || error === undefined || error === '') return null;
+  return (redactSecrets(error, secrets) as string).slice(0, 500);
 }
 
 function storedPayload(payload: unknown, secrets: readonly string[] = []): string {
@@ -106,6 +119,8 @@ export async function listIntegrationEvents(
     kind: r.kind,
     httpStatus: r.http_status,
     outcome: r.outcome,
+    latencyMs: r.latency_ms,
+    error: r.error,
     payload: r.payload,
     createdAt: r.created_at,
   }));

@@ -30,6 +30,14 @@ export class OutboxRelay {
     this.#pollMs = opts.pollMs;
   }
 
+  /**
+   * The process's pg-boss handle, for the dashboard's dead letters (src/admin/dead-letter-admin.ts):
+   * the app reaches pg-boss only through the relay, so one handle serves both.
+   */
+  get boss(): PgBoss {
+    return this.#boss;
+  }
+
   start(): void {
     this.#stopped = false;
     this.#timer = setInterval(() => this.wake(), this.#pollMs);

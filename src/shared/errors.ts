@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'invite_not_found'
   | 'invite_account_exists'
   | 'invite_other_account'
+  | 'dead_letter_not_found'
   | 'internal';
 
 export interface ValidationIssue {

@@ -47,6 +47,8 @@ export function recordVoiceExchange(
     kind: `${x.method} ${path}`,
     httpStatus: x.httpStatus ?? null,
     outcome: e.outcome,
+    latencyMs: x.ms,
+    error: exchangeError(x),
     payload: {
       request: { method: x.method, path: x.path, ...(x.requestBody === undefined ? {} : { body: x.requestBody }) },
       response: x.error !== undefined ? { error: x.error } : { status: x.httpStatus, body: parseOrText(x.responseText) },
@@ -54,6 +56,13 @@ export function recordVoiceExchange(
     },
     secrets: e.secrets,
   });
+}
+
+/** The failure in a line: the network error, or the HTTP status with the start of Vapi's answer. */
+function exchangeError(x: ProviderExchange): string | null {
+  if (x.error !== undefined) return x.error;
+  if (x.httpStatus === undefined || x.httpStatus < 400) return null;
+  return `HTTP ${x.httpStatus}${x.responseText ? `: ${x.responseText.slice(0, 300)}` : ''}`;
 }
 
 function parseOrText(text: string | undefined): unknown {

@@ -64,7 +64,8 @@ export class VapiServerService {
       log.warn({ workspaceId: workspace.id, reason: auth.reason }, 'vapi message rejected');
       throw new AppError('webhook_signature_invalid');
     }
-    const record = (entry: { kind: string; httpStatus: number; outcome: string; leadId?: string | null; request: unknown; response: unknown }) =>
+    const started = performance.now();
+    const record = (entry: { kind: string; httpStatus: number; outcome: string; leadId?: string | null; request: unknown; response: unknown; error?: string }) =>
       recordIntegrationEventSafely(this.#d.pool, log, {
         provider: VAPI_PROVIDER,
         workspaceId: workspace.id,
@@ -73,6 +74,9 @@ export class VapiServerService {
         kind: entry.kind,
         httpStatus: entry.httpStatus,
         outcome: entry.outcome,
+        // How long we took to answer Vapi.
+        latencyMs: performance.now() - started,
+        error: entry.error ?? null,
         payload: { endpoint, request: entry.request, response: entry.response },
         secrets: voiceSecrets(workspace.id, voice),
       });
@@ -81,7 +85,7 @@ export class VapiServerService {
       parsed = parseVapiMessage(raw);
     } catch (err) {
       // The integration log makes the text storable (redact.ts).
-      await record({ kind: 'invalid', httpStatus: 400, outcome: 'invalid', request: raw.toString('utf8').slice(0, 64 * 1024), response: null });
+      await record({ kind: 'invalid', httpStatus: 400, outcome: 'invalid', request: raw.toString('utf8').slice(0, 64 * 1024), response: null, error: `Not a Vapi server message: ${(err as Error).message}`.slice(0, 300) });
       throw err;
     }
     const { message, json, repaired } = parsed;

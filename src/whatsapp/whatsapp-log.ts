@@ -37,6 +37,8 @@ export class ConversationLog {
       httpStatus: r.ok ? 200 : (r.httpStatus ?? null),
       // insufficient_quota here is the "why" of a lead handed to a person without an answer.
       outcome: r.ok ? (r.message.tool_calls?.length ? 'tool_calls' : 'answered') : r.kind,
+      latencyMs: e.ms,
+      error: r.ok ? null : `${r.kind}: ${r.message}`,
       payload: {
         turnId: e.turnId,
         ms: e.ms,
@@ -57,13 +59,15 @@ export class ConversationLog {
       kind: e.provider === 'twilio' ? 'POST /Messages.json' : 'POST /messages',
       httpStatus: r.ok ? null : (r.httpStatus ?? null),
       outcome: r.ok ? 'accepted' : r.kind,
+      latencyMs: e.ms,
+      error: r.ok ? null : `${r.kind}${r.code === undefined ? '' : ` (${r.code})`}: ${r.message}`,
       payload: { ms: e.ms, request: e.request, response: r },
       secrets: e.secrets,
     });
   }
 
-  /** A webhook event we received and what came of it (`leadId` when it matched one). */
-  async webhook(db: Queryable, e: { workspaceId: string; leadId: string | null; provider: string; kind: string; outcome: string; payload: unknown; secrets: string[] }): Promise<void> {
+  /** A webhook event we received and what came of it (`leadId` when it matched one); `ms`: how long we took to act on it. */
+  async webhook(db: Queryable, e: { workspaceId: string; leadId: string | null; provider: string; kind: string; outcome: string; payload: unknown; secrets: string[]; ms?: number }): Promise<void> {
     await recordIntegrationEventSafely(db, this.#log, {
       provider: e.provider,
       workspaceId: e.workspaceId,
@@ -72,6 +76,7 @@ export class ConversationLog {
       kind: e.kind,
       httpStatus: 200,
       outcome: e.outcome,
+      latencyMs: e.ms ?? null,
       payload: e.payload,
       secrets: e.secrets,
     });

@@ -98,6 +98,7 @@ export class WhatsappWebhookService {
   }
 
   async #message(w: Found, provider: 'twilio' | 'meta', ownNumber: string, event: MessageEvent, log: Logger): Promise<void> {
+    const started = performance.now();
     let outcome: string;
     let leadId: string | null = null;
     if (event.to !== ownNumber) {
@@ -108,13 +109,15 @@ export class WhatsappWebhookService {
       outcome = r.kind.replace('_', '-');
       leadId = 'leadId' in r ? r.leadId : null;
     }
-    await this.#journal.webhook(this.#d.pool, { workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets });
+    await this.#journal.webhook(this.#d.pool, { workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets, ms: performance.now() - started });
   }
 
   async #status(w: Found, provider: 'twilio' | 'meta', event: StatusEvent, outboundKey: string | null, log: Logger): Promise<void> {
+    const started = performance.now();
     const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log);
     const outcome = r.kind;
     await this.#journal.webhook(this.#d.pool, {
+      ms: performance.now() - started,
       workspaceId: w.workspaceId, leadId: r.kind === 'applied' ? r.leadId : null, provider, kind: `status ${event.status}`, outcome,
       payload: { ...event, outboundKey }, secrets: w.secrets,
     });

@@ -75,12 +75,19 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   return json as T;
 }
 
-/** Calls `onChange(leadIds)` for each change of the workspace (null: anything may have changed, refetch). */
-export function watchWorkspace(slug: string, onChange: (leadIds: string[] | null) => void): () => void {
+/**
+ * Calls `onChange(leadIds)` for each change of the workspace (null: anything may have changed, refetch).
+ * `kinds`: only changes of these kinds (e.g. `['integration']`, a new integration-log entry); by
+ * default every kind but `integration`, which only the Logs page shows (the inbox would refetch
+ * for each provider exchange otherwise).
+ */
+export function watchWorkspace(slug: string, onChange: (leadIds: string[] | null) => void, kinds?: string[]): () => void {
   const source = new EventSource(`/api/admin/workspaces/${encodeURIComponent(slug)}/events`);
+  const wanted = (kind: string) => (kinds ? kinds.includes(kind) : kind !== 'integration');
   const handle = (e: MessageEvent<string>) => {
     try {
-      onChange((JSON.parse(e.data) as { leadIds: string[] | null }).leadIds);
+      const change = JSON.parse(e.data) as { kind: string; leadIds: string[] | null };
+      if (wanted(change.kind)) onChange(change.leadIds);
     } catch {
       onChange(null);
     }

@@ -6,6 +6,7 @@ import { WebhooksPage } from './webhooks.tsx';
 import { KeysPage } from './keys.tsx';
 import { ProvidersPage } from './providers.tsx';
 import { TeamPage } from './team.tsx';
+import { LogsPage } from './logs.tsx';
 
 // The workspace's pages, in the order of the navigation bar: /admin/<slug>/<path>[/<subpath>].
 // A page is listed (and reachable) only when the operator's role has its permission; the API
@@ -34,4 +35,5 @@ export const SECTIONS: Section[] = [
   { path: 'providers', label: 'Providers', permission: 'settings.manage', render: ({ workspace }) => <ProvidersPage key={workspace.slug} workspace={workspace} /> },
   { path: 'keys', label: 'API keys', permission: 'keys.manage', render: ({ workspace }) => <KeysPage key={workspace.slug} workspace={workspace} /> },
   { path: 'team', label: 'Team', permission: 'team.manage', render: ({ workspace, session }) => <TeamPage key={workspace.slug} workspace={workspace} session={session} /> },
+  { path: 'logs', label: 'Logs', permission: 'logs.read', render: ({ workspace, subpath }) => <LogsPage key={`${workspace.slug}/${subpath ?? ''}`} workspace={workspace} subpath={subpath} /> },
 ];
