@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
+import { describeSettingsAdminApi } from './settings-admin-openapi.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
@@ -14,6 +15,7 @@ export const ADMIN_ERROR_STRINGS = [
   'Sign in required.', 'Email or password is incorrect.', 'Too many sign-in attempts; retry later.', 'Missing or invalid CSRF token.',
   'Your role in this workspace does not allow this.', 'Workspace not found.', 'Lead not found.', "The lead's status does not allow this.",
   'Webhook endpoint not found in this workspace.',
+  'These settings were changed meanwhile.',
   'Internal server error.',
 ] as const;
 
@@ -121,4 +123,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     responses: { '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors('401', '403', '404', '500') },
   });
   describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
+  describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
 }

@@ -54,6 +54,10 @@ export function renderError(err: AppError): Rendering {
     csrf_failed: () => ({ status: 403, body: { error: 'Missing or invalid CSRF token.' } }),
     forbidden: () => ({ status: 403, body: { error: 'Your role in this workspace does not allow this.' } }),
     webhook_endpoint_not_found: () => ({ status: 404, body: { error: 'Webhook endpoint not found in this workspace.' } }),
+    settings_conflict: () => ({
+      status: 409,
+      body: { error: 'These settings were changed meanwhile.', message: 'Someone saved them after you loaded the page: reload it and make your edits again.' },
+    }),
     lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };

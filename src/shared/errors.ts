@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'lead_status_conflict'
   | 'webhook_endpoint_not_found'
+  | 'settings_conflict'
   | 'internal';
 
 export interface ValidationIssue {
