@@ -39,7 +39,7 @@ export async function signIn(http: FastifyInstance, email: string, password: str
 export async function admin(
   http: FastifyInstance,
   session: AdminSession | null,
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   url: string,
   body?: unknown,
   opts: { csrf?: boolean } = {},
