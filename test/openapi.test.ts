@@ -107,6 +107,7 @@ describe('the OpenAPI document', () => {
       ['body_too_large', ACT], ['unsupported_media_type', ACT], ['sign_in_failed', SIGN_IN], ['sign_in_throttled', SIGN_IN], ['not_signed_in', ACT],
       ['csrf_failed', ACT], ['forbidden', ACT], ['workspace_not_found', ACT], ['lead_not_found', ACT], ['lead_status_conflict', ACT, { message: 'booked' }],
       ['internal', ACT], ['webhook_endpoint_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/webhooks/:id' }],
+      ['settings_conflict', { method: 'PUT', route: '/api/admin/workspaces/:slug/form' }],
     ];
     const sent = new Set<string>();
     for (const [code, op, details] of [...cases, ...adminCases]) {
