@@ -82,6 +82,12 @@ test('an owner builds a form, a lead answers it by the ids shown, reorders with 
   await assertAccessible(page, 'Form page with three questions');
   await page.screenshot({ path: screenshotPath('dashboard-form.png'), fullPage: true });
 
+  // A refused save names the question and the field.
+  await addQuestion(page, { label: '' });
+  await page.getByRole('button', { name: 'Save form' }).click();
+  await page.getByRole('alert').getByText('Not saved. Question 4 (label): label is required.').waitFor(WAIT);
+  await page.getByRole('button', { name: 'Delete: question 4' }).click();
+
   const [own, bill, roof] = ids as [string, string, string];
   const lead = await postLead(app.http, ws.sandboxKey, validLead({ phone: '+1 555 501 0001', formResponses: { [own]: 'Yes', [bill]: '120', [roof]: '12 years' } }));
   assert.equal(lead.status, 201, JSON.stringify(lead.body));
@@ -125,7 +131,8 @@ test('an owner builds a form, a lead answers it by the ids shown, reorders with 
   await page.close();
   // The sandbox's simulated call carries a recording URL on Vapi's storage, which the lead page's
   // audio player asks for; the watched page aborts it, so nothing leaves the machine.
-  assert.deepEqual(problems.filter((p) => !p.startsWith('outside request: https://storage.vapi.ai/')), []);
+  // The one refused request is the save of the question without a label, above.
+  assert.deepEqual(problems.filter((p) => !p.startsWith('outside request: https://storage.vapi.ai/')), [`400 /api/admin/workspaces/${ws.slug}/form`]);
   problems.length = 0;
 });
 

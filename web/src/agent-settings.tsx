@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, type WorkspaceAccess } from './api.ts';
+import { saveErrorText } from './form-snippets.ts';
 import type { AgentData, Persona, TemplateFields } from './settings-types.ts';
 
 // The Agent page (docs/DASHBOARD.md, "Form builder and agent settings"): persona, criteria, time
@@ -62,7 +63,7 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
   useEffect(() => {
     if (!draft) return;
     const timer = setTimeout(() => {
-      api<{ prompt: string }>('POST', `${base}/preview`, body(draft)).then((r) => { setPrompt(r.prompt); setPreviewError(''); }, (e: Error) => setPreviewError(e.message));
+      api<{ prompt: string }>('POST', `${base}/preview`, body(draft)).then((r) => { setPrompt(r.prompt); setPreviewError(''); }, (e: unknown) => setPreviewError(`No preview: ${saveErrorText(e).replace(/^Not saved\. /, '')}`));
     }, 300);
     return () => clearTimeout(timer);
   }, [base, draft]);
@@ -78,7 +79,7 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
       show(await api<AgentData>('PUT', base, { version: saved.version, ...body(draft) }));
       setNotice('Agent settings saved.');
     } catch (err) {
-      setError((err as Error).message);
+      setError(saveErrorText(err));
     }
   };
   const toggle = async () => {

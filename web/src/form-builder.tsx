@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, type WorkspaceAccess } from './api.ts';
-import { formResponsesExample, htmlSnippet } from './form-snippets.ts';
+import { formResponsesExample, htmlSnippet, saveErrorText } from './form-snippets.ts';
 import type { FormSettings, Question, QuestionType } from './settings-types.ts';
 
 // The form builder (docs/DASHBOARD.md, "Form builder and agent settings"): the workspace's ordered
@@ -117,7 +117,7 @@ export function FormPage({ workspace }: { workspace: WorkspaceAccess }) {
       show(await api<FormSettings>('PUT', base, { version: saved!.version, questions }));
       setNotice('Form saved.');
     } catch (e) {
-      setError((e as Error).message);
+      setError(saveErrorText(e));
     }
   };
 
