@@ -12,7 +12,7 @@ import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/b
 // The Form and Agent pages in Debian's Chromium, offline, against the real service: an owner
 // builds a form of three questions, a sandbox lead is submitted with formResponses under the ids
 // the page shows, its lead page shows the answers under their labels; a question is moved with
-// the keyboard and one deleted (its answer keeps its label); the agent's persona changes the
+// the keyboard, one by drag, and one deleted (its answer keeps its label); the agent's persona changes the
 // prompt preview; a viewer reads without edit controls; axe-core on each page.
 
 /** docs/dashboard-form.png only with UPDATE_SCREENSHOTS=1 (a test run leaves the checkout as it was). */
@@ -58,7 +58,7 @@ async function addQuestion(page: Page, q: { label: string; type?: string; option
   if (q.required) await item.getByLabel('Required').check();
 }
 
-test('an owner builds a form, a lead answers it by the ids shown, reorders with the keyboard, deletes a question, and previews a persona', async () => {
+test('an owner builds a form, a lead answers it by the ids shown, reorders with the keyboard and by drag, deletes a question, and previews a persona', async () => {
   const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
   const page = await watchedPage(browser, base, problems);
   await signInAs(page, owner.email, owner.password);
@@ -105,6 +105,10 @@ test('an owner builds a form, a lead answers it by the ids shown, reorders with 
   assert.equal(await page.evaluate('document.activeElement.getAttribute("aria-label")'), 'Move down: Do you own the house?');
   await page.keyboard.press('Enter');
   assert.equal(await page.evaluate('document.activeElement.getAttribute("aria-label")'), 'Move up: Do you own the house?', 'at the end, focus goes to Move up');
+  // And by drag: Roof age's handle dropped on Monthly bill, the first question.
+  const item = (label: string) => page.locator('ol.questions > li').filter({ has: page.getByRole('button', { name: `Delete: ${label}` }) });
+  await item('Roof age').locator('.drag-handle').dragTo(item('Monthly bill'));
+  await page.getByText('Moved "Roof age" to position 1 of 3.').waitFor(WAIT);
   await page.getByRole('button', { name: 'Delete: Monthly bill' }).click();
   await page.getByRole('button', { name: 'Save form' }).click();
   await page.getByText('Form saved.').waitFor(WAIT);

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, type WorkspaceAccess } from './api.ts';
-import { saveErrorText } from './form-snippets.ts';
+import { saveErrorText } from './save-error.ts';
 import type { AgentData, Persona, TemplateFields } from './settings-types.ts';
 
 // The Agent page (docs/DASHBOARD.md, "Form builder and agent settings"): persona, criteria, time

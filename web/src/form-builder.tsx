@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, type WorkspaceAccess } from './api.ts';
-import { formResponsesExample, htmlSnippet, saveErrorText } from './form-snippets.ts';
+import { formResponsesExample, htmlSnippet } from './form-snippets.ts';
+import { saveErrorText } from './save-error.ts';
 import type { FormSettings, Question, QuestionType } from './settings-types.ts';
 
 // The form builder (docs/DASHBOARD.md, "Form builder and agent settings"): the workspace's ordered
@@ -31,8 +32,9 @@ function QuestionEditor({ q, index, count, update, move, remove, dragging }: {
 }) {
   const name = q.label || `question ${index + 1}`;
   return (
-    <li className="question" draggable onDragStart={dragging.start} onDragOver={(e) => e.preventDefault()} onDrop={(e) => { e.preventDefault(); dragging.drop(); }}>
-      <span className="drag-handle" aria-hidden="true">⠿</span>
+    // Only the handle drags (text in the fields stays selectable); the whole question is the drop target.
+    <li className="question" onDragOver={(e) => e.preventDefault()} onDrop={(e) => { e.preventDefault(); dragging.drop(); }}>
+      <span className="drag-handle" aria-hidden="true" draggable onDragStart={(e) => { e.dataTransfer.setData('text/plain', q.key); dragging.start(); }} title="Drag to reorder">⠿</span>
       <div className="question-fields">
         <label>Label <input value={q.label} size={40} onChange={(e) => update({ label: e.target.value })} /></label>
         <label>Type
