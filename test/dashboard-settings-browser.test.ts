@@ -12,8 +12,9 @@ import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/b
 // The Form and Agent pages in Debian's Chromium, offline, against the real service: an owner
 // builds a form of three questions, a sandbox lead is submitted with formResponses under the ids
 // the page shows, its lead page shows the answers under their labels; a question is moved with
-// the keyboard, one by drag, and one deleted (its answer keeps its label); the agent's persona changes the
-// prompt preview; a viewer reads without edit controls; axe-core on each page.
+// the keyboard, one by drag, and one deleted (its answer keeps its label); the agent's persona
+// changes the prompt preview; a viewer reads without edit controls; a WhatsApp workspace's pages
+// (template fields, what the kill switch does there); axe-core on each page.
 
 /** docs/dashboard-form.png only with UPDATE_SCREENSHOTS=1 (a test run leaves the checkout as it was). */
 function screenshotPath(name: string): string {
@@ -156,5 +157,38 @@ test('a viewer reads the form and the agent settings without edit controls', asy
   assert.equal(await page.getByRole('textbox').count(), 0);
   await assertAccessible(page, "viewer's Agent page");
   await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test("a WhatsApp workspace: the form notes the agent asks in the chat; the template is edited without the section's secrets", async () => {
+  const authToken = 'twilio-token-not-for-browsers';
+  const chat = await app.createWorkspace('whatsapp', {
+    whatsapp: { provider: 'twilio', accountSid: `AC${'a'.repeat(32)}`, authToken, from: '+15550009999', templateContentSid: `HX${'b'.repeat(32)}` },
+  }, 'chat');
+  const owner = await makeOperator(app, [{ workspaceId: chat.workspaceId, role: 'owner' }], 'Otto Owner');
+  const page = await watchedPage(browser, base, problems);
+  const bodies: string[] = [];
+  page.on('response', (r) => { if (r.url().includes('/api/admin/')) void r.text().then((t) => bodies.push(t), () => undefined); });
+  await signInAs(page, owner.email, owner.password);
+  await nav(page, 'Form').click();
+  await page.getByText('This is a WhatsApp workspace: the agent asks these questions in the chat.').waitFor(WAIT);
+  await page.getByRole('button', { name: 'Add question' }).waitFor(WAIT);
+  await assertAccessible(page, 'WhatsApp Form page');
+  await nav(page, 'Agent').click();
+  await page.getByText(/New leads get no first-contact message/).waitFor(WAIT);
+  const sid = page.getByLabel(/Template Content SID/);
+  assert.equal(await sid.inputValue(), `HX${'b'.repeat(32)}`);
+  await sid.fill(`HX${'c'.repeat(32)}`);
+  await page.getByLabel(/^Template text/).fill('Hi {{1}}, thanks for your request!');
+  await page.getByRole('region', { name: 'System prompt' }).getByText(/You are chatting with the lead on WhatsApp/).waitFor(WAIT);
+  await assertAccessible(page, 'WhatsApp Agent page');
+  await page.getByRole('button', { name: 'Save agent settings' }).click();
+  await page.getByText('Agent settings saved.').waitFor(WAIT);
+  const settings = app.workspaces.settingsOf((await app.workspaces.findBySlug(chat.slug))!);
+  assert.deepEqual(settings.whatsapp, {
+    provider: 'twilio', accountSid: `AC${'a'.repeat(32)}`, authToken, from: '+15550009999', templateContentSid: `HX${'c'.repeat(32)}`, templateBody: 'Hi {{1}}, thanks for your request!',
+  });
+  await page.close();
+  assert.ok(bodies.length > 0 && bodies.every((b) => !b.includes(authToken)), 'the secret never reaches the browser');
   assert.deepEqual(problems, []);
 });
