@@ -16,7 +16,7 @@ import { LiveEvents } from './admin/live-events.ts';
 import { liveRoutes } from './admin/live-routes.ts';
 import { OperatorReplies } from './admin/operator-reply.ts';
 import { webRoutes } from './admin/web-routes.ts';
-import { settingsAdminRoutes } from './admin/settings-admin-routes.ts';
+import { formAgentAdminRoutes } from './admin/form-agent-admin-routes.ts';
 import { webhookAdminRoutes } from './admin/webhook-admin-routes.ts';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
@@ -170,7 +170,7 @@ export function buildApp(deps: AppDeps): App {
   const secrets = new SecretBox(resolveEncryptionKey({ envKey: deps.config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: deps.config.DATABASE_URL, dataDir: deps.config.LEADINTAKE_DATA_DIR }));
   http.register(webhookAdminRoutes({ operators, endpoints: new WebhookEndpointService(deps.pool, secrets, deps.clock) }));
   // The Form and Agent pages: the workspace's questions, persona, template and kill switch.
-  http.register(settingsAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
+  http.register(formAgentAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
   http.register(liveRoutes({ operators, live }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
-import { describeSettingsAdminApi } from './settings-admin-openapi.ts';
+import { describeFormAgentAdminApi } from './form-agent-admin-openapi.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
@@ -123,5 +123,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     responses: { '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors('401', '403', '404', '500') },
   });
   describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
-  describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
+  describeFormAgentAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
 }

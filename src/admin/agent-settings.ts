@@ -5,7 +5,7 @@ import type { Queryable } from '../db/pool.ts';
 import { AppError, type ValidationIssue } from '../shared/errors.ts';
 import { whatsappSettingsSchema, type WhatsappSettings, type WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
-import type { agentSchema, AgentBody, AgentDraft } from './settings-admin-schemas.ts';
+import type { agentSchema, AgentBody, AgentDraft } from './form-agent-admin-schemas.ts';
 import { requireVersion, versionOf } from './settings-version.ts';
 
 // The Agent page's data (docs/DASHBOARD.md, "Form builder and agent settings"): the persona,

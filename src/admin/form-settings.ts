@@ -2,7 +2,7 @@ import { agentConfigOf, agentConfigSchema, withQuestionIds, type AgentConfig, ty
 import { AppError } from '../shared/errors.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { parse } from './admin-routes.ts';
-import type { FormBody } from './settings-admin-schemas.ts';
+import type { FormBody } from './form-agent-admin-schemas.ts';
 import { requireVersion, versionOf } from './settings-version.ts';
 
 // The form builder's data (docs/DASHBOARD.md, "Form builder and agent settings"): the ordered

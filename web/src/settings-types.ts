@@ -1,4 +1,4 @@
-// The Form and Agent pages' data, as the admin API sends it (src/admin/settings-admin-schemas.ts).
+// The Form and Agent pages' data, as the admin API sends it (src/admin/form-agent-admin-schemas.ts).
 
 export type QuestionType = 'text' | 'choice' | 'number';
 

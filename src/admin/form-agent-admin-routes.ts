@@ -10,13 +10,13 @@ import { requireMembership, requireSession } from './admin-auth.ts';
 import { parse } from './admin-routes.ts';
 import { agentEnabled, agentView, applyAgent, previewPrompt } from './agent-settings.ts';
 import { applyForm, formView } from './form-settings.ts';
-import * as s from './settings-admin-schemas.ts';
+import * as s from './form-agent-admin-schemas.ts';
 
 // The Form and Agent pages' admin API (docs/DASHBOARD.md, "Form builder and agent settings").
 // Everyone in the workspace reads (`settings.read`); owners and admins save (`settings.manage`).
 // Saves are read-modify-writes under the workspace's row lock with a version check (409).
 
-export interface SettingsAdminDeps {
+export interface FormAgentAdminDeps {
   pool: Pool;
   clock: Clock;
   operators: OperatorService;
@@ -26,7 +26,7 @@ export interface SettingsAdminDeps {
 
 type SlugRequest = FastifyRequest<{ Params: { slug: string } }>;
 
-export function settingsAdminRoutes(deps: SettingsAdminDeps) {
+export function formAgentAdminRoutes(deps: FormAgentAdminDeps) {
   const member = async (request: SlugRequest, permission: Permission) => {
     const session = await requireSession(deps.operators, request);
     const membership = requireMembership(session, request.params.slug, permission);

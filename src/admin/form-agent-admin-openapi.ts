@@ -1,5 +1,5 @@
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
-import * as s from './settings-admin-schemas.ts';
+import * as s from './form-agent-admin-schemas.ts';
 
 // The Form and Agent pages' admin API (docs/DASHBOARD.md, "Form builder and agent settings") in
 // the OpenAPI document: session cookie, CSRF token on PUT and POST; everyone reads, owners and
@@ -11,7 +11,7 @@ const SLUG = { name: 'slug', in: 'path', required: true, description: 'The works
 const CSRF = { name: 'X-CSRF-Token', in: 'header', required: true, description: 'The `csrfToken` of the session.', schema: { type: 'string' } };
 
 /** Called by describeAdminApi with the schemas the admin routes share (error, ok, empty body). */
-export function describeSettingsAdminApi(doc: OpenApiBuilder, shared: { error: Ref; ok: Ref; empty: Ref }): void {
+export function describeFormAgentAdminApi(doc: OpenApiBuilder, shared: { error: Ref; ok: Ref; empty: Ref }): void {
   const ref = {
     form: doc.output('AdminForm', s.formSchema),
     agent: doc.output('AdminAgentSettings', s.agentSchema),
