@@ -16,6 +16,7 @@ import { LiveEvents } from './admin/live-events.ts';
 import { liveRoutes } from './admin/live-routes.ts';
 import { OperatorReplies } from './admin/operator-reply.ts';
 import { webRoutes } from './admin/web-routes.ts';
+import { formAgentAdminRoutes } from './admin/form-agent-admin-routes.ts';
 import { webhookAdminRoutes } from './admin/webhook-admin-routes.ts';
 import { keyAdminRoutes } from './admin/key-admin-routes.ts';
 import { providerAdminRoutes } from './admin/provider-admin-routes.ts';
@@ -183,6 +184,8 @@ export function buildApp(deps: AppDeps): App {
   }));
   // The Logs page: integration log, dead letters (through the relay's pg-boss handle), audit log.
   http.register(logsAdminRoutes({ pool: deps.pool, operators, deadLetters: new DeadLetterAdmin(deps.pool, () => deps.relay.boss) }));
+  // The Form and Agent pages: the workspace's questions, persona, template and kill switch.
+  http.register(formAgentAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
   http.register(liveRoutes({ operators, live }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };

@@ -29,6 +29,13 @@ describe('agent prompt', () => {
     assertMatchesSnapshot('agent-prompt-whatsapp.txt', buildAgentPrompt({ agent, lead: richLead, channel: 'whatsapp', now: NOW }));
   });
 
+  it('an answer to a deleted question comes with the label the question had, when it is known', () => {
+    const retired = { ...agent, retiredQuestions: [{ id: 'q_old', label: 'Roof type' }] };
+    const prompt = buildAgentPrompt({ agent: retired, lead: richLead, channel: 'whatsapp', now: NOW });
+    assert.ok(prompt.includes('\n- Roof type (a question no longer on the form, q_old): flat roof\n'), prompt);
+    assert.ok(buildAgentPrompt({ agent, lead: richLead, channel: 'whatsapp', now: NOW }).includes('\n- q_old (a question no longer on the form): flat roof\n'));
+  });
+
   it('snapshot: voice lead we know little about', () => {
     assertMatchesSnapshot('agent-prompt-voice.txt', buildAgentPrompt({ agent, lead: bareLead, channel: 'voice', now: NOW }));
   });

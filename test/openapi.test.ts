@@ -115,6 +115,7 @@ describe('the OpenAPI document', () => {
       ['invite_account_exists', { method: 'POST', route: '/api/admin/workspaces/:slug/invites/accept' }],
       ['invite_other_account', { method: 'POST', route: '/api/admin/workspaces/:slug/invites/accept' }],
       ['dead_letter_not_found', { method: 'POST', route: '/api/admin/workspaces/:slug/dead-letters/:id/retry' }],
+      ['settings_conflict', { method: 'PUT', route: '/api/admin/workspaces/:slug/form' }],
     ];
     const sent = new Set<string>();
     for (const [code, op, details] of [...cases, ...adminCases]) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
+import { describeFormAgentAdminApi } from './form-agent-admin-openapi.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
 import { describeSettingsAdminApi } from './settings-admin-openapi.ts';
 import { describeLogsAdminApi } from './logs-admin-openapi.ts';
@@ -20,6 +21,7 @@ export const ADMIN_ERROR_STRINGS = [
   'That e-mail address is already a member of this workspace.', 'Invitation not found, already used or expired: ask an owner for a new link.',
   'An account with this e-mail address exists: sign in to accept the invitation.', 'This invitation is for another e-mail address: sign in with that address.',
   'No such dead-lettered turn in this workspace (it may have been retried already).',
+  'These settings were changed meanwhile.',
   'Internal server error.',
 ] as const;
 
@@ -129,4 +131,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
   describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeLogsAdminApi(doc, { error, empty: ref.empty });
+  describeFormAgentAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
 }

@@ -29,8 +29,9 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
   ]);
   const x = extra.rows[0];
   if (!x) return null;
-  const questions = agentConfigOf(workspace).questions;
-  const labels = new Map(questions.map((q) => [q.id, q.label]));
+  const { questions, retiredQuestions = [] } = agentConfigOf(workspace);
+  // A question taken off the form keeps the label it had (the form builder retires it).
+  const labels = new Map([...retiredQuestions, ...questions].map((q) => [q.id, q.label]));
   const order = (id: string) => {
     const i = questions.findIndex((q) => q.id === id);
     return i === -1 ? questions.length : i;
@@ -51,10 +52,10 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
       email: l.email,
       goal: l.goal,
       qualificationNotes: l.qualificationNotes,
-      // What the agent collected, with the questions' labels (unknown ids: label null).
+      // What the agent collected, with the questions' labels (retired ones' too; unknown ids: label null).
       answers: Object.entries(l.answers).map(([id, value]) => ({ id, label: labels.get(id) ?? null, value })).sort((a, b) => order(a.id) - order(b.id)),
       metadata: l.metadata,
-      // In the form's order; unknown ids (a question removed since) after them, label null.
+      // In the form's order; retired questions' answers after them with the label they had; ids never on the form: label null.
       formAnswers: Object.entries(l.formResponses)
         .map(([id, value]) => ({ id, label: labels.get(id) ?? null, value }))
         .sort((a, b) => order(a.id) - order(b.id)),

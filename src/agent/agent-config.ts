@@ -81,9 +81,17 @@ export interface QualificationQuestion {
   required: boolean;
 }
 
+/** A question taken off the form: its id and the label it had, so old answers stay readable. */
+export interface RetiredQuestion {
+  id: string;
+  label: string;
+}
+
 /** As stored and used: every question has its id. */
 export interface AgentConfig extends Omit<AgentConfigInput, 'questions'> {
   questions: QualificationQuestion[];
+  /** Questions removed from the form (never in a config file: kept by withQuestionIds). */
+  retiredQuestions?: RetiredQuestion[];
 }
 
 /**
@@ -103,7 +111,21 @@ export function withQuestionIds(input: AgentConfigInput, previous: AgentConfig |
     }
     return { id, label: q.label, type: q.type, ...(q.options ? { options: q.options } : {}), required: q.required };
   });
-  return { ...input, questions };
+  const retiredQuestions = retire(previous, questions);
+  return { ...input, questions, ...(retiredQuestions.length > 0 ? { retiredQuestions } : {}) };
+}
+
+/**
+ * The questions no longer on the form, with the label each had when it was removed: the ones
+ * retired before plus the previous questions the new list drops (an id back on the form leaves
+ * the list). Leads keep their answers by id; the lead page shows them under these labels.
+ */
+export function retire(previous: AgentConfig | null, questions: readonly QualificationQuestion[]): RetiredQuestion[] {
+  const current = new Set(questions.map((q) => q.id));
+  const retired = new Map<string, string>();
+  for (const r of previous?.retiredQuestions ?? []) retired.set(r.id, r.label);
+  for (const q of previous?.questions ?? []) if (!current.has(q.id)) retired.set(q.id, q.label);
+  return [...retired].filter(([id]) => !current.has(id)).map(([id, label]) => ({ id, label }));
 }
 
 /** `workspaces.agent` as read from the database; `{}` means not configured. */

@@ -50,12 +50,17 @@ function roleSection(agent: AgentConfig, channel: Channel): string {
 
 function knownSection(agent: AgentConfig, lead: PromptLead): string {
   const state = qualificationState(agent.questions, lead);
+  const retired = new Map((agent.retiredQuestions ?? []).map((r) => [r.id, r.label]));
   const lines = [
     `- Name: ${oneLine(lead.name)}`,
     `- Email: ${lead.email ?? 'not known yet (needed to book: ask for it)'}`,
     ...(lead.goal ? [`- Goal: ${oneLine(lead.goal)}`] : []),
     ...state.answered.map(({ question, answer }) => `- ${question.label}: ${oneLine(answer)}`),
-    ...state.orphaned.map(({ id, answer }) => `- ${id} (a question no longer on the form): ${oneLine(answer)}`),
+    ...state.orphaned.map(({ id, answer }) => {
+      // A question deleted in the form builder keeps its last label (retiredQuestions).
+      const label = retired.get(id);
+      return label ? `- ${label} (a question no longer on the form, ${id}): ${oneLine(answer)}` : `- ${id} (a question no longer on the form): ${oneLine(answer)}`;
+    }),
     ...(lead.notes ? ['- Notes so far:', ...lead.notes.split('\n').map((n) => `  ${n}`)] : []),
   ];
   return section('What we already know', lines.join('\n'));

@@ -63,6 +63,10 @@ export function renderError(err: AppError): Rendering {
     invite_account_exists: () => ({ status: 409, body: { error: 'An account with this e-mail address exists: sign in to accept the invitation.' } }),
     invite_other_account: () => ({ status: 403, body: { error: 'This invitation is for another e-mail address: sign in with that address.' } }),
     dead_letter_not_found: () => ({ status: 404, body: { error: 'No such dead-lettered turn in this workspace (it may have been retried already).' } }),
+    settings_conflict: () => ({
+      status: 409,
+      body: { error: 'These settings were changed meanwhile.', message: 'Someone saved them after you loaded the page: reload it and make your edits again.' },
+    }),
     lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };

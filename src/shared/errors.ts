@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'invite_account_exists'
   | 'invite_other_account'
   | 'dead_letter_not_found'
+  | 'settings_conflict'
   | 'internal';
 
 export interface ValidationIssue {

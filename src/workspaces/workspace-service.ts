@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { withQuestionIds } from '../agent/agent-config.ts';
+import { withQuestionIds, type AgentConfig } from '../agent/agent-config.ts';
 import { generateApiKey } from '../auth/api-key.ts';
 import { insertApiKey } from '../auth/api-key-queries.ts';
 import { withTransaction, type Pool } from '../db/pool.ts';
@@ -129,6 +129,32 @@ export class WorkspaceService {
         workspace = { ...workspace, agent: agentConfig };
       }
       return workspace;
+    });
+  }
+
+  /**
+   * A read-modify-write of one workspace under its row lock (the dashboard's settings pages):
+   * `change` sees the stored workspace and its opened settings and returns the new agent section
+   * and/or whole settings to store, or throws to change nothing. Null when the workspace is unknown.
+   */
+  async modify<T>(
+    slug: string,
+    change: (workspace: q.WorkspaceRow, settings: WorkspaceSettings) => { agent?: AgentConfig; settings?: WorkspaceSettings; result: T },
+  ): Promise<{ workspace: q.WorkspaceRow; result: T } | null> {
+    return withTransaction(this.#pool, async (tx) => {
+      let workspace = await q.lockLiveWorkspaceBySlug(tx, slug);
+      if (!workspace) return null;
+      const { agent, settings, result } = change(workspace, this.settingsOf(workspace));
+      if (settings) {
+        const sealed = this.#box.seal(settings, workspace.id);
+        await q.updateWorkspaceSettings(tx, workspace.id, sealed);
+        workspace = { ...workspace, settingsCiphertext: sealed };
+      }
+      if (agent) {
+        await q.updateWorkspaceAgent(tx, workspace.id, agent);
+        workspace = { ...workspace, agent };
+      }
+      return { workspace, result };
     });
   }
 

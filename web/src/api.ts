@@ -57,7 +57,7 @@ export interface LeadPage {
 }
 
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(readonly status: number, message: string, readonly body: { message?: string; issues?: Array<{ path: string[]; message: string }> } = {}) {
     super(message);
   }
 }
@@ -70,8 +70,8 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
   if (body !== undefined || method === 'POST') headers['content-type'] = 'application/json';
   const res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined || method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
-  const json = (await res.json().catch(() => ({}))) as { error?: string; issues?: Array<{ message: string }> };
-  if (!res.ok) throw new ApiError(res.status, [json.error, ...(json.issues ?? []).map((i) => i.message)].filter(Boolean).join(' ') || `HTTP ${res.status}`);
+  const json = (await res.json().catch(() => ({}))) as { error?: string; message?: string; issues?: Array<{ path: string[]; message: string }> };
+  if (!res.ok) throw new ApiError(res.status, [json.error, ...(json.issues ?? []).map((i) => i.message)].filter(Boolean).join(' ') || `HTTP ${res.status}`, json);
   return json as T;
 }
 

@@ -1,5 +1,7 @@
 import type { ReactNode } from 'react';
 import type { Permission, Session, WorkspaceAccess } from './api.ts';
+import { AgentPage } from './agent-settings.tsx';
+import { FormPage } from './form-builder.tsx';
 import { InboxPage } from './inbox.tsx';
 import { LeadView } from './lead.tsx';
 import { WebhooksPage } from './webhooks.tsx';
@@ -31,6 +33,8 @@ export const SECTIONS: Section[] = [
     path: 'leads', label: 'Leads', permission: 'leads.read',
     render: ({ workspace, subpath }) => (subpath ? <LeadView key={subpath} workspace={workspace} leadId={subpath} /> : <InboxPage key={workspace.slug} workspace={workspace} />),
   },
+  { path: 'form', label: 'Form', permission: 'settings.read', render: ({ workspace }) => <FormPage key={workspace.slug} workspace={workspace} /> },
+  { path: 'agent', label: 'Agent', permission: 'settings.read', render: ({ workspace }) => <AgentPage key={workspace.slug} workspace={workspace} /> },
   { path: 'webhooks', label: 'Webhooks', permission: 'webhooks.manage', render: ({ workspace }) => <WebhooksPage key={workspace.slug} workspace={workspace} /> },
   { path: 'providers', label: 'Providers', permission: 'settings.manage', render: ({ workspace }) => <ProvidersPage key={workspace.slug} workspace={workspace} /> },
   { path: 'keys', label: 'API keys', permission: 'keys.manage', render: ({ workspace }) => <KeysPage key={workspace.slug} workspace={workspace} /> },
