@@ -17,6 +17,7 @@ import { liveRoutes } from './admin/live-routes.ts';
 import { OperatorReplies } from './admin/operator-reply.ts';
 import { webRoutes } from './admin/web-routes.ts';
 import { webhookAdminRoutes } from './admin/webhook-admin-routes.ts';
+import { analyticsAdminRoutes } from './admin/analytics-admin-routes.ts';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { OperatorService } from './operators/operator-service.ts';
@@ -168,6 +169,8 @@ export function buildApp(deps: AppDeps): App {
   // The Webhooks page: the same endpoint operations as `leadintake webhook …`.
   const secrets = new SecretBox(resolveEncryptionKey({ envKey: deps.config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: deps.config.DATABASE_URL, dataDir: deps.config.LEADINTAKE_DATA_DIR }));
   http.register(webhookAdminRoutes({ operators, endpoints: new WebhookEndpointService(deps.pool, secrets, deps.clock) }));
+  // The Analytics page: funnel, speed to lead and bookings from the lead timeline.
+  http.register(analyticsAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
   http.register(liveRoutes({ operators, live }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };

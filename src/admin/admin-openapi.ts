@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
+import { describeAnalyticsAdminApi } from './analytics-admin-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
 // so every action is scriptable with a session cookie and its CSRF token.
@@ -121,4 +122,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     responses: { '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors('401', '403', '404', '500') },
   });
   describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
+  describeAnalyticsAdminApi(doc, { error });
 }
