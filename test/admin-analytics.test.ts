@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { analytics } from '../src/admin/analytics-queries.ts';
+import { transitionLead } from '../src/leads/lead-state.ts';
 import type { Role } from '../src/operators/roles.ts';
 import { admin, makeOperator, signIn, type AdminSession } from './helpers/admin.ts';
 import { HISTORY_FROM, HISTORY_TO, seedAnalyticsHistory } from './helpers/analytics-history.ts';
@@ -112,5 +114,37 @@ describe('analytics in the admin API', () => {
     assert.equal(r.body.error, 'Workspace not found.');
     const anonymous = await app.http.inject({ method: 'GET', url: url(custom) });
     assert.equal(anonymous.statusCode, 401);
+  });
+});
+
+describe('the rollup (lead_funnel, migration 017)', () => {
+  const query = (sandbox: boolean) => ({ workspaceId: ws.workspaceId, sandbox, timeZone: 'Europe/Berlin', from: HISTORY_FROM, to: HISTORY_TO });
+  const agree = async () => {
+    for (const sandbox of [false, true]) {
+      assert.deepEqual(await analytics(app.db.pool, query(sandbox), 'rollup'), await analytics(app.db.pool, query(sandbox), 'timeline'));
+    }
+  };
+
+  it('agrees with the plain query over the timeline, and stays exact through changes', async () => {
+    await agree();
+    const id = async (name: string) => (await app.db.pool.query(`SELECT id FROM leads WHERE name = $1`, [name])).rows[0].id as string;
+    // A status change through the state machine (its timeline entry in the same statement).
+    const c = await id('History C');
+    assert.equal((await transitionLead(app.db.pool, { leadId: c, to: 'booked', actor: 'agent', event: { type: 'booking.created' } })).ok, true);
+    // A first contact for the new lead, an earlier first contact that arrives late, an erased lead.
+    const e = await id('History E');
+    await app.db.pool.query(`INSERT INTO lead_events (lead_id, type, at) VALUES ($1, 'message.sent', '2026-03-30T08:00:40Z'), ($2, 'message.sent', '2026-03-29T22:30:01Z')`, [e, await id('History D')]);
+    await app.db.pool.query(`DELETE FROM leads WHERE id = $1`, [await id('History B')]);
+    // A lead and its timeline in one statement, as the public API's batch writes them.
+    await app.db.pool.query(
+      `WITH l AS (INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, created_at)
+                  VALUES ($1, 'History G', '+15559990001', '+15559990001', '2026-03-28T09:00:00Z', '2026-03-28T09:00:00Z') RETURNING id)
+       INSERT INTO lead_events (lead_id, type, at) SELECT id, 'message.sent', '2026-03-28T09:00:07Z' FROM l`,
+      [ws.workspaceId],
+    );
+    await agree();
+    const now = await analytics(app.db.pool, query(false));
+    assert.deepEqual([now.totals.leads, now.totals.contacted, now.totals.booked, now.totals.unqualified], [6, 6, 3, 0]);
+    assert.equal(now.days.find((d) => d.day === '2026-03-30')!.speedP50Seconds, 20.5); // D now 1 s, E 40 s
   });
 });

@@ -66,25 +66,42 @@ export function daysBetween(from: string, to: string): string[] {
 
 const seconds = (v: unknown): number | null => (v === null || v === undefined ? null : Math.round(Number(v) * 10) / 10);
 
-// The per-lead facts: one lateral pass over each lead's own timeline (index lead_events_lead).
+// Each lead of the period with its moments, from either source (the same columns):
+// - `timeline`: one lateral pass over each lead's own timeline (index lead_events_lead) — the
+//   definition, and what the tests compare the rollup with; one index look-up per lead;
+// - `rollup`: lead_funnel (migration 017), the same moments kept per lead by triggers; one narrow
+//   row per lead off lead_funnel_period. What the page uses.
 // The period's bounds are the local midnights, so a 23- or 25-hour DST day is one day.
-const FACTS = `
-  facts AS MATERIALIZED (
-    SELECT l.status, (l.created_at AT TIME ZONE $3)::date AS day,
-           -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
-           CASE WHEN f.contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM f.contacted_at - l.created_at)) END AS speed,
-           f.contacted_at IS NOT NULL AS contacted, coalesce(f.conversed, false) AS conversed,
-           CASE WHEN l.status = 'booked' AND f.booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM f.booked_at - l.created_at)) END AS to_booking
+const PERIOD = (t: string) => `${t}.workspace_id = $1 AND ${t}.livemode = ANY($2::boolean[])
+       AND ${t}.created_at >= ($4::date)::timestamp AT TIME ZONE $3
+       AND ${t}.created_at < ($5::date + 1)::timestamp AT TIME ZONE $3`;
+
+const SOURCES = {
+  timeline: `
+    SELECT l.status, l.created_at, f.contacted_at, f.conversed_at, f.booked_at
       FROM leads l
       LEFT JOIN LATERAL (
         SELECT min(e.at) FILTER (WHERE e.type IN ('message.sent', 'call.dispatched')) AS contacted_at,
-               bool_or(e.type IN ('message.received', 'call.started')) AS conversed,
+               min(e.at) FILTER (WHERE e.type IN ('message.received', 'call.started')) AS conversed_at,
                min(e.at) FILTER (WHERE e.data->>'to' = 'booked') AS booked_at
           FROM lead_events e WHERE e.lead_id = l.id
       ) f ON true
-     WHERE l.workspace_id = $1 AND l.livemode = ANY($2::boolean[])
-       AND l.created_at >= ($4::date)::timestamp AT TIME ZONE $3
-       AND l.created_at < ($5::date + 1)::timestamp AT TIME ZONE $3
+     WHERE ${PERIOD('l')}`,
+  rollup: `
+    SELECT f.status, f.created_at, f.contacted_at, f.conversed_at, f.booked_at
+      FROM lead_funnel f
+     WHERE ${PERIOD('f')}`,
+} as const;
+export type AnalyticsSource = keyof typeof SOURCES;
+
+const FACTS = (source: AnalyticsSource) => `
+  facts AS MATERIALIZED (
+    SELECT status, (created_at AT TIME ZONE $3)::date AS day,
+           -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
+           CASE WHEN contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM contacted_at - created_at)) END AS speed,
+           contacted_at IS NOT NULL AS contacted, conversed_at IS NOT NULL AS conversed,
+           CASE WHEN status = 'booked' AND booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM booked_at - created_at)) END AS to_booking
+      FROM (${SOURCES[source]}) s
   )`;
 
 const FUNNEL = `count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
@@ -92,9 +109,9 @@ const FUNNEL = `count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int A
   count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
   percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90`;
 
-export async function analytics(db: Queryable, q: AnalyticsQuery): Promise<AnalyticsResult> {
+export async function analytics(db: Queryable, q: AnalyticsQuery, source: AnalyticsSource = 'rollup'): Promise<AnalyticsResult> {
   const { rows } = await db.query(
-    `WITH ${FACTS}
+    `WITH ${FACTS(source)}
      SELECT
        (SELECT row_to_json(t) FROM (SELECT ${FUNNEL}, percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking FROM facts) t) AS totals,
        (SELECT coalesce(json_agg(d), '[]') FROM (
