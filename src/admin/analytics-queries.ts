@@ -95,41 +95,36 @@ const SOURCES = {
 export type AnalyticsSource = keyof typeof SOURCES;
 
 const FACTS = (source: AnalyticsSource) => `
-  facts AS MATERIALIZED (
     SELECT status, (created_at AT TIME ZONE $3)::date AS day,
            -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
            CASE WHEN contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM contacted_at - created_at)) END AS speed,
            contacted_at IS NOT NULL AS contacted, conversed_at IS NOT NULL AS conversed,
            CASE WHEN status = 'booked' AND booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM booked_at - created_at)) END AS to_booking
-      FROM (${SOURCES[source]}) s
-  )`;
+      FROM (${SOURCES[source]}) s`;
 
-const FUNNEL = `count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
-  count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
-  count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
-  percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90`;
+// One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
+const HISTOGRAM = `ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, $6::float8[]) = ${i})::int`).join(', ')}]`;
 
 export async function analytics(db: Queryable, q: AnalyticsQuery, source: AnalyticsSource = 'rollup'): Promise<AnalyticsResult> {
-  const { rows } = await db.query(
-    `WITH ${FACTS(source)}
-     SELECT
-       (SELECT row_to_json(t) FROM (SELECT ${FUNNEL}, percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking FROM facts) t) AS totals,
-       (SELECT coalesce(json_agg(d), '[]') FROM (
-          SELECT to_char(day, 'YYYY-MM-DD') AS day, ${FUNNEL},
-                 count(*) FILTER (WHERE status = 'new')::int AS "new", count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation
-            FROM facts GROUP BY day) d) AS days,
-       (SELECT coalesce(json_agg(json_build_array(b, n)), '[]') FROM (
-          SELECT width_bucket(speed, $6::float8[]) AS b, count(*)::int AS n FROM facts WHERE speed IS NOT NULL GROUP BY 1) h) AS histogram`,
+  const { rows: groups } = await db.query(
+    `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total,
+            count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
+            count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
+            count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
+            count(*) FILTER (WHERE status = 'new')::int AS "new", count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking, ${HISTOGRAM} AS histogram
+       FROM (${FACTS(source)}) f
+      GROUP BY GROUPING SETS ((day), ())`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, q.from, q.to, SPEED_BUCKETS],
   );
-  const row = rows[0];
+  const empty = { leads: 0, contacted: 0, conversation: 0, booked: 0, unqualified: 0, needs_human: 0, new: 0, in_conversation: 0, p50: null, p90: null, to_booking: null };
+  const totalRow = groups.find((g) => g.total) ?? { ...empty, histogram: new Array(SPEED_BUCKETS.length + 1).fill(0) };
+  const row = { totals: totalRow, days: groups.filter((g) => !g.total) };
   const funnel = (r: Record<string, any>): Funnel => ({
     leads: r.leads, contacted: r.contacted, conversation: r.conversation, booked: r.booked, unqualified: r.unqualified, needsHuman: r.needs_human,
   });
   const byDay = new Map<string, Record<string, any>>((row.days as Array<Record<string, any>>).map((d) => [d.day, d]));
-  const empty = { leads: 0, contacted: 0, conversation: 0, booked: 0, unqualified: 0, needs_human: 0, new: 0, in_conversation: 0, p50: null, p90: null };
-  const histogram: number[] = new Array(SPEED_BUCKETS.length + 1).fill(0);
-  for (const [b, n] of row.histogram as Array<[number, number]>) histogram[b] = n;
   return {
     totals: {
       ...funnel(row.totals),
@@ -141,6 +136,6 @@ export async function analytics(db: Queryable, q: AnalyticsQuery, source: Analyt
       const d = byDay.get(day) ?? empty;
       return { day, ...funnel(d), new: d.new, inConversation: d.in_conversation, speedP50Seconds: seconds(d.p50), speedP90Seconds: seconds(d.p90) };
     }),
-    speedHistogram: histogram,
+    speedHistogram: row.totals.histogram as number[],
   };
 }
