@@ -71,7 +71,7 @@ test("a viewer sees the seeded history's funnel, speed to lead and bookings", as
   // The per-day tables: the lead of 23:30 UTC on the 28th is on Berlin's 29th.
   assert.deepEqual(await cells(page, 'Leads per day by outcome', '2026-03-29'), ['0', '1', '0', '1', '0', '2']);
   assert.deepEqual(await cells(page, 'Speed to lead, leads per bucket', '10 s – 30 s'), ['2']);
-  await page.getByText('20.0 s').first().waitFor(WAIT); // p50 of 5, 10, 20, 30 and 120 s
+  await page.getByText('20 s', { exact: true }).first().waitFor(WAIT); // p50 of 5, 10, 20, 30 and 120 s
   await page.getByText('1.5 h').waitFor(WAIT); // median time to booking: 1 h and 2 h
   assert.equal(await page.locator('canvas[role="img"]').count(), 4);
 
