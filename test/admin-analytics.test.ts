@@ -133,7 +133,11 @@ describe('the rollup (lead_funnel, migration 017)', () => {
     assert.equal((await transitionLead(app.db.pool, { leadId: c, to: 'booked', actor: 'agent', event: { type: 'booking.created' } })).ok, true);
     // A first contact for the new lead, an earlier first contact that arrives late, an erased lead.
     const e = await id('History E');
-    await app.db.pool.query(`INSERT INTO lead_events (lead_id, type, at) VALUES ($1, 'message.sent', '2026-03-30T08:00:40Z'), ($2, 'message.sent', '2026-03-29T22:30:01Z')`, [e, await id('History D')]);
+    // …and a later message of a lead already contacted, which must not move its first contact.
+    await app.db.pool.query(
+      `INSERT INTO lead_events (lead_id, type, at) VALUES ($1, 'message.sent', '2026-03-30T08:00:40Z'), ($2, 'message.sent', '2026-03-29T22:30:01Z'), ($3, 'message.sent', '2026-03-28T12:00:00Z')`,
+      [e, await id('History D'), await id('History A')],
+    );
     await app.db.pool.query(`DELETE FROM leads WHERE id = $1`, [await id('History B')]);
     // A lead and its timeline in one statement, as the public API's batch writes them.
     await app.db.pool.query(
@@ -146,5 +150,6 @@ describe('the rollup (lead_funnel, migration 017)', () => {
     const now = await analytics(app.db.pool, query(false));
     assert.deepEqual([now.totals.leads, now.totals.contacted, now.totals.booked, now.totals.unqualified], [6, 6, 3, 0]);
     assert.equal(now.days.find((d) => d.day === '2026-03-30')!.speedP50Seconds, 20.5); // D now 1 s, E 40 s
+    assert.equal(now.days.find((d) => d.day === '2026-03-28')!.speedP50Seconds, 18.5); // A still 30 s, G 7 s
   });
 });
