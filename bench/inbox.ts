@@ -7,12 +7,15 @@
 // share), the third keyset page, and the first and third pages by last activity. Measured at the query layer
 // (the functions the admin route calls, one pool connection each), so the figures are the
 // database's share of the answer; HTTP adds about a millisecond.
+// Then the Analytics page's query on the same leads (bench/analytics.ts).
 //   node bench/inbox.ts            (embedded PostgreSQL in a temporary folder, or BENCH_DATABASE_URL)
 import { performance } from 'node:perf_hooks';
 import { countInbox, listInbox } from '../src/admin/inbox-queries.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
+import { benchAnalytics } from './analytics.ts';
 import { openBenchServer } from './db.ts';
+import { seedLeads } from './inbox-seed.ts';
 import { progress } from './procs.ts';
 
 const LEADS = Number(process.env.BENCH_INBOX_LEADS ?? 1_000_000);
@@ -26,14 +29,7 @@ try {
   const workspaceId: string = rows[0].id;
   progress(`seeding ${LEADS.toLocaleString('en')} leads`);
   const started = performance.now();
-  await pool.query(
-    `INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, consented_at, status, created_at, updated_at)
-     SELECT $1, 'Lead ' || n, '+1444' || lpad(n::text, 8, '0'), '+1444' || lpad(n::text, 8, '0'), 'lead' || n || '@example.com', now(),
-            (ARRAY['booked','unqualified','in_conversation','in_conversation','unqualified','booked','new','needs_human','unqualified','booked'])[1 + n % 10],
-            now() - make_interval(secs => ($2::int - n) * 30), now() - make_interval(secs => ($2::int - n) * 30)
-       FROM generate_series(1, $2::int) AS n`,
-    [workspaceId, LEADS],
-  );
+  await seedLeads(pool, workspaceId, LEADS);
   await pool.query(
     `WITH recent AS (SELECT id, created_at FROM leads WHERE workspace_id = $1 ORDER BY created_at DESC LIMIT 10000)
      INSERT INTO lead_events (lead_id, type, data, at) SELECT id, 'message.sent', '{}', created_at + interval '2 seconds' FROM recent`,
@@ -72,6 +68,8 @@ try {
   const activity3 = await listInbox(pool, { ...byActivity, cursor: activity2.nextCursor! });
   await measure('by last activity, first page', () => listInbox(pool, byActivity));
   await measure('by last activity, third page (keyset)', () => listInbox(pool, { ...byActivity, cursor: activity3.nextCursor! }));
+  // The Analytics page on the same seeded leads (seeding a million is the slow part).
+  await benchAnalytics(pool, workspaceId, LEADS);
 } finally {
   await pool.end();
   await server.close();

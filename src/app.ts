@@ -24,6 +24,7 @@ import { teamAdminRoutes } from './admin/team-admin-routes.ts';
 import { TeamService } from './operators/team-service.ts';
 import { DeadLetterAdmin } from './admin/dead-letter-admin.ts';
 import { logsAdminRoutes } from './admin/logs-admin-routes.ts';
+import { analyticsAdminRoutes } from './admin/analytics-admin-routes.ts';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { OperatorService } from './operators/operator-service.ts';
@@ -186,6 +187,8 @@ export function buildApp(deps: AppDeps): App {
   http.register(logsAdminRoutes({ pool: deps.pool, operators, deadLetters: new DeadLetterAdmin(deps.pool, () => deps.relay.boss) }));
   // The Form and Agent pages: the workspace's questions, persona, template and kill switch.
   http.register(formAgentAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
+  // The Analytics page: funnel, speed to lead and bookings from the lead timeline.
+  http.register(analyticsAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
   http.register(liveRoutes({ operators, live }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };

@@ -5,6 +5,7 @@ import { describeFormAgentAdminApi } from './form-agent-admin-openapi.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
 import { describeSettingsAdminApi } from './settings-admin-openapi.ts';
 import { describeLogsAdminApi } from './logs-admin-openapi.ts';
+import { describeAnalyticsAdminApi } from './analytics-admin-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
 // so every action is scriptable with a session cookie and its CSRF token.
@@ -132,4 +133,5 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
   describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeLogsAdminApi(doc, { error, empty: ref.empty });
   describeFormAgentAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
+  describeAnalyticsAdminApi(doc, { error });
 }

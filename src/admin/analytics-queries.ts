@@ -1,0 +1,141 @@
+import type { Queryable } from '../db/pool.ts';
+
+// The Analytics page's numbers (docs/DASHBOARD.md, "Analytics"), from the lead timeline in one
+// parameterised statement. A lead belongs to the local day (workspace time zone) it was created
+// on, and the period is a cohort: every figure is about the leads created in it, whatever day the
+// later steps happened on.
+//
+// From the timeline (lead_events):
+// - contacted: a first contact went out — `message.sent` (WhatsApp) or `call.dispatched` (voice),
+//   the same entries the inbox's "speed to lead" reads; speed to lead is the time to the first one;
+// - conversation: the lead answered — `message.received` (a WhatsApp message from the lead) or
+//   `call.started` (the call was picked up: Vapi reported it in progress);
+// - booked, unqualified, needs human: the lead's status now; time to booking is from the lead's
+//   creation to the first timeline entry that moved it to `booked` (transitionLead writes `to`).
+
+/** Upper bounds (seconds, exclusive) of the speed-to-lead histogram's buckets; the last is open. */
+export const SPEED_BUCKETS = [10, 30, 60, 120, 300, 900, 3600, 86400] as const;
+
+export interface AnalyticsQuery {
+  workspaceId: string;
+  /** Live leads only, or live and sandbox leads (the "Sandbox" switch). */
+  sandbox: boolean;
+  /** IANA time zone whose local days the period and the daily figures use. */
+  timeZone: string;
+  /** First and last local day of the period (YYYY-MM-DD), both included. */
+  from: string;
+  to: string;
+}
+
+export interface Funnel {
+  leads: number;
+  contacted: number;
+  conversation: number;
+  booked: number;
+  unqualified: number;
+  needsHuman: number;
+}
+
+export interface AnalyticsDay extends Funnel {
+  day: string;
+  new: number;
+  inConversation: number;
+  speedP50Seconds: number | null;
+  speedP90Seconds: number | null;
+}
+
+export interface AnalyticsResult {
+  totals: Funnel & {
+    speedP50Seconds: number | null;
+    speedP90Seconds: number | null;
+    medianTimeToBookingSeconds: number | null;
+  };
+  days: AnalyticsDay[];
+  /** One count per bucket: below SPEED_BUCKETS[0], …, at or above the last bound. */
+  speedHistogram: number[];
+}
+
+/** The local days from `from` to `to`, both included (calendar arithmetic, no time zone). */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) {
+    out.push(new Date(t).toISOString().slice(0, 10));
+  }
+  return out;
+}
+
+const seconds = (v: unknown): number | null => (v === null || v === undefined ? null : Math.round(Number(v) * 10) / 10);
+
+// Each lead of the period with its moments, from either source (the same columns):
+// - `timeline`: one lateral pass over each lead's own timeline (index lead_events_lead) — the
+//   definition, and what the tests compare the rollup with; one index look-up per lead;
+// - `rollup`: lead_funnel (migration 017), the same moments kept per lead by triggers; one narrow
+//   row per lead off lead_funnel_period. What the page uses.
+// The period's bounds are the local midnights, so a 23- or 25-hour DST day is one day.
+const PERIOD = (t: string) => `${t}.workspace_id = $1 AND ${t}.livemode = ANY($2::boolean[])
+       AND ${t}.created_at >= ($4::date)::timestamp AT TIME ZONE $3
+       AND ${t}.created_at < ($5::date + 1)::timestamp AT TIME ZONE $3`;
+
+const SOURCES = {
+  timeline: `
+    SELECT l.status, l.created_at, f.contacted_at, f.conversed_at, f.booked_at
+      FROM leads l
+      LEFT JOIN LATERAL (
+        SELECT min(e.at) FILTER (WHERE e.type IN ('message.sent', 'call.dispatched')) AS contacted_at,
+               min(e.at) FILTER (WHERE e.type IN ('message.received', 'call.started')) AS conversed_at,
+               min(e.at) FILTER (WHERE e.data->>'to' = 'booked') AS booked_at
+          FROM lead_events e WHERE e.lead_id = l.id
+      ) f ON true
+     WHERE ${PERIOD('l')}`,
+  rollup: `
+    SELECT f.status, f.created_at, f.contacted_at, f.conversed_at, f.booked_at
+      FROM lead_funnel f
+     WHERE ${PERIOD('f')}`,
+} as const;
+export type AnalyticsSource = keyof typeof SOURCES;
+
+const FACTS = (source: AnalyticsSource) => `
+    SELECT status, (created_at AT TIME ZONE $3)::date AS day,
+           -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
+           CASE WHEN contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM contacted_at - created_at)) END AS speed,
+           contacted_at IS NOT NULL AS contacted, conversed_at IS NOT NULL AS conversed,
+           CASE WHEN status = 'booked' AND booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM booked_at - created_at)) END AS to_booking
+      FROM (${SOURCES[source]}) s`;
+
+// One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
+const HISTOGRAM = `ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, $6::float8[]) = ${i})::int`).join(', ')}]`;
+
+export async function analytics(db: Queryable, q: AnalyticsQuery, source: AnalyticsSource = 'rollup'): Promise<AnalyticsResult> {
+  const { rows: groups } = await db.query(
+    `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total,
+            count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
+            count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
+            count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
+            count(*) FILTER (WHERE status = 'new')::int AS "new", count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking, ${HISTOGRAM} AS histogram
+       FROM (${FACTS(source)}) f
+      GROUP BY GROUPING SETS ((day), ())`,
+    [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, q.from, q.to, SPEED_BUCKETS],
+  );
+  const empty = { leads: 0, contacted: 0, conversation: 0, booked: 0, unqualified: 0, needs_human: 0, new: 0, in_conversation: 0, p50: null, p90: null, to_booking: null };
+  const totalRow = groups.find((g) => g.total) ?? { ...empty, histogram: new Array(SPEED_BUCKETS.length + 1).fill(0) };
+  const row = { totals: totalRow, days: groups.filter((g) => !g.total) };
+  const funnel = (r: Record<string, any>): Funnel => ({
+    leads: r.leads, contacted: r.contacted, conversation: r.conversation, booked: r.booked, unqualified: r.unqualified, needsHuman: r.needs_human,
+  });
+  const byDay = new Map<string, Record<string, any>>((row.days as Array<Record<string, any>>).map((d) => [d.day, d]));
+  return {
+    totals: {
+      ...funnel(row.totals),
+      speedP50Seconds: seconds(row.totals.p50),
+      speedP90Seconds: seconds(row.totals.p90),
+      medianTimeToBookingSeconds: seconds(row.totals.to_booking),
+    },
+    days: daysBetween(q.from, q.to).map((day) => {
+      const d = byDay.get(day) ?? empty;
+      return { day, ...funnel(d), new: d.new, inConversation: d.in_conversation, speedP50Seconds: seconds(d.p50), speedP90Seconds: seconds(d.p90) };
+    }),
+    speedHistogram: row.totals.histogram as number[],
+  };
+}
