@@ -687,6 +687,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/workspaces/{slug}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Funnel, speed to lead and bookings of the leads created in a period
+         * @description Days are the workspace's local days (its agent's time zone, default UTC). The presets end today and include it.
+         */
+        get: operations["getAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1581,6 +1601,53 @@ export interface components {
             /** @constant */
             ok: true;
             enabled: boolean;
+        };
+        AdminAnalytics: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The workspace's one channel.
+             * @enum {string}
+             */
+            channel: "voice" | "whatsapp";
+            /** @description The workspace's time zone (the agent's, default UTC): days are its local days. */
+            timeZone: string;
+            /** @enum {string} */
+            period: "7d" | "30d" | "90d" | "custom";
+            /** @description First local day of the period (included). */
+            from: string;
+            /** @description Last local day of the period (included; today for the presets). */
+            to: string;
+            /** @description Sandbox leads counted too (live leads only when false). */
+            sandbox: boolean;
+            totals: {
+                leads: number;
+                contacted: number;
+                conversation: number;
+                booked: number;
+                unqualified: number;
+                needsHuman: number;
+                speedP50Seconds: number | null;
+                speedP90Seconds: number | null;
+                medianTimeToBookingSeconds: number | null;
+            };
+            days: {
+                day: string;
+                leads: number;
+                contacted: number;
+                conversation: number;
+                booked: number;
+                unqualified: number;
+                needsHuman: number;
+                new: number;
+                inConversation: number;
+                speedP50Seconds: number | null;
+                speedP90Seconds: number | null;
+            }[];
+            /** @description Upper bounds in seconds (exclusive) of the histogram buckets; the last bucket is open. */
+            speedBuckets: number[];
+            /** @description Leads per speed-to-lead bucket (one more than speedBuckets). */
+            speedHistogram: number[];
         };
     };
     responses: never;
@@ -5248,6 +5315,74 @@ export interface operations {
             };
             /** @description CSRF token missing or wrong, or (on a save) the role is not owner or admin. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    getAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Default 30d. */
+                period?: "7d" | "30d" | "90d" | "custom";
+                /** @description period=custom: the first local day (included); at most 366 days in all. */
+                from?: string;
+                /** @description period=custom: the last local day (included). */
+                to?: string;
+                /** @description true: count sandbox leads too. */
+                sandbox?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminAnalytics"];
+                };
+            };
+            /** @description A bad period: unknown preset, from/to without period=custom, a missing or malformed date, to before from, or longer than a year. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
