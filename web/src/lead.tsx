@@ -129,7 +129,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
                   <h3>Call {c.startedAt ? dateTime(c.startedAt) : ''} — {c.status}</h3>
                   <p>{c.durationSeconds !== null ? `${c.durationSeconds} s` : ''} {c.endedReason ?? ''}</p>
                   {c.summary && <p>{c.summary}</p>}
-                  {c.recordingUrl && <audio controls src={c.recordingUrl} aria-label="Call recording" />}
+                  {c.recordingUrl && <audio controls preload="none" src={c.recordingUrl} aria-label="Call recording" />}
                   {c.transcriptTurns.length > 0 && (
                     <ol className="transcript" aria-label="Transcript">
                       {c.transcriptTurns.map((t, i) => (
