@@ -38,6 +38,12 @@ const TENANTS = positiveNumber(process.env.BENCH_TENANTS, 200);
 const BURST_LEADS = positiveNumber(process.env.BENCH_BURST_LEADS, QUICK ? 2000 : 10_000);
 /** Longest wait for the burst's first messages after its last 201. */
 const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, 300);
+/**
+ * BENCH_PARTS=messaging,burst,overload,inbox (the default: all of them) picks the parts that run
+ * after the API's figures and their baselines, which always run; e.g. BENCH_PARTS= for those alone.
+ */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'messaging,burst,overload,inbox').split(',').map((p) => p.trim()).filter(Boolean));
+const skipped = (part: string) => `\n## ${part}\n\nNot run (BENCH_PARTS=${[...PARTS].join(',')}).\n`;
 // Hard bound on the whole run: 14 measured runs, 7 warm-ups, settling, waits for a quiet
 // machine (at most 15 s before each run) and start-up.
 // Plus the messaging latency run (1,000 leads at 50/s and its own start-up), the burst, and the
@@ -216,27 +222,42 @@ async function main(): Promise<void> {
 
   // Issue 5: 201 → first WhatsApp send and job enqueue → handler start, with the in-process
   // worker, the Twilio simulator and the scripted model (its own serve process and workspace).
-  progress('messaging latency: 201 → first send, job start');
-  const messaging = await runMessagingLatency({ databaseUrl: server.url, encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY, leads: MESSAGING_LEADS });
-  progress(`  → first send p50 ${messaging.firstSend.p50.toFixed(1)} ms, p99 ${messaging.firstSend.p99.toFixed(1)} ms`);
+  let messagingReport = skipped('Messaging latency');
+  if (PARTS.has('messaging')) {
+    progress('messaging latency: 201 → first send, job start');
+    const messaging = await runMessagingLatency({ databaseUrl: server.url, encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY, leads: MESSAGING_LEADS });
+    progress(`  → first send p50 ${messaging.firstSend.p50.toFixed(1)} ms, p99 ${messaging.firstSend.p99.toFixed(1)} ms`);
+    messagingReport = renderMessagingLatency(messaging);
+  }
 
   // Issue 15: a burst of WhatsApp leads across TENANTS workspaces, drained by the in-process workers.
-  progress(`burst drain: ${BURST_LEADS} WhatsApp leads across ${TENANTS} workspaces`);
-  const burst = await runBurstDrain({ databaseUrl: server.url, encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY, leads: BURST_LEADS, tenants: TENANTS, waitSeconds: BURST_WAIT_SECONDS, pgDataDir: server.pgDataDir });
-  progress(`  → ${burst.firstContactsPerSecond.toFixed(0)} first contacts/s, p99 201 → first message ${(burst.firstMessage.p99 / 1000).toFixed(2)} s, missing ${burst.missing}, twice ${burst.duplicates}`);
+  let burstReport = skipped('Burst drain');
+  if (PARTS.has('burst')) {
+    progress(`burst drain: ${BURST_LEADS} WhatsApp leads across ${TENANTS} workspaces`);
+    const burst = await runBurstDrain({ databaseUrl: server.url, encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY, leads: BURST_LEADS, tenants: TENANTS, waitSeconds: BURST_WAIT_SECONDS, pgDataDir: server.pgDataDir });
+    progress(`  → ${burst.firstContactsPerSecond.toFixed(0)} first contacts/s, p99 201 → first message ${(burst.firstMessage.p99 / 1000).toFixed(2)} s, missing ${burst.missing}, twice ${burst.duplicates}`);
+    burstReport = renderBurstDrain(burst);
+  }
 
   // Issue 18: far more connections than the service serves at once (its own serve process and
   // workspace); shedding answers the excess 503 at once (docs/PERFORMANCE.md, "Overload").
-  progress('overload: 2,048 connections, 20 s, then a minute idle');
-  const overload = await runOverload({ root: ROOT, databaseUrl: server.url, connections: 2048, seconds: 20, idleSeconds: 60 });
-  progress(`  → ${overload.createdPerSecond.toFixed(0)} 201/s, 201 p99 ${overload.created.p99} ms, longest wait ${overload.client.max.toFixed(0)} ms, peak RSS ${overload.rssMb.peak.toFixed(0)} MB`);
+  let overloadReport = skipped('Overload');
+  if (PARTS.has('overload')) {
+    progress('overload: 2,048 connections, 20 s, then a minute idle');
+    const overload = await runOverload({ root: ROOT, databaseUrl: server.url, connections: 2048, seconds: 20, idleSeconds: 60 });
+    progress(`  → ${overload.createdPerSecond.toFixed(0)} 201/s, 201 p99 ${overload.created.p99} ms, longest wait ${overload.client.max.toFixed(0)} ms, peak RSS ${overload.rssMb.peak.toFixed(0)} MB`);
+    overloadReport = renderOverload(overload);
+  }
 
   // Issue 13: the dashboard's inbox on a workspace of 1,000,000 leads, in its own embedded
   // cluster (bench/inbox.ts seeds it; minutes, so after everything else).
-  progress('inbox: 1,000,000 leads in one workspace (bench/inbox.ts)');
-  const inboxEnv = { ...process.env };
-  delete inboxEnv.BENCH_DATABASE_URL;
-  const inbox = await runChild('bench/inbox.ts', process.execPath, [path.join(ROOT, 'bench', 'inbox.ts')], { cwd: ROOT, env: inboxEnv, timeoutMs: 900_000 });
+  let inbox = 'Not run (BENCH_PARTS).\n';
+  if (PARTS.has('inbox')) {
+    progress('inbox: 1,000,000 leads in one workspace (bench/inbox.ts)');
+    const inboxEnv = { ...process.env };
+    delete inboxEnv.BENCH_DATABASE_URL;
+    inbox = await runChild('bench/inbox.ts', process.execPath, [path.join(ROOT, 'bench', 'inbox.ts')], { cwd: ROOT, env: inboxEnv, timeoutMs: 900_000 });
+  }
 
   const { rows } = await pool.query('SHOW server_version');
   const results: BenchResults = {
@@ -264,7 +285,7 @@ async function main(): Promise<void> {
       database: server.embedded ? 'embedded PostgreSQL in a temp folder' : 'BENCH_DATABASE_URL server',
     },
   };
-  const report = `${renderReport(results)}\n${renderBurstDrain(burst)}\n${renderMessagingLatency(messaging)}\n${renderOverload(overload)}\n## Dashboard inbox\n${inbox}`;
+  const report = `${renderReport(results)}\n${burstReport}\n${messagingReport}\n${overloadReport}\n## Dashboard inbox\n${inbox}`;
   process.stdout.write(report);
   const out = path.join(ROOT, 'bench', 'results', 'latest.md');
   fs.mkdirSync(path.dirname(out), { recursive: true });
