@@ -127,6 +127,8 @@ describe('the integration log', () => {
       else heard.push(p);
     });
     await listener.query('LISTEN leadintake_live');
+    // The triggers notify only while some process holds a live page's lease (migration 019).
+    await h.app.db.pool.query(`INSERT INTO live_listeners VALUES ('admin-logs test', now() + interval '1 hour')`);
     try {
       await h.app.db.pool.query(
         `INSERT INTO integration_events (workspace_id, lead_id, provider, direction, kind, payload)
@@ -139,6 +141,7 @@ describe('the integration log', () => {
       const mine = heard.filter((n) => n.k === 'integration');
       assert.deepEqual(mine, [{ w: ws.workspaceId, k: 'integration', l: [sent.leadId] }]);
     } finally {
+      await h.app.db.pool.query(`DELETE FROM live_listeners WHERE listener = 'admin-logs test'`);
       await listener.end();
     }
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { OPERATOR_NOTE } from '../src/whatsapp/chat-history.ts';
 import { admin, makeOperator, signIn, type AdminSession } from './helpers/admin.ts';
 import { uniquePhone } from './helpers/http.ts';
@@ -135,6 +136,51 @@ describe('live updates', () => {
       await until((e, d) => e === 'change' && d.kind === 'lead.status' && d.leadIds?.includes(leadId) === true);
     } finally {
       controller.abort();
+    }
+  });
+
+  it('nothing is notified while no process has a live page open; a subscriber holds a lease, the last one to leave drops it', async () => {
+    const leases = async () => Number((await h.app.db.pool.query('SELECT count(*) FROM live_listeners WHERE until > now()')).rows[0].count);
+    // Whatever earlier tests opened has closed by now (the lease is dropped in the background).
+    for (let i = 0; i < 200 && (await leases()) > 0; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(await leases(), 0);
+    const listener = new pg.Client({ connectionString: h.app.db.url });
+    await listener.connect();
+    const heard: string[] = [];
+    let marker!: () => void;
+    let markerHeard = new Promise<void>((resolve) => (marker = resolve));
+    listener.on('notification', (n) => {
+      const p = JSON.parse(n.payload!);
+      if (p.k === 'marker') marker();
+      else heard.push(p.k);
+    });
+    await listener.query('LISTEN leadintake_live');
+    // Notifications arrive in commit order: once the marker is heard, anything before it was too.
+    const flush = async () => {
+      await h.app.db.pool.query(`SELECT pg_notify('leadintake_live', '{"k":"marker"}')`);
+      await markerHeard;
+      markerHeard = new Promise<void>((resolve) => (marker = resolve));
+    };
+    try {
+      await h.submit(ws.apiKey, { phone: uniquePhone() });
+      await flush();
+      assert.deepEqual(heard, [], 'no page open: no NOTIFY');
+
+      const unsubscribe = await h.app.live.subscribe(ws.workspaceId, () => {});
+      assert.equal(await leases(), 1);
+      await h.submit(ws.apiKey, { phone: uniquePhone() });
+      await flush();
+      assert.deepEqual(heard, ['lead.created']);
+
+      unsubscribe();
+      for (let i = 0; i < 200 && (await leases()) > 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(await leases(), 0);
+      heard.length = 0;
+      await h.submit(ws.apiKey, { phone: uniquePhone() });
+      await flush();
+      assert.deepEqual(heard, []);
+    } finally {
+      await listener.end();
     }
   });
 

@@ -1,11 +1,14 @@
 import pg from 'pg';
 import type { Pool } from '../db/pool.ts';
 import type { Logger } from '../shared/logger.ts';
+import { ListenerLease } from './live-listener-lease.ts';
 
 // The dashboard's live updates (docs/DASHBOARD.md): one LISTEN connection per process, opened when
 // the first page subscribes, on the channel migration 011's triggers notify. A lost connection is
 // reopened (and LISTEN issued again) with a growing pause; subscribers are then told to `resync`,
 // because notifications sent while nobody listened are gone: the page refetches what it shows.
+// While it has subscribers the process holds a lease in `live_listeners` (live-listener-lease.ts):
+// without one anywhere, the triggers do not notify at all.
 
 export const LIVE_CHANNEL = 'leadintake_live';
 
@@ -24,11 +27,15 @@ export class LiveEvents {
   #retryMs = 100;
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
+  readonly #lease: ListenerLease;
 
   constructor(pool: Pool, log: Logger) {
     this.#pool = pool;
     this.#log = log;
+    this.#lease = new ListenerLease(pool, log);
   }
+
+  #watched = () => this.#subscribers.size > 0 && !this.#closed;
 
   /** Calls `fn` for each change of the workspace; returns the unsubscribe function. Resolves once listening. */
   async subscribe(workspaceId: string, fn: Subscriber): Promise<() => void> {
@@ -36,9 +43,11 @@ export class LiveEvents {
     if (!set) this.#subscribers.set(workspaceId, (set = new Set()));
     set.add(fn);
     await this.#ensureListening();
+    await this.#lease.sync(this.#watched);
     return () => {
       set.delete(fn);
       if (set.size === 0) this.#subscribers.delete(workspaceId);
+      if (this.#subscribers.size === 0) void this.#lease.sync(this.#watched);
     };
   }
 
@@ -53,6 +62,7 @@ export class LiveEvents {
     const client = this.#client;
     this.#client = null;
     await client?.end().catch(() => {});
+    await this.#lease.sync(this.#watched);
   }
 
   #ensureListening(): Promise<void> {
@@ -79,7 +89,12 @@ export class LiveEvents {
     const reconnected = this.#retryMs > 100;
     this.#client = client;
     this.#retryMs = 100;
-    if (reconnected) this.#broadcastResync();
+    if (reconnected) {
+      // A restarted PostgreSQL may have lost the lease (an unlogged table): write it before the
+      // pages refetch, or changes made between their refetch and the lease would not be announced.
+      await this.#lease.sync(this.#watched);
+      this.#broadcastResync();
+    }
   }
 
   #lost(client: pg.Client, err: Error): void {
