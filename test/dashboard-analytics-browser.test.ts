@@ -1,20 +1,16 @@
 import assert from 'node:assert/strict';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { freePort } from '../src/db/embedded.ts';
 import { makeOperator } from './helpers/admin.ts';
 import { HISTORY_FROM, HISTORY_TO, seedAnalyticsHistory } from './helpers/analytics-history.ts';
-import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
+import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs, screenshotPath } from './helpers/browser.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
 
 // The Analytics page in Debian's Chromium, offline, against the real service: a viewer opens it,
 // chooses the seeded history's period (test/helpers/analytics-history.ts, Europe/Berlin) and
 // reads its funnel in the accessible table; axe-core in light and dark; the docs' screenshot.
 
-/** Written to docs/ only with UPDATE_SCREENSHOTS=1, else to the temporary folder. */
-const screenshotPath = (name: string) => (process.env.UPDATE_SCREENSHOTS === '1' ? path.join('docs', name) : path.join(os.tmpdir(), `leadintake-${name}`));
 
 let app: TestApp;
 let browser: Browser;
@@ -35,13 +31,6 @@ after(async () => {
   await app?.close();
 });
 
-async function signInAs(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${base}/admin`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Leads' }).waitFor(WAIT);
-}
 
 const cells = async (page: Page, table: string, step: string) =>
   page.getByRole('table', { name: table }).getByRole('row', { name: new RegExp(`^${step.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `) }).getByRole('cell').allTextContents();
@@ -50,7 +39,7 @@ test("a viewer sees the seeded history's funnel, speed to lead and bookings", as
   const viewer = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }], 'Vera Viewer');
   const page = await watchedPage(browser, base, problems);
   await page.setViewportSize({ width: 1280, height: 900 });
-  await signInAs(page, viewer.email, viewer.password);
+  await signInAs(page, base, viewer.email, viewer.password);
   await page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Analytics' }).click();
   await page.getByRole('heading', { name: 'Analytics', level: 1 }).waitFor(WAIT);
   await page.getByText('Channel: WhatsApp').waitFor(WAIT);

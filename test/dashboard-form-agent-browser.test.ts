@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { freePort } from '../src/db/embedded.ts';
 import { makeOperator } from './helpers/admin.ts';
 import { postLead, validLead } from './helpers/http.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
-import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
+import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs, screenshotPath } from './helpers/browser.ts';
 
 // The Form and Agent pages in Debian's Chromium, offline, against the real service: an owner
 // builds a form of three questions, a sandbox lead is submitted with formResponses under the ids
@@ -16,10 +14,6 @@ import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/b
 // changes the prompt preview; a viewer reads without edit controls; a WhatsApp workspace's pages
 // (template fields, what the kill switch does there); axe-core on each page.
 
-/** docs/dashboard-form.png only with UPDATE_SCREENSHOTS=1 (a test run leaves the checkout as it was). */
-function screenshotPath(name: string): string {
-  return process.env.UPDATE_SCREENSHOTS === '1' ? path.join('docs', name) : path.join(os.tmpdir(), `leadintake-${name}`);
-}
 
 let app: TestApp;
 let browser: Browser;
@@ -39,13 +33,6 @@ after(async () => {
   await app?.close();
 });
 
-async function signInAs(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${base}/admin`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Leads' }).waitFor(WAIT);
-}
 
 const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name, exact: true });
 const answerOf = (page: Page, label: string) => page.locator('dt', { hasText: label }).locator('xpath=following-sibling::dd[1]');
@@ -62,7 +49,7 @@ async function addQuestion(page: Page, q: { label: string; type?: string; option
 test('an owner builds a form, a lead answers it by the ids shown, reorders with the keyboard and by drag, deletes a question, and previews a persona', async () => {
   const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
   const page = await watchedPage(browser, base, problems);
-  await signInAs(page, owner.email, owner.password);
+  await signInAs(page, base, owner.email, owner.password);
   await nav(page, 'Form').click();
   await page.getByRole('heading', { name: 'Form', level: 1 }).waitFor(WAIT);
   await page.getByText('No questions yet').waitFor(WAIT);
@@ -144,7 +131,7 @@ test('an owner builds a form, a lead answers it by the ids shown, reorders with 
 test('a viewer reads the form and the agent settings without edit controls', async () => {
   const viewer = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }], 'Vera Viewer');
   const page = await watchedPage(browser, base, problems);
-  await signInAs(page, viewer.email, viewer.password);
+  await signInAs(page, base, viewer.email, viewer.password);
   await nav(page, 'Form').click();
   await page.getByText('Your role can read the form').waitFor(WAIT);
   await page.getByText('Roof age', { exact: true }).waitFor(WAIT);
@@ -169,7 +156,7 @@ test("a WhatsApp workspace: the form notes the agent asks in the chat; the templ
   const page = await watchedPage(browser, base, problems);
   const bodies: string[] = [];
   page.on('response', (r) => { if (r.url().includes('/api/admin/')) void r.text().then((t) => bodies.push(t), () => undefined); });
-  await signInAs(page, owner.email, owner.password);
+  await signInAs(page, base, owner.email, owner.password);
   await nav(page, 'Form').click();
   await page.getByText('This is a WhatsApp workspace: the agent asks these questions in the chat.').waitFor(WAIT);
   await page.getByRole('button', { name: 'Add question' }).waitFor(WAIT);

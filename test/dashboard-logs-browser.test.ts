@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { recordIntegrationEvent } from '../src/integration-log/integration-log.ts';
 import { admin, makeOperator, signIn } from './helpers/admin.ts';
 import { uniquePhone } from './helpers/http.ts';
-import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
+import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs } from './helpers/browser.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 
 // The dashboard's Logs page in Debian's Chromium against the real service and the WhatsApp
@@ -27,13 +27,6 @@ after(async () => {
   await h?.close();
 });
 
-async function signInAs(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${h.baseUrl}/admin`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Leads' }).waitFor(WAIT);
-}
 
 test('integration log with errors only and live rows; Retry of a dead letter sends the message; the audit log lists it', async () => {
   // One lead whose first contact Twilio refuses until it is dead-lettered, one that is sent.
@@ -46,7 +39,7 @@ test('integration log with errors only and live rows; Retry of a dead letter sen
 
   const owner = await makeOperator(h.app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
   const page = await watchedPage(browser, h.baseUrl, problems);
-  await signInAs(page, owner.email, owner.password);
+  await signInAs(page, h.baseUrl, owner.email, owner.password);
   await page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Logs' }).click();
   await page.getByRole('heading', { name: 'Integration log' }).waitFor(WAIT);
   const rows = page.locator('table.integration-log tbody tr');
@@ -92,7 +85,7 @@ test('a viewer has no Logs link; an agent sees the log but no Retry and no audit
   const viewer = await makeOperator(h.app, [{ workspaceId: ws.workspaceId, role: 'viewer' }], 'Vera Viewer');
   const agent = await makeOperator(h.app, [{ workspaceId: ws.workspaceId, role: 'agent' }], 'Andy Agent');
   const page = await watchedPage(browser, h.baseUrl, problems);
-  await signInAs(page, viewer.email, viewer.password);
+  await signInAs(page, h.baseUrl, viewer.email, viewer.password);
   assert.equal(await page.getByRole('link', { name: 'Logs' }).count(), 0);
   await page.close();
   const session = (await signIn(h.app.http, viewer.email, viewer.password)).session;
@@ -102,7 +95,7 @@ test('a viewer has no Logs link; an agent sees the log but no Retry and no audit
   await h.submit(ws.apiKey, { phone: uniquePhone(), name: 'Abe Again' });
   await h.settle({ ignoreBackoff: true });
   const agentPage = await watchedPage(browser, h.baseUrl, problems);
-  await signInAs(agentPage, agent.email, agent.password);
+  await signInAs(agentPage, h.baseUrl, agent.email, agent.password);
   await agentPage.goto(`${h.baseUrl}/admin/${ws.slug}/logs/dead-letters`);
   await agentPage.getByRole('row').filter({ hasText: 'Abe Again' }).waitFor(WAIT);
   assert.equal(await agentPage.getByRole('button', { name: /Retry/ }).count(), 0);

@@ -8,7 +8,7 @@ import { admin, makeOperator, signIn } from './helpers/admin.ts';
 import { postLead, validLead } from './helpers/http.ts';
 import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from './helpers/test-app.ts';
 import { drainWebhooks, startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
-import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
+import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs } from './helpers/browser.ts';
 
 // The dashboard's Webhooks page in Debian's Chromium, offline, against the real service: an owner
 // adds an endpoint on a local receiver, sees its secret once, a sandbox lead's event is delivered
@@ -44,18 +44,11 @@ after(async () => {
 const newPage = () => watchedPage(browser, base, problems);
 const accessible = assertAccessible;
 
-async function signInAs(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${base}/admin`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Leads' }).waitFor(WAIT);
-}
 
 test('an owner adds an endpoint, sees the secret once, sees a delivery and replays it', async () => {
   const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
   const page = await newPage();
-  await signInAs(page, owner.email, owner.password);
+  await signInAs(page, base, owner.email, owner.password);
   await page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Webhooks' }).click();
   await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor(WAIT);
   await page.getByText('No endpoints yet.').waitFor(WAIT);
@@ -107,7 +100,7 @@ test('an owner adds an endpoint, sees the secret once, sees a delivery and repla
 test('a viewer has no Webhooks link, and the API answers them 403', async () => {
   const viewer = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }], 'Vera Viewer');
   const page = await newPage();
-  await signInAs(page, viewer.email, viewer.password);
+  await signInAs(page, base, viewer.email, viewer.password);
   await page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Leads' }).waitFor(WAIT);
   assert.equal(await page.getByRole('link', { name: 'Webhooks' }).count(), 0);
   await page.close();

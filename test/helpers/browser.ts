@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import os from 'node:os';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
@@ -49,4 +51,18 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => v.id + ' ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
   assert.deepEqual(violations, [], `${what}: ${violations.join(', ')}`);
+}
+
+/** Signs in on the dashboard at `base` and waits for the inbox. */
+export async function signInAs(page: Page, base: string, email: string, password: string): Promise<void> {
+  await page.goto(`${base}/admin`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Leads' }).waitFor(WAIT);
+}
+
+/** Where a screenshot goes: docs/ only with UPDATE_SCREENSHOTS=1, so a test run leaves the checkout as it was. */
+export function screenshotPath(name: string): string {
+  return process.env.UPDATE_SCREENSHOTS === '1' ? path.join('docs', name) : path.join(os.tmpdir(), `leadintake-${name}`);
 }

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
+import { usePageActions } from './page-actions.ts';
 import { api, type Session, type WorkspaceAccess } from './api.ts';
 import { CopyButton } from './copy.tsx';
 import { dateTime } from './format.ts';
@@ -15,24 +16,12 @@ export function TeamPage({ workspace, session }: { workspace: WorkspaceAccess; s
   const base = `/api/admin/workspaces/${encodeURIComponent(workspace.slug)}/team`;
   const [team, setTeam] = useState<{ members: Member[]; invites: Invite[] } | null>(null);
   const [link, setLink] = useState<{ email: string; link: string } | null>(null);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
   const load = useCallback(() => {
     api<{ members: Member[]; invites: Invite[] }>('GET', base).then(setTeam, (e: Error) => setError(e.message));
   }, [base]);
   useEffect(load, [load]);
 
-  const run = async (question: string | null, call: () => Promise<unknown>, done: string) => {
-    if (question && !confirm(question)) return;
-    setError('');
-    try {
-      await call();
-      setNotice(done);
-      load();
-    } catch (e) {
-      setError((e as Error).message);
-    }
-  };
+  const { error, notice, setError, run } = usePageActions(load);
   const invite = async (e: React.FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = e.currentTarget;

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { usePageActions } from './page-actions.ts';
 import { api, type WorkspaceAccess } from './api.ts';
 import { dateTime } from './format.ts';
 
@@ -84,8 +85,6 @@ export function WebhooksPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [endpoints, setEndpoints] = useState<Endpoint[] | null>(null);
   const [eventTypes, setEventTypes] = useState<string[]>([]);
   const [secret, setSecret] = useState<string | null>(null);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
   const load = useCallback(() => {
     api<{ endpoints: Endpoint[]; eventTypes: string[] }>('GET', base).then((r) => {
       setEndpoints(r.endpoints);
@@ -94,17 +93,7 @@ export function WebhooksPage({ workspace }: { workspace: WorkspaceAccess }) {
   }, [base]);
   useEffect(load, [load]);
 
-  const run = async (question: string | null, call: () => Promise<unknown>, done: string) => {
-    if (question && !confirm(question)) return;
-    setError('');
-    try {
-      await call();
-      setNotice(done);
-      load();
-    } catch (e) {
-      setError((e as Error).message);
-    }
-  };
+  const { error, notice, setError, run } = usePageActions(load);
   const add = async (e: React.FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = e.currentTarget;
