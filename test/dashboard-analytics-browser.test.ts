@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../src/db/embedded.ts';
 import { makeOperator } from './helpers/admin.ts';
 import { HISTORY_FROM, HISTORY_TO, seedAnalyticsHistory } from './helpers/analytics-history.ts';
 import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs, screenshotPath } from './helpers/browser.ts';
-import { startTestApp, type TestApp } from './helpers/test-app.ts';
+import { startListeningApp, type TestApp } from './helpers/test-app.ts';
 
 // The Analytics page in Debian's Chromium, offline, against the real service: a viewer opens it,
 // chooses the seeded history's period (test/helpers/analytics-history.ts, Europe/Berlin) and
@@ -19,9 +18,7 @@ let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
 const problems: string[] = [];
 
 before(async () => {
-  const port = await freePort();
-  app = await startTestApp({ env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
-  base = await app.http.listen({ host: '127.0.0.1', port });
+  ({ app, base } = await startListeningApp());
   ws = await app.createWorkspace('whatsapp', undefined, 'analytics');
   await seedAnalyticsHistory(app.db.pool, ws.workspaceId);
   browser = await launchChromium();

@@ -3,14 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../src/db/embedded.ts';
 import { TurnEngine } from '../src/whatsapp/turn-engine.ts';
 import { defaultConversationProviders } from '../src/whatsapp/turn-providers.ts';
 import { TurnWorker } from '../src/whatsapp/turn-worker.ts';
 import { makeOperator } from './helpers/admin.ts';
 import { SOLAR_AGENT } from './helpers/agent-harness.ts';
 import { postLead } from './helpers/http.ts';
-import { startTestApp, type TestApp } from './helpers/test-app.ts';
+import { startListeningApp, type TestApp } from './helpers/test-app.ts';
 import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
 
 /**
@@ -33,9 +32,7 @@ let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
 const problems: string[] = [];
 
 before(async () => {
-  const port = await freePort();
-  app = await startTestApp({ startRelay: true, env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, JOB_POLL_SECONDS: '1' } });
-  base = await app.http.listen({ host: '127.0.0.1', port });
+  ({ app, base } = await startListeningApp({ startRelay: true, env: { JOB_POLL_SECONDS: '1' } }));
   const engine = new TurnEngine({ pool: app.db.pool, log: app.log, clock: () => new Date(), workspaces: app.workspaces, providers: defaultConversationProviders(app.config), sandbox: app.sandbox });
   worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2, pollSeconds: 1 });
   await worker.start();

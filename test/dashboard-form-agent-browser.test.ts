@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../src/db/embedded.ts';
 import { makeOperator } from './helpers/admin.ts';
 import { postLead, validLead } from './helpers/http.ts';
-import { startTestApp, type TestApp } from './helpers/test-app.ts';
+import { startListeningApp, type TestApp } from './helpers/test-app.ts';
 import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs, screenshotPath } from './helpers/browser.ts';
 
 // The Form and Agent pages in Debian's Chromium, offline, against the real service: an owner
@@ -22,9 +21,7 @@ let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
 const problems: string[] = [];
 
 before(async () => {
-  const port = await freePort();
-  app = await startTestApp({ env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
-  base = await app.http.listen({ host: '127.0.0.1', port });
+  ({ app, base } = await startListeningApp());
   ws = await app.createWorkspace('voice', undefined, 'solar');
   browser = await launchChromium();
 });

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../src/db/embedded.ts';
 import { SIM_API_KEY, SIM_ASSISTANT_ID, SIM_PHONE_NUMBER_ID, startVapiSimulator, type VapiSimulator } from '../src/simulators/vapi/vapi-simulator.ts';
 import { makeOperator } from './helpers/admin.ts';
 import { assertAccessible, launchChromium, WAIT, watchedPage } from './helpers/browser.ts';
 import { getLead } from './helpers/http.ts';
-import { startTestApp, type TestApp } from './helpers/test-app.ts';
+import { startListeningApp, type TestApp } from './helpers/test-app.ts';
 
 // The Providers, API keys and Team pages in Debian's Chromium against the real service and the
 // Vapi simulator: a wrong Vapi key fails Test connection by name; a new key is shown once and,
@@ -25,9 +24,7 @@ const problems: string[] = [];
 
 before(async () => {
   sim = await startVapiSimulator();
-  const port = await freePort();
-  app = await startTestApp({ env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, VAPI_BASE_URL: sim.url, API_KEY_CACHE_TTL_MS: String(CACHE_TTL_MS) } });
-  base = await app.http.listen({ host: '127.0.0.1', port });
+  ({ app, base } = await startListeningApp({ env: { VAPI_BASE_URL: sim.url, API_KEY_CACHE_TTL_MS: String(CACHE_TTL_MS) } }));
   ws = await app.createWorkspace('voice', undefined, 'settings');
   owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
   browser = await launchChromium();

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../src/db/embedded.ts';
 import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery-service.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { admin, makeOperator, signIn } from './helpers/admin.ts';
 import { postLead, validLead } from './helpers/http.ts';
-import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from './helpers/test-app.ts';
+import { startListeningApp, TEST_ENCRYPTION_KEY, type TestApp } from './helpers/test-app.ts';
 import { drainWebhooks, startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs } from './helpers/browser.ts';
 
@@ -24,9 +23,7 @@ let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
 const problems: string[] = [];
 
 before(async () => {
-  const port = await freePort();
-  app = await startTestApp({ env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
-  base = await app.http.listen({ host: '127.0.0.1', port });
+  ({ app, base } = await startListeningApp());
   receiver = await startWebhookReceiver();
   delivery = new WebhookDeliveryService({
     pool: app.db.pool, boss: app.boss, log: app.log, clock: () => new Date(), secrets: new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)),

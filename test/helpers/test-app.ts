@@ -1,3 +1,4 @@
+import { freePort } from '../../src/db/embedded.ts';
 import type { PgBoss } from 'pg-boss';
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config/config.ts';
@@ -121,4 +122,14 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       if (openApiProblems.length) throw new Error(`Responses that do not match the OpenAPI document:\n${openApiProblems.join('\n')}`);
     },
   };
+}
+
+/**
+ * A test app listening on 127.0.0.1 at a free port that is also its PUBLIC_BASE_URL (what a
+ * browser test opens and what the app prints in URLs), with `options.env` added.
+ */
+export async function startListeningApp(options: TestAppOptions = {}): Promise<{ app: TestApp; base: string }> {
+  const port = await freePort();
+  const app = await startTestApp({ ...options, env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...options.env } });
+  return { app, base: await app.http.listen({ host: '127.0.0.1', port }) };
 }
