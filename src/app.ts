@@ -44,6 +44,7 @@ import { calcomWebhookRoutes } from './scheduling/booking-webhook-routes.ts';
 import { CalcomWebhookService } from './scheduling/booking-webhook-service.ts';
 import type { Clock } from './shared/clock.ts';
 import { createAccessLogger, type Logger } from './shared/logger.ts';
+import { maintainAnalyticsDays } from './admin/analytics-days.ts';
 import { integrationLogPruning } from './integration-log/integration-log-pruner.ts';
 import { pruneVoiceToolCalls } from './voice/call-session-queries.ts';
 import { voiceChannel } from './voice/voice-channel.ts';
@@ -152,7 +153,12 @@ export function buildApp(deps: AppDeps): App {
     pool: deps.pool,
     log: deps.log,
     policy: { maxAgeDays: deps.config.INTEGRATION_LOG_RETENTION_DAYS, maxPerWorkspace: deps.config.INTEGRATION_LOG_MAX_PER_WORKSPACE },
-    alsoPrune: [pruneVoiceToolCalls, pruneSandboxLeads],
+    alsoPrune: [
+      pruneVoiceToolCalls,
+      pruneSandboxLeads,
+      // Rides the same ten-minute pass; it deletes no log rows, so it adds nothing to the count.
+      async (pool) => (await maintainAnalyticsDays(pool, deps.log), 0),
+    ],
   }));
   http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }) }));
   const inbound = new InboundService({ pool: deps.pool, log: deps.log, wake: () => deps.relay.wake() });

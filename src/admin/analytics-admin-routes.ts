@@ -6,7 +6,8 @@ import { AppError } from '../shared/errors.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
 import { parse } from './admin-routes.ts';
-import { analytics, SPEED_BUCKETS } from './analytics-queries.ts';
+import { analytics } from './analytics-days.ts';
+import { SPEED_BUCKETS } from './analytics-queries.ts';
 import { analyticsQuery, type AnalyticsBody } from './analytics-admin-schemas.ts';
 
 // The Analytics page's admin API (docs/DASHBOARD.md, "Analytics"): every role reads it

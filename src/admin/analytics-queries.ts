@@ -66,11 +66,13 @@ export function daysBetween(from: string, to: string): string[] {
 
 const seconds = (v: unknown): number | null => (v === null || v === undefined ? null : Math.round(Number(v) * 10) / 10);
 
-// Each lead of the period with its moments, from either source (the same columns):
+// The figures straight from the leads, exact in every part; the page reads day summaries instead
+// (src/admin/analytics-days.ts), and the tests and the bench compare the two. Each lead of the
+// period with its moments, from either source (the same columns):
 // - `timeline`: one lateral pass over each lead's own timeline (index lead_events_lead) — the
-//   definition, and what the tests compare the rollup with; one index look-up per lead;
-// - `rollup`: lead_funnel (migration 017), the same moments kept per lead by triggers; one narrow
-//   row per lead off lead_funnel_period. What the page uses.
+//   definition; one index look-up per lead;
+// - `funnel`: lead_funnel (migration 017), the same moments kept per lead by triggers; one narrow
+//   row per lead off lead_funnel_period.
 // The period's bounds are the local midnights, so a 23- or 25-hour DST day is one day.
 const PERIOD = (t: string) => `${t}.workspace_id = $1 AND ${t}.livemode = ANY($2::boolean[])
        AND ${t}.created_at >= ($4::date)::timestamp AT TIME ZONE $3
@@ -87,7 +89,7 @@ const SOURCES = {
           FROM lead_events e WHERE e.lead_id = l.id
       ) f ON true
      WHERE ${PERIOD('l')}`,
-  rollup: `
+  funnel: `
     SELECT f.status, f.created_at, f.contacted_at, f.conversed_at, f.booked_at
       FROM lead_funnel f
      WHERE ${PERIOD('f')}`,
@@ -105,7 +107,7 @@ const FACTS = (source: AnalyticsSource) => `
 // One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
 const HISTOGRAM = `ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, $6::float8[]) = ${i})::int`).join(', ')}]`;
 
-export async function analytics(db: Queryable, q: AnalyticsQuery, source: AnalyticsSource = 'rollup'): Promise<AnalyticsResult> {
+export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, source: AnalyticsSource): Promise<AnalyticsResult> {
   const { rows: groups } = await db.query(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total,
             count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
@@ -137,5 +139,71 @@ export async function analytics(db: Queryable, q: AnalyticsQuery, source: Analyt
       return { day, ...funnel(d), new: d.new, inConversation: d.in_conversation, speedP50Seconds: seconds(d.p50), speedP90Seconds: seconds(d.p90) };
     }),
     speedHistogram: row.totals.histogram as number[],
+  };
+}
+
+/** One local day's figures as analytics_days keeps them (src/admin/analytics-days.ts). */
+export interface DaySummary {
+  day: string;
+  leads: number;
+  contacted: number;
+  conversation: number;
+  booked: number;
+  unqualified: number;
+  needs_human: number;
+  new: number;
+  in_conversation: number;
+  speed_p50: number | null;
+  speed_p90: number | null;
+  speed_histogram: number[];
+  /** (value, count) pairs, values ascending. */
+  speed_values: number[];
+  speed_counts: number[];
+  booking_values: number[];
+  booking_counts: number[];
+}
+
+/** percentile_cont over the union of the days' (value, count) pairs, as PostgreSQL computes it. */
+function mergedPercentiles(days: DaySummary[], values: 'speed_values' | 'booking_values', counts: 'speed_counts' | 'booking_counts', ps: number[]): Array<number | null> {
+  const merged = new Map<number, number>();
+  for (const d of days) d[values].forEach((v, i) => merged.set(v, (merged.get(v) ?? 0) + d[counts][i]!));
+  const pairs = [...merged].sort((a, b) => a[0] - b[0]);
+  const total = pairs.reduce((n, [, c]) => n + c, 0);
+  if (total === 0) return ps.map(() => null);
+  const at = (index: number): number => {
+    let seen = 0;
+    for (const [v, c] of pairs) if ((seen += c) > index) return v;
+    return pairs[pairs.length - 1]![0];
+  };
+  return ps.map((p) => {
+    const pos = p * (total - 1);
+    const lo = at(Math.floor(pos));
+    return lo + (at(Math.ceil(pos)) - lo) * (pos - Math.floor(pos));
+  });
+}
+
+/** The page's answer from one summary per day of the period (days without leads may be absent). */
+export function assembleAnalytics(q: AnalyticsQuery, summaries: DaySummary[]): AnalyticsResult {
+  const byDay = new Map(summaries.map((d) => [d.day, d]));
+  const sum = (k: 'leads' | 'contacted' | 'conversation' | 'booked' | 'unqualified' | 'needs_human') => summaries.reduce((n, d) => n + d[k], 0);
+  const [p50, p90] = mergedPercentiles(summaries, 'speed_values', 'speed_counts', [0.5, 0.9]);
+  const [toBooking] = mergedPercentiles(summaries, 'booking_values', 'booking_counts', [0.5]);
+  const histogram = new Array<number>(SPEED_BUCKETS.length + 1).fill(0);
+  for (const d of summaries) d.speed_histogram.forEach((n, i) => (histogram[i]! += n));
+  return {
+    totals: {
+      leads: sum('leads'), contacted: sum('contacted'), conversation: sum('conversation'), booked: sum('booked'),
+      unqualified: sum('unqualified'), needsHuman: sum('needs_human'),
+      speedP50Seconds: seconds(p50), speedP90Seconds: seconds(p90), medianTimeToBookingSeconds: seconds(toBooking),
+    },
+    days: daysBetween(q.from, q.to).map((day) => {
+      const d = byDay.get(day);
+      return {
+        day, leads: d?.leads ?? 0, contacted: d?.contacted ?? 0, conversation: d?.conversation ?? 0, booked: d?.booked ?? 0,
+        unqualified: d?.unqualified ?? 0, needsHuman: d?.needs_human ?? 0, new: d?.new ?? 0, inConversation: d?.in_conversation ?? 0,
+        speedP50Seconds: seconds(d?.speed_p50), speedP90Seconds: seconds(d?.speed_p90),
+      };
+    }),
+    speedHistogram: histogram,
   };
 }
