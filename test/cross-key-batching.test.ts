@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { RateLimiter } from '../src/auth/rate-limiter.ts';
+import { leaseSize, RateLimiter } from '../src/auth/rate-limiter.ts';
 import { leadBatchStatement, type LeadOp } from '../src/leads/lead-batch-statement.ts';
 import type { NewLead } from '../src/leads/lead-queries.ts';
 import { getLead, postLead, uniquePhone, validLead } from './helpers/http.ts';
@@ -20,13 +20,13 @@ before(async () => {
 after(() => app.close());
 
 /** A RateLimiter on the app's database that records the name of every statement it sends. */
-function recordingLimiter() {
+function recordingLimiter(leaseReads = false) {
   const statements: string[] = [];
   const db = { query: ((config: { name?: string }, values?: unknown[]) => {
     statements.push(config.name ?? 'unnamed');
     return app.db.pool.query(config as never, values as never);
   }) as typeof app.db.pool.query };
-  return { statements, limiter: new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never) };
+  return { statements, limiter: new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never, leaseReads ? (op) => op?.kind === 'read' : undefined) };
 }
 
 function newLead(workspaceId: string, phone: string): NewLead {
@@ -115,6 +115,46 @@ describe('one statement for the requests of many keys', () => {
     assert.deepEqual(foreign.output, { kind: 'read', lead: null });
     assert.equal((own.output as { lead: { lead: { id: string } } }).lead.lead.id, id);
     await app.relay.drain();
+  });
+});
+
+describe("reads admitted from a lease of the key's count", () => {
+  const counter = async (keyId: string) =>
+    (await app.db.pool.query(`SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_counters WHERE api_key_id = $1`, [keyId])).rows[0].n as number;
+  const read = (workspaceId: string): LeadOp => ({ kind: 'read', leadId: crypto.randomUUID(), workspaceId, livemode: true, withCall: false });
+
+  test('no lease below a limit of 1,000 an hour; one position per 500 of the limit, at most 32', () => {
+    assert.deepEqual([1, 100, 999, 1000, 5000, 16_000, 1_000_000].map(leaseSize), [0, 0, 0, 2, 10, 32, 32]);
+  });
+
+  test('a busy key with a high limit: its count is written once per lease, and each read still gets its own position', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { statements, limiter } = recordingLimiter(true);
+    const remaining: number[] = [];
+    // One at a time: the first read is counted alone, the second also reserves 32 positions.
+    for (let i = 0; i < 2; i++) remaining.push((await limiter.admit(key.id, 100_000, read(ws.workspaceId))).decision.remaining);
+    assert.equal(await counter(key.id), 2 + 32);
+    for (let i = 0; i < 32; i++) remaining.push((await limiter.admit(key.id, 100_000, read(ws.workspaceId))).decision.remaining);
+    assert.equal(await counter(key.id), 34, 'the leased reads wrote nothing');
+    assert.equal(statements.length, 34, 'each read still ran its own statement (the lead is read)');
+    assert.deepEqual(remaining, Array.from({ length: 34 }, (_, i) => 100_000 - 1 - i));
+    // The lease used up: the next read is counted again, with a new lease after it.
+    await limiter.admit(key.id, 100_000, read(ws.workspaceId));
+    assert.equal(await counter(key.id), 34 + 1 + 32);
+  });
+
+  test('near the limit nothing is leased: concurrent reads admit exactly what is left', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 1000 }))!;
+    const { limiter } = recordingLimiter(true);
+    // 980 of the hour's 1,000 spent (by other processes, say).
+    const hour = new Date(Math.floor(clock.read().getTime() / 3_600_000) * 3_600_000);
+    await app.db.pool.query(`INSERT INTO rate_limit_counters (api_key_id, window_start, count) VALUES ($1, $2, 980)`, [key.id, hour]);
+    assert.equal((await limiter.admit(key.id, 1000, read(ws.workspaceId))).decision.remaining, 19);
+    const answers = await Promise.all(Array.from({ length: 30 }, () => limiter.admit(key.id, 1000, read(ws.workspaceId))));
+    assert.equal(answers.filter((a) => a.decision.allowed).length, 19);
+    assert.equal(await counter(key.id), 1011, 'every request counted, no position reserved');
   });
 });
 

@@ -78,6 +78,30 @@ export interface Admission<Out> {
   output?: Out;
 }
 
+/**
+ * Positions of a key's count that this process reserved ahead (a lease), handed out to later
+ * requests without a write. `next`…`end` are still free; `lastCount` is the key's count the last
+ * statement returned, to decide whether the key is far enough from its limit to lease again.
+ */
+interface Lease {
+  window: number;
+  next: number;
+  end: number;
+  lastCount: number;
+}
+
+/**
+ * How many positions a key's lease reserves: none below a limit of 1,000 an hour, so a key with a
+ * small limit is counted exactly as before; else one per 500 of the limit, at most 32. The
+ * positions a process holds when the window ends (or when it stops) are never used: at most
+ * this many requests per process and key and hour are refused below the limit
+ * (docs/PERFORMANCE.md, "Many workspaces"). Never more than the limit is admitted.
+ */
+export function leaseSize(limit: number): number {
+  const n = Math.min(32, Math.floor(limit / 500));
+  return n >= 2 ? n : 0;
+}
+
 interface Waiter<Op, Out> {
   apiKeyId: string;
   limit: number;
@@ -111,11 +135,18 @@ export class RateLimiter<Op, Out> {
    * per request; docs/PERFORMANCE.md).
    */
   #busy = false;
+  readonly #leasable: (op: Op | undefined) => boolean;
+  readonly #leases = new Map<string, Lease>();
 
-  constructor(db: Queryable, clock: Clock, statement: BatchStatement<Op, Out>) {
+  /**
+   * `leasable`: the requests that may be admitted from a lease (reads: deciding them needs no
+   * write of their own). Without it every request is counted by a statement.
+   */
+  constructor(db: Queryable, clock: Clock, statement: BatchStatement<Op, Out>, leasable: (op: Op | undefined) => boolean = () => false) {
     this.#db = db;
     this.#clock = clock;
     this.#statement = statement;
+    this.#leasable = leasable;
   }
 
   /** Counts one request of the key and, in the same statement, runs its op if it is admitted. */
@@ -158,31 +189,57 @@ export class RateLimiter<Op, Out> {
     const now = this.#clock().getTime();
     const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
     const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_SECONDS * 1000 - now) / 1000));
+    const decide = (limit: number, position: number): RateLimitDecision =>
+      ({ allowed: position <= limit, limit, remaining: Math.max(0, limit - position), resetSeconds });
+    // Requests a lease covers take its next position here; the rest are counted by the statement.
+    const local = batch.map((w) => {
+      if (!this.#leasable(w.op)) return 0;
+      const lease = this.#leases.get(w.apiKeyId);
+      if (!lease || lease.window !== windowStart || lease.next > lease.end) return 0;
+      return lease.next++;
+    });
     // Keys sorted by id: every statement locks counter rows in the same order.
-    const ids = [...new Set(batch.map((w) => w.apiKeyId))].sort();
+    const ids = [...new Set(batch.filter((_, i) => local[i] === 0).map((w) => w.apiKeyId))].sort();
     const index = new Map(ids.map((id, i) => [id, i]));
     const keys: KeyCount[] = ids.map((apiKeyId) => ({ apiKeyId, size: 0, limit: 0 }));
-    const places = batch.map((w) => {
+    const places = batch.map((w, i) => {
+      if (local[i] !== 0) return null;
       const key = index.get(w.apiKeyId)!;
       const k = keys[key]!;
       k.limit = w.limit; // the latest cached limit of the key
       return { key, ord: ++k.size };
     });
+    // A key whose leasable requests found no lease reserves one after them, in the same count,
+    // when the last count it saw leaves ample room below its limit.
+    const extra = keys.map((k) => {
+      const n = leaseSize(k.limit);
+      const seen = this.#leases.get(k.apiKeyId);
+      const wanted = n > 0 && seen?.window === windowStart && k.limit - seen.lastCount >= 16 * n
+        && batch.some((w, i) => places[i]?.key === index.get(k.apiKeyId) && this.#leasable(w.op));
+      return wanted ? n : 0;
+    });
+    keys.forEach((k, i) => (k.size += extra[i]!));
     const ops: BatchOp<Op>[] = [];
     const opOf: number[] = [];
     batch.forEach((w, i) => {
       if (w.op === undefined) return;
       opOf[i] = ops.length;
-      ops.push({ ...places[i]!, op: w.op });
+      // A leased request's op runs unconditionally: its admission is already decided (reads only).
+      ops.push({ ...(places[i] ?? { key: -1, ord: 0 }), op: w.op });
     });
     const { counts, outputs } = ops.length > 0
       ? await this.#statement.run(this.#db, new Date(windowStart), keys, ops)
-      : { counts: await countOnly(this.#db, new Date(windowStart), keys), outputs: [] };
+      : keys.length > 0 ? { counts: await countOnly(this.#db, new Date(windowStart), keys), outputs: [] } : { counts: [], outputs: [] };
+    keys.forEach((k, i) => {
+      const c = counts[i]!;
+      this.#leases.set(k.apiKeyId, extra[i]! > 0
+        ? { window: windowStart, next: c - extra[i]! + 1, end: c, lastCount: c }
+        : { window: windowStart, next: 1, end: 0, lastCount: c });
+    });
     batch.forEach((w, i) => {
-      const { key, ord } = places[i]!;
-      const k = keys[key]!;
-      const used = counts[key]! - k.size + ord;
-      const decision = { allowed: used <= k.limit, limit: k.limit, remaining: Math.max(0, k.limit - used), resetSeconds };
+      const place = places[i];
+      const position = place ? counts[place.key]! - keys[place.key]!.size + place.ord : local[i]!;
+      const decision = decide(w.limit, position);
       const output = opOf[i] === undefined ? undefined : outputs[opOf[i]!];
       w.resolve(decision.allowed && output !== undefined ? { decision, output } : { decision });
     });
@@ -192,6 +249,8 @@ export class RateLimiter<Op, Out> {
   async prune(): Promise<void> {
     const cutoff = new Date(this.#clock().getTime() - 2 * WINDOW_SECONDS * 1000);
     await this.#db.query('DELETE FROM rate_limit_counters WHERE window_start < $1', [cutoff]);
+    const current = Math.floor(this.#clock().getTime() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
+    for (const [key, lease] of this.#leases) if (lease.window !== current) this.#leases.delete(key);
   }
 }
 

@@ -86,7 +86,8 @@ export const leadBatchStatement: BatchStatement<LeadOp, LeadOpResult> = {
       text: statementText(inserts.length > 0, reads.size > 0, withCall),
       values,
     });
-    const counted = rows[0].rate_limit_counts as Record<string, number>;
+    // NULL when every request of the batch was admitted from a lease (no key counted).
+    const counted = (rows[0].rate_limit_counts ?? {}) as Record<string, number>;
     const counts = countsInOrder(keys, Object.entries(counted).map(([api_key_id, count]) => ({ api_key_id, count })));
     const leads = new Map<string, LeadWithCall>();
     for (const { rate_limit_counts: _c, inserted: _i, read_workspace_id: ws, read_livemode: live, ...row } of rows) {
