@@ -142,6 +142,12 @@ describe("reads admitted from a lease of the key's count", () => {
     // The lease used up: the next read is counted again, with a new lease after it.
     await limiter.admit(key.id, 100_000, read(ws.workspaceId));
     assert.equal(await counter(key.id), 34 + 1 + 32);
+    // A POST of the key is counted on its own and leaves the lease alone: the next read takes
+    // the lease's next position, not a new one.
+    const posted = await limiter.admit(key.id, 100_000, insert(ws.workspaceId, phone()));
+    assert.equal(posted.decision.remaining, 100_000 - 68);
+    assert.equal((await limiter.admit(key.id, 100_000, read(ws.workspaceId))).decision.remaining, 100_000 - 36);
+    assert.equal(await counter(key.id), 68);
   });
 
   test('near the limit nothing is leased: concurrent reads admit exactly what is left', async () => {

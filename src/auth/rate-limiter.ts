@@ -232,9 +232,12 @@ export class RateLimiter<Op, Out> {
       : keys.length > 0 ? { counts: await countOnly(this.#db, new Date(windowStart), keys), outputs: [] } : { counts: [], outputs: [] };
     keys.forEach((k, i) => {
       const c = counts[i]!;
-      this.#leases.set(k.apiKeyId, extra[i]! > 0
-        ? { window: windowStart, next: c - extra[i]! + 1, end: c, lastCount: c }
-        : { window: windowStart, next: 1, end: 0, lastCount: c });
+      const held = this.#leases.get(k.apiKeyId);
+      if (extra[i]! > 0) this.#leases.set(k.apiKeyId, { window: windowStart, next: c - extra[i]! + 1, end: c, lastCount: c });
+      // A key counted for its POSTs keeps the positions it still holds: one lease at a time per
+      // key is what bounds the positions that can go unused.
+      else if (held?.window === windowStart) held.lastCount = c;
+      else this.#leases.set(k.apiKeyId, { window: windowStart, next: 1, end: 0, lastCount: c });
     });
     batch.forEach((w, i) => {
       const place = places[i];
