@@ -1,7 +1,7 @@
 import type { Pool, Queryable } from '../db/pool.ts';
 import { withTransaction } from '../db/pool.ts';
 import type { Logger } from '../shared/logger.ts';
-import { assembleAnalytics, SPEED_BUCKETS, type AnalyticsQuery, type AnalyticsResult, type DaySummary } from './analytics-queries.ts';
+import { assembleAnalytics, FUNNEL_AGGREGATES, LEAD_FACTS, SPEED_BUCKETS, type AnalyticsQuery, type AnalyticsResult, type DaySummary } from './analytics-queries.ts';
 
 // What the Analytics page runs (docs/DASHBOARD.md, "Analytics"; docs/PERFORMANCE.md,
 // "Analytics"): one summary row per past local day (analytics_days, migration 020), written by
@@ -24,7 +24,6 @@ const PAIRS = (x: string) => `
   SELECT day, array_agg(v ORDER BY v) AS vs, array_agg(n ORDER BY v) AS ns
     FROM (SELECT day, ${ROUNDED(x)} AS v, count(*)::int AS n FROM facts WHERE ${x} IS NOT NULL GROUP BY 1, 2) p
    GROUP BY day`;
-const HISTOGRAM = `ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, $4::float8[]) = ${i})::int`).join(', ')}]`;
 
 /**
  * The summaries of the days `daysSql` lists (a query of one date column), from lead_funnel.
@@ -35,19 +34,12 @@ const DAY_SUMMARIES = (daysSql: string) => `
     SELECT d AS day, (d::timestamp AT TIME ZONE $3) AS starts_at, ((d + 1)::timestamp AT TIME ZONE $3) AS ends_at
       FROM (${daysSql}) x (d)),
   facts AS (
-    SELECT days.day, f.status, f.contacted_at IS NOT NULL AS contacted, f.conversed_at IS NOT NULL AS conversed,
-           -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
-           CASE WHEN f.contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM f.contacted_at - f.created_at))::float8 END AS speed,
-           CASE WHEN f.status = 'booked' AND f.booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM f.booked_at - f.created_at))::float8 END AS to_booking
+    SELECT days.day, ${LEAD_FACTS('f')}
       FROM days JOIN lead_funnel f
         ON f.workspace_id = $1 AND f.livemode = ANY($2::boolean[]) AND f.created_at >= days.starts_at AND f.created_at < days.ends_at),
   agg AS (
-    SELECT day, count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
-           count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
-           count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
-           count(*) FILTER (WHERE status = 'new')::int AS new, count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS speed_p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS speed_p90,
-           ${HISTOGRAM} AS speed_histogram
+    SELECT day, ${FUNNEL_AGGREGATES('$4')},
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS speed_p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS speed_p90
       FROM facts GROUP BY day),
   speed AS (${PAIRS('speed')}),
   booking AS (${PAIRS('to_booking')})
@@ -142,11 +134,12 @@ export async function analytics(pool: Pool, q: AnalyticsQuery): Promise<Analytic
  */
 export async function maintainAnalyticsDays(pool: Pool, log?: Logger): Promise<number> {
   const { rows } = await pool.query(
-    `SELECT w.id, w.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lead_funnel f WHERE f.workspace_id = w.id AND f.created_at > now() - interval '91 days') AS active,
-            coalesce(w.agent->>'timeZone', 'UTC') AS time_zone
-       FROM workspaces w
-      WHERE EXISTS (SELECT 1 FROM analytics_changes c WHERE c.workspace_id = w.id)
-         OR (w.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lead_funnel f WHERE f.workspace_id = w.id AND f.created_at > now() - interval '91 days'))`,
+    `SELECT * FROM (
+       SELECT w.id, coalesce(w.agent->>'timeZone', 'UTC') AS time_zone,
+              w.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lead_funnel f WHERE f.workspace_id = w.id AND f.created_at > now() - interval '91 days') AS active,
+              EXISTS (SELECT 1 FROM analytics_changes c WHERE c.workspace_id = w.id) AS changed
+         FROM workspaces w) w
+      WHERE active OR changed`,
   );
   let folded = 0;
   for (const w of rows) {

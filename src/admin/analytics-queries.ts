@@ -96,32 +96,38 @@ const SOURCES = {
 } as const;
 export type AnalyticsSource = keyof typeof SOURCES;
 
-const FACTS = (source: AnalyticsSource) => `
-    SELECT status, (created_at AT TIME ZONE $3)::date AS day,
+/**
+ * A lead's figures from its moments (the columns status, created_at, contacted_at, conversed_at
+ * and booked_at of `t`), shared by this query and the day summaries (analytics-days.ts).
+ */
+export const LEAD_FACTS = (t: string) => `${t}.status, ${t}.contacted_at IS NOT NULL AS contacted, ${t}.conversed_at IS NOT NULL AS conversed,
            -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
-           CASE WHEN contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM contacted_at - created_at)) END AS speed,
-           contacted_at IS NOT NULL AS contacted, conversed_at IS NOT NULL AS conversed,
-           CASE WHEN status = 'booked' AND booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM booked_at - created_at)) END AS to_booking
-      FROM (${SOURCES[source]}) s`;
+           CASE WHEN ${t}.contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM ${t}.contacted_at - ${t}.created_at))::float8 END AS speed,
+           CASE WHEN ${t}.status = 'booked' AND ${t}.booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM ${t}.booked_at - ${t}.created_at))::float8 END AS to_booking`;
 
-// One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
-const HISTOGRAM = `ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, $6::float8[]) = ${i})::int`).join(', ')}]`;
+/** The funnel's counts over LEAD_FACTS rows, and the speed histogram against the bounds in `buckets` (a parameter). */
+export const FUNNEL_AGGREGATES = (buckets: string) => `count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
+           count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
+           count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
+           count(*) FILTER (WHERE status = 'new')::int AS "new", count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
+           ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, ${buckets}::float8[]) = ${i})::int`).join(', ')}] AS speed_histogram`;
+
+const FACTS = (source: AnalyticsSource) => `
+    SELECT (created_at AT TIME ZONE $3)::date AS day, ${LEAD_FACTS('s')}
+      FROM (${SOURCES[source]}) s`;
 
 export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, source: AnalyticsSource): Promise<AnalyticsResult> {
   const { rows: groups } = await db.query(
-    `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total,
-            count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
-            count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
-            count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
-            count(*) FILTER (WHERE status = 'new')::int AS "new", count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
+    // One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
+    `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total, ${FUNNEL_AGGREGATES('$6')},
             percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90,
-            percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking, ${HISTOGRAM} AS histogram
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking
        FROM (${FACTS(source)}) f
       GROUP BY GROUPING SETS ((day), ())`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, q.from, q.to, SPEED_BUCKETS],
   );
   const empty = { leads: 0, contacted: 0, conversation: 0, booked: 0, unqualified: 0, needs_human: 0, new: 0, in_conversation: 0, p50: null, p90: null, to_booking: null };
-  const totalRow = groups.find((g) => g.total) ?? { ...empty, histogram: new Array(SPEED_BUCKETS.length + 1).fill(0) };
+  const totalRow = groups.find((g) => g.total) ?? { ...empty, speed_histogram: new Array(SPEED_BUCKETS.length + 1).fill(0) };
   const row = { totals: totalRow, days: groups.filter((g) => !g.total) };
   const funnel = (r: Record<string, any>): Funnel => ({
     leads: r.leads, contacted: r.contacted, conversation: r.conversation, booked: r.booked, unqualified: r.unqualified, needsHuman: r.needs_human,
@@ -138,7 +144,7 @@ export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, sourc
       const d = byDay.get(day) ?? empty;
       return { day, ...funnel(d), new: d.new, inConversation: d.in_conversation, speedP50Seconds: seconds(d.p50), speedP90Seconds: seconds(d.p90) };
     }),
-    speedHistogram: row.totals.histogram as number[],
+    speedHistogram: row.totals.speed_histogram as number[],
   };
 }
 

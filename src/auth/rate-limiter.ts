@@ -18,7 +18,11 @@ export interface KeyCount {
   limit: number;
 }
 
-/** A request's op in a batch: `key` indexes the batch's keys, `ord` is its 1-based place among that key's requests. */
+/**
+ * A request's op in a batch: `key` indexes the batch's keys, `ord` is its 1-based place among that
+ * key's requests. A request admitted from a lease was not counted by the batch: `key` is -1 and
+ * its op (a read) runs without a count to check.
+ */
 export interface BatchOp<Op> {
   key: number;
   ord: number;
@@ -97,6 +101,9 @@ interface Lease {
  * this many requests per process and key and hour are refused below the limit
  * (docs/PERFORMANCE.md, "Many workspaces"). Never more than the limit is admitted.
  */
+/** Start (ms) of the fixed window that holds `ms`. */
+const windowOf = (ms: number) => Math.floor(ms / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
+
 export function leaseSize(limit: number): number {
   const n = Math.min(32, Math.floor(limit / 500));
   return n >= 2 ? n : 0;
@@ -187,7 +194,7 @@ export class RateLimiter<Op, Out> {
 
   async #run(batch: Waiter<Op, Out>[]): Promise<void> {
     const now = this.#clock().getTime();
-    const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
+    const windowStart = windowOf(now);
     const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_SECONDS * 1000 - now) / 1000));
     const decide = (limit: number, position: number): RateLimitDecision =>
       ({ allowed: position <= limit, limit, remaining: Math.max(0, limit - position), resetSeconds });
@@ -202,21 +209,21 @@ export class RateLimiter<Op, Out> {
     const ids = [...new Set(batch.filter((_, i) => local[i] === 0).map((w) => w.apiKeyId))].sort();
     const index = new Map(ids.map((id, i) => [id, i]));
     const keys: KeyCount[] = ids.map((apiKeyId) => ({ apiKeyId, size: 0, limit: 0 }));
+    const readers = new Set<number>(); // keys with a leasable request that no lease covered
     const places = batch.map((w, i) => {
       if (local[i] !== 0) return null;
       const key = index.get(w.apiKeyId)!;
       const k = keys[key]!;
       k.limit = w.limit; // the latest cached limit of the key
+      if (this.#leasable(w.op)) readers.add(key);
       return { key, ord: ++k.size };
     });
-    // A key whose leasable requests found no lease reserves one after them, in the same count,
-    // when the last count it saw leaves ample room below its limit.
-    const extra = keys.map((k) => {
+    // Such a key reserves a lease after its requests, in the same count, when the last count it
+    // saw leaves ample room below its limit.
+    const extra = keys.map((k, key) => {
       const n = leaseSize(k.limit);
       const seen = this.#leases.get(k.apiKeyId);
-      const wanted = n > 0 && seen?.window === windowStart && k.limit - seen.lastCount >= 16 * n
-        && batch.some((w, i) => places[i]?.key === index.get(k.apiKeyId) && this.#leasable(w.op));
-      return wanted ? n : 0;
+      return readers.has(key) && n > 0 && seen?.window === windowStart && k.limit - seen.lastCount >= 16 * n ? n : 0;
     });
     keys.forEach((k, i) => (k.size += extra[i]!));
     const ops: BatchOp<Op>[] = [];
@@ -252,7 +259,7 @@ export class RateLimiter<Op, Out> {
   async prune(): Promise<void> {
     const cutoff = new Date(this.#clock().getTime() - 2 * WINDOW_SECONDS * 1000);
     await this.#db.query('DELETE FROM rate_limit_counters WHERE window_start < $1', [cutoff]);
-    const current = Math.floor(this.#clock().getTime() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
+    const current = windowOf(this.#clock().getTime());
     for (const [key, lease] of this.#leases) if (lease.window !== current) this.#leases.delete(key);
   }
 }
