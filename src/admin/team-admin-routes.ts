@@ -54,14 +54,14 @@ export function teamAdminRoutes(deps: TeamAdminDeps) {
       return { ok: true as const };
     });
     scope.patch<MemberParams>(`${base}/members/:id`, { config: { audit: 'member.role_changed' } }, async (request) => {
-      const { membership } = await owner(request);
+      const { session, membership } = await owner(request);
       const body = parse(s.roleBody, request.body);
-      await deps.team.changeRole(membership.workspaceId, memberId(request), body.role);
+      await deps.team.changeRole(membership.workspaceId, session.operator.id, memberId(request), body.role);
       return { ok: true as const };
     });
     scope.delete<MemberParams>(`${base}/members/:id`, { config: { audit: 'member.removed' } }, async (request) => {
-      const { membership } = await owner(request);
-      await deps.team.remove(membership.workspaceId, memberId(request));
+      const { session, membership } = await owner(request);
+      await deps.team.remove(membership.workspaceId, session.operator.id, memberId(request));
       return { ok: true as const };
     });
 

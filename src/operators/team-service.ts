@@ -75,9 +75,15 @@ export class TeamService {
     });
   }
 
-  async changeRole(workspaceId: string, operatorId: string, role: Role): Promise<void> {
+  /**
+   * `actorId` is the owner asking. Their role is checked again under the lock: the session's check
+   * ran before it, and another owner may have demoted them in between (two owners demoting each
+   * other at once must not both succeed).
+   */
+  async changeRole(workspaceId: string, actorId: string, operatorId: string, role: Role): Promise<void> {
     await withTransaction(this.#pool, async (tx) => {
       const roles = await q.lockRoles(tx, workspaceId);
+      if (roles.get(actorId) !== 'owner') throw new AppError('forbidden');
       const current = roles.get(operatorId);
       if (!current) throw new AppError('member_not_found');
       if (current === 'owner' && role !== 'owner' && ownerCount(roles) === 1) throw new AppError('last_owner');
@@ -85,9 +91,11 @@ export class TeamService {
     });
   }
 
-  async remove(workspaceId: string, operatorId: string): Promise<void> {
+  /** `actorId` as for `changeRole`. */
+  async remove(workspaceId: string, actorId: string, operatorId: string): Promise<void> {
     await withTransaction(this.#pool, async (tx) => {
       const roles = await q.lockRoles(tx, workspaceId);
+      if (roles.get(actorId) !== 'owner') throw new AppError('forbidden');
       const current = roles.get(operatorId);
       if (!current) throw new AppError('member_not_found');
       if (current === 'owner' && ownerCount(roles) === 1) throw new AppError('last_owner');
