@@ -9,6 +9,7 @@ import { demoBanner, ensureDemoWorkspaces, isFirstEmbeddedStart, writeDemoKeysFi
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
 import type { Pool } from './db/pool.ts';
 import { systemClock } from './shared/clock.ts';
+import { startMemoryReducer } from './http/memory-reducer.ts';
 import type { Logger } from './shared/logger.ts';
 import { VapiClient } from './voice/vapi/vapi-client.ts';
 import { startJobHandlers, turnPool } from './worker.ts';
@@ -42,6 +43,8 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   if (jobsPool) await startJobHandlers({ config, pool: jobsPool, boss, log, workspaces, sandbox });
   const pruner = setInterval(() => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')), 600_000);
   pruner.unref();
+  // Gives back the memory a flood grew into once the public API is quiet again.
+  const stopMemoryReducer = startMemoryReducer(app.pressure, log);
   // Node's default backlog (511) overflows under a flood of new connections; the kernel then
   // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read.
   const address = await app.http.listen({ port: config.PORT, host: config.HOST, backlog: 4096 });
@@ -62,6 +65,7 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
     demo,
     close: async () => {
       clearInterval(pruner);
+      stopMemoryReducer();
       await app.http.close();
       await relay.stop();
       await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });
