@@ -13,6 +13,7 @@ import {
   type IntegrationEventInput,
 } from '../src/integration-log/integration-log.ts';
 import { integrationLogPruning, startIntegrationLogPruner } from '../src/integration-log/integration-log-pruner.ts';
+import { IntegrationLogWriter } from '../src/integration-log/integration-log-writer.ts';
 import { redactSecrets } from '../src/integration-log/redact.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
@@ -148,5 +149,30 @@ describe('retention', () => {
     app.register(integrationLogPruning({ pool: db.pool, log, policy: { maxAgeDays: 30, maxPerWorkspace: 1000 } }));
     await app.ready();
     await app.close();
+  });
+});
+
+describe('batched writer (src/integration-log/integration-log-writer.ts)', () => {
+  test('entries recorded together are one insert, in the order recorded; each record() resolves once its entry is stored', async () => {
+    const ws = await workspace();
+    const writer = new IntegrationLogWriter(db.pool, log);
+    await Promise.all(Array.from({ length: 12 }, (_, i) => writer.record(entry(ws, { kind: `kind-${i}`, latencyMs: i + 0.4, payload: { i, authToken: 'secret-token' } }))));
+    const rows = (await listIntegrationEvents(db.pool, ws, { limit: 50 })).reverse();
+    assert.deepEqual(rows.map((r) => r.kind), Array.from({ length: 12 }, (_, i) => `kind-${i}`));
+    assert.deepEqual(rows.map((r) => r.latencyMs), Array.from({ length: 12 }, (_, i) => i));
+    assert.deepEqual(rows[3]!.payload, { i: 3, authToken: '[redacted]' });
+  });
+
+  test('an entry the database refuses is a warning line; the others of its insert are stored', async () => {
+    const ws = await workspace();
+    const writer = new IntegrationLogWriter(db.pool, log);
+    const before = logs.length;
+    await Promise.all([
+      writer.record(entry(ws, { kind: 'first' })),
+      writer.record(entry(crypto.randomUUID(), { kind: 'no-such-workspace' })),
+      writer.record(entry(ws, { kind: 'third' })),
+    ]);
+    assert.deepEqual((await listIntegrationEvents(db.pool, ws)).map((r) => r.kind).reverse(), ['first', 'third']);
+    assert.ok(logs.slice(before).some((l) => l.includes('integration log entry not written')));
   });
 });

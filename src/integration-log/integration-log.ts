@@ -59,20 +59,28 @@ export async function recordIntegrationEvent(db: Queryable, entry: IntegrationEv
     name: 'record-integration-event',
     text: `INSERT INTO integration_events (workspace_id, lead_id, provider, direction, kind, http_status, outcome, payload, created_at, latency_ms, error)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, now()), $10, $11)`,
-    values: [
-      entry.workspaceId,
-      entry.leadId ?? null,
-      entry.provider.slice(0, 40),
-      entry.direction,
-      entry.kind.slice(0, 100),
-      entry.httpStatus ?? null,
-      entry.outcome?.slice(0, 60) ?? null,
-      storedPayload(entry.payload, entry.secrets),
-      entry.at ?? null,
-      entry.latencyMs === null || entry.latencyMs === undefined ? null : Math.max(0, Math.round(entry.latencyMs)),
-      storedError(entry.error, entry.secrets),
-    ],
+    values: storedColumns(entry),
   });
+}
+
+/**
+ * An entry's stored column values, in the order of the INSERT above: cut to the columns' sizes,
+ * the payload and the error text with secrets masked.
+ */
+export function storedColumns(entry: IntegrationEventInput): unknown[] {
+  return [
+    entry.workspaceId,
+    entry.leadId ?? null,
+    entry.provider.slice(0, 40),
+    entry.direction,
+    entry.kind.slice(0, 100),
+    entry.httpStatus ?? null,
+    entry.outcome?.slice(0, 60) ?? null,
+    storedPayload(entry.payload, entry.secrets),
+    entry.at ?? null,
+    entry.latencyMs === null || entry.latencyMs === undefined ? null : Math.max(0, Math.round(entry.latencyMs)),
+    storedError(entry.error, entry.secrets),
+  ];
 }
 
 /**

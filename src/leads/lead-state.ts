@@ -61,40 +61,29 @@ export type TransitionResult =
 
 /**
  * Moves a lead if, at the moment of the UPDATE, its status allows it. The guard is in the
- * statement itself (the row is locked and re-checked), so of two racing calls exactly one
- * applies and the other is refused with the status it lost to.
+ * statement itself (the row is locked and re-checked: migrations/022's lead_transition, which the
+ * delivery functions there call too), so of two racing calls exactly one applies and the other is
+ * refused with the status it lost to.
  */
 export async function transitionLead(db: Queryable, r: TransitionRequest): Promise<TransitionResult> {
   const set = r.set ?? {};
-  const { rows } = await db.query(
-    `WITH prev AS (
-       SELECT id, status FROM leads WHERE id = $1 FOR UPDATE
-     ), moved AS (
-       UPDATE leads l SET status = $2, updated_at = now(),
-              qualification_notes = CASE WHEN $4 THEN $5 ELSE l.qualification_notes END,
-              booking_uid = CASE WHEN $6 THEN $7 ELSE l.booking_uid END,
-              booking_start = CASE WHEN $6 THEN $8::timestamptz ELSE l.booking_start END
-         FROM prev WHERE l.id = prev.id AND prev.status = ANY($3::text[])
-       RETURNING prev.status AS from_status
-     ), event AS (
-       INSERT INTO lead_events (lead_id, type, data)
-       SELECT $1, $9, $10::jsonb || jsonb_build_object('from', from_status, 'to', $2::text, 'actor', $11::text) FROM moved
-     )
-     SELECT (SELECT status FROM prev) AS current, (SELECT from_status FROM moved) AS from_status`,
-    [
+  const { rows } = await db.query({
+    name: 'lead-transition',
+    text: 'SELECT current_status AS current, from_status FROM lead_transition($1, $2, $3::text[], $4, $5, $6::jsonb, $7, $8, $9, $10, $11::timestamptz)',
+    values: [
       r.leadId,
       r.to,
       allowedFrom(r.actor, r.to),
+      r.actor,
+      r.event.type,
+      JSON.stringify(r.event.data ?? {}),
       'qualificationNotes' in set,
       set.qualificationNotes ?? null,
       'bookingUid' in set || 'bookingStart' in set,
       set.bookingUid ?? null,
       set.bookingStart ?? null,
-      r.event.type,
-      JSON.stringify(r.event.data ?? {}),
-      r.actor,
     ],
-  );
+  });
   const row = rows[0];
   if (!row || row.current === null) return { ok: false, reason: 'not_found' };
   if (row.from_status === null) return { ok: false, reason: 'refused', status: row.current };

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 
 /** A provider simulator's HTTP server on 127.0.0.1 (tests and the demo only). */
@@ -44,4 +45,36 @@ export async function startLocalHttpServer(
         for (const socket of sockets) socket.destroy();
       }),
   };
+}
+
+// The simulators' own outgoing webhooks (status callbacks, inbound messages) on kept-alive
+// connections through node:http rather than fetch: a burst makes three of them per lead, and
+// fetch's stream machinery made the simulators cost more CPU than the requests' work
+// (docs/PERFORMANCE.md, "Burst drain"). Tests, the demo and the bench all use the same path.
+const webhookAgent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/**
+ * POSTs `body` to `url` and returns the answer's status and text; rejects on a network error, a
+ * timeout (`timeoutMs`, as the provider gives up) or `signal`.
+ */
+export function postToWebhook(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(target, {
+      method: 'POST',
+      agent: target.protocol === 'https:' ? undefined : webhookAgent,
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      timeout: opts.timeoutMs,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
 }

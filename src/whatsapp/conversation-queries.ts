@@ -81,11 +81,6 @@ export async function loadTurnSubject(db: Queryable, leadId: string): Promise<Tu
   };
 }
 
-/** A turn is starting: messages arriving from now on must enqueue a turn of their own. */
-export async function clearTurnRequest(db: Queryable, leadId: string): Promise<void> {
-  await db.query({ name: 'conversation-clear-turn-request', text: 'UPDATE leads SET turn_requested_at = NULL WHERE id = $1 AND turn_requested_at IS NOT NULL', values: [leadId] });
-}
-
 /**
  * Enqueues the lead's next turn through the outbox, unless one is already waiting to start (that
  * one will answer this message too). A request older than ten minutes is not trusted to still be

@@ -1,10 +1,17 @@
-import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import type { Queryable } from '../db/pool.ts';
-import * as m from './message-queries.ts';
+import { StatementBatcher } from '../db/statement-batcher.ts';
+import { allowedFrom, type Actor, type LeadStatus } from '../leads/lead-state.ts';
+import { countLeadTransition } from '../metrics/metrics.ts';
+import type * as m from './message-queries.ts';
 
 // Delivery statuses of our outbound messages (provider callbacks), applied the same way whether
 // they arrive after the send was recorded (the usual case) or before it: a provider may call back
-// before our commit, and such a status waits in whatsapp_early_statuses until the send is recorded.
+// before our commit, and such a status waits in whatsapp_early_statuses until the send is
+// recorded. The send's recording and the callbacks about the same message are serialised by the
+// message's advisory lock, which both take first: a callback either sees the recorded send or is
+// held and found by the recording, never neither. Both are one statement each, functions of
+// migrations/022 (why: docs/PERFORMANCE.md, "Burst drain"); the statuses a process receives
+// together are applied by one statement.
 
 export interface DeliveryStatus {
   status: 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'undelivered';
@@ -12,68 +19,81 @@ export interface DeliveryStatus {
   errorMessage?: string | undefined;
 }
 
-/** Delivery errors that mean the 24-hour window was closed (Twilio, Meta). */
-const WINDOW_ERROR_CODES = new Set(['63016', '131047']);
-
-// Later statuses never move a message back (callbacks arrive out of order and repeat).
-const RANK: Record<string, number> = { pending: 0, accepted: 1, queued: 1, sent: 2, delivered: 3, read: 4, failed: 5, undelivered: 5, cancelled: 6 };
-
-/**
- * Serialises the send's recording and the provider's callbacks about the same message (both take
- * it first in their transaction): a callback then either sees the recorded send or is held and
- * found by the recording, never neither.
- */
-export async function lockProviderMessage(tx: Queryable, provider: m.Provider, providerMessageId: string): Promise<void> {
-  await tx.query({ name: 'delivery-lock-message', text: 'SELECT pg_advisory_xact_lock(741322006, hashtext($1))', values: [`${provider}:${providerMessageId}`] });
+/** One status callback's event, as the batch applies it. */
+export interface StatusItem extends DeliveryStatus {
+  provider: m.Provider;
+  providerMessageId: string;
+  /** Our idempotency key when the callback carries it (Twilio's StatusCallback URL does). */
+  key: string | null;
+  /** The timeline entry that says the provider's text had to be repaired to be stored, if it had. */
+  repaired: { type: string; data: Record<string, unknown> } | null;
 }
 
-/** Applies a status to its message (locked by the caller); false when it says nothing new. */
-export async function applyDeliveryStatus(tx: Queryable, msg: m.OutboundForStatus, providerMessageId: string, s: DeliveryStatus): Promise<boolean> {
-  if ((RANK[s.status] ?? 0) <= (RANK[msg.status] ?? 0)) return false;
-  await m.updateOutboundStatus(tx, { id: msg.id, status: s.status, providerMessageId, errorCode: s.errorCode ?? null, errorMessage: s.errorMessage ?? null });
-  if (s.status === 'failed' || s.status === 'undelivered') await deliveryFailed(tx, msg, s);
-  return true;
+/** held: no message of ours has this id yet; kept until the send is recorded. */
+export type StatusOutcome = { kind: 'applied'; leadId: string } | { kind: 'held' } | { kind: 'stale' };
+
+// A failed delivery hands the lead to a person: the statuses the system may do that from.
+const escalateFrom = () => allowedFrom('system', 'needs_human');
+
+interface StatusRow {
+  r_ord: number;
+  r_outcome: StatusOutcome['kind'];
+  r_lead_id: string | null;
+  r_moved_from: LeadStatus | null;
 }
 
-/** Keeps a status whose message we cannot find yet; drops such statuses older than a day. */
-export async function holdEarlyStatus(tx: Queryable, provider: m.Provider, providerMessageId: string, s: DeliveryStatus): Promise<void> {
-  await tx.query({
-    name: 'delivery-hold-early-status',
-    text: `WITH pruned AS (DELETE FROM whatsapp_early_statuses WHERE received_at < now() - interval '1 day')
-           INSERT INTO whatsapp_early_statuses (provider, provider_message_id, status, error_code, error_message) VALUES ($1, $2, $3, $4, $5)`,
-    values: [provider, providerMessageId, s.status, s.errorCode ?? null, s.errorMessage ?? null],
-  });
-}
+/** Applies statuses, those submitted together in one statement (migrations/022's whatsapp_apply_statuses). */
+export class DeliveryStatuses {
+  readonly #batch: StatementBatcher<StatusItem, StatusOutcome>;
 
-/** Applies (and removes) the statuses that arrived before this send was recorded. Run in the recording transaction. */
-export async function applyEarlyStatuses(tx: Queryable, provider: m.Provider, providerMessageId: string): Promise<void> {
-  const { rows } = await tx.query({
-    name: 'delivery-take-early-statuses',
-    text: `DELETE FROM whatsapp_early_statuses WHERE provider = $1 AND provider_message_id = $2
-           RETURNING id, status, error_code, error_message`,
-    values: [provider, providerMessageId],
-  });
-  if (rows.length === 0) return;
-  rows.sort((a, b) => a.id - b.id);
-  for (const r of rows) {
-    const msg = await m.lockOutbound(tx, provider, providerMessageId, null);
-    if (!msg) return;
-    await applyDeliveryStatus(tx, msg, providerMessageId, { status: r.status, errorCode: r.error_code ?? undefined, errorMessage: r.error_message ?? undefined });
+  constructor(db: Queryable) {
+    this.#batch = new StatementBatcher({
+      run: async (items) => {
+        const { rows } = await db.query<StatusRow>({
+          name: 'delivery-apply-statuses',
+          text: 'SELECT r_ord, r_outcome, r_lead_id, r_moved_from FROM whatsapp_apply_statuses($1::jsonb, $2::text[])',
+          values: [JSON.stringify(items.map(wireItem)), escalateFrom()],
+        });
+        const out = new Array<StatusOutcome>(items.length);
+        for (const r of rows) {
+          if (r.r_moved_from) countLeadTransition(r.r_moved_from, 'needs_human');
+          out[r.r_ord - 1] = r.r_outcome === 'applied' ? { kind: 'applied', leadId: r.r_lead_id! } : { kind: r.r_outcome };
+        }
+        return out;
+      },
+    });
+  }
+
+  apply(item: StatusItem): Promise<StatusOutcome> {
+    return this.#batch.submit(item);
   }
 }
 
-// The lead never got our message: a person has to pick the conversation up.
-async function deliveryFailed(tx: Queryable, msg: m.OutboundForStatus, s: DeliveryStatus): Promise<void> {
-  const windowClosed = s.errorCode !== undefined && WINDOW_ERROR_CODES.has(s.errorCode);
-  const data = {
-    reason: windowClosed ? 'The 24-hour WhatsApp window was closed; the message was not delivered.' : 'A WhatsApp message could not be delivered.',
-    outcome: windowClosed ? 'window_closed' : 'undelivered',
-    messageId: msg.id,
-    errorCode: s.errorCode ?? null,
+function wireItem(s: StatusItem) {
+  return {
+    provider: s.provider, providerMessageId: s.providerMessageId, key: s.key, status: s.status,
+    errorCode: s.errorCode ?? null, errorMessage: s.errorMessage ?? null,
+    repairedType: s.repaired?.type ?? null, repairedData: s.repaired?.data ?? null,
   };
-  // Only a conversation still in the agent's hands is escalated (a booked lead stays booked).
-  const active = msg.leadStatus === 'new' || msg.leadStatus === 'in_conversation';
-  const latest = active && (await m.isLatestOutbound(tx, msg.leadId, msg.id));
-  const moved = latest ? await transitionLead(tx, { leadId: msg.leadId, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } }) : null;
-  if (!moved?.ok) await recordLeadEvent(tx, msg.leadId, 'message.failed', { ...data, actor: 'system' });
+}
+
+/**
+ * The provider accepted our message: the message and its turn are sent, the lead moves into its
+ * conversation (by `actor`), the timeline gets `message.sent` with `data`, and statuses that
+ * arrived first are applied — one statement, under the message's lock. Returns the status the
+ * lead moved from (null when it did not move).
+ */
+export async function recordAcceptedSend(
+  db: Queryable,
+  s: { provider: m.Provider; providerMessageId: string; messageId: number; turnId: number; leadId: string; actor: Actor; data: Record<string, unknown> },
+): Promise<LeadStatus | null> {
+  const { rows } = await db.query<{ r_moved_from: LeadStatus | null; r_escalated_from: LeadStatus | null }>({
+    name: 'delivery-record-send',
+    text: 'SELECT r_moved_from, r_escalated_from FROM whatsapp_record_send($1, $2, $3, $4, $5, $6, $7::text[], $8::jsonb, $9::text[])',
+    values: [s.provider, s.providerMessageId, s.messageId, s.turnId, s.leadId, s.actor, allowedFrom(s.actor, 'in_conversation'), JSON.stringify(s.data), escalateFrom()],
+  });
+  const from = rows[0]?.r_moved_from ?? null;
+  if (from) countLeadTransition(from, 'in_conversation');
+  if (rows[0]?.r_escalated_from) countLeadTransition(rows[0].r_escalated_from, 'needs_human');
+  return from;
 }

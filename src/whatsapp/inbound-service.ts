@@ -4,7 +4,7 @@ import type { InboundEvent } from './messaging-provider.ts';
 import type { Logger } from '../shared/logger.ts';
 import { REPAIRED_TEXT_EVENT, repairedTextData } from '../shared/storable-text.ts';
 import * as c from './conversation-queries.ts';
-import { applyDeliveryStatus, holdEarlyStatus, lockProviderMessage } from './delivery-status.ts';
+import { DeliveryStatuses, type StatusOutcome } from './delivery-status.ts';
 import * as m from './message-queries.ts';
 import { isOptOut } from './opt-out.ts';
 
@@ -21,8 +21,7 @@ export type InboundOutcome =
   | { kind: 'duplicate' }
   | { kind: 'unknown_sender' };
 
-/** held: no message of ours has this id yet; kept until the send is recorded (delivery-status.ts). */
-export type StatusOutcome = { kind: 'applied'; leadId: string } | { kind: 'held' } | { kind: 'stale' };
+export type { StatusOutcome };
 
 export interface InboundDeps {
   pool: Pool;
@@ -33,9 +32,11 @@ export interface InboundDeps {
 
 export class InboundService {
   readonly #d: InboundDeps;
+  readonly #statuses: DeliveryStatuses;
 
   constructor(deps: InboundDeps) {
     this.#d = deps;
+    this.#statuses = new DeliveryStatuses(deps.pool);
   }
 
   /** `livemode` false: a message to the sandbox, for the workspace's sandbox lead with that phone. */
@@ -76,26 +77,11 @@ export class InboundService {
    * process died between the provider's answer and our commit.
    */
   async receiveStatus(workspaceId: string, provider: m.Provider, e: StatusEvent, outboundKey: string | null, log: Logger = this.#d.log): Promise<StatusOutcome> {
-    const outcome = await withTransaction(this.#d.pool, (tx) => this.#status(tx, provider, e, outboundKey));
+    const outcome = await this.#statuses.apply({
+      provider, providerMessageId: e.providerMessageId, key: outboundKey, status: e.status, errorCode: e.errorCode, errorMessage: e.errorMessage,
+      repaired: e.textRepaired ? { type: REPAIRED_TEXT_EVENT, data: repairedTextData(provider, 'delivery status') } : null,
+    });
     log.info({ workspaceId, provider, status: e.status, outcome: outcome.kind, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : {}) }, 'whatsapp status received');
     return outcome;
-  }
-
-  async #status(tx: PoolClient, provider: m.Provider, e: StatusEvent, outboundKey: string | null): Promise<StatusOutcome> {
-    await lockProviderMessage(tx, provider, e.providerMessageId);
-    const msg = await m.lockOutbound(tx, provider, e.providerMessageId, outboundKey);
-    if (!msg) {
-      // Most likely the send is not recorded yet (the provider called back first): kept for it.
-      await holdEarlyStatus(tx, provider, e.providerMessageId, e);
-      return { kind: 'held' };
-    }
-    if (msg.providerMessageId !== null && msg.providerMessageId !== e.providerMessageId) {
-      // The same key, another provider message: the crash window sent it twice. Recorded once per copy.
-      await recordLeadEvent(tx, msg.leadId, 'message.duplicate_send', { messageId: msg.id, status: e.status, actor: 'system' });
-      return { kind: 'applied', leadId: msg.leadId };
-    }
-    const applied = await applyDeliveryStatus(tx, msg, e.providerMessageId, e);
-    if (applied && e.textRepaired) await recordLeadEvent(tx, msg.leadId, REPAIRED_TEXT_EVENT, repairedTextData(provider, 'delivery status', { messageId: msg.id }));
-    return applied ? { kind: 'applied', leadId: msg.leadId } : { kind: 'stale' };
   }
 }

@@ -18,11 +18,15 @@ export interface LeadLock {
   release(): Promise<void>;
 }
 
-/** Waits until no other turn of this lead runs, then holds the lead until release(). */
-export async function lockLead(pool: Pool, leadId: string): Promise<LeadLock> {
+/**
+ * Waits until no other turn of this lead runs, then holds the lead until release(). `startTurn`:
+ * the lock is for an agent turn, which also clears the lead's "turn requested" flag once the lock
+ * is held (in the same round trip: migrations/023's lead_lock_for_turn).
+ */
+export async function lockLead(pool: Pool, leadId: string, opts: { startTurn?: boolean } = {}): Promise<LeadLock> {
   const client = await pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_NAMESPACE, leadId]);
+    await client.query({ name: 'lead-lock', text: 'SELECT lead_lock_for_turn($1, $2, $3)', values: [LOCK_NAMESPACE, leadId, opts.startTurn === true] });
   } catch (err) {
     client.release(err as Error);
     throw err;
@@ -39,7 +43,7 @@ export async function lockLead(pool: Pool, leadId: string): Promise<LeadLock> {
       released = true;
       client.removeListener('error', onError);
       try {
-        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_NAMESPACE, leadId]);
+        await client.query({ name: 'lead-unlock', text: 'SELECT pg_advisory_unlock($1, hashtext($2))', values: [LOCK_NAMESPACE, leadId] });
         client.release();
       } catch (err) {
         // Destroying the connection frees the lock too.

@@ -1,6 +1,5 @@
 import type { ChatMessage } from '../agent/chat-model.ts';
 import type { Queryable } from '../db/pool.ts';
-import { lockLeadRow } from './conversation-queries.ts';
 
 // WhatsApp messages of both directions (migrations/005_whatsapp_conversations.sql).
 
@@ -52,65 +51,4 @@ export async function conversationHistory(db: Queryable, leadId: string, untilTu
     values: [leadId, untilTurnId],
   });
   return rows.map((r) => ({ turnId: r.id, kind: r.kind, state: r.state, transcript: r.transcript, inbound: r.inbound, outbound: r.outbound }));
-}
-
-export interface OutboundForStatus {
-  id: number;
-  leadId: string;
-  leadStatus: string;
-  turnId: number | null;
-  status: string;
-  providerMessageId: string | null;
-}
-
-/**
- * An outbound message by the provider's id, else by our idempotency key (a status callback can
- * carry it: Twilio's StatusCallback URL does), locked for the update that follows. Lock order
- * (docs/WHATSAPP.md): the message is found without a lock, its lead's row is locked, then the
- * message's (a message never changes lead, so the first read names the right one).
- */
-export async function lockOutbound(db: Queryable, provider: Provider, providerMessageId: string, key: string | null): Promise<OutboundForStatus | null> {
-  const found = await db.query({
-    name: 'message-find-outbound',
-    text: `SELECT id, lead_id FROM whatsapp_messages
-            WHERE direction = 'outbound' AND ((provider = $1 AND provider_message_id = $2) OR idempotency_key = $3)
-            ORDER BY (provider_message_id = $2) DESC NULLS LAST
-            LIMIT 1`,
-    values: [provider, providerMessageId, key],
-  });
-  if (!found.rows[0]) return null;
-  await lockLeadRow(db, found.rows[0].lead_id);
-  const { rows } = await db.query({
-    name: 'message-lock-outbound',
-    text: `SELECT m.id, m.lead_id, l.status AS lead_status, m.turn_id, m.status, m.provider_message_id
-             FROM whatsapp_messages m JOIN leads l ON l.id = m.lead_id
-            WHERE m.id = $1
-              FOR UPDATE OF m`,
-    values: [found.rows[0].id],
-  });
-  const r = rows[0];
-  return r ? { id: r.id, leadId: r.lead_id, leadStatus: r.lead_status, turnId: r.turn_id, status: r.status, providerMessageId: r.provider_message_id } : null;
-}
-
-export async function updateOutboundStatus(
-  db: Queryable,
-  m: { id: number; status: string; providerMessageId: string; errorCode: string | null; errorMessage: string | null },
-): Promise<void> {
-  await db.query({
-    name: 'message-update-status',
-    text: `UPDATE whatsapp_messages SET status = $2, provider_message_id = COALESCE(provider_message_id, $3),
-                  error_code = COALESCE($4, error_code), error_message = COALESCE($5, error_message), status_at = now()
-            WHERE id = $1`,
-    values: [m.id, m.status, m.providerMessageId, m.errorCode, m.errorMessage],
-  });
-}
-
-/** Whether this message is the lead's latest outbound one (an older one failing changes less). */
-export async function isLatestOutbound(db: Queryable, leadId: string, messageId: number): Promise<boolean> {
-  const { rows } = await db.query({
-    name: 'message-is-latest-outbound',
-    text: `SELECT NOT EXISTS (SELECT 1 FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound' AND id > $2) AS latest`,
-    values: [leadId, messageId],
-  });
-  return rows[0].latest;
 }

@@ -13,8 +13,9 @@ import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { historyMessages } from './chat-history.ts';
 import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
-import { applyEarlyStatuses, lockProviderMessage } from './delivery-status.ts';
-import { clearTurnRequest, loadTurnSubject, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
+import { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
+import { recordAcceptedSend } from './delivery-status.ts';
+import { loadTurnSubject, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './turn-providers.ts';
 import { inTransaction, lockLead } from './lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
@@ -78,18 +79,17 @@ export class TurnEngine {
 
   constructor(deps: TurnEngineDeps) {
     this.#d = deps;
-    this.#journal = new ConversationLog(deps.log);
+    this.#journal = new ConversationLog(new IntegrationLogWriter(deps.pool, deps.log));
   }
 
   /** Runs the lead's pending work; waits while another turn of the same lead runs. */
   async run(leadId: string, signal?: AbortSignal): Promise<TurnJobResult> {
-    const lock = await lockLead(this.#d.pool, leadId);
+    // From the lock on, a new message must enqueue a job of its own: this one may already be past it.
+    const lock = await lockLead(this.#d.pool, leadId, { startTurn: true });
     const db = lock.db;
     // The job's own signal (shutdown, expiry) or the loss of the lock's connection stops the turn.
     const stop = signal ? AbortSignal.any([signal, lock.lost]) : lock.lost;
     try {
-      // From here on a new message must enqueue a job of its own: this one may already be past it.
-      await clearTurnRequest(db, leadId);
       for (let i = 0; i < MAX_STEPS; i++) {
         if (stop.aborted) return stopped(lock.lost);
         const step = await this.#step(db, leadId, stop);
@@ -123,9 +123,9 @@ export class TurnEngine {
       const variables = [firstName(subject.lead.name)];
       const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
       const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
-      const turn = await q.createFirstContactTurn(db, { leadId, provider: whatsapp.provider, body, variables });
+      const { turn, message } = await q.createFirstContactTurn(db, { leadId, provider: whatsapp.provider, body, variables });
       // Straight to the send: nothing about the lead changed since it was read.
-      return this.#send(db, subject, turn, signal);
+      return this.#send(db, subject, turn, signal, message);
     }
     // The lead's row before its messages (docs/WHATSAPP.md, "Lock order"): an inbound webhook
     // locks the lead first too, and may wait on a message this claims (a provider's retry).
@@ -181,7 +181,7 @@ export class TurnEngine {
       signal,
       tools: this.#toolContext(s, mode),
       onModelCall: (request, result, ms) =>
-        this.#journal.modelCall(db, { workspaceId: s.workspace.id, leadId: s.lead.id, turnId: turn.id, request, result, ms, secrets: this.#secrets(settings) }),
+        this.#journal.modelCall({ workspaceId: s.workspace.id, leadId: s.lead.id, turnId: turn.id, request, result, ms, secrets: this.#secrets(settings) }),
       systemPrompt: async () => {
         const lead = await findAgentLead(db, s.workspace.id, s.lead.id);
         if (!lead) throw new Error('lead disappeared during its turn');
@@ -208,8 +208,9 @@ export class TurnEngine {
     }
   }
 
-  async #send(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
-    const message = await q.findOutbound(db, turn.id);
+  /** `stored`: the turn's message when the caller has just written it. */
+  async #send(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal, stored?: q.OutboundMessage): Promise<Step> {
+    const message = stored ?? (await q.findOutbound(db, turn.id));
     if (!message) return this.#end(db, turn, 'failed', 'message_missing');
     // A delivery callback reached us after a crash that lost the provider's answer: already sent.
     if (message.status !== 'pending' && message.providerMessageId) return this.#accepted(db, s, turn, message, message.providerMessageId);
@@ -229,32 +230,22 @@ export class TurnEngine {
     const started = Date.now();
     const result = await provider.send(request);
     const ms = Date.now() - started;
-    await this.#journal.send(db, { workspaceId: s.workspace.id, leadId: s.lead.id, provider: provider.name, request, result, ms, secrets: this.#secrets(settings) });
+    await this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: provider.name, request, result, ms, secrets: this.#secrets(settings) });
     if (result.ok) return this.#accepted(db, s, turn, message, result.providerMessageId);
     return this.#sendFailed(db, s, turn, provider.name, result);
   }
 
   async #accepted(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
     const provider = (await this.#mode(s))?.settings.whatsapp?.provider ?? 'twilio';
-    let firstContact = false;
-    await inTransaction(db, async (tx) => {
-      // Lock order (docs/WHATSAPP.md): the provider message's key, the lead's row, then the message's.
-      await lockProviderMessage(tx, provider, providerMessageId);
-      await lockLeadRow(tx, s.lead.id);
-      await q.markAccepted(tx, { messageId: message.id, turnId: turn.id, providerMessageId });
-      const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: turn.kind === 'operator' ? 'operator' : 'agent' };
-      // The first message the provider accepts starts the conversation; for a lead that waited for
-      // its workspace's settings, the operator's `jobs retry` is what resumed it.
-      const resumed = waitingForSettings(s);
-      const moved = await transitionLead(tx, {
-        leadId: s.lead.id, to: 'in_conversation', actor: resumed ? 'operator' : 'system',
-        event: { type: 'message.sent', data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data },
-      });
-      if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'message.sent', data);
-      firstContact = moved.ok && moved.from === 'new';
-      await applyEarlyStatuses(tx, provider, providerMessageId);
+    const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: turn.kind === 'operator' ? 'operator' : 'agent' };
+    // The first message the provider accepts starts the conversation; for a lead that waited for
+    // its workspace's settings, the operator's `jobs retry` is what resumed it.
+    const resumed = waitingForSettings(s);
+    const from = await recordAcceptedSend(db, {
+      provider, providerMessageId, messageId: message.id, turnId: turn.id, leadId: s.lead.id,
+      actor: resumed ? 'operator' : 'system', data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data,
     });
-    if (firstContact) observeSpeedToLead('whatsapp', (Date.now() - s.lead.createdAt.getTime()) / 1000);
+    if (from === 'new') observeSpeedToLead('whatsapp', (Date.now() - s.lead.createdAt.getTime()) / 1000);
     this.#d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
     return CONTINUE;
   }

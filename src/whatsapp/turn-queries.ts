@@ -48,12 +48,12 @@ export function outboundKey(turnId: number): string {
 
 /**
  * The first contact: the turn and its template message, stored together and ready to send (no
- * model is involved).
+ * model is involved). Returns both, so the send needs no second read.
  */
 export async function createFirstContactTurn(
   db: Queryable,
   t: { leadId: string; provider: 'twilio' | 'meta'; body: string; variables: string[] },
-): Promise<AgentTurn> {
+): Promise<{ turn: AgentTurn; message: OutboundMessage }> {
   const { rows } = await db.query({
     name: 'turn-create-first-contact',
     text: `WITH turn AS (
@@ -61,11 +61,12 @@ export async function createFirstContactTurn(
            ), message AS (
              INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
              SELECT $1, 'outbound', id, $2, 'template', $3, $4, 'turn-' || id, 'pending' FROM turn
+             RETURNING id, idempotency_key, kind, body, template_variables, status, provider_message_id
            )
-           SELECT * FROM turn`,
+           SELECT turn.*, to_jsonb(message) AS message FROM turn, message`,
     values: [t.leadId, t.provider, t.body, JSON.stringify(t.variables)],
   });
-  return turnFromRow(rows[0]);
+  return { turn: turnFromRow(rows[0]), message: outboundFromRow(rows[0].message) };
 }
 
 /**
@@ -147,22 +148,10 @@ export async function findOutbound(db: Queryable, turnId: number): Promise<Outbo
              FROM whatsapp_messages WHERE turn_id = $1 AND direction = 'outbound'`,
     values: [turnId],
   });
-  const r = rows[0];
-  if (!r) return null;
-  const content: OutboundContent = r.kind === 'template' ? { kind: 'template', variables: r.template_variables ?? [] } : { kind: 'text', text: r.body };
-  return { id: r.id, idempotencyKey: r.idempotency_key, content, body: r.body, status: r.status, providerMessageId: r.provider_message_id };
+  return rows[0] ? outboundFromRow(rows[0]) : null;
 }
 
-/** The provider accepted the message: it and its turn are sent, in one statement. */
-export async function markAccepted(db: Queryable, m: { messageId: number; turnId: number; providerMessageId: string }): Promise<void> {
-  await db.query({
-    name: 'turn-mark-accepted',
-    text: `WITH message AS (
-             UPDATE whatsapp_messages SET provider_message_id = COALESCE(provider_message_id, $3),
-                    status = CASE WHEN status = 'pending' THEN 'accepted' ELSE status END, status_at = now()
-              WHERE id = $1
-           )
-           UPDATE agent_turns SET state = 'sent', updated_at = now() WHERE id = $2 AND state = 'ready'`,
-    values: [m.messageId, m.turnId, m.providerMessageId],
-  });
+function outboundFromRow(r: Record<string, any>): OutboundMessage {
+  const content: OutboundContent = r.kind === 'template' ? { kind: 'template', variables: r.template_variables ?? [] } : { kind: 'text', text: r.body };
+  return { id: Number(r.id), idempotencyKey: r.idempotency_key, content, body: r.body, status: r.status, providerMessageId: r.provider_message_id };
 }

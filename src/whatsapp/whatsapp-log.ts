@@ -1,14 +1,13 @@
 import type { ChatRequest, ChatResult } from '../agent/chat-model.ts';
-import type { Queryable } from '../db/pool.ts';
-import { recordIntegrationEventSafely } from '../integration-log/integration-log.ts';
+import type { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
 import type { SendMessageRequest, SendMessageResult } from './messaging-provider.ts';
-import type { Logger } from '../shared/logger.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 
 // The WhatsApp channel's entries in the integration log (src/integration-log/): every model call and
 // every send, as we made them and as they ended, and every webhook event we acted on. Secrets are
 // masked by the log itself (by key name, and the workspace's own credentials by value). A failed
-// write never fails the turn: the provider exchange has already happened.
+// write never fails the turn: the provider exchange has already happened. Entries are written by
+// the process's batched writer, not on the caller's connection: a turn's lock is not needed for them.
 
 /** The workspace's credentials, masked wherever they appear in a logged payload. */
 export function settingsSecrets(settings: WorkspaceSettings, globalLlmKey?: string): string[] {
@@ -20,15 +19,15 @@ export function settingsSecrets(settings: WorkspaceSettings, globalLlmKey?: stri
 }
 
 export class ConversationLog {
-  readonly #log: Logger;
+  readonly #writer: IntegrationLogWriter;
 
-  constructor(log: Logger) {
-    this.#log = log;
+  constructor(writer: IntegrationLogWriter) {
+    this.#writer = writer;
   }
 
-  async modelCall(db: Queryable, e: { workspaceId: string; leadId: string; turnId: number; request: ChatRequest; result: ChatResult; ms: number; secrets: string[] }): Promise<void> {
+  async modelCall(e: { workspaceId: string; leadId: string; turnId: number; request: ChatRequest; result: ChatResult; ms: number; secrets: string[] }): Promise<void> {
     const r = e.result;
-    await recordIntegrationEventSafely(db, this.#log, {
+    await this.#writer.record({
       provider: 'llm',
       workspaceId: e.workspaceId,
       leadId: e.leadId,
@@ -49,9 +48,9 @@ export class ConversationLog {
     });
   }
 
-  async send(db: Queryable, e: { workspaceId: string; leadId: string; provider: string; request: SendMessageRequest; result: SendMessageResult; ms: number; secrets: string[] }): Promise<void> {
+  async send(e: { workspaceId: string; leadId: string; provider: string; request: SendMessageRequest; result: SendMessageResult; ms: number; secrets: string[] }): Promise<void> {
     const r = e.result;
-    await recordIntegrationEventSafely(db, this.#log, {
+    await this.#writer.record({
       provider: e.provider,
       workspaceId: e.workspaceId,
       leadId: e.leadId,
@@ -67,8 +66,8 @@ export class ConversationLog {
   }
 
   /** A webhook event we received and what came of it (`leadId` when it matched one); `ms`: how long we took to act on it. */
-  async webhook(db: Queryable, e: { workspaceId: string; leadId: string | null; provider: string; kind: string; outcome: string; payload: unknown; secrets: string[]; ms?: number }): Promise<void> {
-    await recordIntegrationEventSafely(db, this.#log, {
+  async webhook(e: { workspaceId: string; leadId: string | null; provider: string; kind: string; outcome: string; payload: unknown; secrets: string[]; ms?: number }): Promise<void> {
+    await this.#writer.record({
       provider: e.provider,
       workspaceId: e.workspaceId,
       leadId: e.leadId,

@@ -9,9 +9,9 @@ import type { Clock } from '../shared/clock.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { WhatsappSettings } from '../workspaces/workspace-config.ts';
-import { findLiveWorkspaceBySlug } from '../workspaces/workspace-queries.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
+import { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
 import type { InboundService, MessageEvent, StatusEvent } from './inbound-service.ts';
 
 // WhatsApp webhooks of one workspace (URL per workspace slug): authenticate with the workspace's
@@ -50,7 +50,7 @@ export class WhatsappWebhookService {
 
   constructor(deps: WhatsappWebhookDeps) {
     this.#d = deps;
-    this.#journal = new ConversationLog(deps.log);
+    this.#journal = new ConversationLog(new IntegrationLogWriter(deps.pool, deps.log));
   }
 
   /** An inbound Twilio message (form body as received, `pathAndQuery` as the request URL). */
@@ -109,14 +109,14 @@ export class WhatsappWebhookService {
       outcome = r.kind.replace('_', '-');
       leadId = 'leadId' in r ? r.leadId : null;
     }
-    await this.#journal.webhook(this.#d.pool, { workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets, ms: performance.now() - started });
+    await this.#journal.webhook({ workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets, ms: performance.now() - started });
   }
 
   async #status(w: Found, provider: 'twilio' | 'meta', event: StatusEvent, outboundKey: string | null, log: Logger): Promise<void> {
     const started = performance.now();
     const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log);
     const outcome = r.kind;
-    await this.#journal.webhook(this.#d.pool, {
+    await this.#journal.webhook({
       ms: performance.now() - started,
       workspaceId: w.workspaceId, leadId: r.kind === 'applied' ? r.leadId : null, provider, kind: `status ${event.status}`, outcome,
       payload: { ...event, outboundKey }, secrets: w.secrets,
@@ -125,7 +125,7 @@ export class WhatsappWebhookService {
 
   async #workspace<P extends 'twilio' | 'meta'>(slug: string, provider: P): Promise<Found & { settings: P extends 'twilio' ? Twilio : Meta }> {
     if (!slugSchema.safeParse(slug).success) throw new AppError('workspace_not_found');
-    const workspace = await findLiveWorkspaceBySlug(this.#d.pool, slug);
+    const workspace = await this.#d.workspaces.findBySlug(slug);
     if (!workspace) throw new AppError('workspace_not_found');
     const all = this.#d.sandbox ? (await this.#d.sandbox.providers()).settings : this.#d.workspaces.settingsOf(workspace);
     const whatsapp = all.whatsapp;

@@ -45,6 +45,12 @@ export async function findLiveWorkspaceBySlug(db: Queryable, slug: string): Prom
   return rows[0] ? workspaceFromRow(rows[0]) : null;
 }
 
+/** The live workspaces of these slugs, in no particular order (a slug without one is left out). */
+export async function findLiveWorkspacesBySlugs(db: Queryable, slugs: readonly string[]): Promise<WorkspaceRow[]> {
+  const { rows } = await db.query({ name: 'workspaces-by-slugs', text: 'SELECT * FROM workspaces WHERE slug = ANY($1::text[]) AND deleted_at IS NULL', values: [slugs] });
+  return rows.map(workspaceFromRow);
+}
+
 /** The live workspace, locked until the transaction ends (settings are read-modify-written). */
 export async function lockLiveWorkspaceBySlug(db: Queryable, slug: string): Promise<WorkspaceRow | null> {
   const { rows } = await db.query('SELECT * FROM workspaces WHERE slug = $1 AND deleted_at IS NULL FOR UPDATE', [slug]);

@@ -3,6 +3,7 @@ import { withQuestionIds, type AgentConfig } from '../agent/agent-config.ts';
 import { generateApiKey } from '../auth/api-key.ts';
 import { insertApiKey } from '../auth/api-key-queries.ts';
 import { withTransaction, type Pool } from '../db/pool.ts';
+import { StatementBatcher } from '../db/statement-batcher.ts';
 import type { SecretBox } from './secret-box.ts';
 import { mergeSettings, splitWorkspaceConfig, type WorkspaceConfig, type WorkspaceSettings } from './workspace-config.ts';
 import * as q from './workspace-queries.ts';
@@ -34,11 +35,20 @@ export class WorkspaceService {
   readonly #box: SecretBox;
   readonly #opened = new Map<string, WorkspaceSettings>();
   readonly #defaultHourlyLimit: number;
+  readonly #bySlug: StatementBatcher<string, q.WorkspaceRow | null>;
 
   constructor(pool: Pool, box: SecretBox, defaultHourlyLimit: number) {
     this.#pool = pool;
     this.#box = box;
     this.#defaultHourlyLimit = defaultHourlyLimit;
+    // Every provider callback starts by finding its workspace: the lookups of one moment are one
+    // statement (src/db/statement-batcher.ts).
+    this.#bySlug = new StatementBatcher({
+      run: async (slugs) => {
+        const found = new Map((await q.findLiveWorkspacesBySlugs(pool, [...new Set(slugs)])).map((w) => [w.slug, w]));
+        return slugs.map((slug) => found.get(slug) ?? null);
+      },
+    });
   }
 
   /** Creates the workspace, its first live API key and its first sandbox key in one transaction. */
@@ -86,8 +96,9 @@ export class WorkspaceService {
     }
   }
 
+  /** The live workspace of this slug (null: none, or deleted). */
   async findBySlug(slug: string): Promise<q.WorkspaceRow | null> {
-    return q.findLiveWorkspaceBySlug(this.#pool, slug);
+    return this.#bySlug.submit(slug);
   }
 
   async list(): Promise<q.WorkspaceRow[]> {

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { META_SIGNATURE_HEADER, signMetaBody } from '../../whatsapp/meta/meta-signature.ts';
+import { postToWebhook } from '../local-http-server.ts';
 
 // Webhooks the Meta simulator posts: the real envelope (Meta's WhatsApp OpenAPI document WebhookPayload, examples "Text
 // Message" and the messages/status reference), serialised and signed like Meta does it, plus
@@ -86,20 +87,15 @@ export async function postWebhook(delivery: MetaSimDelivery, appSecret: string, 
     return;
   }
   try {
-    const res = await fetch(delivery.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'facebookexternalua',
-        [META_SIGNATURE_HEADER]: delivery.signature,
-        // Graph's legacy SHA-1 header; receivers should ignore it (UNCONFIRMED that WhatsApp still sends it).
-        'x-hub-signature': `sha1=${crypto.createHmac('sha1', appSecret).update(delivery.body).digest('hex')}`,
-      },
-      body: delivery.body,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    const res = await postToWebhook(delivery.url, {
+      'content-type': 'application/json',
+      'user-agent': 'facebookexternalua',
+      [META_SIGNATURE_HEADER]: delivery.signature,
+      // Graph's legacy SHA-1 header; receivers should ignore it (UNCONFIRMED that WhatsApp still sends it).
+      'x-hub-signature': `sha1=${crypto.createHmac('sha1', appSecret).update(delivery.body).digest('hex')}`,
+    }, delivery.body, { timeoutMs });
     delivery.status = res.status;
-    delivery.responseText = await res.text();
+    delivery.responseText = res.text;
   } catch (err) {
     delivery.error = (err as Error).message;
   }

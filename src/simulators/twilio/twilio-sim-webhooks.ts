@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { computeTwilioSignature, TWILIO_SIGNATURE_HEADER } from '../../whatsapp/twilio/twilio-signature.ts';
+import { postToWebhook } from '../local-http-server.ts';
 
 // Outgoing side of the Twilio simulator: signed form POSTs (status callbacks and inbound
 // messages) the way Twilio makes them, queued per conversation so that one lead's callbacks
@@ -64,20 +65,18 @@ export class WebhookQueue {
     const delivery: SimWebhookDelivery = { kind, url, params, signature };
     this.deliveries.push(delivery);
     try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
-          [TWILIO_SIGNATURE_HEADER]: signature,
-          'i-twilio-idempotency-token': randomUUID(),
-          'user-agent': 'TwilioProxy/1.1',
-        },
-        body: new URLSearchParams(params).toString(),
+      const res = await postToWebhook(url, {
+        'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+        [TWILIO_SIGNATURE_HEADER]: signature,
+        'i-twilio-idempotency-token': randomUUID(),
+        'user-agent': 'TwilioProxy/1.1',
+      }, new URLSearchParams(params).toString(), {
         // Twilio gives up on a webhook after 15 seconds; so does the simulator, so idle() always ends.
-        signal: AbortSignal.any([this.#closing.signal, AbortSignal.timeout(15_000)]),
+        timeoutMs: 15_000,
+        signal: this.#closing.signal,
       });
       delivery.httpStatus = res.status;
-      delivery.responseText = await res.text();
+      delivery.responseText = res.text;
     } catch (err) {
       delivery.error = (err as Error).message;
     }

@@ -1,0 +1,83 @@
+// Delivery statuses received together are applied by one statement (src/whatsapp/delivery-status.ts,
+// migrations/022's whatsapp_apply_statuses), with what each status did the same as one at a time:
+// later statuses win, repeats and older ones are stale, a status for a message we do not know yet
+// waits for the send's recording, a failed delivery hands the lead to a person, and a status the
+// database refuses fails alone.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { DeliveryStatuses, type StatusItem } from '../src/whatsapp/delivery-status.ts';
+import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
+
+let h: WhatsappHarness;
+const leads: Array<{ leadId: string; sid: string }> = [];
+
+before(async () => {
+  h = await startWhatsappHarness();
+  const w = await h.workspace('twilio');
+  for (let i = 0; i < 4; i++) leads.push({ leadId: (await h.submit(w.apiKey)).leadId, sid: '' });
+  await h.settle();
+  for (const l of leads) {
+    const { rows } = await h.app.db.pool.query(`SELECT provider_message_id FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [l.leadId]);
+    l.sid = rows[0].provider_message_id;
+  }
+});
+after(() => h?.close());
+
+const item = (sid: string, status: StatusItem['status'], extra: Partial<StatusItem> = {}): StatusItem =>
+  ({ provider: 'twilio', providerMessageId: sid, key: null, status, repaired: null, ...extra });
+
+async function messageOf(leadId: string) {
+  const { rows } = await h.app.db.pool.query(`SELECT status, error_code FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [leadId]);
+  return rows[0];
+}
+async function statusOf(leadId: string) {
+  return (await h.app.db.pool.query('SELECT status FROM leads WHERE id = $1', [leadId])).rows[0].status;
+}
+
+it('statuses of several messages, submitted together, are applied in one statement in the order they arrived', async () => {
+  const statuses = new DeliveryStatuses(h.app.db.pool);
+  const [a, b, c] = leads;
+  assert.equal((await messageOf(a!.leadId)).status, 'delivered', 'the simulator reported queued, sent, delivered');
+  const results = await Promise.all([
+    statuses.apply(item(a!.sid, 'read')),
+    statuses.apply(item(b!.sid, 'sent')), // older than what we have: stale
+    statuses.apply(item(a!.sid, 'delivered')), // arrived after read: stale
+    statuses.apply(item(c!.sid, 'failed', { errorCode: '30008', errorMessage: 'Unknown error' })),
+    statuses.apply(item('SMnotyetrecorded0000000000000000', 'sent')),
+    statuses.apply(item(a!.sid, 'read')), // a repeat: stale
+  ]);
+  assert.deepEqual(results, [
+    { kind: 'applied', leadId: a!.leadId },
+    { kind: 'stale' },
+    { kind: 'stale' },
+    { kind: 'applied', leadId: c!.leadId },
+    { kind: 'held' },
+    { kind: 'stale' },
+  ]);
+  assert.equal((await messageOf(a!.leadId)).status, 'read');
+  assert.equal((await messageOf(b!.leadId)).status, 'delivered');
+  assert.deepEqual(await messageOf(c!.leadId), { status: 'failed', error_code: '30008' });
+  // The lead's only message never arrived: a person picks the conversation up.
+  assert.equal(await statusOf(c!.leadId), 'needs_human');
+  const { rows } = await h.app.db.pool.query(`SELECT data FROM lead_events WHERE lead_id = $1 AND type = 'conversation.escalated'`, [c!.leadId]);
+  assert.equal(rows[0].data.outcome, 'undelivered');
+  const held = await h.app.db.pool.query(`SELECT status FROM whatsapp_early_statuses WHERE provider_message_id = 'SMnotyetrecorded0000000000000000'`);
+  assert.deepEqual(held.rows, [{ status: 'sent' }]);
+});
+
+it('a status the database refuses fails alone; the others of its statement are applied', async () => {
+  const statuses = new DeliveryStatuses(h.app.db.pool);
+  const d = leads[3]!;
+  const b = leads[1]!;
+  const results = await Promise.allSettled([
+    statuses.apply(item(d.sid, 'read')),
+    // A NUL cannot be stored in text: the provider boundary removes it (src/shared/storable-text.ts);
+    // here it stands for any item whose data PostgreSQL refuses.
+    statuses.apply(item(b.sid, 'failed', { errorCode: '30008', errorMessage: 'bad\u0000byte' })),
+  ]);
+  assert.equal(results[0].status, 'fulfilled');
+  assert.deepEqual((results[0] as PromiseFulfilledResult<unknown>).value, { kind: 'applied', leadId: d.leadId });
+  assert.equal(results[1].status, 'rejected');
+  assert.equal((await messageOf(d.leadId)).status, 'read');
+  assert.equal((await messageOf(b.leadId)).status, 'delivered', 'the refused status changed nothing');
+});
