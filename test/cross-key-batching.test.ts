@@ -194,3 +194,80 @@ describe('through the API, many keys at once', () => {
     }
   });
 });
+
+describe('two statements in flight', () => {
+  /** A limiter whose statements wait at a gate until the test opens it. */
+  function gatedLimiter(leaseReads = false) {
+    const started: string[] = [];
+    const gates: Array<() => void> = [];
+    const db = { query: (async (config: { name?: string }, values?: unknown[]) => {
+      started.push(config.name ?? 'unnamed');
+      await new Promise<void>((open) => gates.push(open));
+      return app.db.pool.query(config as never, values as never);
+    }) as unknown as typeof app.db.pool.query };
+    const limiter = new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never, leaseReads ? (op) => op?.kind === 'read' : undefined);
+    const pass = () => new Promise((r) => setImmediate(r));
+    return { started, limiter, pass, openAll: () => gates.splice(0).forEach((open) => open()) };
+  }
+
+  test('requests that arrive while one statement runs start a second; later ones wait for either to end', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const { started, limiter, pass, openAll } = gatedLimiter();
+    const first = [limiter.admit(ws.apiKeyId, 100), limiter.admit(ws.apiKeyId, 100)];
+    await pass();
+    await pass();
+    const second = [limiter.admit(ws.apiKeyId, 100)];
+    await pass();
+    await pass();
+    const third = [limiter.admit(ws.apiKeyId, 100), limiter.admit(ws.apiKeyId, 100)];
+    await pass();
+    await pass();
+    assert.equal(started.length, 2, 'two statements in flight, the third batch waits');
+    openAll();
+    await Promise.all([...first, ...second]);
+    for (let i = 0; i < 20 && started.length < 3; i++) await pass();
+    assert.equal(started.length, 3, 'the waiting requests went in one statement');
+    openAll();
+    const answers = await Promise.all([...first, ...second, ...third]);
+    assert.deepEqual(answers.map((a) => a.decision.remaining).sort((x, y) => y - x), [99, 98, 97, 96, 95], 'each request its own position');
+  });
+
+  test('exact at the limit with two statements in flight: of 12 requests with 5 left, 5 are admitted', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 5 }))!;
+    const { limiter, pass, openAll } = gatedLimiter();
+    const a = Array.from({ length: 6 }, () => limiter.admit(key.id, 5, insert(ws.workspaceId, phone())));
+    await pass();
+    await pass();
+    const b = Array.from({ length: 6 }, () => limiter.admit(key.id, 5, insert(ws.workspaceId, phone())));
+    await pass();
+    await pass();
+    openAll();
+    const answers = await Promise.all([...a, ...b]);
+    assert.equal(answers.filter((x) => x.decision.allowed).length, 5);
+    assert.equal(answers.filter((x) => (x.output as { kind?: string } | undefined)?.kind === 'inserted').length, 5);
+    await app.relay.drain();
+  });
+
+  test('one lease at a time per key: a second statement does not reserve another while the first reserves one', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { limiter, pass, openAll } = gatedLimiter(true);
+    const read = (): LeadOp => ({ kind: 'read', leadId: crypto.randomUUID(), workspaceId: ws.workspaceId, livemode: true, withCall: false });
+    const counter = async () => (await app.db.pool.query(`SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_counters WHERE api_key_id = $1`, [key.id])).rows[0].n as number;
+    // The first read only counts (no count seen yet); after it the key may lease.
+    const warm = limiter.admit(key.id, 100_000, read());
+    await pass();
+    openAll();
+    await warm;
+    const first = limiter.admit(key.id, 100_000, read()); // counted, reserves 32
+    await pass();
+    await pass();
+    const second = limiter.admit(key.id, 100_000, read()); // counted while the first is in flight: no second lease
+    await pass();
+    await pass();
+    openAll();
+    await Promise.all([first, second]);
+    assert.equal(await counter(), 3 + 32);
+  });
+});

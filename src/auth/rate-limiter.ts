@@ -137,45 +137,60 @@ export class RateLimiter<Op, Out> {
   readonly #statement: BatchStatement<Op, Out>;
   #waiting: Waiter<Op, Out>[] = [];
   /**
-   * One statement in flight at a time: the requests that arrive meanwhile make the next batch.
-   * Two or four in flight were measured slower or no faster (smaller batches, more statements
-   * per request; docs/PERFORMANCE.md).
+   * Statements in flight. While `#maxInFlight` run, the requests that arrive make the next batch.
+   * Two: a batch of new leads keeps one PostgreSQL backend busy for the whole statement (its
+   * inserts, their triggers, the commit), so with one in flight PostgreSQL used one of the two
+   * cores while the requests behind it waited; reads alone were measured no faster with two
+   * (docs/PERFORMANCE.md, "Many workspaces").
    */
-  #busy = false;
+  #inFlight = 0;
+  readonly #maxInFlight: number;
+  /** A batch is being gathered: it starts once the event loop's current pass has run. */
+  #gathering = false;
   readonly #leasable: (op: Op | undefined) => boolean;
   readonly #leases = new Map<string, Lease>();
+  /** Keys whose lease a statement in flight is reserving: one lease at a time per key. */
+  readonly #leasing = new Set<string>();
 
   /**
    * `leasable`: the requests that may be admitted from a lease (reads: deciding them needs no
    * write of their own). Without it every request is counted by a statement.
    */
-  constructor(db: Queryable, clock: Clock, statement: BatchStatement<Op, Out>, leasable: (op: Op | undefined) => boolean = () => false) {
+  constructor(db: Queryable, clock: Clock, statement: BatchStatement<Op, Out>, leasable: (op: Op | undefined) => boolean = () => false, maxInFlight = 2) {
     this.#db = db;
     this.#clock = clock;
     this.#statement = statement;
     this.#leasable = leasable;
+    this.#maxInFlight = maxInFlight;
   }
 
   /** Counts one request of the key and, in the same statement, runs its op if it is admitted. */
   admit(apiKeyId: string, limit: number, op?: Op): Promise<Admission<Out>> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ apiKeyId, limit, op, resolve, reject });
-      if (!this.#busy) void this.#flush();
+      this.#pump();
     });
   }
 
   // Each statement's counts are atomic and each request is decided by the count its own
-  // statement returned, so the limit stays exact also with several processes counting a key.
-  async #flush(): Promise<void> {
-    this.#busy = true;
-    while (this.#waiting.length > 0) {
-      // Let the event loop finish its current pass first: the requests whose bytes arrived in
-      // the same pass join this batch instead of waiting for the next statement. Under load that
-      // doubled the batches at 64 connections and raised GET throughput (docs/PERFORMANCE.md).
-      await new Promise((resolve) => setImmediate(resolve));
-      await this.#settle(this.#waiting.splice(0));
-    }
-    this.#busy = false;
+  // statement returned, so the limit stays exact with several statements in flight, as with
+  // several processes counting a key.
+  #pump(): void {
+    if (this.#gathering || this.#inFlight >= this.#maxInFlight || this.#waiting.length === 0) return;
+    // Let the event loop finish its current pass first: the requests whose bytes arrived in the
+    // same pass join this batch instead of the next one. Under load that doubled the batches at
+    // 64 connections and raised GET throughput (docs/PERFORMANCE.md).
+    this.#gathering = true;
+    setImmediate(() => {
+      this.#gathering = false;
+      if (this.#inFlight >= this.#maxInFlight || this.#waiting.length === 0) return;
+      this.#inFlight += 1;
+      void this.#settle(this.#waiting.splice(0)).finally(() => {
+        this.#inFlight -= 1;
+        this.#pump();
+      });
+      this.#pump();
+    });
   }
 
   // The statement is atomic, so a failed one counted and did nothing. One request's data must
@@ -223,9 +238,24 @@ export class RateLimiter<Op, Out> {
     const extra = keys.map((k, key) => {
       const n = leaseSize(k.limit);
       const seen = this.#leases.get(k.apiKeyId);
-      return readers.has(key) && n > 0 && seen?.window === windowStart && k.limit - seen.lastCount >= 16 * n ? n : 0;
+      const room = readers.has(key) && n > 0 && seen?.window === windowStart && k.limit - seen.lastCount >= 16 * n;
+      return room && !this.#leasing.has(k.apiKeyId) ? n : 0;
     });
-    keys.forEach((k, i) => (k.size += extra[i]!));
+    keys.forEach((k, i) => {
+      k.size += extra[i]!;
+      if (extra[i]! > 0) this.#leasing.add(k.apiKeyId);
+    });
+    try {
+      await this.#count(batch, windowStart, keys, extra, places, local, decide);
+    } finally {
+      keys.forEach((k, i) => extra[i]! > 0 && this.#leasing.delete(k.apiKeyId));
+    }
+  }
+
+  async #count(
+    batch: Waiter<Op, Out>[], windowStart: number, keys: KeyCount[], extra: number[],
+    places: Array<{ key: number; ord: number } | null>, local: number[], decide: (limit: number, position: number) => RateLimitDecision,
+  ): Promise<void> {
     const ops: BatchOp<Op>[] = [];
     const opOf: number[] = [];
     batch.forEach((w, i) => {
