@@ -13,6 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,14 @@ export interface OverloadResult {
   created: { p50: number; p99: number; max: number };
   /** Milliseconds, as wrk saw them (every response, queueing in the kernel included). */
   client: { p50: number; p99: number; max: number };
+  /**
+   * A form's view: one POST every 100 ms from this process on a connection of its own, through
+   * the whole load (wrk shares the 2 cores with the service and PostgreSQL and, one thread for
+   * 2,048 connections, also counts the time it waited for a core itself).
+   */
+  probe: { requests: number; s201: number; s503: number; other: number; p50: number; p99: number; max: number };
+  /** The service's longest event-loop delay during the load (prom-client's nodejs_eventloop_lag_max_seconds), ms. */
+  eventLoopMaxMs: number;
   rssMb: { afterStart: number; peak: number; atEnd: number; afterIdle: number; idleSeconds: number };
   env: Record<string, string>;
 }
@@ -67,7 +76,11 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
       progress(`overload: wrk -c${opts.connections} -d${opts.seconds}s POST against ${url}`);
       const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--timeout', '10s', '-H', `authorization: Bearer ${key}`, '-H', 'content-type: application/json',
         '-s', fileURLToPath(new URL('./wrk/overload.lua', import.meta.url)), url, '--', String(Date.now() % 1000)];
+      await eventLoopMaxMs(url); // resets the service's maximum, so the next read covers the load
+      const probe = startProbe(url, key, 100);
       const wrkOut = await runChild('wrk', WRK, args, { timeoutMs: (opts.seconds + 30) * 1000 });
+      const probed = await probe.stop();
+      const loopMaxMs = await eventLoopMaxMs(url);
       const atEnd = procStatusMb(pid, 'VmRSS') ?? 0;
       progress(`overload: load over, RSS ${atEnd.toFixed(0)} MB; idle ${opts.idleSeconds} s`);
       await sleep(opts.idleSeconds * 1000);
@@ -90,6 +103,8 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
         createdPerSecond: w.s201 / seconds, answeredPerSecond: w.requests / seconds,
         created,
         client: { p50: w.p50_us / 1000, p99: w.p99_us / 1000, max: w.max_us / 1000 },
+        probe: probed,
+        eventLoopMaxMs: loopMaxMs,
         rssMb: { afterStart, peak: sampler.peak, atEnd, afterIdle, idleSeconds: opts.idleSeconds },
         env: opts.extraEnv ?? {},
       };
@@ -126,6 +141,8 @@ export function renderOverload(r: OverloadResult): string {
     `| statuses | 201: ${s.s201}, 503: ${s.s503}, 409: ${s.s409}, 429: ${s.s429}, other: ${s.other}; socket errors ${r.socketErrors}, timeouts (10 s) ${r.timeouts} |`,
     `| 201 inside the service, p50 / p99 / max ms | ${r.created.p50} / ${r.created.p99} / ${r.created.max} |`,
     `| every answer as wrk saw it, p50 / p99 / max ms | ${r.client.p50.toFixed(0)} / ${r.client.p99.toFixed(0)} / ${r.client.max.toFixed(0)} |`,
+    `| a form's POST every 100 ms on its own connection: 201 / 503 / other; p50 / p99 / max ms | ${r.probe.s201} / ${r.probe.s503} / ${r.probe.other}; ${r.probe.p50.toFixed(0)} / ${r.probe.p99.toFixed(0)} / ${r.probe.max.toFixed(0)} |`,
+    `| the service's longest event-loop delay during the load | ${r.eventLoopMaxMs.toFixed(0)} ms |`,
     `| RSS MB: after start / peak / load end / ${r.rssMb.idleSeconds} s later | ${r.rssMb.afterStart.toFixed(0)} / ${r.rssMb.peak.toFixed(0)} / ${r.rssMb.atEnd.toFixed(0)} / ${r.rssMb.afterIdle.toFixed(0)} |`,
     '',
   ].join('\n');
@@ -149,6 +166,64 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   } finally {
     await server.close();
   }
+}
+
+/** The service's longest event-loop delay since the previous call (prom-client resets it on each scrape), ms. */
+async function eventLoopMaxMs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+  const m = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(text);
+  return m ? Number(m[1]) * 1000 : Number.NaN;
+}
+
+/**
+ * POSTs a new lead every `everyMs` on one kept-alive connection of its own, one at a time, until
+ * stopped; returns the statuses and latencies it saw.
+ */
+function startProbe(url: string, key: string, everyMs: number): { stop(): Promise<OverloadResult['probe']> } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const ms: number[] = [];
+  const counts = { s201: 0, s503: 0, other: 0 };
+  let stopped = false;
+  let n = 0;
+  const tag = Date.now() % 100_000;
+  const one = () => new Promise<void>((resolve) => {
+    const body = JSON.stringify({ name: `Probe ${n}`, phone: `+4930${String(tag).padStart(5, '0')}${String(n++).padStart(5, '0')}`, consent: true });
+    const started = performance.now();
+    const req = http.request(`${url}/api/public/leads`, {
+      method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        ms.push(performance.now() - started);
+        if (res.statusCode === 201) counts.s201++;
+        else if (res.statusCode === 503) counts.s503++;
+        else counts.other++;
+        resolve();
+      });
+    });
+    req.on('error', () => {
+      counts.other++;
+      resolve();
+    });
+    req.end(body);
+  });
+  const loop = (async () => {
+    while (!stopped) {
+      const next = performance.now() + everyMs;
+      await one();
+      await sleep(Math.max(0, next - performance.now()));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      agent.destroy();
+      ms.sort((a, b) => a - b);
+      const at = (q: number) => (ms.length ? ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]! : 0);
+      return { requests: ms.length, ...counts, p50: at(0.5), p99: at(0.99), max: ms.length ? ms[ms.length - 1]! : 0 };
+    },
+  };
 }
 
 /** V8 heap and external memory as the service's /metrics reports them (prom-client's defaults). */

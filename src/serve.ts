@@ -40,7 +40,13 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   const sandbox = lazySandbox({ config, log, secret: encryptionKey(config) }, () => import('./sandbox/sandbox-providers.ts'));
   const app = buildApp({ config, pool: db.pool, log, clock: systemClock, voice, relay, workspaces, sandbox });
   const jobsPool = opts.worker === false ? null : turnPool(db.url, config, log);
-  if (jobsPool) await startJobHandlers({ config, pool: jobsPool, boss, log, workspaces, sandbox });
+  // Requests first: while the public API sheds or queues requests, the in-process turns run one
+  // at a time (docs/RELIABILITY.md, "Overload").
+  const apiUnderPressure = () => {
+    const p = app.pressure();
+    return p.underPressure || p.waiting > 0;
+  };
+  if (jobsPool) await startJobHandlers({ config, pool: jobsPool, boss, log, workspaces, sandbox, apiUnderPressure });
   const pruner = setInterval(() => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')), 600_000);
   pruner.unref();
   // Gives back the memory a flood grew into once the public API is quiet again.

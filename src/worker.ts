@@ -27,6 +27,8 @@ export interface JobHandlerDeps {
   providers?: ConversationProviders;
   /** Sandbox leads' simulated providers. */
   sandbox: Sandbox;
+  /** `serve`: whether its public API is under pressure (turns then run one at a time, TurnWorkerOptions.yieldToApi). */
+  apiUnderPressure?: () => boolean;
 }
 
 /** The job handlers on an open database and pg-boss; `serve` runs them in-process, `worker` alone. */
@@ -40,7 +42,10 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
     sandbox: d.sandbox,
     ...(d.config.OPENAI_API_KEY ? { globalLlmKey: d.config.OPENAI_API_KEY } : {}),
   });
-  const worker = new TurnWorker({ boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY, pollSeconds: d.config.JOB_POLL_SECONDS });
+  const worker = new TurnWorker({
+    boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY, pollSeconds: d.config.JOB_POLL_SECONDS,
+    ...(d.apiUnderPressure ? { yieldToApi: d.apiUnderPressure } : {}),
+  });
   await worker.start();
   await startWebhookWorker({ boss: d.boss, service: webhookDeliveryService(d), log: d.log, pollSeconds: d.config.JOB_POLL_SECONDS });
   return worker;

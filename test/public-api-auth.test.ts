@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { revokeApiKey } from '../src/auth/api-key-queries.ts';
+import { Authenticator } from '../src/auth/authenticator.ts';
 import { RateLimiter } from '../src/auth/rate-limiter.ts';
 import { leadBatchStatement } from '../src/leads/lead-batch-statement.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';
@@ -16,6 +17,22 @@ before(async () => {
 after(() => app.close());
 
 describe('authentication', () => {
+  test('concurrent requests of a key nobody looked up yet share one lookup (a flood after a start does not queue one per request)', async () => {
+    const { apiKey } = await app.createWorkspace('whatsapp');
+    let lookups = 0;
+    const counting = { query: (...args: unknown[]) => {
+      lookups += 1;
+      return (app.db.pool.query as (...a: unknown[]) => unknown)(...args);
+    } } as unknown as typeof app.db.pool;
+    const auth = new Authenticator({ pool: counting, clock: clock.read, log: app.log, cacheTtlMs: 60_000 });
+    const outcomes = await Promise.all(Array.from({ length: 50 }, () => auth.authenticate(`Bearer ${apiKey}`)));
+    assert.ok(outcomes.every((o) => o.ok));
+    // One lookup, and the background write of the key's last use.
+    assert.equal(lookups, 2);
+    await auth.authenticate(`Bearer ${apiKey}`);
+    assert.equal(lookups, 2, 'then served from the cache');
+  });
+
   test('the three 401 bodies, on both endpoints', async () => {
     const { apiKey } = await app.createWorkspace('whatsapp');
     const cases: [Record<string, string>, string][] = [

@@ -23,6 +23,8 @@ export class Authenticator {
   readonly #log: Logger;
   readonly #ttlMs: number;
   readonly #cache = new Map<string, { expires: number; record: ApiKeyRecord }>();
+  /** Lookups running now, by key hash: concurrent requests of an uncached key share one. */
+  readonly #pending = new Map<string, Promise<ApiKeyRecord | null>>();
   readonly #lastTouched = new Map<string, number>();
 
   constructor(opts: { pool: Pool; clock: Clock; log: Logger; cacheTtlMs: number }) {
@@ -59,12 +61,21 @@ export class Authenticator {
     const now = this.#clock().getTime();
     const hit = this.#cache.get(cacheKey);
     if (hit && hit.expires > now) return hit.record;
-    const record = await findApiKeyByHash(this.#pool, hash);
-    if (record && this.#ttlMs > 0) {
-      if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
-      this.#cache.set(cacheKey, { expires: now + this.#ttlMs, record });
-    }
-    return record;
+    // A flood of one key's requests right after a start (or an expiry) would otherwise send one
+    // lookup per request, and queue them all for the pool's few connections.
+    const running = this.#pending.get(cacheKey);
+    if (running) return running;
+    const lookup = findApiKeyByHash(this.#pool, hash)
+      .then((record) => {
+        if (record && this.#ttlMs > 0) {
+          if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
+          this.#cache.set(cacheKey, { expires: now + this.#ttlMs, record });
+        }
+        return record;
+      })
+      .finally(() => this.#pending.delete(cacheKey));
+    this.#pending.set(cacheKey, lookup);
+    return lookup;
   }
 
   #noteUse(keyId: string): void {

@@ -22,11 +22,21 @@ export interface TurnWorkerOptions {
   pollSeconds?: number;
   /** Called as a job's handler starts (the bench measures enqueue → start with it). */
   onJobStart?: (job: Job<unknown>) => void;
+  /**
+   * True while the process's public API is under pressure (`serve` with its handlers in-process):
+   * then one turn runs at a time instead of `concurrency`, so the requests get the CPU.
+   */
+  yieldToApi?: () => boolean;
 }
+
+/** How often a turn held back by yieldToApi looks again. */
+const YIELD_POLL_MS = 25;
 
 export class TurnWorker {
   readonly #o: TurnWorkerOptions;
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Turns running their engine now. */
+  #running = 0;
 
   constructor(opts: TurnWorkerOptions) {
     this.#o = opts;
@@ -78,12 +88,15 @@ export class TurnWorker {
       return { id: job.id, status: 'deadletter', output: { reason: 'job data has no valid leadId' } };
     }
     const leadId = parsed.data.leadId;
+    if (!(await this.#turnToRun(job.signal))) return { id: job.id, status: 'failed', output: { reason: 'stopped while waiting to run' } };
     let result: TurnJobResult;
     try {
       result = await this.#o.engine.run(leadId, job.signal);
     } catch (err) {
       this.#o.log.error({ err, jobId, leadId, attempt: job.retryCount }, 'agent turn failed');
       result = { kind: 'retry', reason: (err as Error).message ?? String(err) };
+    } finally {
+      this.#running -= 1;
     }
     this.#o.log.info({ jobId, leadId, attempt: job.retryCount, result: result.kind, ...('outcome' in result ? { outcome: result.outcome } : {}) }, 'agent turn');
     switch (result.kind) {
@@ -117,6 +130,25 @@ export class TurnWorker {
         ran++;
       }
     }
+  }
+
+  /**
+   * Under pressure (docs/RELIABILITY.md, "Overload"), a turn waits until no other turn of this
+   * process runs: a flood of requests then shares the process and PostgreSQL with one turn, not
+   * with `concurrency` of them, and the first contacts still go out, one at a time, until the
+   * flood is over. True: the turn may run, and counts as running (the caller ends it). False when
+   * the job was stopped (shutdown, expiry) while it waited.
+   */
+  async #turnToRun(signal: AbortSignal | undefined): Promise<boolean> {
+    const yieldToApi = this.#o.yieldToApi;
+    while (yieldToApi && this.#running > 0 && yieldToApi()) {
+      if (signal?.aborted) return false;
+      await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
+    }
+    if (signal?.aborted) return false;
+    // Counted in the same synchronous step as the check above: two turns cannot both see none running.
+    this.#running += 1;
+    return true;
   }
 
   /** Resolves when the handlers running now have finished. */
