@@ -43,6 +43,8 @@ export interface OverloadResult {
   probe: { requests: number; s201: number; s503: number; other: number; p50: number; p99: number; max: number };
   /** The service's longest event-loop delay during the load (prom-client's nodejs_eventloop_lag_max_seconds), ms. */
   eventLoopMaxMs: number;
+  /** The memory reducer's collections (src/http/memory-reducer.ts), RSS before → after, MB. */
+  reductions: string[];
   rssMb: { afterStart: number; peak: number; atEnd: number; afterIdle: number; idleSeconds: number };
   env: Record<string, string>;
 }
@@ -96,6 +98,7 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
       await stopChild(service);
       fs.closeSync(out);
       const created = accessLogLatency(logFile, 201);
+      const reductions = memoryReductions(logFile);
       const statuses = { s201: w.s201, s409: w.s409, s429: w.s429, s503: w.s503, other: w.other };
       return {
         connections: opts.connections, seconds, statuses,
@@ -106,6 +109,7 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
         probe: probed,
         eventLoopMaxMs: loopMaxMs,
         rssMb: { afterStart, peak: sampler.peak, atEnd, afterIdle, idleSeconds: opts.idleSeconds },
+        reductions,
         env: opts.extraEnv ?? {},
       };
     } finally {
@@ -114,6 +118,17 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** The memory reducer's log lines: "before → after" MB each. */
+function memoryReductions(file: string): string[] {
+  const out: string[] = [];
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line.includes('memory given back after a load')) continue;
+    const e = JSON.parse(line) as { rssMbBefore: number; rssMbAfter: number };
+    out.push(`${e.rssMbBefore} → ${e.rssMbAfter}`);
+  }
+  return out;
 }
 
 /** p50 / p99 / max of the `ms` of access-log lines with this status. */
@@ -143,7 +158,8 @@ export function renderOverload(r: OverloadResult): string {
     `| every answer as wrk saw it, p50 / p99 / max ms | ${r.client.p50.toFixed(0)} / ${r.client.p99.toFixed(0)} / ${r.client.max.toFixed(0)} |`,
     `| a form's POST every 100 ms on its own connection: 201 / 503 / other; p50 / p99 / max ms | ${r.probe.s201} / ${r.probe.s503} / ${r.probe.other}; ${r.probe.p50.toFixed(0)} / ${r.probe.p99.toFixed(0)} / ${r.probe.max.toFixed(0)} |`,
     `| the service's longest event-loop delay during the load | ${r.eventLoopMaxMs.toFixed(0)} ms |`,
-    `| RSS MB: after start / peak / load end / ${r.rssMb.idleSeconds} s later | ${r.rssMb.afterStart.toFixed(0)} / ${r.rssMb.peak.toFixed(0)} / ${r.rssMb.atEnd.toFixed(0)} / ${r.rssMb.afterIdle.toFixed(0)} |`,
+    `| RSS MB: after start / peak / load end / ${r.rssMb.idleSeconds} s later | ${r.rssMb.afterStart.toFixed(0)} / ${r.rssMb.peak.toFixed(0)} / ${r.rssMb.atEnd.toFixed(0)} / ${r.rssMb.afterIdle.toFixed(1)} |`,
+    `| memory given back (collections, RSS MB before → after) | ${r.reductions.length}: ${r.reductions.join(', ') || '–'} |`,
     '',
   ].join('\n');
 }

@@ -8,7 +8,7 @@ import fs from 'node:fs';
  * three in step): a capped young generation and an old generation collected once it has grown
  * 30 % past what the last full GC kept, so RSS tracks the live heap (docs/PERFORMANCE.md).
  */
-export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=30'];
 
 /** The flags the benchmark runs the service with: SERVICE_NODE_FLAGS, or BENCH_NODE_FLAGS to compare others. */
 export function benchNodeFlags(): string[] {

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=30
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=30
 // Node's flags as in `npm start` (test/runtime-flags.test.ts keeps them in step): V8's young
 // generation otherwise grows to 3 × 16 MB under load, and its old generation to several times
 // the live heap before a full GC (docs/PERFORMANCE.md). Node 20 accepts both flags too, so an old

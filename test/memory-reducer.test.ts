@@ -71,15 +71,18 @@ describe('memory reducer policy', () => {
   });
 });
 
-test('quiet: nothing refused, nothing waiting, at most two requests in flight', () => {
+test('quiet: nothing refused, nothing waiting, at most two requests in flight, few arrived since the last look', () => {
   const report = (p: Partial<PressureReport>): PressureReport => ({
-    underPressure: false, inFlight: 0, maxInFlight: 256, waiting: 0, shed: 0, eventLoopDelayMs: 0, heapUsedBytes: 0, rssBytes: 0, ...p,
+    underPressure: false, inFlight: 0, maxInFlight: 256, waiting: 0, shed: 0, arrived: 0, eventLoopDelayMs: 0, heapUsedBytes: 0, rssBytes: 0, ...p,
   });
   assert.equal(quietEnough(report({})), true);
   assert.equal(quietEnough(report({ inFlight: 2 })), true);
   assert.equal(quietEnough(report({ inFlight: 3 })), false);
   assert.equal(quietEnough(report({ waiting: 1 })), false);
   assert.equal(quietEnough(report({ underPressure: true })), false);
+  assert.equal(quietEnough(report({}), 25), true);
+  // A flood's first moment: nothing in flight yet, but its requests are arriving.
+  assert.equal(quietEnough(report({}), 26), false);
 });
 
 test('the collection returns the pages an ordinary full collection keeps', () => {

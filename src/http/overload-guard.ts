@@ -46,6 +46,8 @@ export interface PressureReport {
   waiting: number;
   /** Public-API requests refused since the start. */
   shed: number;
+  /** Public-API requests received since the start (served, waiting or refused). */
+  arrived: number;
   eventLoopDelayMs: number;
   heapUsedBytes: number;
   rssBytes: number;
@@ -66,6 +68,7 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 export function installOverloadGuard(http: FastifyInstance, opts: OverloadOptions): () => PressureReport {
   let inFlight = 0;
   let shed = 0;
+  let arrived = 0;
   let closing = false;
   const busy = new AppError('service_busy', { retryAfterSeconds: opts.retryAfterSeconds });
   const refusal = JSON.stringify(renderError(busy).body);
@@ -96,6 +99,7 @@ export function installOverloadGuard(http: FastifyInstance, opts: OverloadOption
     // A server that is shutting down says so in our shape (Fastify's own 503 has its own body).
     if (closing) return refuse(res, true);
     if (!shedable(req.url)) return next(req, res);
+    arrived += 1;
     if (lagging()) {
       shed += 1;
       return refuse(res, false);
@@ -132,6 +136,7 @@ export function installOverloadGuard(http: FastifyInstance, opts: OverloadOption
       maxInFlight: opts.maxInFlight,
       waiting: line.length,
       shed,
+      arrived,
       eventLoopDelayMs: Math.round(delay * 10) / 10,
       heapUsedBytes: mem.heapUsed,
       rssBytes: mem.rss,
