@@ -125,16 +125,27 @@ CREATE FUNCTION whatsapp_apply_statuses(p_items jsonb, p_escalate_from text[])
 RETURNS TABLE (r_ord int, r_outcome text, r_lead_id uuid, r_moved_from text) LANGUAGE plpgsql AS $$
 DECLARE
   it record;
+  v_item jsonb;
+  v_lead uuid;
+  v_leads uuid[] := '{}';
 BEGIN
   FOR it IN SELECT DISTINCT hashtext((x->>'provider') || ':' || (x->>'providerMessageId')) AS k
               FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(741322006, it.k);
   END LOOP;
-  PERFORM 1 FROM leads l
-   WHERE l.id IN (SELECT m.lead_id FROM jsonb_array_elements(p_items) x JOIN whatsapp_messages m
-                    ON m.direction = 'outbound'
-                   AND ((m.provider = x->>'provider' AND m.provider_message_id = x->>'providerMessageId') OR m.idempotency_key = x->>'key'))
-   ORDER BY l.id FOR UPDATE;
+  -- Each message looked up on its own (a unique index each), not by a join of the items with
+  -- the messages: planned on the statistics of a young table, that join read every outbound
+  -- message (200 pages a call at 10,000 leads, growing with them).
+  FOR v_item IN SELECT x FROM jsonb_array_elements(p_items) x LOOP
+    SELECT m.lead_id INTO v_lead FROM whatsapp_messages m
+     WHERE m.direction = 'outbound'
+       AND ((m.provider = v_item->>'provider' AND m.provider_message_id = v_item->>'providerMessageId') OR m.idempotency_key = v_item->>'key')
+     ORDER BY (m.provider_message_id = v_item->>'providerMessageId') DESC NULLS LAST LIMIT 1;
+    IF FOUND THEN
+      v_leads := v_leads || v_lead;
+    END IF;
+  END LOOP;
+  PERFORM 1 FROM leads l WHERE l.id = ANY(v_leads) ORDER BY l.id FOR UPDATE;
   FOR it IN SELECT e.ord::int AS ord, e.x FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(x, ord) ORDER BY e.ord LOOP
     RETURN QUERY SELECT it.ord, s.r_outcome, s.r_lead_id, s.r_moved_from
       FROM whatsapp_apply_status(it.x->>'provider', it.x->>'providerMessageId', it.x->>'key', it.x->>'status',

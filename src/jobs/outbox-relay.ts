@@ -1,6 +1,8 @@
 import type { PgBoss } from 'pg-boss';
 import type { Pool } from '../db/pool.ts';
+import { systemClock, type Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
+import { JobStatistics } from './job-statistics.ts';
 
 const BATCH = 500;
 
@@ -20,14 +22,21 @@ export class OutboxRelay {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
+  readonly #statistics: JobStatistics;
   // Not started: wake() does nothing, so tests move rows only when they call drain().
   #stopped = true;
 
-  constructor(opts: { pool: Pool; boss: PgBoss; log: Logger; pollMs: number }) {
+  constructor(opts: { pool: Pool; boss: PgBoss; log: Logger; pollMs: number; clock?: Clock }) {
     this.#pool = opts.pool;
     this.#boss = opts.boss;
     this.#log = opts.log;
     this.#pollMs = opts.pollMs;
+    this.#statistics = new JobStatistics({ db: opts.pool, clock: opts.clock ?? systemClock, log: opts.log });
+  }
+
+  /** The job table's statistics, kept in step with the jobs this relay creates (job-statistics.ts). */
+  get statistics(): JobStatistics {
+    return this.#statistics;
   }
 
   /**
@@ -104,6 +113,7 @@ export class OutboxRelay {
       const db = { executeSql: (text: string, values?: unknown[]) => client.query(text, values) };
       for (const [queue, jobs] of byQueue) await this.#boss.insert(queue, jobs, { db });
       await client.query('COMMIT');
+      if (rows.length > 0) void this.#statistics.created(rows.length);
       return rows.length;
     } catch (err) {
       await client.query('ROLLBACK').catch((e: Error) => (broken = e));
