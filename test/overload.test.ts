@@ -77,6 +77,8 @@ describe('past the bound of requests in flight', () => {
     assert.equal(live.body.pressure.inFlight, 2);
     assert.equal(live.body.pressure.maxInFlight, 2);
     assert.equal(live.body.pressure.shed, 2);
+    // The memory figures are read when the report is rendered (getters), and are real.
+    assert.ok(live.body.pressure.rssBytes > 10e6 && live.body.pressure.heapUsedBytes > 1e6, JSON.stringify(live.body.pressure));
     const ready = await health('/readyz');
     assert.equal(ready.status, 503);
     assert.equal(ready.body.error, 'Service is busy; retry shortly.');
