@@ -264,6 +264,31 @@ describe('switches that stop the agent', () => {
     assert.equal(rows[0].n, 1, 'both messages answered by the one turn');
   });
 
+  it('agent off when the lead arrived, on when the lead writes: that job sends the template, then answers', async () => {
+    const raw = uniquePhone();
+    const phone = `+${raw.replace(/\D/g, '')}`;
+    await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [tw.workspaceId]);
+    let leadId: string;
+    try {
+      ({ leadId } = await h.submit(tw.apiKey, { phone: raw }));
+      await h.settle();
+      assert.equal(twilioTo(phone).length, 0, 'the first job ended without a template');
+    } finally {
+      await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [tw.workspaceId]);
+    }
+    // The lead's message finds no turn yet: its job sends the template, and must not end there.
+    await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
+    await h.settle();
+    assert.equal(twilioTo(phone).length, 2, 'the template, then the answer');
+    assert.deepEqual((await turns(leadId)).map((t) => [t.kind, t.state]), [['first_contact', 'sent'], ['reply', 'sent']]);
+  });
+
+  it('a first contact ends its job once sent (no second look at the lead)', async () => {
+    const { leadId } = await leadWithTemplate();
+    const { rows } = await h.app.db.pool.query(`SELECT output FROM pgboss.job WHERE data->>'leadId' = $1 AND state = 'completed'`, [leadId]);
+    assert.deepEqual(rows.map((r) => r.output?.outcome), ['first_contact_sent']);
+  });
+
   it('an operator taking over while the answer is being written: the answer is not sent', async () => {
     const { leadId, phone } = await leadWithTemplate();
     // A model that answers only after an operator has taken the lead over.

@@ -125,7 +125,13 @@ export class TurnEngine {
       const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
       const { turn, message } = await q.createFirstContactTurn(db, { leadId, provider: whatsapp.provider, body, variables });
       // Straight to the send: nothing about the lead changed since it was read.
-      return this.#send(db, subject, turn, signal, message);
+      const sent = await this.#send(db, subject, turn, signal, message);
+      // Sent, and nothing more to do: the job ends without reading the lead again, one round trip
+      // less per first contact (docs/PERFORMANCE.md, "Burst drain"). A message that arrives after
+      // the lock was taken requests a job of its own (taking the lock cleared the lead's turn
+      // request). One that was already waiting may have no job left (its job ended while the
+      // agent was off): this job goes on to answer it, as before.
+      return sent.kind === 'continue' && !subject.unanswered ? done('first_contact_sent') : sent;
     }
     // The lead's row before its messages (docs/WHATSAPP.md, "Lock order"): an inbound webhook
     // locks the lead first too, and may wait on a message this claims (a provider's retry).
