@@ -196,7 +196,7 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
     const missing = leads - latencies.length;
     const drainMs = (missing > 0 ? performance.now() : lastArrival) - t0;
     agent.destroy();
-    const envKeys = ['WORKER_CONCURRENCY', 'JOB_POLL_SECONDS', 'DB_POOL_MAX'];
+    const envKeys = ['WORKER_CONCURRENCY', 'WORKER_BATCH_SIZE', 'JOB_POLL_SECONDS', 'DB_POOL_MAX'];
     return {
       leads, tenants: tenantCount, connections, postMs, drainMs,
       firstContactsPerSecond: (latencies.length / drainMs) * 1000,

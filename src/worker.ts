@@ -43,7 +43,7 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
     ...(d.config.OPENAI_API_KEY ? { globalLlmKey: d.config.OPENAI_API_KEY } : {}),
   });
   const worker = new TurnWorker({
-    boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY, pollSeconds: d.config.JOB_POLL_SECONDS,
+    boss: d.boss, engine, log: d.log, concurrency: d.config.WORKER_CONCURRENCY, batchSize: d.config.WORKER_BATCH_SIZE, pollSeconds: d.config.JOB_POLL_SECONDS,
     ...(d.apiUnderPressure ? { yieldToApi: d.apiUnderPressure } : {}),
   });
   await worker.start();

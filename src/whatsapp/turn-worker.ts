@@ -18,6 +18,11 @@ export interface TurnWorkerOptions {
   log: Logger;
   /** Turns this process runs at once. */
   concurrency: number;
+  /**
+   * Jobs one fetch takes (WORKER_BATCH_SIZE, default 1): `concurrency` turns are then run by
+   * concurrency / batchSize pollers. A batch's next fetch waits for its slowest turn.
+   */
+  batchSize?: number;
   /** Idle poll (JOB_POLL_SECONDS): jobs that become due without a NOTIFY (retries after back-off). */
   pollSeconds?: number;
   /** Called as a job's handler starts (the bench measures enqueue → start with it). */
@@ -27,6 +32,14 @@ export interface TurnWorkerOptions {
    * then one turn runs at a time instead of `concurrency`, so the requests get the CPU.
    */
   yieldToApi?: () => boolean;
+}
+
+/** The batch size of each poller: `concurrency` jobs in all, at most `batchSize` a fetch. */
+export function pollerBatches(concurrency: number, batchSize: number): number[] {
+  const size = Math.max(1, Math.min(batchSize, concurrency));
+  const batches: number[] = [];
+  for (let left = concurrency; left > 0; left -= size) batches.push(Math.min(size, left));
+  return batches;
 }
 
 /** How often a turn held back by yieldToApi looks again. */
@@ -43,21 +56,24 @@ export class TurnWorker {
   }
 
   /**
-   * `concurrency` pg-boss workers of one job each. pg-boss sleeps for the poll interval after
-   * every fetch once NOTIFY wake-ups stop (its own "fetch again while batches come back full"
-   * rule is off for batches of one), so a backlog drained at concurrency / poll interval jobs a
-   * second (4/s with the defaults) however fast each turn was. So a worker whose fetch found a
-   * job asks pg-boss to fetch again at once when the turn ends: while jobs are ready it keeps
-   * taking them, and only a fetch that finds nothing waits for the poll or a NOTIFY.
-   * Batches of one keep a slow turn (a model call) from holding other jobs' slots.
+   * Pollers of `batchSize` jobs each (the last one takes the remainder), `concurrency` jobs in all.
+   * A batch costs one fetch and one completion statement however many jobs it holds: with two a
+   * fetch, a burst of first contacts drained 10–20 % faster (docs/PERFORMANCE.md, "Burst drain").
+   * The price: a poller fetches again only when every turn of its batch has ended, so a slow turn
+   * (a model call) keeps its batch's other slots idle meanwhile; hence batches of one by default.
+   * pg-boss sleeps for the poll interval after
+   * every fetch once NOTIFY wake-ups stop, so a backlog drained at concurrency / poll interval
+   * jobs a second (4/s with the defaults) however fast each turn was. So a poller whose fetch
+   * found jobs asks pg-boss to fetch again at once when its turns end: while jobs are ready it
+   * keeps taking them, and only a fetch that finds nothing waits for the poll or a NOTIFY.
    */
   async start(): Promise<void> {
-    for (let i = 0; i < this.#o.concurrency; i++) {
+    for (const batchSize of pollerBatches(this.#o.concurrency, this.#o.batchSize ?? 1)) {
       const registered: Promise<string> = this.#o.boss.work<unknown>(
         AGENT_TURN_QUEUE,
         {
           localConcurrency: 1,
-          batchSize: 1,
+          batchSize,
           perJobResults: true,
           // For sourceRootId: a retried dead letter keeps its turn id in the logs (turnIdOf).
           includeMetadata: true,
