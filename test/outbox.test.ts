@@ -94,6 +94,33 @@ describe('enqueue atomicity (lead + agent-turn)', () => {
     for (const id of ids) assert.equal(await jobsFor(id), 1);
   });
 
+  test('after many new jobs the relay analyzes the job table (src/jobs/job-statistics.ts)', async () => {
+    await app.db.pool.query(
+      `INSERT INTO outbox (queue, payload) SELECT 'agent-turn', jsonb_build_object('leadId', gen_random_uuid()) FROM generate_series(1, 1000)`,
+    );
+    // The relay's own pool, with every query it sends on it (not on its transaction's client) noted.
+    const sent: string[] = [];
+    const pending: Promise<unknown>[] = [];
+    const pool = new Proxy(app.db.pool, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return (text: string, values?: unknown[]) => {
+            sent.push(text);
+            const p = target.query(text, values);
+            pending.push(p);
+            return p;
+          };
+        }
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const relay = new OutboxRelay({ pool, boss: app.boss, log: (await import('../src/shared/logger.ts')).createLogger('silent'), pollMs: 60_000 });
+    assert.ok((await relay.drain()) >= 1000);
+    await Promise.all(pending);
+    assert.deepEqual(sent, ['ANALYZE pgboss.job']);
+  });
+
   test('the running relay is woken by the commit and hands the job over without a poll', async () => {
     const live = new OutboxRelay({ pool: app.db.pool, boss: app.boss, log: (await import('../src/shared/logger.ts')).createLogger('silent'), pollMs: 3_600_000 });
     const original = app.relay.wake.bind(app.relay);

@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { Pool } from '../db/pool.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
+import { systemClock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { JobStatistics } from './job-statistics.ts';
 
@@ -26,17 +26,12 @@ export class OutboxRelay {
   // Not started: wake() does nothing, so tests move rows only when they call drain().
   #stopped = true;
 
-  constructor(opts: { pool: Pool; boss: PgBoss; log: Logger; pollMs: number; clock?: Clock }) {
+  constructor(opts: { pool: Pool; boss: PgBoss; log: Logger; pollMs: number }) {
     this.#pool = opts.pool;
     this.#boss = opts.boss;
     this.#log = opts.log;
     this.#pollMs = opts.pollMs;
-    this.#statistics = new JobStatistics({ db: opts.pool, clock: opts.clock ?? systemClock, log: opts.log });
-  }
-
-  /** The job table's statistics, kept in step with the jobs this relay creates (job-statistics.ts). */
-  get statistics(): JobStatistics {
-    return this.#statistics;
+    this.#statistics = new JobStatistics({ db: opts.pool, clock: systemClock, log: opts.log });
   }
 
   /**

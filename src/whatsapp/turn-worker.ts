@@ -58,14 +58,15 @@ export class TurnWorker {
   /**
    * Pollers of `batchSize` jobs each (the last one takes the remainder), `concurrency` jobs in all.
    * A batch costs one fetch and one completion statement however many jobs it holds: with two a
-   * fetch, a burst of first contacts drained 10–20 % faster (docs/PERFORMANCE.md, "Burst drain").
+   * fetch, a burst of first contacts drained 9–20 % faster (docs/PERFORMANCE.md, "Burst drain").
    * The price: a poller fetches again only when every turn of its batch has ended, so a slow turn
    * (a model call) keeps its batch's other slots idle meanwhile; hence batches of one by default.
-   * pg-boss sleeps for the poll interval after
-   * every fetch once NOTIFY wake-ups stop, so a backlog drained at concurrency / poll interval
-   * jobs a second (4/s with the defaults) however fast each turn was. So a poller whose fetch
-   * found jobs asks pg-boss to fetch again at once when its turns end: while jobs are ready it
-   * keeps taking them, and only a fetch that finds nothing waits for the poll or a NOTIFY.
+   *
+   * pg-boss sleeps for the poll interval after every fetch once NOTIFY wake-ups stop, so a backlog
+   * drained at concurrency / poll interval jobs a second (4/s with the defaults) however fast each
+   * turn was. So a poller whose fetch found jobs asks pg-boss to fetch again at once when its turns
+   * end: while jobs are ready it keeps taking them, and only a fetch that finds nothing waits for
+   * the poll or a NOTIFY.
    */
   async start(): Promise<void> {
     for (const batchSize of pollerBatches(this.#o.concurrency, this.#o.batchSize ?? 1)) {
