@@ -3,7 +3,7 @@ import { after, before, describe as suite, it } from 'node:test';
 import type { Job } from 'pg-boss';
 import { TurnEngine } from '../src/whatsapp/turn-engine.ts';
 import { defaultConversationProviders } from '../src/whatsapp/turn-providers.ts';
-import { pollerBatches, TurnWorker } from '../src/whatsapp/turn-worker.ts';
+import { TurnWorker } from '../src/whatsapp/turn-worker.ts';
 import { postLead, uniquePhone, validLead } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 
@@ -24,8 +24,10 @@ before(async () => {
 });
 after(() => h.close());
 
-async function drainBacklog(opts: { concurrency: number; batchSize?: number }): Promise<{ mostAtOnce: number }> {
+async function drainBacklog(opts: { concurrency: number; batchSize: number; agentOff?: boolean }): Promise<{ mostAtOnce: number; batches: number }> {
   const ws = await h.workspace('twilio');
+  // With the agent off, no job is a first contact: every job of a batch runs as a turn of its own.
+  if (opts.agentOff) await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [ws.workspaceId]);
   const phones: string[] = [];
   for (let i = 0; i < LEADS; i += 50) {
     const answers = await Promise.all(Array.from({ length: Math.min(50, LEADS - i) }, () => {
@@ -44,15 +46,19 @@ async function drainBacklog(opts: { concurrency: number; batchSize?: number }): 
   // Counts the turns running at once: never more than the concurrency, however they are fetched.
   let running = 0;
   let mostAtOnce = 0;
+  // A batch of first contacts runs on one connection: it counts as one.
+  let batches = 0;
+  const counted = async <T>(work: () => Promise<T>): Promise<T> => {
+    mostAtOnce = Math.max(mostAtOnce, ++running);
+    try {
+      return await work();
+    } finally {
+      running -= 1;
+    }
+  };
   const engine = {
-    run: async (leadId: string, signal?: AbortSignal) => {
-      mostAtOnce = Math.max(mostAtOnce, ++running);
-      try {
-        return await inner.run(leadId, signal);
-      } finally {
-        running -= 1;
-      }
-    },
+    run: (leadId: string, signal?: AbortSignal) => counted(() => inner.run(leadId, signal)),
+    runFirstContacts: (leadIds: string[], signal?: AbortSignal) => counted(() => (batches++, inner.runFirstContacts(leadIds, signal))),
   } as TurnEngine;
   let started = 0;
   let allStarted!: () => void;
@@ -60,7 +66,7 @@ async function drainBacklog(opts: { concurrency: number; batchSize?: number }): 
   const onJobStart = (_job: Job<unknown>) => {
     if (++started === LEADS) allStarted();
   };
-  const worker = new TurnWorker({ boss: h.app.boss, engine, log: h.app.log, ...opts, pollSeconds: 3600, onJobStart });
+  const worker = new TurnWorker({ boss: h.app.boss, engine, log: h.app.log, concurrency: opts.concurrency, batchSize: opts.batchSize, pollSeconds: 3600, onJobStart });
   await worker.start();
   await done;
   await worker.idle();
@@ -70,32 +76,29 @@ async function drainBacklog(opts: { concurrency: number; batchSize?: number }): 
     `SELECT count(*) FILTER (WHERE status = 'in_conversation')::int AS reached, count(*)::int AS n FROM leads WHERE workspace_id = $1`,
     [ws.workspaceId],
   );
-  assert.deepEqual(rows[0], { reached: LEADS, n: LEADS });
+  assert.deepEqual(rows[0], { reached: opts.agentOff ? 0 : LEADS, n: LEADS });
   const sends = new Map<string, number>();
   for (const m of h.twilio.messages) sends.set(m.to, (sends.get(m.to) ?? 0) + 1);
-  for (const phone of phones) assert.equal(sends.get(phone), 1, 'each lead gets its first message once');
-  return { mostAtOnce };
+  for (const phone of phones) assert.equal(sends.get(phone), opts.agentOff ? undefined : 1, 'each lead gets its first message once');
+  return { mostAtOnce, batches };
 }
 
 describe('a backlog of ready turns', () => {
   it(`is drained without waiting for the poll: ${LEADS} first contacts with an hour's poll interval and no NOTIFY`, { timeout: 300_000 }, async () => {
-    const { mostAtOnce } = await drainBacklog({ concurrency: 8 });
+    const { mostAtOnce } = await drainBacklog({ concurrency: 8, batchSize: 1 });
     assert.ok(mostAtOnce <= 8, `${mostAtOnce} turns at once`);
   });
 
-  it('is drained the same way when each fetch takes a batch (WORKER_BATCH_SIZE): never more turns at once than the concurrency', { timeout: 300_000 }, async () => {
-    // Three pollers: two of batches of 2 and one of 1.
-    const { mostAtOnce } = await drainBacklog({ concurrency: 5, batchSize: 2 });
+  it('is drained the same way when each fetch takes a batch (WORKER_BATCH_SIZE): in batches, never more turns at once than the concurrency', { timeout: 300_000 }, async () => {
+    // Five pollers of up to four jobs: up to 20 jobs held, at most 5 turns (or batches) running.
+    const { mostAtOnce, batches } = await drainBacklog({ concurrency: 5, batchSize: 4 });
     assert.ok(mostAtOnce > 1 && mostAtOnce <= 5, `${mostAtOnce} turns at once`);
+    assert.ok(batches > 0, 'first contacts ran in batches');
   });
-});
 
-describe('pollerBatches', () => {
-  it('splits the concurrency into batches of at most the batch size, the last one the remainder', () => {
-    assert.deepEqual(pollerBatches(8, 1), [1, 1, 1, 1, 1, 1, 1, 1]);
-    assert.deepEqual(pollerBatches(8, 2), [2, 2, 2, 2]);
-    assert.deepEqual(pollerBatches(5, 2), [2, 2, 1]);
-    assert.deepEqual(pollerBatches(8, 3), [3, 3, 2]);
-    assert.deepEqual(pollerBatches(2, 10), [2], 'never a batch larger than the concurrency');
+  it('in batches whose jobs are not first contacts: each runs as its own turn, never more at once than the concurrency', { timeout: 300_000 }, async () => {
+    // Two pollers of up to eight jobs: up to 16 held, at most 2 running.
+    const { mostAtOnce } = await drainBacklog({ concurrency: 2, batchSize: 8, agentOff: true });
+    assert.ok(mostAtOnce <= 2, `${mostAtOnce} turns at once`);
   });
 });

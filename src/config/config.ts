@@ -52,8 +52,8 @@ export const configSchema = z
     WHATSAPP_TIMEOUT_MS: positiveInt.default(10_000),
     /** Agent turns one process runs at once (`serve` with its in-process worker, or `worker`). */
     WORKER_CONCURRENCY: positiveInt.default(8),
-    /** Jobs one fetch takes; above 1, a burst of first contacts drains faster, and a slow turn idles its batch's other slots. */
-    WORKER_BATCH_SIZE: positiveInt.default(1),
+    /** Jobs each poller takes a fetch; the first contacts among them run together (one lock, read and insert for all). */
+    WORKER_BATCH_SIZE: positiveInt.default(8),
     /** A running turn proves it is alive this often; a crashed worker's turn is retried after it lapses (pg-boss minimum 10). */
     JOB_HEARTBEAT_SECONDS: wholeNumber(10, 3600).default(15),
     /** How often pg-boss looks for lapsed heartbeats (and refreshes queue statistics). */

@@ -39,6 +39,11 @@ export interface TurnSubject {
  * its conversation stands, in one round trip: a turn reads this before each step.
  */
 export async function loadTurnSubject(db: Queryable, leadId: string): Promise<TurnSubject | null> {
+  return (await loadTurnSubjects(db, [leadId]))[0] ?? null;
+}
+
+/** The subjects of several leads' turns in one round trip (leads that do not exist are left out). */
+export async function loadTurnSubjects(db: Queryable, leadIds: string[]): Promise<TurnSubject[]> {
   // w.* keeps the workspace's own column names for workspaceFromRow; the lead's are prefixed.
   const { rows } = await db.query({
     name: 'conversation-load-subject',
@@ -53,11 +58,13 @@ export async function loadTurnSubject(db: Queryable, leadId: string): Promise<Tu
              LEFT JOIN LATERAL (
                SELECT data, at FROM lead_events e WHERE e.lead_id = l.id AND e.data ? 'to' ORDER BY e.id DESC LIMIT 1
              ) t ON true
-            WHERE l.id = $1`,
-    values: [leadId],
+            WHERE l.id = ANY($1::uuid[])`,
+    values: [leadIds],
   });
-  const r = rows[0];
-  if (!r) return null;
+  return rows.map(subjectFromRow);
+}
+
+function subjectFromRow(r: Record<string, any>): TurnSubject {
   return {
     lead: {
       id: r.lead_id,

@@ -31,6 +31,40 @@ export async function lockLead(pool: Pool, leadId: string, opts: { startTurn?: b
     client.release(err as Error);
     throw err;
   }
+  return held(client, [leadId]);
+}
+
+/** The turn locks of several leads, held by one connection. */
+export interface LeadLocks extends LeadLock {
+  /** The leads whose locks were free and are now held, in the order asked. */
+  leadIds: string[];
+}
+
+/**
+ * For agent turns of several leads at once (first contacts in batches): takes the locks that are
+ * free, without waiting for the others, and clears those leads' "turn requested" flags, in one
+ * round trip (migrations/024's lead_try_lock_for_turns). A lead left out is run on its own.
+ */
+export async function tryLockLeads(pool: Pool, leadIds: string[]): Promise<LeadLocks> {
+  // A session lock is re-entrant: a lead asked twice would be locked twice and unlocked once.
+  const unique = [...new Set(leadIds)];
+  const client = await pool.connect();
+  let taken: string[];
+  try {
+    const { rows } = await client.query<{ lead: string }>({
+      name: 'lead-try-lock-many',
+      text: 'SELECT lead FROM lead_try_lock_for_turns($1, $2::text[]) AS lead',
+      values: [LOCK_NAMESPACE, unique],
+    });
+    taken = rows.map((r) => r.lead);
+  } catch (err) {
+    client.release(err as Error);
+    throw err;
+  }
+  return { ...held(client, taken), leadIds: taken };
+}
+
+function held(client: PoolClient, leadIds: string[]): LeadLock {
   const lost = new AbortController();
   const onError = (err: Error) => lost.abort(err);
   client.on('error', onError);
@@ -43,7 +77,11 @@ export async function lockLead(pool: Pool, leadId: string, opts: { startTurn?: b
       released = true;
       client.removeListener('error', onError);
       try {
-        await client.query({ name: 'lead-unlock', text: 'SELECT pg_advisory_unlock($1, hashtext($2))', values: [LOCK_NAMESPACE, leadId] });
+        if (leadIds.length === 1) {
+          await client.query({ name: 'lead-unlock', text: 'SELECT pg_advisory_unlock($1, hashtext($2))', values: [LOCK_NAMESPACE, leadIds[0]] });
+        } else if (leadIds.length > 1) {
+          await client.query({ name: 'lead-unlock-many', text: 'SELECT pg_advisory_unlock($1, hashtext(l)) FROM unnest($2::text[]) AS l', values: [LOCK_NAMESPACE, leadIds] });
+        }
         client.release();
       } catch (err) {
         // Destroying the connection frees the lock too.

@@ -1,12 +1,11 @@
 import { observeSpeedToLead } from '../metrics/metrics.ts';
 import { agentConfigOf } from '../agent/agent-config.ts';
 import { findAgentLead } from '../agent/agent-lead-queries.ts';
-import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../leads/lead-state.ts';
-import { isE164 } from '../leads/phone.ts';
+import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import { buildAgentPrompt } from '../agent/prompt.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
-import type { SendMessageResult } from './messaging-provider.ts';
+import type { MessagingProvider, SendMessageRequest, SendMessageResult } from './messaging-provider.ts';
 import type { Clock } from '../shared/clock.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
@@ -15,13 +14,14 @@ import { historyMessages } from './chat-history.ts';
 import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
 import { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
 import { recordAcceptedSend } from './delivery-status.ts';
-import { loadTurnSubject, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
+import { loadTurnSubject, loadTurnSubjects, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './turn-providers.ts';
-import { inTransaction, lockLead } from './lead-lock.ts';
+import { inTransaction, lockLead, tryLockLeads } from './lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
-import { clampMessage, firstName, MESSAGE_LIMITS, templateText } from './outbound-text.ts';
+import { clampMessage, MESSAGE_LIMITS } from './outbound-text.ts';
 import { generateReply } from './reply-generator.ts';
 import * as q from './turn-queries.ts';
+import { blockedReason, firstContact, NOT_CONFIGURED, waitingForSettings } from './turn-rules.ts';
 
 // One agent turn for one lead, run by the `agent-turn` job (docs/WHATSAPP.md). State-driven and
 // checkpointed: whatever job runs for a lead first finishes the lead's unfinished turn (generate →
@@ -59,19 +59,15 @@ interface Mode {
 const CONTINUE: Step = { kind: 'continue' };
 const stopped = (lost: AbortSignal): TurnJobResult => ({ kind: 'retry', reason: lost.aborted ? 'database connection lost' : 'stopped while running' });
 const NO_SANDBOX = 'A sandbox lead reached a worker without a sandbox; it is never run with live providers.';
-/**
- * The outcome of a live lead escalated because its workspace has no `whatsapp` section. Such a
- * lead waits for an operator to add the settings and retry the dead-lettered job, which then
- * sends the first message after all (docs/WHATSAPP.md).
- */
-export const NOT_CONFIGURED = 'whatsapp_not_configured';
-
-/** The lead is with a person only because its workspace had no `whatsapp` section (and nobody took it over since). */
-function waitingForSettings(s: TurnSubject): boolean {
-  const t = s.lead.lastTransition;
-  return s.lead.status === 'needs_human' && t?.actor === 'system' && t.outcome === NOT_CONFIGURED;
-}
 const done = (outcome: string): Step => ({ kind: 'done', outcome });
+
+/** A message about to go out: the provider's client, the settings it runs on and the request. */
+interface Outgoing {
+  provider: MessagingProvider;
+  settings: WorkspaceSettings;
+  request: SendMessageRequest;
+}
+const isOutgoing = (x: Outgoing | Step): x is Outgoing => 'request' in x;
 
 export class TurnEngine {
   readonly #d: TurnEngineDeps;
@@ -103,6 +99,57 @@ export class TurnEngine {
     }
   }
 
+  /**
+   * The first contacts of several leads at once, for a batch of fetched jobs (docs/WHATSAPP.md,
+   * "First contacts in batches"): one connection takes the leads' locks, one statement reads their
+   * subjects and one stores their turns and templates; the sends run side by side, then each is
+   * recorded. It takes only leads whose whole job is a plain first contact (lock free, no turn yet,
+   * nothing written by the lead, nothing blocking, WhatsApp configured): the others are left out
+   * of the result, for the caller to run one by one once this has released its locks.
+   */
+  async runFirstContacts(leadIds: string[], signal?: AbortSignal): Promise<Map<string, TurnJobResult>> {
+    const results = new Map<string, TurnJobResult>();
+    const lock = await tryLockLeads(this.#d.pool, leadIds);
+    const db = lock.db;
+    const stop = signal ? AbortSignal.any([signal, lock.lost]) : lock.lost;
+    const ended = (step: Step): TurnJobResult => (step.kind === 'continue' ? { kind: 'done', outcome: 'first_contact_sent' } : step);
+    try {
+      const due: { s: TurnSubject; contact: q.FirstContact }[] = [];
+      for (const s of lock.leadIds.length > 0 ? await loadTurnSubjects(db, lock.leadIds) : []) {
+        if (s.openTurn || s.anyTurn || s.unanswered || blockedReason(s, null)) continue;
+        const whatsapp = (await this.#mode(s))?.settings.whatsapp;
+        if (whatsapp) due.push({ s, contact: firstContact(s, whatsapp) });
+      }
+      if (due.length === 0 || stop.aborted) return results;
+      const created = await q.createFirstContactTurns(db, due.map((d) => d.contact));
+      const outgoing: { s: TurnSubject; turn: q.AgentTurn; message: q.OutboundMessage; o: Outgoing }[] = [];
+      for (const [i, { turn, message }] of created.entries()) {
+        const s = due[i]!.s;
+        const ready = await this.#readyToSend(db, s, turn, message);
+        if (isOutgoing(ready)) outgoing.push({ s, turn, message, o: ready });
+        else results.set(s.lead.id, ended(ready));
+      }
+      // Last moment to stop, as in #send: the stored turns are sent by the retries.
+      if (stop.aborted) {
+        for (const x of outgoing) results.set(x.s.lead.id, { kind: 'retry', reason: 'stopped before the send' });
+        return results;
+      }
+      const answers = await Promise.all(outgoing.map((x) => this.#deliver(x.s, x.o)));
+      // One at a time: a failed send may escalate the lead in a transaction on this connection.
+      for (const [i, x] of outgoing.entries()) {
+        try {
+          results.set(x.s.lead.id, ended(await this.#settleSend(db, x.s, x.turn, x.message, x.o.provider.name, answers[i]!)));
+        } catch (err) {
+          this.#d.log.error({ err, leadId: x.s.lead.id }, 'recording a first contact failed');
+          results.set(x.s.lead.id, { kind: 'retry', reason: (err as Error).message ?? String(err) });
+        }
+      }
+      return results;
+    } finally {
+      await lock.release();
+    }
+  }
+
   async #step(db: PoolClient, leadId: string, signal?: AbortSignal): Promise<Step> {
     const subject = await loadTurnSubject(db, leadId);
     if (!subject) return done('lead_not_found');
@@ -112,7 +159,7 @@ export class TurnEngine {
       if (open?.state === 'ready') return this.#send(db, subject, open, signal);
       return CONTINUE; // finished meanwhile (cannot happen under the lead lock; harmless)
     }
-    const blocked = this.#blocked(subject, null);
+    const blocked = blockedReason(subject, null);
     if (blocked) return done(blocked);
     if (subject.anyTurn && !subject.unanswered) return done('nothing_to_answer');
     const mode = await this.#mode(subject);
@@ -120,10 +167,7 @@ export class TurnEngine {
     const whatsapp = mode.settings.whatsapp;
     if (!whatsapp) return this.#notConfigured(db, subject);
     if (!subject.anyTurn) {
-      const variables = [firstName(subject.lead.name)];
-      const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
-      const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
-      const { turn, message } = await q.createFirstContactTurn(db, { leadId, provider: whatsapp.provider, body, variables });
+      const { turn, message } = await q.createFirstContactTurn(db, firstContact(subject, whatsapp));
       // Straight to the send: nothing about the lead changed since it was read.
       const sent = await this.#send(db, subject, turn, signal, message);
       // Sent, and nothing more to do: the job ends without reading the lead again, one round trip
@@ -139,35 +183,13 @@ export class TurnEngine {
     return started ? CONTINUE : done('nothing_to_answer');
   }
 
-  /**
-   * Why nothing may be sent to this lead now, or null. A lead that became terminal during `turn`
-   * through the agent's own tools (booked, unqualified, escalated) still gets the turn's closing
-   * message; one an operator or the system moved does not.
-   */
-  #blocked(s: TurnSubject, turn: q.AgentTurn | null): string | null {
-    if (s.workspace.deletedAt) return 'workspace_deleted';
-    if (s.workspace.channel !== 'whatsapp') return 'not_a_whatsapp_workspace';
-    if (!s.agentEnabled && turn?.kind !== 'operator') return 'agent_off';
-    if (s.lead.optedOutAt) return 'opted_out';
-    // Not a number a provider accepts (docs/API.md, "Phone numbers"): a person sorts the lead out.
-    if (!isE164(s.lead.phoneNormalized)) return 'phone_not_e164';
-    // An operator's reply goes to a lead that is with a person: that is its point.
-    if (turn?.kind === 'operator') return null;
-    if (!TERMINAL_STATUSES.has(s.lead.status)) return null;
-    const t = s.lead.lastTransition;
-    // Waiting only for the workspace's settings: the operator's retry of the job goes ahead.
-    if (waitingForSettings(s)) return null;
-    const ownDoing = turn !== null && t !== null && t.actor === 'agent' && t.at >= turn.createdAt;
-    return ownDoing ? null : `lead_${s.lead.status}`;
-  }
-
   #windowClosed(s: TurnSubject): boolean {
     const last = s.lead.lastInboundAt;
     return last === null || this.#d.clock().getTime() - last.getTime() >= WINDOW_MS;
   }
 
   async #generate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
-    const blocked = this.#blocked(s, turn);
+    const blocked = blockedReason(s, turn);
     if (blocked) return this.#end(db, turn, 'cancelled', blocked);
     if (this.#windowClosed(s)) return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the agent could answer.');
     const mode = await this.#mode(s);
@@ -218,9 +240,18 @@ export class TurnEngine {
   async #send(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal, stored?: q.OutboundMessage): Promise<Step> {
     const message = stored ?? (await q.findOutbound(db, turn.id));
     if (!message) return this.#end(db, turn, 'failed', 'message_missing');
+    const ready = await this.#readyToSend(db, s, turn, message);
+    if (!isOutgoing(ready)) return ready;
+    // Last moment to stop: past it the message is out and must be recorded.
+    if (signal?.aborted) return { kind: 'retry', reason: 'stopped before the send' };
+    return this.#settleSend(db, s, turn, message, ready.provider.name, await this.#deliver(s, ready));
+  }
+
+  /** What the send needs, or the step that replaces it (already sent, blocked, window closed, no settings). */
+  async #readyToSend(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage): Promise<Outgoing | Step> {
     // A delivery callback reached us after a crash that lost the provider's answer: already sent.
     if (message.status !== 'pending' && message.providerMessageId) return this.#accepted(db, s, turn, message, message.providerMessageId);
-    const blocked = this.#blocked(s, turn);
+    const blocked = blockedReason(s, turn);
     if (blocked) return this.#end(db, turn, 'cancelled', blocked);
     if (turn.kind === 'reply' && this.#windowClosed(s)) {
       return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the answer could be sent.');
@@ -230,15 +261,21 @@ export class TurnEngine {
     const { settings } = mode;
     const provider = mode.providers.messaging(s.workspace, settings);
     if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
-    const request = { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey };
-    // Last moment to stop: past it the message is out and must be recorded.
-    if (signal?.aborted) return { kind: 'retry', reason: 'stopped before the send' };
+    return { provider, settings, request: { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey } };
+  }
+
+  /** The provider's call, journaled; touches no lead row, so several run at once. */
+  async #deliver(s: TurnSubject, o: Outgoing): Promise<SendMessageResult> {
     const started = Date.now();
-    const result = await provider.send(request);
+    const result = await o.provider.send(o.request);
     const ms = Date.now() - started;
-    await this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: provider.name, request, result, ms, secrets: this.#secrets(settings) });
+    await this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: o.provider.name, request: o.request, result, ms, secrets: this.#secrets(o.settings) });
+    return result;
+  }
+
+  async #settleSend(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, provider: string, result: SendMessageResult): Promise<Step> {
     if (result.ok) return this.#accepted(db, s, turn, message, result.providerMessageId);
-    return this.#sendFailed(db, s, turn, provider.name, result);
+    return this.#sendFailed(db, s, turn, provider, result);
   }
 
   async #accepted(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {

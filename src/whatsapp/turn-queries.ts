@@ -46,27 +46,43 @@ export function outboundKey(turnId: number): string {
   return `turn-${turnId}`;
 }
 
+/** One first contact to store: the lead and its template message. */
+export interface FirstContact {
+  leadId: string;
+  provider: 'twilio' | 'meta';
+  body: string;
+  variables: string[];
+}
+
 /**
  * The first contact: the turn and its template message, stored together and ready to send (no
  * model is involved). Returns both, so the send needs no second read.
  */
-export async function createFirstContactTurn(
-  db: Queryable,
-  t: { leadId: string; provider: 'twilio' | 'meta'; body: string; variables: string[] },
-): Promise<{ turn: AgentTurn; message: OutboundMessage }> {
+export async function createFirstContactTurn(db: Queryable, t: FirstContact): Promise<{ turn: AgentTurn; message: OutboundMessage }> {
+  return (await createFirstContactTurns(db, [t]))[0]!;
+}
+
+/** The first contacts of several leads (each lead at most once) in one statement; results in the order given. */
+export async function createFirstContactTurns(db: Queryable, contacts: FirstContact[]): Promise<{ turn: AgentTurn; message: OutboundMessage }[]> {
   const { rows } = await db.query({
-    name: 'turn-create-first-contact',
-    text: `WITH turn AS (
-             INSERT INTO agent_turns (lead_id, kind, state) VALUES ($1, 'first_contact', 'ready') RETURNING *
+    name: 'turn-create-first-contacts',
+    text: `WITH input AS (
+             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS i(lead_id, provider, body, variables, ord)
+           ), turn AS (
+             INSERT INTO agent_turns (lead_id, kind, state) SELECT lead_id, 'first_contact', 'ready' FROM input ORDER BY ord RETURNING *
            ), message AS (
              INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
-             SELECT $1, 'outbound', id, $2, 'template', $3, $4, 'turn-' || id, 'pending' FROM turn
-             RETURNING id, idempotency_key, kind, body, template_variables, status, provider_message_id
+             SELECT turn.lead_id, 'outbound', turn.id, input.provider, 'template', input.body, input.variables, 'turn-' || turn.id, 'pending'
+               FROM turn JOIN input ON input.lead_id = turn.lead_id
+             RETURNING id, turn_id, idempotency_key, kind, body, template_variables, status, provider_message_id
            )
-           SELECT turn.*, to_jsonb(message) AS message FROM turn, message`,
-    values: [t.leadId, t.provider, t.body, JSON.stringify(t.variables)],
+           SELECT turn.*, to_jsonb(message) AS message, input.ord FROM turn
+             JOIN message ON message.turn_id = turn.id
+             JOIN input ON input.lead_id = turn.lead_id
+            ORDER BY input.ord`,
+    values: [contacts.map((c) => c.leadId), contacts.map((c) => c.provider), contacts.map((c) => c.body), contacts.map((c) => JSON.stringify(c.variables))],
   });
-  return { turn: turnFromRow(rows[0]), message: outboundFromRow(rows[0].message) };
+  return rows.map((r) => ({ turn: turnFromRow(r), message: outboundFromRow(r.message) }));
 }
 
 /**

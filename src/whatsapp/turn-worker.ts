@@ -11,16 +11,18 @@ import type { TurnEngine, TurnJobResult } from './turn-engine.ts';
 // straight to the dead-letter queue (an operator must act; `leadintake jobs retry` re-runs it).
 
 const jobData = z.object({ leadId: z.uuid(), workspaceId: z.uuid().optional() });
+const leadIdOf = (job: Job<unknown>): string | null => jobData.safeParse(job.data).data?.leadId ?? null;
 
 export interface TurnWorkerOptions {
   boss: PgBoss;
   engine: TurnEngine;
   log: Logger;
-  /** Turns this process runs at once. */
+  /** Turns this process runs at once (a batch of first contacts counts as one: it runs on one connection). */
   concurrency: number;
   /**
-   * Jobs one fetch takes (WORKER_BATCH_SIZE, default 1): `concurrency` turns are then run by
-   * concurrency / batchSize pollers. A batch's next fetch waits for its slowest turn.
+   * Jobs each of the `concurrency` pollers takes a fetch (WORKER_BATCH_SIZE, default 8). The first
+   * contacts among them run together; the others one by one within the `concurrency` limit. A
+   * poller fetches again once every job of its batch has ended.
    */
   batchSize?: number;
   /** Idle poll (JOB_POLL_SECONDS): jobs that become due without a NOTIFY (retries after back-off). */
@@ -34,33 +36,28 @@ export interface TurnWorkerOptions {
   yieldToApi?: () => boolean;
 }
 
-/** The batch size of each poller: `concurrency` jobs in all, at most `batchSize` a fetch. */
-export function pollerBatches(concurrency: number, batchSize: number): number[] {
-  const size = Math.max(1, Math.min(batchSize, concurrency));
-  const batches: number[] = [];
-  for (let left = concurrency; left > 0; left -= size) batches.push(Math.min(size, left));
-  return batches;
-}
-
 /** How often a turn held back by yieldToApi looks again. */
 const YIELD_POLL_MS = 25;
 
 export class TurnWorker {
   readonly #o: TurnWorkerOptions;
   readonly #inFlight = new Set<Promise<unknown>>();
-  /** Turns running their engine now. */
+  /** Turns (or batches of first contacts) running their engine now. */
   #running = 0;
+  /** Turns waiting for one of the `concurrency` slots; woken when one ends. */
+  #waiting: (() => void)[] = [];
 
   constructor(opts: TurnWorkerOptions) {
     this.#o = opts;
   }
 
   /**
-   * Pollers of `batchSize` jobs each (the last one takes the remainder), `concurrency` jobs in all.
-   * A batch costs one fetch and one completion statement however many jobs it holds: with two a
-   * fetch, a burst of first contacts drained 9–20 % faster (docs/PERFORMANCE.md, "Burst drain").
-   * The price: a poller fetches again only when every turn of its batch has ended, so a slow turn
-   * (a model call) keeps its batch's other slots idle meanwhile; hence batches of one by default.
+   * `concurrency` pollers of up to `batchSize` jobs each: while turns trickle in, each poller holds
+   * one slow turn (a model call) and `concurrency` of them run at once, as with batches of one; in
+   * a burst of new leads, each fetch brings a batch whose first contacts cost one lock, one read,
+   * one insert, one fetch and one completion statement together (docs/PERFORMANCE.md, "Burst
+   * drain": 91 → 195 first contacts a second). Turns never exceed `concurrency` at once, so neither
+   * do the connections they hold.
    *
    * pg-boss sleeps for the poll interval after every fetch once NOTIFY wake-ups stop, so a backlog
    * drained at concurrency / poll interval jobs a second (4/s with the defaults) however fast each
@@ -69,12 +66,12 @@ export class TurnWorker {
    * the poll or a NOTIFY.
    */
   async start(): Promise<void> {
-    for (const batchSize of pollerBatches(this.#o.concurrency, this.#o.batchSize ?? 1)) {
+    for (let i = 0; i < this.#o.concurrency; i++) {
       const registered: Promise<string> = this.#o.boss.work<unknown>(
         AGENT_TURN_QUEUE,
         {
           localConcurrency: 1,
-          batchSize,
+          batchSize: this.#o.batchSize ?? 8,
           perJobResults: true,
           // For sourceRootId: a retried dead letter keeps its turn id in the logs (turnIdOf).
           includeMetadata: true,
@@ -84,7 +81,7 @@ export class TurnWorker {
           notifyPollingIntervalSeconds: this.#o.pollSeconds ?? 2,
         },
         async (jobs) => {
-          const results = await Promise.all(jobs.map((job) => this.#track(this.runJob(job))));
+          const results = await this.#track(jobs.length > 1 ? this.runBatch(jobs) : Promise.all(jobs.map((job) => this.runJob(job))));
           // work() has resolved long before a fetch returns; the id is this worker's own.
           if (jobs.length > 0) this.#o.boss.notifyWorker(await registered);
           return results;
@@ -94,27 +91,60 @@ export class TurnWorker {
     }
   }
 
+  /**
+   * A fetched batch: the first contacts among its leads are done together (one lock, read and
+   * insert for all, the sends side by side: TurnEngine.runFirstContacts); every other job, and a
+   * lead the batch did not take, runs on its own afterwards, as runJob. Never throws.
+   */
+  async runBatch(jobs: Job<unknown>[]): Promise<JobResult[]> {
+    for (const job of jobs) this.#o.onJobStart?.(job);
+    const leadIds = jobs.map(leadIdOf);
+    const valid = leadIds.filter((id): id is string => id !== null);
+    const signal = AbortSignal.any(jobs.map((job) => job.signal));
+    let batch = new Map<string, TurnJobResult>();
+    if (valid.length > 1 && (await this.#turnToRun(signal))) {
+      try {
+        batch = await this.#o.engine.runFirstContacts(valid, signal);
+      } catch (err) {
+        this.#o.log.error({ err, leads: valid.length }, 'first contacts in a batch failed; each lead runs on its own');
+      } finally {
+        this.#turnEnded();
+      }
+    }
+    // A lead named by two jobs of the batch: the first one's job has the batch's result.
+    return Promise.all(jobs.map((job, i) => {
+      const result = leadIds[i] ? batch.get(leadIds[i]) : undefined;
+      if (!result) return this.runJob(job, { started: true });
+      batch.delete(leadIds[i]!);
+      return this.#settle(job, leadIds[i]!, result);
+    }));
+  }
+
   /** Runs one job's turn and says how pg-boss should settle it. Never throws. */
-  async runJob(job: Job<unknown>): Promise<JobResult> {
-    this.#o.onJobStart?.(job);
-    // The id `jobs dead` lists and `jobs retry` takes, also after a retry from the dead letters.
-    const jobId = turnIdOf(job);
-    const parsed = jobData.safeParse(job.data);
-    if (!parsed.success) {
-      this.#o.log.error({ jobId }, 'agent-turn job without a valid leadId');
+  async runJob(job: Job<unknown>, opts: { started?: boolean } = {}): Promise<JobResult> {
+    if (!opts.started) this.#o.onJobStart?.(job);
+    const leadId = leadIdOf(job);
+    if (!leadId) {
+      this.#o.log.error({ jobId: turnIdOf(job) }, 'agent-turn job without a valid leadId');
       return { id: job.id, status: 'deadletter', output: { reason: 'job data has no valid leadId' } };
     }
-    const leadId = parsed.data.leadId;
     if (!(await this.#turnToRun(job.signal))) return { id: job.id, status: 'failed', output: { reason: 'stopped while waiting to run' } };
     let result: TurnJobResult;
     try {
       result = await this.#o.engine.run(leadId, job.signal);
     } catch (err) {
-      this.#o.log.error({ err, jobId, leadId, attempt: job.retryCount }, 'agent turn failed');
+      this.#o.log.error({ err, jobId: turnIdOf(job), leadId, attempt: job.retryCount }, 'agent turn failed');
       result = { kind: 'retry', reason: (err as Error).message ?? String(err) };
     } finally {
-      this.#running -= 1;
+      this.#turnEnded();
     }
+    return this.#settle(job, leadId, result);
+  }
+
+  /** The turn's result as pg-boss settles it, with the job's log line. */
+  #settle(job: Job<unknown>, leadId: string, result: TurnJobResult): JobResult {
+    // The id `jobs dead` lists and `jobs retry` takes, also after a retry from the dead letters.
+    const jobId = turnIdOf(job);
     this.#o.log.info({ jobId, leadId, attempt: job.retryCount, result: result.kind, ...('outcome' in result ? { outcome: result.outcome } : {}) }, 'agent turn');
     switch (result.kind) {
       case 'done':
@@ -150,22 +180,38 @@ export class TurnWorker {
   }
 
   /**
-   * Under pressure (docs/RELIABILITY.md, "Overload"), a turn waits until no other turn of this
-   * process runs: a flood of requests then shares the process and PostgreSQL with one turn, not
-   * with `concurrency` of them, and the first contacts still go out, one at a time, until the
-   * flood is over. True: the turn may run, and counts as running (the caller ends it). False when
-   * the job was stopped (shutdown, expiry) while it waited.
+   * Waits for one of the `concurrency` slots. Under pressure (docs/RELIABILITY.md, "Overload"), a
+   * turn also waits until no other turn of this process runs: a flood of requests then shares the
+   * process and PostgreSQL with one turn, not with `concurrency` of them, and the first contacts
+   * still go out, one batch at a time, until the flood is over. True: the turn may run, and counts
+   * as running (the caller ends it with #turnEnded). False when the job was stopped (shutdown,
+   * expiry) while it waited.
    */
   async #turnToRun(signal: AbortSignal | undefined): Promise<boolean> {
-    const yieldToApi = this.#o.yieldToApi;
-    while (yieldToApi && this.#running > 0 && yieldToApi()) {
+    for (;;) {
       if (signal?.aborted) return false;
-      await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
+      const yielding = this.#running > 0 && this.#o.yieldToApi?.() === true;
+      // Counted in the same synchronous step as the check: two turns cannot both take the last slot.
+      if (!yielding && this.#running < this.#o.concurrency) {
+        this.#running += 1;
+        return true;
+      }
+      // A slot is announced when a turn ends; pressure and a stop are looked at again every 25 ms.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, YIELD_POLL_MS);
+        this.#waiting.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     }
-    if (signal?.aborted) return false;
-    // Counted in the same synchronous step as the check above: two turns cannot both see none running.
-    this.#running += 1;
-    return true;
+  }
+
+  #turnEnded(): void {
+    this.#running -= 1;
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const wake of waiting) wake();
   }
 
   /** Resolves when the handlers running now have finished. */

@@ -1,0 +1,52 @@
+import { TERMINAL_STATUSES } from '../leads/lead-state.ts';
+import { isE164 } from '../leads/phone.ts';
+import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import type { TurnSubject } from './conversation-queries.ts';
+import { firstName, templateText } from './outbound-text.ts';
+import type { AgentTurn, FirstContact } from './turn-queries.ts';
+
+// What a turn may do with a lead, decided from the lead's subject alone (no I/O): shared by the
+// turn of one lead and the first contacts taken in batches (src/whatsapp/turn-engine.ts).
+
+/**
+ * The outcome of a live lead escalated because its workspace has no `whatsapp` section. Such a
+ * lead waits for an operator to add the settings and retry the dead-lettered job, which then
+ * sends the first message after all (docs/WHATSAPP.md).
+ */
+export const NOT_CONFIGURED = 'whatsapp_not_configured';
+
+/** The lead is with a person only because its workspace had no `whatsapp` section (and nobody took it over since). */
+export function waitingForSettings(s: TurnSubject): boolean {
+  const t = s.lead.lastTransition;
+  return s.lead.status === 'needs_human' && t?.actor === 'system' && t.outcome === NOT_CONFIGURED;
+}
+
+/**
+ * Why nothing may be sent to this lead now, or null. A lead that became terminal during `turn`
+ * through the agent's own tools (booked, unqualified, escalated) still gets the turn's closing
+ * message; one an operator or the system moved does not.
+ */
+export function blockedReason(s: TurnSubject, turn: AgentTurn | null): string | null {
+  if (s.workspace.deletedAt) return 'workspace_deleted';
+  if (s.workspace.channel !== 'whatsapp') return 'not_a_whatsapp_workspace';
+  if (!s.agentEnabled && turn?.kind !== 'operator') return 'agent_off';
+  if (s.lead.optedOutAt) return 'opted_out';
+  // Not a number a provider accepts (docs/API.md, "Phone numbers"): a person sorts the lead out.
+  if (!isE164(s.lead.phoneNormalized)) return 'phone_not_e164';
+  // An operator's reply goes to a lead that is with a person: that is its point.
+  if (turn?.kind === 'operator') return null;
+  if (!TERMINAL_STATUSES.has(s.lead.status)) return null;
+  const t = s.lead.lastTransition;
+  // Waiting only for the workspace's settings: the operator's retry of the job goes ahead.
+  if (waitingForSettings(s)) return null;
+  const ownDoing = turn !== null && t !== null && t.actor === 'agent' && t.at >= turn.createdAt;
+  return ownDoing ? null : `lead_${s.lead.status}`;
+}
+
+/** The lead's first contact: the workspace's template with the lead's first name. */
+export function firstContact(s: TurnSubject, whatsapp: NonNullable<WorkspaceSettings['whatsapp']>): FirstContact {
+  const variables = [firstName(s.lead.name)];
+  const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
+  const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
+  return { leadId: s.lead.id, provider: whatsapp.provider, body, variables };
+}
