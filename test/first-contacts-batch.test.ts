@@ -88,6 +88,19 @@ describe('first contacts in a batch', () => {
     const { rows } = await h.app.db.pool.query(`SELECT lead_id, kind, state FROM agent_turns WHERE lead_id = ANY($1::uuid[])`, [ids]);
     assert.equal(rows.length, 6);
     assert.ok(rows.every((r) => r.kind === 'first_contact' && r.state === 'sent'));
+    // The sends were recorded together, and the delivery statuses the simulators called back with
+    // (some before the recording, held until it) all applied.
+    await Promise.all([h.twilio.idle(), h.meta.idle()]);
+    const messages = await h.app.db.pool.query(
+      `SELECT m.status, m.provider_message_id IS NOT NULL AS has_id,
+              (SELECT count(*)::int FROM whatsapp_early_statuses e WHERE e.provider_message_id = m.provider_message_id) AS held,
+              (SELECT count(*)::int FROM lead_events e WHERE e.lead_id = m.lead_id AND e.type = 'message.sent') AS sent_events
+         FROM whatsapp_messages m WHERE m.lead_id = ANY($1::uuid[]) AND m.direction = 'outbound'`,
+      [ids],
+    );
+    // (Meta's simulated leads also read their messages.)
+    const reached = (status: string) => (status === 'delivered' || status === 'read' ? 'reached' : status);
+    assert.deepEqual(messages.rows.map((r) => [reached(r.status), r.has_id, r.held, r.sent_events]), Array(6).fill(['reached', true, 0, 1]));
     // Every lock was released: all six can be taken again at once.
     const again = await tryLockLeads(h.app.db.pool, ids);
     assert.equal(again.leadIds.length, 6);

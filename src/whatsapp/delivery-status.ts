@@ -77,23 +77,63 @@ function wireItem(s: StatusItem) {
   };
 }
 
+/** A send the provider accepted, as its recording takes it. */
+export interface AcceptedSend {
+  provider: m.Provider;
+  providerMessageId: string;
+  messageId: number;
+  turnId: number;
+  leadId: string;
+  /** Who the lead's move into its conversation is by. */
+  actor: Actor;
+  /** The `message.sent` timeline entry's data. */
+  data: Record<string, unknown>;
+}
+
 /**
  * The provider accepted our message: the message and its turn are sent, the lead moves into its
  * conversation (by `actor`), the timeline gets `message.sent` with `data`, and statuses that
  * arrived first are applied — one statement, under the message's lock. Returns the status the
  * lead moved from (null when it did not move).
  */
-export async function recordAcceptedSend(
-  db: Queryable,
-  s: { provider: m.Provider; providerMessageId: string; messageId: number; turnId: number; leadId: string; actor: Actor; data: Record<string, unknown> },
-): Promise<LeadStatus | null> {
-  const { rows } = await db.query<{ r_moved_from: LeadStatus | null; r_escalated_from: LeadStatus | null }>({
+export async function recordAcceptedSend(db: Queryable, s: AcceptedSend): Promise<LeadStatus | null> {
+  const { rows } = await db.query<RecordRow>({
     name: 'delivery-record-send',
     text: 'SELECT r_moved_from, r_escalated_from FROM whatsapp_record_send($1, $2, $3, $4, $5, $6, $7::text[], $8::jsonb, $9::text[])',
     values: [s.provider, s.providerMessageId, s.messageId, s.turnId, s.leadId, s.actor, allowedFrom(s.actor, 'in_conversation'), JSON.stringify(s.data), escalateFrom()],
   });
-  const from = rows[0]?.r_moved_from ?? null;
+  return counted(rows[0]);
+}
+
+/**
+ * Several accepted sends recorded as recordAcceptedSend records each, in one statement and one
+ * transaction (migrations/025's whatsapp_record_sends, which takes every lock up front in the
+ * order all callers use). Results in the order given.
+ */
+export async function recordAcceptedSends(db: Queryable, sends: AcceptedSend[]): Promise<(LeadStatus | null)[]> {
+  const items = sends.map((s) => ({
+    provider: s.provider, providerMessageId: s.providerMessageId, messageId: s.messageId, turnId: s.turnId,
+    leadId: s.leadId, actor: s.actor, from: allowedFrom(s.actor, 'in_conversation'), data: s.data,
+  }));
+  const { rows } = await db.query<RecordRow & { r_ord: number }>({
+    name: 'delivery-record-sends',
+    text: 'SELECT r_ord, r_moved_from, r_escalated_from FROM whatsapp_record_sends($1::jsonb, $2::text[])',
+    values: [JSON.stringify(items), escalateFrom()],
+  });
+  const out = new Array<LeadStatus | null>(sends.length).fill(null);
+  for (const r of rows) out[r.r_ord - 1] = counted(r);
+  return out;
+}
+
+interface RecordRow {
+  r_moved_from: LeadStatus | null;
+  r_escalated_from: LeadStatus | null;
+}
+
+/** Counts the recording's lead transitions in the metrics; returns the status the lead moved from. */
+function counted(r: RecordRow | undefined): LeadStatus | null {
+  const from = r?.r_moved_from ?? null;
   if (from) countLeadTransition(from, 'in_conversation');
-  if (rows[0]?.r_escalated_from) countLeadTransition(rows[0].r_escalated_from, 'needs_human');
+  if (r?.r_escalated_from) countLeadTransition(r.r_escalated_from, 'needs_human');
   return from;
 }

@@ -13,7 +13,7 @@ import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { historyMessages } from './chat-history.ts';
 import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
 import { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
-import { recordAcceptedSend } from './delivery-status.ts';
+import { recordAcceptedSend, recordAcceptedSends, type AcceptedSend } from './delivery-status.ts';
 import { loadTurnSubject, loadTurnSubjects, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './turn-providers.ts';
 import { inTransaction, lockLead, tryLockLeads } from './lead-lock.ts';
@@ -21,7 +21,7 @@ import { conversationHistory } from './message-queries.ts';
 import { clampMessage, MESSAGE_LIMITS } from './outbound-text.ts';
 import { generateReply } from './reply-generator.ts';
 import * as q from './turn-queries.ts';
-import { blockedReason, firstContact, NOT_CONFIGURED, waitingForSettings } from './turn-rules.ts';
+import { acceptedSend, blockedReason, firstContact, NOT_CONFIGURED, waitingForSettings } from './turn-rules.ts';
 
 // One agent turn for one lead, run by the `agent-turn` job (docs/WHATSAPP.md). State-driven and
 // checkpointed: whatever job runs for a lead first finishes the lead's unfinished turn (generate →
@@ -57,6 +57,8 @@ interface Mode {
 }
 
 const CONTINUE: Step = { kind: 'continue' };
+const firstContactResult = (step: Step): TurnJobResult => (step.kind === 'continue' ? { kind: 'done', outcome: 'first_contact_sent' } : step);
+
 const stopped = (lost: AbortSignal): TurnJobResult => ({ kind: 'retry', reason: lost.aborted ? 'database connection lost' : 'stopped while running' });
 const NO_SANDBOX = 'A sandbox lead reached a worker without a sandbox; it is never run with live providers.';
 const done = (outcome: string): Step => ({ kind: 'done', outcome });
@@ -112,7 +114,6 @@ export class TurnEngine {
     const lock = await tryLockLeads(this.#d.pool, leadIds);
     const db = lock.db;
     const stop = signal ? AbortSignal.any([signal, lock.lost]) : lock.lost;
-    const ended = (step: Step): TurnJobResult => (step.kind === 'continue' ? { kind: 'done', outcome: 'first_contact_sent' } : step);
     try {
       const due: { s: TurnSubject; contact: q.FirstContact }[] = [];
       for (const s of lock.leadIds.length > 0 ? await loadTurnSubjects(db, lock.leadIds) : []) {
@@ -127,7 +128,7 @@ export class TurnEngine {
         const s = due[i]!.s;
         const ready = await this.#readyToSend(db, s, turn, message);
         if (isOutgoing(ready)) outgoing.push({ s, turn, message, o: ready });
-        else results.set(s.lead.id, ended(ready));
+        else results.set(s.lead.id, firstContactResult(ready));
       }
       // Last moment to stop, as in #send: the stored turns are sent by the retries.
       if (stop.aborted) {
@@ -135,18 +136,36 @@ export class TurnEngine {
         return results;
       }
       const answers = await Promise.all(outgoing.map((x) => this.#deliver(x.s, x.o)));
-      // One at a time: a failed send may escalate the lead in a transaction on this connection.
+      const accepted: { s: TurnSubject; turn: q.AgentTurn; send: AcceptedSend }[] = [];
       for (const [i, x] of outgoing.entries()) {
-        try {
-          results.set(x.s.lead.id, ended(await this.#settleSend(db, x.s, x.turn, x.message, x.o.provider.name, answers[i]!)));
-        } catch (err) {
-          this.#d.log.error({ err, leadId: x.s.lead.id }, 'recording a first contact failed');
-          results.set(x.s.lead.id, { kind: 'retry', reason: (err as Error).message ?? String(err) });
+        const answer = answers[i]!;
+        if (answer.ok) {
+          accepted.push({ s: x.s, turn: x.turn, send: acceptedSend(x.s, x.turn, x.message, x.o.settings.whatsapp!.provider, answer.providerMessageId) });
+          continue;
         }
+        // A refused send is settled for its lead alone; one at a time, as it may escalate the lead
+        // in a transaction on this connection.
+        await this.#settled(results, x.s, () => this.#sendFailed(db, x.s, x.turn, x.o.provider.name, answer));
       }
+      // The accepted sends recorded together: one statement, one commit.
+      const recorded = accepted.length > 0 ? recordAcceptedSends(db, accepted.map((a) => a.send)) : Promise.resolve([]);
+      await Promise.all(accepted.map((a, i) => this.#settled(results, a.s, async () => {
+        this.#sentNow(a.s, a.turn, (await recorded)[i] ?? null);
+        return CONTINUE;
+      })));
       return results;
     } finally {
       await lock.release();
+    }
+  }
+
+  /** A batch's lead settled by `work`; an error (a lost connection, say) retries that lead's job. */
+  async #settled(results: Map<string, TurnJobResult>, s: TurnSubject, work: () => Promise<Step>): Promise<void> {
+    try {
+      results.set(s.lead.id, firstContactResult(await work()));
+    } catch (err) {
+      this.#d.log.error({ err, leadId: s.lead.id }, 'recording a first contact failed');
+      results.set(s.lead.id, { kind: 'retry', reason: (err as Error).message ?? String(err) });
     }
   }
 
@@ -244,7 +263,8 @@ export class TurnEngine {
     if (!isOutgoing(ready)) return ready;
     // Last moment to stop: past it the message is out and must be recorded.
     if (signal?.aborted) return { kind: 'retry', reason: 'stopped before the send' };
-    return this.#settleSend(db, s, turn, message, ready.provider.name, await this.#deliver(s, ready));
+    const result = await this.#deliver(s, ready);
+    return result.ok ? this.#accepted(db, s, turn, message, result.providerMessageId) : this.#sendFailed(db, s, turn, ready.provider.name, result);
   }
 
   /** What the send needs, or the step that replaces it (already sent, blocked, window closed, no settings). */
@@ -273,24 +293,16 @@ export class TurnEngine {
     return result;
   }
 
-  async #settleSend(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, provider: string, result: SendMessageResult): Promise<Step> {
-    if (result.ok) return this.#accepted(db, s, turn, message, result.providerMessageId);
-    return this.#sendFailed(db, s, turn, provider, result);
-  }
-
   async #accepted(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
     const provider = (await this.#mode(s))?.settings.whatsapp?.provider ?? 'twilio';
-    const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: turn.kind === 'operator' ? 'operator' : 'agent' };
-    // The first message the provider accepts starts the conversation; for a lead that waited for
-    // its workspace's settings, the operator's `jobs retry` is what resumed it.
-    const resumed = waitingForSettings(s);
-    const from = await recordAcceptedSend(db, {
-      provider, providerMessageId, messageId: message.id, turnId: turn.id, leadId: s.lead.id,
-      actor: resumed ? 'operator' : 'system', data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data,
-    });
+    this.#sentNow(s, turn, await recordAcceptedSend(db, acceptedSend(s, turn, message, provider, providerMessageId)));
+    return CONTINUE;
+  }
+
+  /** `from`: the status the recording moved the lead from (`new`: this was its first contact). */
+  #sentNow(s: TurnSubject, turn: q.AgentTurn, from: string | null): void {
     if (from === 'new') observeSpeedToLead('whatsapp', (Date.now() - s.lead.createdAt.getTime()) / 1000);
     this.#d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
-    return CONTINUE;
   }
 
   async #sendFailed(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, provider: string, r: Extract<SendMessageResult, { ok: false }>): Promise<Step> {

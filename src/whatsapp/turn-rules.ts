@@ -3,7 +3,8 @@ import { isE164 } from '../leads/phone.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { TurnSubject } from './conversation-queries.ts';
 import { firstName, templateText } from './outbound-text.ts';
-import type { AgentTurn, FirstContact } from './turn-queries.ts';
+import type { AcceptedSend } from './delivery-status.ts';
+import type { AgentTurn, FirstContact, OutboundMessage } from './turn-queries.ts';
 
 // What a turn may do with a lead, decided from the lead's subject alone (no I/O): shared by the
 // turn of one lead and the first contacts taken in batches (src/whatsapp/turn-engine.ts).
@@ -49,4 +50,16 @@ export function firstContact(s: TurnSubject, whatsapp: NonNullable<WorkspaceSett
   const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
   const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
   return { leadId: s.lead.id, provider: whatsapp.provider, body, variables };
+}
+
+/** What recording an accepted send writes: who started the conversation, and the timeline's data. */
+export function acceptedSend(s: TurnSubject, turn: AgentTurn, message: OutboundMessage, provider: 'twilio' | 'meta', providerMessageId: string): AcceptedSend {
+  const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: turn.kind === 'operator' ? 'operator' : 'agent' };
+  // The first message the provider accepts starts the conversation; for a lead that waited for
+  // its workspace's settings, the operator's `jobs retry` is what resumed it.
+  const resumed = waitingForSettings(s);
+  return {
+    provider, providerMessageId, messageId: message.id, turnId: turn.id, leadId: s.lead.id,
+    actor: resumed ? 'operator' : 'system', data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data,
+  };
 }
