@@ -104,8 +104,8 @@ export class TurnEngine {
   /**
    * The first contacts of several leads at once, for a batch of fetched jobs (docs/WHATSAPP.md,
    * "First contacts in batches"): one connection takes the leads' locks, one statement reads their
-   * subjects and one stores their turns and templates; the sends run side by side, then each is
-   * recorded. It takes only leads whose whole job is a plain first contact (lock free, no turn yet,
+   * subjects and one stores their turns and templates; the sends run side by side, then one
+   * statement records the accepted ones. It takes only leads whose whole job is a plain first contact (lock free, no turn yet,
    * nothing written by the lead, nothing blocking, WhatsApp configured): the others are left out
    * of the result, for the caller to run one by one once this has released its locks.
    */
