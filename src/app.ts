@@ -140,6 +140,7 @@ export function buildApp(deps: AppDeps): App {
     maxWaiting: deps.config.MAX_REQUESTS_WAITING,
     maxWaitMs: deps.config.MAX_REQUEST_WAIT_MS,
     maxEventLoopDelayMs: deps.config.MAX_EVENT_LOOP_DELAY_MS,
+    eventLoopGraceMs: deps.config.EVENT_LOOP_GRACE_MS,
     retryAfterSeconds: deps.config.BUSY_RETRY_AFTER_SECONDS,
   });
   http.register(healthRoutes(deps.pool, pressure));

@@ -82,6 +82,8 @@ export const configSchema = z
     MAX_REQUEST_WAIT_MS: wholeNumber(1, 60_000).default(500),
     /** Public-API requests are also shed while the sampled mean event-loop delay exceeds this (ms); 0 turns it off. */
     MAX_EVENT_LOOP_DELAY_MS: wholeNumber(0, 60_000).default(1000),
+    /** For this long after listening (ms), the event-loop delay sheds nothing: its samples still hold the start's own work. */
+    EVENT_LOOP_GRACE_MS: wholeNumber(0, 600_000).default(5000),
     /** Retry-After (seconds) of the 503 `Service is busy; retry shortly.` */
     BUSY_RETRY_AFTER_SECONDS: wholeNumber(1, 3600).default(1),
     /** Operators' dashboard: a session unused this long ends (sign in again). */

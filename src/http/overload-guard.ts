@@ -33,6 +33,13 @@ export interface OverloadOptions {
   maxWaitMs: number;
   /** Mean event-loop delay (ms, per sample) past which public-API requests are shed; 0: off. */
   maxEventLoopDelayMs: number;
+  /**
+   * For this long after the server starts listening (ms), the delay sheds nothing: the samples
+   * then still hold the start's own synchronous work (compiling routes and schemas), which says
+   * nothing about serving, and refused the first request of a freshly started process (seen in
+   * CI). The in-flight bound applies from the first request.
+   */
+  eventLoopGraceMs: number;
   /** Retry-After of the 503. */
   retryAfterSeconds: number;
 }
@@ -120,7 +127,9 @@ export function installOverloadGuard(http: FastifyInstance, opts: OverloadOption
   // must not reach.
   void http.register(underPressure, {});
   const eventLoopDelay = () => (http.hasDecorator('memoryUsage') ? http.memoryUsage().eventLoopDelay : 0);
-  const lagging = () => opts.maxEventLoopDelayMs > 0 && eventLoopDelay() > opts.maxEventLoopDelayMs;
+  let listeningAt = Number.POSITIVE_INFINITY;
+  http.server.once('listening', () => (listeningAt = Date.now()));
+  const lagging = () => opts.maxEventLoopDelayMs > 0 && Date.now() - listeningAt >= opts.eventLoopGraceMs && eventLoopDelay() > opts.maxEventLoopDelayMs;
   // Set before connections are drained: requests still arriving on open connections are refused.
   http.addHook('preClose', async () => {
     closing = true;
