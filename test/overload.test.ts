@@ -167,20 +167,36 @@ describe('the waiting line past the bound', () => {
   });
 });
 
+/** An app listening on a free port, with its URL. */
+async function listening(env: Record<string, string>) {
+  const app = await startTestApp({ env });
+  await app.http.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url: `http://127.0.0.1:${(app.http.server.address() as AddressInfo).port}` };
+}
+
+/**
+ * Blocks the event loop for 300 ms, then waits (bounded) for @fastify/under-pressure's next sample
+ * to show it. A sample taken just before the delay registers misses it, so callers try a few
+ * times. True when the sample shows it.
+ */
+async function blockUntilSampled(app: TestApp): Promise<boolean> {
+  const until = Date.now() + 300;
+  while (Date.now() < until) { /* busy: the event loop is blocked */ }
+  for (let i = 0; i < 40 && app.pressure().eventLoopDelayMs <= 1; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  return app.pressure().eventLoopDelayMs > 1;
+}
+
+const postEmpty = (url: string) => fetch(`${url}/api/public/leads`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+
 describe('a lagging event loop', () => {
   test('while the sampled delay is over MAX_EVENT_LOOP_DELAY_MS, the public API is refused and health still answers', async () => {
-    const lagging = await startTestApp({ env: { MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '0' } });
+    const { app: lagging, url } = await listening({ MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '0' });
     try {
-      await lagging.http.listen({ port: 0, host: '127.0.0.1' });
-      const url = `http://127.0.0.1:${(lagging.http.server.address() as AddressInfo).port}`;
-      // Block the loop, then wait (bounded) for @fastify/under-pressure's next sample to show it.
-      // A sample after the request could clear it first, so a few attempts; one refusal is the proof.
+      // A sample after the request could clear the delay first, so a few attempts; one refusal is the proof.
       let refused = false;
       for (let attempt = 0; attempt < 5 && !refused; attempt++) {
-        const until = Date.now() + 300;
-        while (Date.now() < until) { /* busy: the event loop is blocked */ }
-        for (let i = 0; i < 100 && lagging.pressure().eventLoopDelayMs <= 1; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-        const res = await fetch(`${url}/api/public/leads`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+        await blockUntilSampled(lagging);
+        const res = await postEmpty(url);
         const body = await res.json();
         if (res.status === 503) {
           refused = true;
@@ -200,21 +216,14 @@ describe('a lagging event loop', () => {
 describe('a process just started', () => {
   test("the start's own work in the delay samples sheds nothing: the first requests after listening are served", async () => {
     // The grace is longer than this test can take, so it holds whatever the machine's speed.
-    const started = await startTestApp({ env: { MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '600000' } });
+    const { app: started, url } = await listening({ MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '600000' });
     try {
-      await started.http.listen({ port: 0, host: '127.0.0.1' });
-      const url = `http://127.0.0.1:${(started.http.server.address() as AddressInfo).port}`;
-      // The loop kept busy (as by a start's route and schema compilation) until a sample shows it;
-      // a sample taken just before the delay registers misses it, hence a few attempts.
+      // The loop kept busy as by a start's route and schema compilation, until a sample shows it.
       let seen = false;
       for (let attempt = 0; attempt < 5 && !seen; attempt++) {
-        const until = Date.now() + 300;
-        while (Date.now() < until) { /* busy: the event loop is blocked */ }
-        for (let i = 0; i < 40 && started.pressure().eventLoopDelayMs <= 1; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-        if (started.pressure().eventLoopDelayMs <= 1) continue;
+        if (!(await blockUntilSampled(started))) continue;
         seen = true;
-        const res = await fetch(`${url}/api/public/leads`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
-        assert.equal(res.status, 401, 'served (no key), not refused');
+        assert.equal((await postEmpty(url)).status, 401, 'served (no key), not refused');
       }
       assert.ok(seen, 'a sample showed the delay');
     } finally {

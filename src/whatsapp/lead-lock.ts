@@ -46,7 +46,7 @@ export interface LeadLocks extends LeadLock {
  * round trip (migrations/024's lead_try_lock_for_turns). A lead left out is run on its own.
  */
 export async function tryLockLeads(pool: Pool, leadIds: string[]): Promise<LeadLocks> {
-  // A session lock is re-entrant: a lead asked twice would be locked twice and unlocked once.
+  // A session lock is re-entrant: a lead asked twice would be locked, and held, twice.
   const unique = [...new Set(leadIds)];
   const client = await pool.connect();
   let taken: string[];
