@@ -9,6 +9,7 @@ import { demoBanner, ensureDemoWorkspaces, isFirstEmbeddedStart, writeDemoKeysFi
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
 import type { Pool } from './db/pool.ts';
 import { systemClock } from './shared/clock.ts';
+import { listenPublic } from './http/accept-sockets.ts';
 import { startMemoryReducer } from './http/memory-reducer.ts';
 import type { Logger } from './shared/logger.ts';
 import { VapiClient } from './voice/vapi/vapi-client.ts';
@@ -52,8 +53,10 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   // Gives back the memory a flood grew into once the public API is quiet again.
   const stopMemoryReducer = startMemoryReducer(app.pressure, log);
   // Node's default backlog (511) overflows under a flood of new connections; the kernel then
-  // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read.
-  const address = await app.http.listen({ port: config.PORT, host: config.HOST, backlog: 4096 });
+  // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read. Several
+  // sockets, so that a flood of connections is accepted quickly (src/http/accept-sockets.ts).
+  const listener = await listenPublic(app.http, { port: config.PORT, host: config.HOST, backlog: 4096, sockets: config.HTTP_ACCEPT_SOCKETS });
+  const address = listener.address;
   log.info({ address }, 'leadintake listening');
   // A newcomer's first `npm start` (embedded database, empty data folder) gets the demo workspaces.
   let demo: string | null = null;
@@ -72,7 +75,7 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
     close: async () => {
       clearInterval(pruner);
       stopMemoryReducer();
-      await app.http.close();
+      await listener.close();
       await relay.stop();
       await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });
       await jobsPool?.end();

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { listenPublic, type PublicListener } from '../src/http/accept-sockets.ts';
+
+// serve's port on several SO_REUSEPORT sockets (src/http/accept-sockets.ts): every socket's
+// connections are served by the one app, a port in use stays an error, and closing waits for
+// the requests running on any of them. Linux only, as the sockets themselves.
+
+const linux = process.platform === 'linux';
+
+function appWith(route?: (req: { raw: http.IncomingMessage }) => Promise<unknown>): FastifyInstance {
+  const app = Fastify();
+  app.get('/hello', async () => ({ ok: true }));
+  if (route) app.get('/slow', route);
+  return app;
+}
+
+/** A GET on a connection of its own (no agent: each request is a new connection, a new hash). */
+function get(port: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    }).on('error', reject);
+  });
+}
+
+const portOf = (address: string) => Number(new URL(address).port);
+
+describe('listening on several sockets of one port', { skip: !linux && 'SO_REUSEPORT sockets are Linux only' }, () => {
+  it('serves the connections of every socket with the one app', async () => {
+    const listener = await listenPublic(appWith(), { port: 0, host: '127.0.0.1', backlog: 511, sockets: 8 });
+    try {
+      assert.equal(listener.sockets, 8);
+      const port = portOf(listener.address);
+      const statuses = await Promise.all(Array.from({ length: 64 }, () => get(port, '/hello')));
+      assert.deepEqual(statuses, Array(64).fill(200));
+      // 64 connections spread by the kernel over 8 sockets: all on Fastify's own is (1/8)^64.
+      assert.ok(listener.acceptedByExtraSockets() > 0, 'the extra sockets accepted connections');
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('a port something listens on already is refused with EADDRINUSE, as with one socket', async () => {
+    const first = await listenPublic(appWith(), { port: 0, host: '127.0.0.1', backlog: 511, sockets: 4 });
+    const port = portOf(first.address);
+    try {
+      const app = appWith();
+      await assert.rejects(listenPublic(app, { port, host: '127.0.0.1', backlog: 511, sockets: 4 }), { code: 'EADDRINUSE' });
+      await app.close();
+      const plain = net.createServer();
+      await assert.rejects(new Promise((resolve, reject) => plain.once('error', reject).listen({ port, host: '127.0.0.1' }, () => resolve(null))), { code: 'EADDRINUSE' });
+    } finally {
+      await first.close();
+    }
+    // Closed: every socket let the port go.
+    const again = await listenPublic(appWith(), { port, host: '127.0.0.1', backlog: 511, sockets: 1 });
+    assert.equal(again.sockets, 1);
+    await again.close();
+  });
+
+  it('closing waits for the requests running on the extra sockets, then lets them finish', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held = 0;
+    let listener!: PublicListener;
+    const app: FastifyInstance = appWith(async (req: { raw: http.IncomingMessage }) => {
+      // Held: requests that came through an extra socket (Fastify's own server waits for its own).
+      if (!listener.cameThroughExtraSocket(req.raw.socket)) return { ok: true };
+      held++;
+      await gate;
+      return { ok: true };
+    });
+    listener = await listenPublic(app, { port: 0, host: '127.0.0.1', backlog: 511, sockets: 4 });
+    const port = portOf(listener.address);
+    const requests = Array.from({ length: 16 }, () => get(port, '/slow'));
+    while (held === 0 || held < listener.acceptedByExtraSockets()) await new Promise((r) => setImmediate(r));
+    let closed = false;
+    const closing = listener.close().then(() => (closed = true));
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(closed, false, 'close waits for the running requests');
+    release();
+    assert.deepEqual(await Promise.all(requests), Array(16).fill(200));
+    await closing;
+  });
+});
