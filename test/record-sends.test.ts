@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { recordAcceptedSend, recordAcceptedSends, type AcceptedSend } from '../src/whatsapp/delivery-status.ts';
+import { createFirstContactTurns } from '../src/whatsapp/turn-queries.ts';
+import { uniquePhone } from './helpers/http.ts';
+import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
+
+// The accepted sends of a batch of first contacts, recorded together by one statement
+// (migrations/025's whatsapp_record_sends) must write exactly what recording each send on its own
+// (whatsapp_record_send) writes: the comparisons below check it field by field, for leads that move
+// into their conversation and leads that do not, for a status held before the recording, and for
+// a status already applied by our key.
+
+let h: WhatsappHarness;
+let w: { apiKey: string; workspaceId: string };
+let seq = 0;
+
+before(async () => {
+  h = await startWhatsappHarness({ startRelay: false });
+  w = await h.workspace('twilio');
+});
+after(() => h.close());
+
+/** Leads with a stored, unsent first contact each; the first `needsHuman` of them already with a person. */
+async function pendingSends(n: number, needsHuman = 0): Promise<AcceptedSend[]> {
+  const leads = [];
+  for (let i = 0; i < n; i++) leads.push(await h.submit(w.apiKey, { phone: uniquePhone() }));
+  const ids = leads.map((l) => l.leadId);
+  await h.app.db.pool.query(`UPDATE leads SET status = 'needs_human' WHERE id = ANY($1::uuid[])`, [ids.slice(0, needsHuman)]);
+  const created = await createFirstContactTurns(h.app.db.pool, ids.map((leadId) => ({ leadId, provider: 'twilio' as const, body: 'Hi {{1}}', variables: ['x'] })));
+  return created.map(({ turn, message }, i) => ({
+    provider: 'twilio', providerMessageId: `SMrec${++seq}`, messageId: message.id, turnId: turn.id, leadId: ids[i]!,
+    actor: 'system', data: { messageId: message.id, turnId: turn.id, kind: 'template', actor: 'agent' },
+  }));
+}
+
+/** What a recording left for each send: message, turn, lead and its timeline since the lead was created. */
+async function written(sends: AcceptedSend[]) {
+  const out = [];
+  for (const s of sends) {
+    const { rows: [m] } = await h.app.db.pool.query('SELECT status, provider_message_id FROM whatsapp_messages WHERE id = $1', [s.messageId]);
+    const { rows: [t] } = await h.app.db.pool.query('SELECT state FROM agent_turns WHERE id = $1', [s.turnId]);
+    const { rows: [l] } = await h.app.db.pool.query('SELECT status FROM leads WHERE id = $1', [s.leadId]);
+    const { rows: events } = await h.app.db.pool.query(
+      `SELECT type, data - 'messageId' - 'turnId' AS data FROM lead_events WHERE lead_id = $1 AND type <> 'lead.created' ORDER BY id`, [s.leadId]);
+    out.push({ message: m.status, pmidKept: m.provider_message_id === s.providerMessageId, turn: t.state, lead: l.status, events });
+  }
+  return out;
+}
+
+describe('recording a batch of accepted sends', () => {
+  it('writes what recording each send on its own writes: leads moved or not, messages, turns, timeline', async () => {
+    const together = await pendingSends(4, 1);
+    const alone = await pendingSends(4, 1);
+    const movedTogether = await recordAcceptedSends(h.app.db.pool, together);
+    const movedAlone = [];
+    for (const s of alone) movedAlone.push(await recordAcceptedSend(h.app.db.pool, s));
+    assert.deepEqual(movedTogether, [null, 'new', 'new', 'new']);
+    assert.deepEqual(movedTogether, movedAlone);
+    const a = await written(together);
+    assert.deepEqual(a, await written(alone));
+    assert.deepEqual(a[0], { message: 'accepted', pmidKept: true, turn: 'sent', lead: 'needs_human', events: [{ type: 'message.sent', data: { kind: 'template', actor: 'agent' } }] });
+    assert.deepEqual(a[1]!.events, [{ type: 'message.sent', data: { kind: 'template', actor: 'system', from: 'new', to: 'in_conversation' } }]);
+    assert.equal(a[1]!.lead, 'in_conversation');
+  });
+
+  it('a status that arrived before the recording is applied after its send is recorded, as on its own', async () => {
+    const together = await pendingSends(3);
+    const alone = await pendingSends(3);
+    for (const batch of [together, alone]) {
+      await h.app.db.pool.query(
+        `INSERT INTO whatsapp_early_statuses (provider, provider_message_id, status, error_code, error_message) VALUES ('twilio', $1, 'failed', '63016', 'window closed')`,
+        [batch[1]!.providerMessageId]);
+    }
+    const movedTogether = await recordAcceptedSends(h.app.db.pool, together);
+    const movedAlone = [];
+    for (const s of alone) movedAlone.push(await recordAcceptedSend(h.app.db.pool, s));
+    assert.deepEqual(movedTogether, movedAlone);
+    const a = await written(together);
+    assert.deepEqual(a, await written(alone));
+    assert.equal(a[1]!.message, 'failed');
+    assert.equal(a[1]!.lead, 'needs_human', 'the failed delivery handed the lead to a person');
+    assert.deepEqual(a[1]!.events.map((e: { type: string }) => e.type), ['message.sent', 'conversation.escalated']);
+    const { rows } = await h.app.db.pool.query('SELECT count(*)::int AS n FROM whatsapp_early_statuses WHERE provider_message_id = $1', [together[1]!.providerMessageId]);
+    assert.equal(rows[0].n, 0, 'the held status was taken');
+  });
+
+  it('a status applied before the recording (found by our key) is not moved back to accepted', async () => {
+    const [s] = await pendingSends(1);
+    await h.app.db.pool.query(`UPDATE whatsapp_messages SET status = 'delivered', provider_message_id = $2 WHERE id = $1`, [s!.messageId, s!.providerMessageId]);
+    const [other] = await pendingSends(1);
+    await recordAcceptedSends(h.app.db.pool, [s!, other!]);
+    const [a, b] = await written([s!, other!]);
+    assert.equal(a!.message, 'delivered');
+    assert.equal(b!.message, 'accepted');
+  });
+});
