@@ -45,6 +45,27 @@ describe('listening on several sockets of one port', { skip: !linux && 'SO_REUSE
     }
   });
 
+  it('kept-alive idle connections of the extra sockets do not hold the close', { timeout: 30_000 }, async () => {
+    const listener = await listenPublic(appWith(), { port: 0, host: '127.0.0.1', backlog: 511, sockets: 8 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+    try {
+      const port = portOf(listener.address);
+      const statuses = await Promise.all(Array.from({ length: 32 }, () => new Promise<number>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: '/hello', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        }).on('error', reject);
+      })));
+      assert.deepEqual(statuses, Array(32).fill(200));
+      assert.ok(listener.acceptedByExtraSockets() > 0);
+      // Without the app's close ending them, these connections would stay open for the
+      // keep-alive timeout and the close below would wait for them.
+      await listener.close();
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('a port something listens on already is refused with EADDRINUSE, as with one socket', async () => {
     const first = await listenPublic(appWith(), { port: 0, host: '127.0.0.1', backlog: 511, sockets: 4 });
     const port = portOf(first.address);
