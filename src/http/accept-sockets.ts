@@ -15,9 +15,7 @@ export interface PublicListener {
   address: string;
   /** Sockets listening on the port. */
   sockets: number;
-  /** Connections accepted by the sockets other than Fastify's own (the kernel spreads them over all). */
-  acceptedByExtraSockets(): number;
-  /** Whether this connection came through one of those sockets. */
+  /** Whether this connection came through one of the sockets other than Fastify's own. */
   cameThroughExtraSocket(socket: net.Socket): boolean;
   /** Stops accepting on every socket, closes the app, and waits for the connections the extra sockets accepted. */
   close(): Promise<void>;
@@ -34,7 +32,7 @@ export interface ListenOptions {
 export async function listenPublic(app: FastifyInstance, o: ListenOptions): Promise<PublicListener> {
   if (o.sockets <= 1 || process.platform !== 'linux') {
     const address = await app.listen({ port: o.port, host: o.host, backlog: o.backlog });
-    return { address, sockets: 1, acceptedByExtraSockets: () => 0, cameThroughExtraSocket: () => false, close: () => app.close() };
+    return { address, sockets: 1, cameThroughExtraSocket: () => false, close: () => app.close() };
   }
   // SO_REUSEPORT would let us join another process's sockets on this port (same user) and split
   // its traffic without a word. A port in use must stay an error, as with a single socket.
@@ -42,20 +40,14 @@ export async function listenPublic(app: FastifyInstance, o: ListenOptions): Prom
   // Fastify hands its options to Node's server.listen, which knows reusePort (Node 22.12+); its types do not.
   const address = await app.listen({ port: o.port, host: o.host, backlog: o.backlog, reusePort: true } as FastifyListenOptions);
   const { port } = app.server.address() as AddressInfo;
-  const extra: net.Server[] = [];
-  let accepted = 0;
   const handedOver = new WeakSet<net.Socket>();
   const handOver = (socket: net.Socket) => {
-    accepted++;
     handedOver.add(socket);
     app.server.emit('connection', socket);
   };
+  const extra = Array.from({ length: o.sockets - 1 }, () => net.createServer(handOver));
   try {
-    for (let i = 1; i < o.sockets; i++) {
-      const server = net.createServer(handOver);
-      extra.push(server);
-      await listen(server, { port, host: o.host, backlog: o.backlog, reusePort: true });
-    }
+    await Promise.all(extra.map((server) => listen(server, { port, host: o.host, backlog: o.backlog, reusePort: true })));
   } catch (err) {
     await Promise.all(extra.map(closed));
     await app.close();
@@ -64,7 +56,6 @@ export async function listenPublic(app: FastifyInstance, o: ListenOptions): Prom
   return {
     address,
     sockets: o.sockets,
-    acceptedByExtraSockets: () => accepted,
     cameThroughExtraSocket: (socket) => handedOver.has(socket),
     close: async () => {
       // First no socket accepts; then the app closes (idle connections, the extra sockets' too,
