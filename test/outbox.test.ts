@@ -94,7 +94,7 @@ describe('enqueue atomicity (lead + agent-turn)', () => {
     for (const id of ids) assert.equal(await jobsFor(id), 1);
   });
 
-  test('after many new jobs the relay analyzes the job table (src/jobs/job-statistics.ts)', async () => {
+  test('after many new jobs the relay analyzes the job table (src/jobs/table-statistics.ts)', async () => {
     await app.db.pool.query(
       `INSERT INTO outbox (queue, payload) SELECT 'agent-turn', jsonb_build_object('leadId', gen_random_uuid()) FROM generate_series(1, 1000)`,
     );
@@ -118,7 +118,7 @@ describe('enqueue atomicity (lead + agent-turn)', () => {
     const relay = new OutboxRelay({ pool, boss: app.boss, log: (await import('../src/shared/logger.ts')).createLogger('silent'), pollMs: 60_000 });
     assert.ok((await relay.drain()) >= 1000);
     await Promise.all(pending);
-    assert.deepEqual(sent, ['ANALYZE pgboss.job']);
+    assert.deepEqual(sent.filter((s) => s.startsWith('ANALYZE')), ['ANALYZE pgboss.job'], 'the job table; no lead table has grown here');
   });
 
   test('the running relay is woken by the commit and hands the job over without a poll', async () => {

@@ -95,3 +95,34 @@ describe('recording a batch of accepted sends', () => {
     assert.equal(b!.message, 'accepted');
   });
 });
+
+describe('the batch recording on a table of some thousands of leads (migrations/026)', () => {
+  // Migration 025 locked the batch's leads with `id IN (SELECT … FROM jsonb_array_elements(…))`.
+  // PostgreSQL guesses such a set at 100 rows, so on a table of some thousands of leads — with
+  // fresh statistics — it planned a scan of every lead for each batch. `= ANY(ARRAY(…))` is planned
+  // as look-ups in the primary key.
+  it('looks the batch\'s leads up by id instead of reading every lead', async () => {
+    await h.app.db.pool.query(
+      `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at)
+       SELECT $1, 'Bulk ' || n, '+1555' || lpad(n::text, 7, '0'), '+1555' || lpad(n::text, 7, '0'), now()
+         FROM generate_series(1, 3000) AS n`, [w.workspaceId]);
+    await h.app.db.pool.query('ANALYZE leads');
+    const sends = await pendingSends(2);
+    const client = await h.app.db.pool.connect();
+    try {
+      const leadsRead = async () => {
+        // The session's counters reach the statistics when it goes idle after this.
+        await client.query('SELECT pg_stat_force_next_flush()');
+        await client.query('SELECT 1');
+        const { rows } = await h.app.db.pool.query(`SELECT seq_tup_read::float8 AS n FROM pg_stat_user_tables WHERE relid = 'leads'::regclass`);
+        return rows[0].n as number;
+      };
+      const before = await leadsRead();
+      assert.deepEqual(await recordAcceptedSends(client, sends), ['new', 'new']);
+      const read = (await leadsRead()) - before;
+      assert.ok(read < 1_000, `recording two sends read ${read} leads by scanning the table`);
+    } finally {
+      client.release();
+    }
+  });
+});

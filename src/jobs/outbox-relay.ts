@@ -2,7 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Pool } from '../db/pool.ts';
 import { systemClock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
-import { JobStatistics } from './job-statistics.ts';
+import { TableStatistics } from './table-statistics.ts';
 
 const BATCH = 500;
 
@@ -22,7 +22,7 @@ export class OutboxRelay {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
-  readonly #statistics: JobStatistics;
+  readonly #statistics: TableStatistics;
   // Not started: wake() does nothing, so tests move rows only when they call drain().
   #stopped = true;
 
@@ -31,7 +31,7 @@ export class OutboxRelay {
     this.#boss = opts.boss;
     this.#log = opts.log;
     this.#pollMs = opts.pollMs;
-    this.#statistics = new JobStatistics({ db: opts.pool, clock: systemClock, log: opts.log });
+    this.#statistics = new TableStatistics({ db: opts.pool, clock: systemClock, log: opts.log });
   }
 
   /**
