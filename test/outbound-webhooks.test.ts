@@ -181,6 +181,22 @@ describe('every event type, end to end on sandbox leads', () => {
     assert.ok(events.every((e) => e.livemode === false));
   });
 
+  it('leads POSTed together to workspaces with and without an endpoint: each lead.created once, only where an endpoint listens (migrations/027)', async () => {
+    const listened = await workspaceWithEndpoint('whatsapp');
+    const quiet = await app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });
+    // Concurrent POSTs share the statement that inserts their leads and timeline entries.
+    const answers = await Promise.all([0, 1, 2, 3].map((i) =>
+      postLead(app.http, i % 2 === 0 ? listened.sandboxKey : quiet.sandboxKey, { name: `Batch ${i}`, phone: phone('0100'), email: `b${i}@example.com`, consent: true })));
+    assert.deepEqual(answers.map((a) => a.status), [201, 201, 201, 201]);
+    const ids = answers.map((a) => a.body.leadId as string);
+    const { rows } = await app.db.pool.query(
+      `SELECT lead_id, type, workspace_id FROM webhook_events WHERE lead_id = ANY($1::uuid[]) ORDER BY id`, [ids]);
+    assert.deepEqual(rows.map((r) => `${r.lead_id} ${r.type}`).sort(), [`${ids[0]} lead.created`, `${ids[2]} lead.created`].sort());
+    assert.ok(rows.every((r) => r.workspace_id === listened.workspaceId));
+    const { rows: none } = await app.db.pool.query(`SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1`, [quiet.workspaceId]);
+    assert.equal(none[0].n, 0, 'a workspace without an endpoint gets no events');
+  });
+
   it('an endpoint receives only the event types it asked for', async () => {
     const ws = await workspaceWithEndpoint('whatsapp', receiver.url, ['lead.status_changed']);
     const created = await postLead(app.http, ws.sandboxKey, { name: 'Ada Hook', phone: phone('0002'), consent: true });
