@@ -4,7 +4,7 @@
 // on the real database.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ANALYZE_AFTER_JOBS, JOB_TABLE_INTERVAL_MS, LOOK_INTERVAL_MS, TableStatistics } from '../src/jobs/table-statistics.ts';
+import { ANALYZE_AFTER_JOBS, JOB_TABLE_INTERVAL_MS, LOOK_INTERVAL_MS, SAMPLE_TARGET, TableStatistics } from '../src/jobs/table-statistics.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 
@@ -41,7 +41,7 @@ test('analyzes pg-boss\'s job table and the lead tables that outgrew their stati
   const sent: string[] = [];
   const db = { query: (text: string, values?: unknown[]) => (sent.push(text), app.db.pool.query(text, values)) } as unknown as typeof app.db.pool;
   const stats = new TableStatistics({ db, clock: clock.read, log: createLogger('silent') });
-  const analyzed = () => sent.filter((s) => s.startsWith('ANALYZE'));
+  const analyzed = () => sent.filter((s) => s.includes('ANALYZE ')).map((s) => s.slice(s.indexOf('ANALYZE ')));
 
   await addLeads(1_200);
   assert.equal(stats.created(ANALYZE_AFTER_JOBS - 1), null, 'not yet');
@@ -50,6 +50,10 @@ test('analyzes pg-boss\'s job table and the lead tables that outgrew their stati
   assert.deepEqual(analyzed(), ['ANALYZE pgboss.job, leads, lead_funnel']);
   const { rows } = await app.db.pool.query(`SELECT reltuples::int AS n FROM pg_class WHERE oid = 'leads'::regclass`);
   assert.ok(rows[0].n >= 1_200, 'PostgreSQL has statistics for the leads table');
+  // Sampled small (SAMPLE_TARGET): the histogram of a column has SAMPLE_TARGET + 1 bounds, not the default 101.
+  const { rows: [hist] } = await app.db.pool.query(
+    `SELECT cardinality(histogram_bounds::text::text[]) AS n FROM pg_stats WHERE tablename = 'leads' AND attname = 'name'`);
+  assert.equal(hist.n, SAMPLE_TARGET + 1);
 
   assert.equal(stats.created(10 * ANALYZE_AFTER_JOBS), null, 'within a second of the last look');
   clock.advance(LOOK_INTERVAL_MS);
