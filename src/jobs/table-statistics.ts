@@ -22,7 +22,7 @@ import type { Logger } from '../shared/logger.ts';
 export const ANALYZE_AFTER_JOBS = 1000;
 /** At most one look per this many milliseconds: a look is one catalog query, and ANALYZE of a young table a few milliseconds. */
 export const LOOK_INTERVAL_MS = 1_000;
-/** pg-boss's job table is analyzed at most once per this many milliseconds (it samples up to 30,000 rows). */
+/** pg-boss's job table is analyzed at most once per this many milliseconds while jobs are created. */
 export const JOB_TABLE_INTERVAL_MS = 5_000;
 /**
  * A table of ours is analyzed once the rows changed since its last ANALYZE outnumber both this
