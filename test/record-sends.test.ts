@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { recordAcceptedSend, recordAcceptedSends, type AcceptedSend } from '../src/whatsapp/delivery-status.ts';
 import { createFirstContactTurns } from '../src/whatsapp/turn-queries.ts';
 import { uniquePhone } from './helpers/http.ts';
+import { flushTableCounts, insertBulkLeads } from './helpers/table-growth.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 
 // The accepted sends of a batch of first contacts, recorded together by one statement
@@ -102,18 +103,13 @@ describe('the batch recording on a table of some thousands of leads (migrations/
   // fresh statistics — it planned a scan of every lead for each batch. `= ANY(ARRAY(…))` is planned
   // as look-ups in the primary key.
   it('looks the batch\'s leads up by id instead of reading every lead', async () => {
-    await h.app.db.pool.query(
-      `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at)
-       SELECT $1, 'Bulk ' || n, '+1555' || lpad(n::text, 7, '0'), '+1555' || lpad(n::text, 7, '0'), now()
-         FROM generate_series(1, 3000) AS n`, [w.workspaceId]);
+    await insertBulkLeads(h.app.db.pool, w.workspaceId, 1, 3000);
     await h.app.db.pool.query('ANALYZE leads');
     const sends = await pendingSends(2);
     const client = await h.app.db.pool.connect();
     try {
       const leadsRead = async () => {
-        // The session's counters reach the statistics when it goes idle after this.
-        await client.query('SELECT pg_stat_force_next_flush()');
-        await client.query('SELECT 1');
+        await flushTableCounts(client);
         const { rows } = await h.app.db.pool.query(`SELECT seq_tup_read::float8 AS n FROM pg_stat_user_tables WHERE relid = 'leads'::regclass`);
         return rows[0].n as number;
       };

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ANALYZE_AFTER_JOBS, JOB_TABLE_INTERVAL_MS, LOOK_INTERVAL_MS, SAMPLE_TARGET, TableStatistics } from '../src/jobs/table-statistics.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { flushTableCounts, insertBulkLeads } from './helpers/table-growth.ts';
 import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 
 let app: TestApp;
@@ -21,13 +22,9 @@ let next = 1;
 async function addLeads(n: number): Promise<void> {
   const client = await app.db.pool.connect();
   try {
-    await client.query(
-      `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at)
-       SELECT $1, 'Bulk ' || i, '+1555' || lpad(i::text, 7, '0'), '+1555' || lpad(i::text, 7, '0'), now()
-         FROM generate_series($2::int, $2::int + $3::int - 1) AS i`, [workspaceId, next, n]);
+    await insertBulkLeads(client, workspaceId, next, n);
     next += n;
-    await client.query('SELECT pg_stat_force_next_flush()');
-    await client.query('SELECT 1'); // the session flushes its counts when it goes idle after the line above
+    await flushTableCounts(client);
   } finally {
     client.release();
   }

@@ -41,8 +41,7 @@ export const GROWING_TABLES = ['leads', 'lead_events', 'lead_funnel', 'agent_tur
 const DUE_TABLES = `SELECT s.relname AS name
    FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
   WHERE s.schemaname = current_schema() AND s.relname = ANY($1::text[])
-    AND s.n_mod_since_analyze > greatest($2::float8, c.reltuples)
-  ORDER BY s.relname`;
+    AND s.n_mod_since_analyze > greatest($2::float8, c.reltuples)`;
 
 export class TableStatistics {
   readonly #db: Queryable;
@@ -77,9 +76,10 @@ export class TableStatistics {
   }
 
   async #analyze(jobTable: boolean): Promise<void> {
-    const { rows } = await this.#db.query(DUE_TABLES, [GROWING_TABLES, GROWTH_ROWS]);
+    const { rows } = await this.#db.query<{ name: string }>(DUE_TABLES, [GROWING_TABLES, GROWTH_ROWS]);
+    const grown = new Set(rows.map((r) => r.name));
     // The names come from GROWING_TABLES, never from the database's answer alone.
-    const due: string[] = GROWING_TABLES.filter((t) => rows.some((r: { name: string }) => r.name === t));
+    const due: string[] = GROWING_TABLES.filter((t) => grown.has(t));
     // pgboss.job is partitioned: ANALYZE of the parent takes every queue's partition with it. Its
     // jobs come and go (a burst's backlog is created, then completed), so it is analyzed by time
     // while jobs are being created, not by its growth.
