@@ -81,7 +81,8 @@ export function FormPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [drafts, setDrafts] = useState<Draft[]>([]);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
-  const [focus, setFocus] = useState<string | null>(null);
+  // A new object per request: a repeated request for the same button must still run the effect.
+  const [focus, setFocus] = useState<{ id: string } | null>(null);
   const dragged = useRef<number | null>(null);
 
   const show = useCallback((f: FormSettings) => {
@@ -93,12 +94,14 @@ export function FormPage({ workspace }: { workspace: WorkspaceAccess }) {
   }, [base, show]);
   useEffect(load, [load]);
   // Keyboard reordering keeps focus on the button that moved the question (or its neighbour at an end).
+  // No reset to null afterwards: that reset and the next key press could land in one render, leave
+  // the value unchanged and skip the effect (the flaky browser test of 2026-11-25).
   useEffect(() => {
     if (!focus) return;
-    const el = document.getElementById(focus) as HTMLButtonElement | null;
-    const other = document.getElementById(focus.startsWith('up-') ? focus.replace('up-', 'down-') : focus.replace('down-', 'up-')) as HTMLButtonElement | null;
+    const { id } = focus;
+    const el = document.getElementById(id) as HTMLButtonElement | null;
+    const other = document.getElementById(id.startsWith('up-') ? id.replace('up-', 'down-') : id.replace('down-', 'up-')) as HTMLButtonElement | null;
     (el && !el.disabled ? el : other)?.focus();
-    setFocus(null);
   }, [focus]);
 
   const moveTo = (from: number, to: number) => {
@@ -141,7 +144,7 @@ export function FormPage({ workspace }: { workspace: WorkspaceAccess }) {
                 {drafts.map((q, i) => (
                   <QuestionEditor key={q.key} q={q} index={i} count={drafts.length}
                     update={(patch) => setDrafts(drafts.map((d) => (d.key === q.key ? { ...d, ...patch } : d)))}
-                    move={(by) => { moveTo(i, i + by); setFocus(`${by < 0 ? 'up' : 'down'}-${q.key}`); }}
+                    move={(by) => { moveTo(i, i + by); setFocus({ id: `${by < 0 ? 'up' : 'down'}-${q.key}` }); }}
                     remove={() => { setDrafts(drafts.filter((d) => d.key !== q.key)); setNotice(`Deleted "${q.label}" (not saved yet).`); }}
                     dragging={{ start: () => (dragged.current = i), drop: () => { if (dragged.current !== null) moveTo(dragged.current, i); dragged.current = null; } }} />
                 ))}
