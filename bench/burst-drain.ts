@@ -18,7 +18,7 @@ import { startTwilioSimulator } from '../src/simulators/twilio/twilio-simulator.
 import { CpuMeter, postmasterPid } from './cpu.ts';
 import { openBenchServer } from './db.ts';
 import { stats, type LatencyStats } from './messaging-latency.ts';
-import { benchNodeFlags, freePort, killAllChildrenNow, progress, RssSampler, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
+import { benchNodeFlags, benchServiceEnv, freePort, killAllChildrenNow, progress, RssSampler, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
 import { createTenants } from './tenants.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -105,7 +105,7 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
     service = startChild('leadintake serve (burst)', process.execPath, [...benchNodeFlags(), BIN, 'serve', '--port', String(port)], {
       cwd: ROOT,
       env: {
-        ...process.env,
+        ...process.env, ...benchServiceEnv(),
         DATABASE_URL: opts.databaseUrl, LEADINTAKE_ENCRYPTION_KEY: opts.encryptionKey, PUBLIC_BASE_URL: url, LOG_LEVEL: 'info',
         TWILIO_BASE_URL: twilio.url, OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: chat.apiKey,
       },

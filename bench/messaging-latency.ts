@@ -17,7 +17,7 @@ import { createPool } from '../src/db/pool.ts';
 import { startTwilioSimulator } from '../src/simulators/twilio/twilio-simulator.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../src/workspaces/workspace-service.ts';
-import { freePort, killAllChildrenNow, progress, benchNodeFlags, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
+import { freePort, killAllChildrenNow, progress, benchNodeFlags, benchServiceEnv, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // The compiled service, as `npm start` runs it (bench/run.ts builds it first).
@@ -100,7 +100,7 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     service = startChild('leadintake serve (messaging)', process.execPath, [...nodeArgs, BIN, 'serve', '--port', String(port)], {
       cwd: ROOT,
       env: {
-        ...process.env,
+        ...process.env, ...benchServiceEnv(),
         DATABASE_URL: opts.databaseUrl, LEADINTAKE_ENCRYPTION_KEY: opts.encryptionKey, PUBLIC_BASE_URL: url, LOG_LEVEL: 'info',
         TWILIO_BASE_URL: twilio.url, OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: chat.apiKey,
       },

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBenchServer } from './db.ts';
 import { WRK } from './load-wrk.ts';
-import { benchNodeFlags, freePort, procStatusMb, progress, RssSampler, runChild, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
+import { benchNodeFlags, benchServiceEnv, freePort, procStatusMb, progress, RssSampler, runChild, sleep, startChild, stopChild, waitForHttp200 } from './procs.ts';
 
 export interface OverloadResult {
   connections: number;
@@ -54,7 +54,7 @@ const num = (v: string | undefined, fallback: number) => (v && Number.isFinite(N
 /** One overload run against the build in `root` on the database server at `serverUrl`. */
 export async function runOverload(opts: { root: string; databaseUrl: string; connections: number; seconds: number; idleSeconds: number; extraEnv?: Record<string, string> }): Promise<OverloadResult> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'leadintake-overload-'));
-  const env = { ...process.env, DATABASE_URL: opts.databaseUrl, LEADINTAKE_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'), LOG_LEVEL: 'info', ...opts.extraEnv };
+  const env = { ...process.env, ...benchServiceEnv(), DATABASE_URL: opts.databaseUrl, LEADINTAKE_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'), LOG_LEVEL: 'info', ...opts.extraEnv };
   const bin = path.join(opts.root, 'bin', 'leadintake.js');
   const cli = async (args: string[]) => JSON.parse(await runChild('leadintake CLI', process.execPath, [bin, ...args], { cwd: opts.root, env, timeoutMs: 60_000 }));
   try {

@@ -16,7 +16,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
 import { openBenchServer, settle } from './db.ts';
 import { loadGenerator } from './load.ts';
-import { benchNodeFlags, freePort, procStatusMb, progress, startChild, stopAllChildren, stopChild, waitForHttp200 } from './procs.ts';
+import { benchNodeFlags, benchServiceEnv, freePort, procStatusMb, progress, startChild, stopAllChildren, stopChild, waitForHttp200 } from './procs.ts';
 import { createTenants } from './tenants.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -60,7 +60,7 @@ try {
     for (const build of builds) {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
-      const env = { ...process.env, DATABASE_URL: server.url, LEADINTAKE_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
+      const env = { ...process.env, ...benchServiceEnv(), DATABASE_URL: server.url, LEADINTAKE_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
       const service = startChild(`serve (${build})`, process.execPath, [...benchNodeFlags(), path.join(ROOT, build, 'cli', 'main.js'), 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
       await waitForHttp200(`${url}/readyz`, service, 60_000);
       const pid = service.child.pid!;

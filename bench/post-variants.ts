@@ -21,7 +21,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
 import { openBenchServer, seedLeads, settle } from './db.ts';
 import { loadGenerator } from './load.ts';
-import { benchNodeFlags, freePort, progress, startChild, stopAllChildren, stopChild, waitForHttp200 } from './procs.ts';
+import { benchNodeFlags, benchServiceEnv, freePort, progress, startChild, stopAllChildren, stopChild, waitForHttp200 } from './procs.ts';
 import { createTenants, seedTenantLeads } from './tenants.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,7 +50,7 @@ try {
   const load = loadGenerator();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, DATABASE_URL: server.url, LEADINTAKE_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
+  const env = { ...process.env, ...benchServiceEnv(), DATABASE_URL: server.url, LEADINTAKE_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
   const service = startChild('serve', process.execPath, [...benchNodeFlags(), path.join(ROOT, build, 'cli', 'main.js'), 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
   await waitForHttp200(`${url}/readyz`, service, 60_000);
   let run = 0;

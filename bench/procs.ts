@@ -6,9 +6,23 @@ import fs from 'node:fs';
 /**
  * Node's flags for the service, as `npm start` and bin/leadintake.js pass them (a test keeps the
  * three in step): a capped young generation and an old generation collected once it has grown
- * 30 % past what the last full GC kept, so RSS tracks the live heap (docs/PERFORMANCE.md).
+ * 30 % past what the last full GC kept, so RSS tracks the live heap; no Maglev, V8's middle
+ * compiler, whose compilations held ~15 MB at the API's peak (docs/PERFORMANCE.md, "Memory: no
+ * Maglev, one malloc arena").
  */
-export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=30'];
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=30', '--no-maglev'];
+
+/**
+ * The environment `npm start` and bin/leadintake.js set for the service: one glibc malloc arena
+ * for all threads, so what V8's background threads free is reused instead of held per thread
+ * (~15 MB at the burst's peak, docs/PERFORMANCE.md, "Memory: no Maglev, one malloc arena").
+ */
+export const SERVICE_ENV = { MALLOC_ARENA_MAX: '1' } as const;
+
+/** SERVICE_ENV, unless the caller's environment sets MALLOC_ARENA_MAX itself (to compare others). */
+export function benchServiceEnv(): Record<string, string> {
+  return process.env.MALLOC_ARENA_MAX === undefined ? { ...SERVICE_ENV } : {};
+}
 
 /** The flags the benchmark runs the service with: SERVICE_NODE_FLAGS, or BENCH_NODE_FLAGS to compare others. */
 export function benchNodeFlags(): string[] {

@@ -2,7 +2,7 @@
 import type { CpuUse } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 import type { PgbenchResult } from './pgbench.ts';
-import { SERVICE_NODE_FLAGS } from './procs.ts';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from './procs.ts';
 
 export const CONNECTIONS = [16, 64] as const;
 export type Conns = (typeof CONNECTIONS)[number];
@@ -40,6 +40,8 @@ export interface BenchResults {
     database: string;
     loadGenerator: string;
     nodeFlags: string[];
+    /** The service's MALLOC_ARENA_MAX (SERVICE_ENV's, unless the caller set one). */
+    mallocArenaMax: string;
   };
 }
 
@@ -120,7 +122,7 @@ export function renderReport(r: BenchResults): string {
   lines.push(
     `${m.cpus} CPUs; Node ${m.node}; ${m.postgres}; ${m.pgbench}; database: ${m.database}.`,
     `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, and a wait (≤ 15 s) for other processes on the machine to go quiet.`,
-    `Service: \`node ${m.nodeFlags.join(' ')} dist/cli/main.js serve --no-worker\` (built as \`npm start\` does${m.nodeFlags.join(' ') === SERVICE_NODE_FLAGS.join(' ') ? ', with its flags' : '; BENCH_NODE_FLAGS, not the flags of `npm start`'}) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for the single-key load, and ${f0(r.tenants)} workspaces with one key each for the multi-tenant load (each request on one of them at random); ${f0(m.seeded)} seeded leads in each of the two setups.`,
+    `Service: \`MALLOC_ARENA_MAX=${m.mallocArenaMax} node ${m.nodeFlags.join(' ')} dist/cli/main.js serve --no-worker\` (built as \`npm start\` does${m.nodeFlags.join(' ') === SERVICE_NODE_FLAGS.join(' ') && m.mallocArenaMax === SERVICE_ENV.MALLOC_ARENA_MAX ? ', with its flags and environment' : '; BENCH_NODE_FLAGS or MALLOC_ARENA_MAX, not those of `npm start`'}) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for the single-key load, and ${f0(r.tenants)} workspaces with one key each for the multi-tenant load (each request on one of them at random); ${f0(m.seeded)} seeded leads in each of the two setups.`,
     `Load generator: ${m.loadGenerator}, one request at a time per connection, on the same 2 cores; closed-loop latencies.`,
     '',
   );

@@ -18,7 +18,7 @@ import { renderMessagingLatency, runMessagingLatency } from './messaging-latency
 import { renderOverload, runOverload } from './overload.ts';
 import { PGBENCH, runPgbench, writeScripts, type PgbenchResult } from './pgbench.ts';
 import {
-  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, benchNodeFlags, startChild, stopAllChildren, stopChild, waitForHttp200,
+  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, benchNodeFlags, benchServiceEnv, SERVICE_ENV, startChild, stopAllChildren, stopChild, waitForHttp200,
 } from './procs.ts';
 import { createTenants, seedTenantLeads } from './tenants.ts';
 import { CONNECTIONS, renderReport, type BenchResults, type Conns, type Measured } from './report.ts';
@@ -87,6 +87,7 @@ async function main(): Promise<void> {
 
   const env = {
     ...process.env,
+    ...benchServiceEnv(),
     DATABASE_URL: server.url,
     LEADINTAKE_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
     LOG_LEVEL: 'info',
@@ -274,6 +275,7 @@ async function main(): Promise<void> {
     meta: {
       loadGenerator: load.name,
       nodeFlags: benchNodeFlags(),
+      mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? SERVICE_ENV.MALLOC_ARENA_MAX,
       date: new Date().toISOString(),
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
