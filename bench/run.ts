@@ -13,6 +13,7 @@ import { createPool, type Pool } from '../src/db/pool.ts';
 import { CpuMeter, postmasterPid, type CpuUse } from './cpu.ts';
 import { dbCounters, openBenchServer, outboxBacklog, seededId, seedLeads, settle, type BenchServer } from './db.ts';
 import { loadGenerator, type LoadResult, type Workload } from './load.ts';
+import { alternate, describeAlternated } from './alternated.ts';
 import { renderBurstDrain, runBurstDrain } from './burst-drain.ts';
 import { renderMessagingLatency, runMessagingLatency } from './messaging-latency.ts';
 import { renderOverload, runOverload } from './overload.ts';
@@ -36,6 +37,9 @@ const MESSAGING_LEADS = positiveNumber(process.env.BENCH_MESSAGING_LEADS, QUICK 
 /** Workspaces with one key each of the multi-tenant load and the burst. */
 const TENANTS = positiveNumber(process.env.BENCH_TENANTS, 200);
 const BURST_LEADS = positiveNumber(process.env.BENCH_BURST_LEADS, QUICK ? 2000 : 10_000);
+/** The alternated multi-tenant ratio (bench/alternated.ts): pairs of runs at 64 connections, seconds each. */
+const ALT_PAIRS = positiveNumber(process.env.BENCH_ALT_PAIRS, QUICK ? 2 : 6);
+const ALT_SECONDS = positiveNumber(process.env.BENCH_ALT_SECONDS, QUICK ? 2 : 3);
 /** Longest wait for the burst's first messages after its last 201. */
 const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, 300);
 /**
@@ -45,11 +49,11 @@ const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, 
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'messaging,burst,overload,inbox').split(',').map((p) => p.trim()).filter(Boolean));
 const skipped = (part: string) => `\n## ${part}\n\nNot run (BENCH_PARTS=${[...PARTS].join(',')}).\n`;
 // Hard bound on the whole run: 14 measured runs, 7 warm-ups, settling, waits for a quiet
-// machine (at most 15 s before each run) and start-up.
+// machine (at most 15 s before each run) and start-up; the alternated runs (4 × ALT_PAIRS).
 // Plus the messaging latency run (1,000 leads at 50/s and its own start-up), the burst, and the
 // overload run (20 s of load, a minute of watching RSS, its own start-up).
 // Plus the inbox on 1,000,000 leads (seeding, indexes, 300 runs of each query).
-const DEADLINE_MS = (14 * SECONDS * 1.5 + 7 * WARMUP_SECONDS + 14 * 15 + 300 + 120 + BURST_WAIT_SECONDS + 300 + 180 + 900) * 1000;
+const DEADLINE_MS = (14 * SECONDS * 1.5 + 4 * ALT_PAIRS * ALT_SECONDS * 1.5 + 2 * 15 + 7 * WARMUP_SECONDS + 14 * 15 + 300 + 120 + BURST_WAIT_SECONDS + 300 + 180 + 900) * 1000;
 
 function positiveNumber(v: string | undefined, fallback: number): number {
   const n = Number(v);
@@ -216,6 +220,14 @@ async function main(): Promise<void> {
     getMultiRes[c] = await measure(`service GET, ${TENANTS} keys: ${c} connections, ${SECONDS} s`, load.process, true, () => getMulti(c, SECONDS));
     progress(`${said(getMultiRes[c].result)} (${(getMultiRes[c].result.rps / getRes[c].result.rps).toFixed(2)}× one key)`);
   }
+  const alternated = {} as BenchResults['alternated'];
+  for (const [kind, one, multi] of [['post', post, postMulti], ['get', get, getMulti]] as const) {
+    await settle(pool, { relayRunning: true });
+    await cpu.waitForQuiet();
+    progress(`alternated ${kind.toUpperCase()}: ${ALT_PAIRS} pairs of ${ALT_SECONDS} s at 64 connections, one key and ${TENANTS} keys`);
+    alternated[kind] = await alternate(ALT_PAIRS, ALT_SECONDS, (sec) => one(64, sec), (sec) => multi(64, sec));
+    progress(`  → ${describeAlternated(alternated[kind])}`);
+  }
   sampler.stop();
   const hwmMb = procStatusMb(pid, 'VmHWM');
   progress('stopping the service');
@@ -266,6 +278,7 @@ async function main(): Promise<void> {
     get: getRes,
     postMulti: postMultiRes,
     getMulti: getMultiRes,
+    alternated,
     tenants: TENANTS,
     hello,
     pgWrite,
