@@ -53,19 +53,32 @@ function IntegrationLog({ workspace, base }: { workspace: WorkspaceAccess; base:
     if (after) p.set('cursor', after);
     return api<{ entries: LogEntry[]; nextCursor: string | null }>('GET', `${base}/integration-log?${p}`);
   }, [base, provider, errorsOnly, leadId]);
+  // Only the latest request's answer is shown: an earlier one (a live refresh or a page of the
+  // filters before "Errors only" was ticked) can answer last and would show rows the filters exclude.
+  const latest = useRef(0);
   const refresh = useCallback(() => {
-    query().then((r) => { setEntries(r.entries); setCursor(r.nextCursor); setError(''); }, (e: Error) => setError(e.message));
+    const n = ++latest.current;
+    query().then((r) => {
+      if (n !== latest.current) return;
+      setEntries(r.entries); setCursor(r.nextCursor); setError('');
+    }, (e: Error) => { if (n === latest.current) setError(e.message); });
   }, [query]);
   useEffect(refresh, [refresh]);
   // Live: each new entry (one notification per statement) refetches the first page, at most every 300 ms.
   const timer = useRef<number | undefined>(undefined);
-  useEffect(() => watchWorkspace(workspace.slug, () => {
-    clearTimeout(timer.current);
-    timer.current = window.setTimeout(refresh, 300);
-  }, ['integration']), [workspace.slug, refresh]);
+  useEffect(() => {
+    const stop = watchWorkspace(workspace.slug, () => {
+      clearTimeout(timer.current);
+      timer.current = window.setTimeout(refresh, 300);
+    }, ['integration']);
+    // A refresh still waiting would run with the filters it was made with.
+    return () => { stop(); clearTimeout(timer.current); };
+  }, [workspace.slug, refresh]);
   const more = async () => {
     if (!cursor) return;
+    const n = latest.current;
     const r = await query(cursor);
+    if (n !== latest.current) return;
     setEntries((e) => [...(e ?? []), ...r.entries]);
     setCursor(r.nextCursor);
   };
