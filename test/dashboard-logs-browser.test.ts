@@ -56,6 +56,22 @@ test('integration log with errors only and live rows; Retry of a dead letter sen
   assert.equal(await rows.filter({ hasText: 'accepted' }).count(), 0);
   assert.ok((await rows.filter({ hasText: '401' }).count()) >= 6);
 
+  // An answer overtaken by a later request is dropped: the unfiltered list, asked for when the box
+  // is unticked, answers only after the filtered one asked for when it is ticked again.
+  const late = (url: URL) => url.pathname.endsWith('/integration-log') && !url.searchParams.has('errors');
+  await page.route(late, async (route) => {
+    await new Promise((r) => setTimeout(r, 1_000)); // orders the answers; nothing is timed
+    await route.continue();
+  });
+  const lateAnswer = page.waitForResponse((res) => late(new URL(res.url())));
+  await page.getByLabel('Errors only').uncheck();
+  await page.getByLabel('Errors only').check();
+  await lateAnswer;
+  await page.unroute(late);
+  // Two frames: the late answer would have been parsed and rendered by then.
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+  assert.equal(await rows.filter({ hasText: 'accepted' }).count(), 0, 'the overtaken unfiltered answer is not shown');
+
   // Live: an entry written now (by whatever process) appears without a reload.
   await recordIntegrationEvent(h.app.db.pool, {
     provider: 'vapi', workspaceId: ws.workspaceId, leadId: dead.leadId, direction: 'out', kind: 'POST /call', httpStatus: 502, error: 'Bad gateway from Vapi', payload: {},

@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, watchWorkspace, type Inbox, type InboxLead, type Status, type WorkspaceAccess } from './api.ts';
+import { useCallback, useEffect, useState } from 'react';
+import { api, type Inbox, type InboxLead, type Status, type WorkspaceAccess } from './api.ts';
 import { duration, since, STATUS_LABELS } from './format.ts';
+import { useLatest, useLiveRefresh } from './live.ts';
 import { navigate } from './nav.ts';
 
 // The leads inbox (/admin/<slug>/leads): tabs per status with counts, search, the Sandbox switch,
@@ -30,24 +31,25 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
     if (after) p.set('cursor', after);
     return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
   }, [tab, search, sandbox, sort, workspace.slug]);
+  const latest = useLatest();
   const refresh = useCallback(() => {
+    const current = latest.begin();
     query().then((d) => {
+      if (!current()) return;
       setData(d);
       setMore([]);
       setCursor(d.nextCursor);
       setError('');
-    }, (e: Error) => setError(e.message));
-  }, [query]);
+    }, (e: Error) => { if (current()) setError(e.message); });
+  }, [query, latest]);
   useEffect(refresh, [refresh]);
-  // Live: any change of the workspace refetches the first page (at most every 300 ms).
-  const timer = useRef<number | undefined>(undefined);
-  useEffect(() => watchWorkspace(workspace.slug, () => {
-    clearTimeout(timer.current);
-    timer.current = window.setTimeout(refresh, 300);
-  }), [workspace.slug, refresh]);
+  // Live: any change of the workspace refetches the first page.
+  useLiveRefresh(workspace.slug, refresh);
   const loadMore = async () => {
     if (!cursor) return;
+    const current = latest.join();
     const d = await query(cursor);
+    if (!current()) return;
     setMore((m) => [...m, ...d.leads]);
     setCursor(d.nextCursor);
   };

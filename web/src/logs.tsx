@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
-import { api, watchWorkspace, type WorkspaceAccess } from './api.ts';
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { api, type WorkspaceAccess } from './api.ts';
 import { dateTime } from './format.ts';
+import { useLatest, useLiveRefresh } from './live.ts';
 import { navigate } from './nav.ts';
 
 // The Logs page (docs/DASHBOARD.md, "Logs, dead letters and the audit log"): three sub-pages,
@@ -38,6 +39,8 @@ export function auditWords(type: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+const INTEGRATION = ['integration'];
+
 function IntegrationLog({ workspace, base }: { workspace: WorkspaceAccess; base: string }) {
   const [provider, setProvider] = useState('');
   const [errorsOnly, setErrorsOnly] = useState(false);
@@ -53,32 +56,22 @@ function IntegrationLog({ workspace, base }: { workspace: WorkspaceAccess; base:
     if (after) p.set('cursor', after);
     return api<{ entries: LogEntry[]; nextCursor: string | null }>('GET', `${base}/integration-log?${p}`);
   }, [base, provider, errorsOnly, leadId]);
-  // Only the latest request's answer is shown: an earlier one (a live refresh or a page of the
-  // filters before "Errors only" was ticked) can answer last and would show rows the filters exclude.
-  const latest = useRef(0);
+  const latest = useLatest();
   const refresh = useCallback(() => {
-    const n = ++latest.current;
+    const current = latest.begin();
     query().then((r) => {
-      if (n !== latest.current) return;
+      if (!current()) return;
       setEntries(r.entries); setCursor(r.nextCursor); setError('');
-    }, (e: Error) => { if (n === latest.current) setError(e.message); });
-  }, [query]);
+    }, (e: Error) => { if (current()) setError(e.message); });
+  }, [query, latest]);
   useEffect(refresh, [refresh]);
-  // Live: each new entry (one notification per statement) refetches the first page, at most every 300 ms.
-  const timer = useRef<number | undefined>(undefined);
-  useEffect(() => {
-    const stop = watchWorkspace(workspace.slug, () => {
-      clearTimeout(timer.current);
-      timer.current = window.setTimeout(refresh, 300);
-    }, ['integration']);
-    // A refresh still waiting would run with the filters it was made with.
-    return () => { stop(); clearTimeout(timer.current); };
-  }, [workspace.slug, refresh]);
+  // Live: each new entry (one notification per statement) refetches the first page.
+  useLiveRefresh(workspace.slug, refresh, INTEGRATION);
   const more = async () => {
     if (!cursor) return;
-    const n = latest.current;
+    const current = latest.join();
     const r = await query(cursor);
-    if (n !== latest.current) return;
+    if (!current()) return;
     setEntries((e) => [...(e ?? []), ...r.entries]);
     setCursor(r.nextCursor);
   };
