@@ -112,8 +112,8 @@ export function buildApp(deps: AppDeps): App {
   // More than a rate limiter: the statement it runs per batch of a key's requests also reads the
   // GETs' leads and inserts the POSTs' WhatsApp leads (lead-batch-statement.ts), so a request is
   // counted and done in one round trip.
-  // Reads may be admitted from a lease of the key's count (src/auth/rate-limiter.ts, leaseSize).
-  const rateLimiter = new RateLimiter(deps.pool, deps.clock, leadBatchStatement, (op) => op?.kind === 'read');
+  // Any request may be admitted from a lease of the key's count (src/auth/rate-limiter.ts, leaseSize).
+  const rateLimiter = new RateLimiter(deps.pool, deps.clock, leadBatchStatement, () => true);
   const unroutedLead = unroutableLeadId({ authenticator, rateLimiter });
   const voice = voiceChannel(deps);
   const leads = new LeadService({

@@ -19,14 +19,17 @@ before(async () => {
 });
 after(() => app.close());
 
+/** Every request may be admitted from a lease, as src/app.ts sets up the public API's limiter. */
+const leaseAll = () => true;
+
 /** A RateLimiter on the app's database that records the name of every statement it sends. */
-function recordingLimiter(leaseReads = false) {
+function recordingLimiter(leases = false) {
   const statements: string[] = [];
   const db = { query: ((config: { name?: string }, values?: unknown[]) => {
     statements.push(config.name ?? 'unnamed');
     return app.db.pool.query(config as never, values as never);
   }) as typeof app.db.pool.query };
-  return { statements, limiter: new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never, leaseReads ? (op) => op?.kind === 'read' : undefined) };
+  return { statements, limiter: new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never, leases ? leaseAll : undefined) };
 }
 
 function newLead(workspaceId: string, phone: string): NewLead {
@@ -118,7 +121,7 @@ describe('one statement for the requests of many keys', () => {
   });
 });
 
-describe("reads admitted from a lease of the key's count", () => {
+describe("requests admitted from a lease of the key's count", () => {
   const counter = async (keyId: string) =>
     (await app.db.pool.query(`SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_counters WHERE api_key_id = $1`, [keyId])).rows[0].n as number;
   const read = (workspaceId: string): LeadOp => ({ kind: 'read', leadId: crypto.randomUUID(), workspaceId, livemode: true, withCall: false });
@@ -142,12 +145,51 @@ describe("reads admitted from a lease of the key's count", () => {
     // The lease used up: the next read is counted again, with a new lease after it.
     await limiter.admit(key.id, 100_000, read(ws.workspaceId));
     assert.equal(await counter(key.id), 34 + 1 + 32);
-    // A POST of the key is counted on its own and leaves the lease alone: the next read takes
-    // the lease's next position, not a new one.
+    // A POST takes the lease's next position like a read, and its lead is inserted all the same.
     const posted = await limiter.admit(key.id, 100_000, insert(ws.workspaceId, phone()));
-    assert.equal(posted.decision.remaining, 100_000 - 68);
-    assert.equal((await limiter.admit(key.id, 100_000, read(ws.workspaceId))).decision.remaining, 100_000 - 36);
-    assert.equal(await counter(key.id), 68);
+    assert.equal(posted.decision.remaining, 100_000 - 36);
+    assert.equal((posted.output as { kind: string }).kind, 'inserted');
+    assert.equal((await limiter.admit(key.id, 100_000, read(ws.workspaceId))).decision.remaining, 100_000 - 37);
+    assert.equal(await counter(key.id), 67, 'the leased POST and read wrote no count');
+    await app.relay.drain();
+  });
+
+  test('a request with nothing to do in the statement (a voice lead is inserted after it) needs no statement when leased', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { statements, limiter } = recordingLimiter(true);
+    for (let i = 0; i < 2; i++) await limiter.admit(key.id, 100_000);
+    assert.equal(statements.length, 2);
+    const remaining: number[] = [];
+    for (let i = 0; i < 32; i++) remaining.push((await limiter.admit(key.id, 100_000)).decision.remaining);
+    assert.equal(statements.length, 2, 'admitted from the lease without a round trip');
+    assert.deepEqual(remaining, Array.from({ length: 32 }, (_, i) => 100_000 - 3 - i));
+    assert.equal(await counter(key.id), 34);
+  });
+
+  test('a batch split after a failed statement keeps the positions its requests took from the lease', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { limiter } = recordingLimiter(true);
+    for (let i = 0; i < 2; i++) await limiter.admit(key.id, 100_000, read(ws.workspaceId)); // lease: positions 3–34
+    const poisoned = (name: string): LeadOp => ({ kind: 'insert', lead: { ...newLead(ws.workspaceId, phone()), name } });
+    await app.db.pool.query("ALTER TABLE leads ADD CONSTRAINT test_poison_lease CHECK (name <> 'Poison')");
+    let answers;
+    try {
+      // One pass: one statement for the four, which fails; the halves (and the poisoned one's
+      // half again) run with the positions taken the first time.
+      answers = await Promise.allSettled(['A', 'B', 'Poison', 'C'].map((n) => limiter.admit(key.id, 100_000, poisoned(n))));
+    } finally {
+      await app.db.pool.query('ALTER TABLE leads DROP CONSTRAINT test_poison_lease');
+    }
+    assert.deepEqual(answers.map((a) => a.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const fulfilled = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+    assert.deepEqual(fulfilled.map((a) => a.decision.remaining), [100_000 - 3, 100_000 - 4, 100_000 - 6]);
+    assert.deepEqual(fulfilled.map((a) => (a.output as { kind: string }).kind), ['inserted', 'inserted', 'inserted']);
+    // Positions 3–6 were spent once each: the next request takes 7.
+    assert.equal((await limiter.admit(key.id, 100_000, read(ws.workspaceId))).decision.remaining, 100_000 - 7);
+    assert.equal(await counter(key.id), 34, 'nothing counted beyond the lease');
+    await app.relay.drain();
   });
 
   test('near the limit nothing is leased: concurrent reads admit exactly what is left', async () => {
@@ -181,6 +223,23 @@ describe('through the API, many keys at once', () => {
     await app.relay.drain();
   });
 
+  test("a busy key's POSTs are admitted from a lease: each lead stored, each answer its own position, the count written once per lease", async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const remaining: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await postLead(app.http, key.key, validLead());
+      assert.equal(res.status, 201);
+      remaining.push(Number(/r=(\d+)/.exec(String(res.headers['ratelimit']))![1]));
+    }
+    assert.deepEqual(remaining, Array.from({ length: 12 }, (_, i) => 100_000 - 1 - i));
+    const counted = await app.db.pool.query(`SELECT sum(count)::int AS n FROM rate_limit_counters WHERE api_key_id = $1`, [key.id]);
+    assert.equal(counted.rows[0].n, 2 + 32, 'two counted, the second reserving 32; ten taken from the lease');
+    const stored = await app.db.pool.query(`SELECT count(*)::int AS n FROM leads WHERE api_key_id = $1`, [key.id]);
+    assert.equal(stored.rows[0].n, 12);
+    await app.relay.drain();
+  });
+
   test('one lead the database refuses fails alone among the leads of five workspaces', async () => {
     const keys = await Promise.all(Array.from({ length: 5 }, async () => (await app.createWorkspace('whatsapp')).apiKey));
     await app.db.pool.query("ALTER TABLE leads ADD CONSTRAINT test_poison CHECK (name <> 'Poison')");
@@ -197,7 +256,7 @@ describe('through the API, many keys at once', () => {
 
 describe('two statements in flight', () => {
   /** A limiter whose statements wait at a gate until the test opens it. */
-  function gatedLimiter(leaseReads = false) {
+  function gatedLimiter(leases = false) {
     const started: string[] = [];
     const gates: Array<() => void> = [];
     const db = { query: (async (config: { name?: string }, values?: unknown[]) => {
@@ -205,7 +264,7 @@ describe('two statements in flight', () => {
       await new Promise<void>((open) => gates.push(open));
       return app.db.pool.query(config as never, values as never);
     }) as unknown as typeof app.db.pool.query };
-    const limiter = new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never, leaseReads ? (op) => op?.kind === 'read' : undefined);
+    const limiter = new RateLimiter<LeadOp, unknown>(db, clock.read, leadBatchStatement as never, leases ? leaseAll : undefined);
     const pass = () => new Promise((r) => setImmediate(r));
     return { started, limiter, pass, openAll: () => gates.splice(0).forEach((open) => open()) };
   }

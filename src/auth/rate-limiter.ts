@@ -21,7 +21,7 @@ export interface KeyCount {
 /**
  * A request's op in a batch: `key` indexes the batch's keys, `ord` is its 1-based place among that
  * key's requests. A request admitted from a lease was not counted by the batch: `key` is -1 and
- * its op (a read) runs without a count to check.
+ * its op runs without a count to check (`isAdmitted` is true for it).
  */
 export interface BatchOp<Op> {
   key: number;
@@ -46,6 +46,7 @@ export function countValues(windowStart: Date, keys: readonly KeyCount[]): unkno
 
 /** Whether the op's request is within its key's quota, given its key's count after the batch. */
 export function isAdmitted(keys: readonly KeyCount[], counts: readonly number[], op: { key: number; ord: number }): boolean {
+  if (op.key === -1) return true; // admitted from a lease before the statement ran
   const k = keys[op.key]!;
   return counts[op.key]! - k.size + op.ord <= k.limit;
 }
@@ -94,6 +95,9 @@ interface Lease {
   lastCount: number;
 }
 
+/** Start (ms) of the fixed window that holds `ms`. */
+const windowOf = (ms: number) => Math.floor(ms / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
+
 /**
  * How many positions a key's lease reserves: none below a limit of 1,000 an hour, so a key with a
  * small limit is counted exactly as before; else one per 500 of the limit, at most 32. The
@@ -101,9 +105,6 @@ interface Lease {
  * this many requests per process and key and hour are refused below the limit
  * (docs/PERFORMANCE.md, "Many workspaces"). Never more than the limit is admitted.
  */
-/** Start (ms) of the fixed window that holds `ms`. */
-const windowOf = (ms: number) => Math.floor(ms / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS * 1000;
-
 export function leaseSize(limit: number): number {
   const n = Math.min(32, Math.floor(limit / 500));
   return n >= 2 ? n : 0;
@@ -113,15 +114,21 @@ interface Waiter<Op, Out> {
   apiKeyId: string;
   limit: number;
   op: Op | undefined;
+  /**
+   * The position a lease gave the request (0: none), taken once: a batch split after a failed
+   * statement runs it again with the same position, so no position of a lease is spent twice.
+   */
+  leased?: number;
   resolve(a: Admission<Out>): void;
   reject(err: unknown): void;
 }
 
 /**
  * Fixed hourly windows counted in PostgreSQL, so the limit holds across processes and
- * restarts. Every request is counted by an atomic `count = count + n` upsert, and PostgreSQL's
- * answer decides: with the count before the batch known exactly, the first `limit - before`
- * requests of a key are admitted, the rest refused, so concurrent requests admit exactly `limit`.
+ * restarts. Every request is counted by an atomic `count = count + n` upsert (or takes a
+ * position such an upsert reserved ahead for its key: a lease), and PostgreSQL's answer
+ * decides: with the count before the batch known exactly, the first `limit - before` requests
+ * of a key are admitted, the rest refused, so concurrent requests admit exactly `limit`.
  *
  * The requests in flight in this process — of every key and workspace — that arrive while the
  * previous statement runs are done together by the next one (group counting): it adds each
@@ -153,8 +160,9 @@ export class RateLimiter<Op, Out> {
   readonly #leasing = new Set<string>();
 
   /**
-   * `leasable`: the requests that may be admitted from a lease (reads: deciding them needs no
-   * write of their own). Without it every request is counted by a statement.
+   * `leasable`: the requests that may be admitted from a lease (the public API leases all of
+   * them: a leased request's op runs without a count, docs/API.md "Rate limit"). Without it
+   * every request is counted by a statement.
    */
   constructor(db: Queryable, clock: Clock, statement: BatchStatement<Op, Out>, leasable: (op: Op | undefined) => boolean = () => false, maxInFlight = 2) {
     this.#db = db;
@@ -214,23 +222,18 @@ export class RateLimiter<Op, Out> {
     const decide = (limit: number, position: number): RateLimitDecision =>
       ({ allowed: position <= limit, limit, remaining: Math.max(0, limit - position), resetSeconds });
     // Requests a lease covers take its next position here; the rest are counted by the statement.
-    const local = batch.map((w) => {
-      if (!this.#leasable(w.op)) return 0;
-      const lease = this.#leases.get(w.apiKeyId);
-      if (!lease || lease.window !== windowStart || lease.next > lease.end) return 0;
-      return lease.next++;
-    });
+    const local = batch.map((w) => (w.leased ??= this.#fromLease(w, windowStart)));
     // Keys sorted by id: every statement locks counter rows in the same order.
     const ids = [...new Set(batch.filter((_, i) => local[i] === 0).map((w) => w.apiKeyId))].sort();
     const index = new Map(ids.map((id, i) => [id, i]));
     const keys: KeyCount[] = ids.map((apiKeyId) => ({ apiKeyId, size: 0, limit: 0 }));
-    const readers = new Set<number>(); // keys with a leasable request that no lease covered
+    const leasers = new Set<number>(); // keys with a leasable request that no lease covered
     const places = batch.map((w, i) => {
       if (local[i] !== 0) return null;
       const key = index.get(w.apiKeyId)!;
       const k = keys[key]!;
       k.limit = w.limit; // the latest cached limit of the key
-      if (this.#leasable(w.op)) readers.add(key);
+      if (this.#leasable(w.op)) leasers.add(key);
       return { key, ord: ++k.size };
     });
     // Such a key reserves a lease after its requests, in the same count, when the last count it
@@ -238,7 +241,7 @@ export class RateLimiter<Op, Out> {
     const extra = keys.map((k, key) => {
       const n = leaseSize(k.limit);
       const seen = this.#leases.get(k.apiKeyId);
-      const room = readers.has(key) && n > 0 && seen?.window === windowStart && k.limit - seen.lastCount >= 16 * n;
+      const room = leasers.has(key) && n > 0 && seen?.window === windowStart && k.limit - seen.lastCount >= 16 * n;
       return room && !this.#leasing.has(k.apiKeyId) ? n : 0;
     });
     keys.forEach((k, i) => {
@@ -252,6 +255,14 @@ export class RateLimiter<Op, Out> {
     }
   }
 
+  /** The next free position of the key's lease for a leasable request, else 0. */
+  #fromLease(w: Waiter<Op, Out>, windowStart: number): number {
+    if (!this.#leasable(w.op)) return 0;
+    const lease = this.#leases.get(w.apiKeyId);
+    if (!lease || lease.window !== windowStart || lease.next > lease.end) return 0;
+    return lease.next++;
+  }
+
   async #count(
     batch: Waiter<Op, Out>[], windowStart: number, keys: KeyCount[], extra: number[],
     places: Array<{ key: number; ord: number } | null>, local: number[], decide: (limit: number, position: number) => RateLimitDecision,
@@ -261,7 +272,7 @@ export class RateLimiter<Op, Out> {
     batch.forEach((w, i) => {
       if (w.op === undefined) return;
       opOf[i] = ops.length;
-      // A leased request's op runs unconditionally: its admission is already decided (reads only).
+      // A leased request's op runs unconditionally: its admission is already decided.
       ops.push({ ...(places[i] ?? { key: -1, ord: 0 }), op: w.op });
     });
     const { counts, outputs } = ops.length > 0
@@ -271,8 +282,9 @@ export class RateLimiter<Op, Out> {
       const c = counts[i]!;
       const held = this.#leases.get(k.apiKeyId);
       if (extra[i]! > 0) this.#leases.set(k.apiKeyId, { window: windowStart, next: c - extra[i]! + 1, end: c, lastCount: c });
-      // A key counted for its POSTs keeps the positions it still holds: one lease at a time per
-      // key is what bounds the positions that can go unused.
+      // A key counted while it holds a lease (a request of the batch came after the lease ran
+      // out, or the key could not lease) keeps the positions it still holds: one lease at a
+      // time per key is what bounds the positions that can go unused.
       else if (held?.window === windowStart) held.lastCount = c;
       else this.#leases.set(k.apiKeyId, { window: windowStart, next: 1, end: 0, lastCount: c });
     });

@@ -34,8 +34,8 @@ const INSERTS = `,
       FROM jsonb_to_recordset($4::jsonb) AS x(key uuid, ord int, size int, lim int, seq int, workspace_id uuid, livemode boolean,
              name text, phone text, phone_normalized text, email text, goal text, consent_ip text, consent_user_agent text,
              metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid)
-      JOIN c ON c.api_key_id = x.key
-     WHERE c.count - x.size + x.ord <= x.lim
+      LEFT JOIN c ON c.api_key_id = x.key
+     WHERE x.key IS NULL OR c.count - x.size + x.ord <= x.lim
      ORDER BY x.workspace_id, x.livemode, x.phone_normalized, x.seq
   ), lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
@@ -72,8 +72,9 @@ export const leadBatchStatement: BatchStatement<LeadOp, LeadOpResult> = {
         reads.set(scopeKey(o.op.workspaceId, o.op.livemode, o.op.leadId), o.op);
         withCall ||= o.op.withCall;
       } else {
-        const k = keys[o.key]!;
-        inserts.push(insertRow({ key: k.apiKeyId, ord: o.ord, size: k.size, lim: k.limit, seq }, o.op.lead));
+        // key -1: admitted from a lease (RateLimiter), inserted without a count to check.
+        const k = keys[o.key];
+        inserts.push(insertRow(k ? { key: k.apiKeyId, ord: o.ord, size: k.size, lim: k.limit, seq } : { key: null, ord: 0, size: 0, lim: 0, seq }, o.op.lead));
       }
     });
     const values = [
@@ -117,7 +118,7 @@ export const leadBatchStatement: BatchStatement<LeadOp, LeadOpResult> = {
 /** Leads are scoped by workspace and mode: a live key never sees a sandbox lead (docs/SANDBOX.md). */
 const scopeKey = (workspaceId: string, livemode: boolean, v: string) => `${workspaceId}/${livemode ? 'live' : 'test'}/${v}`;
 
-function insertRow(place: { key: string; ord: number; size: number; lim: number; seq: number }, l: NewLead) {
+function insertRow(place: { key: string | null; ord: number; size: number; lim: number; seq: number }, l: NewLead) {
   return {
     ...place,
     workspace_id: l.workspaceId,
