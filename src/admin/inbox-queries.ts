@@ -3,7 +3,7 @@ import { LEAD_STATUSES, type LeadStatus } from '../leads/lead-state.ts';
 import { normalizePhone } from '../leads/phone.ts';
 
 // The leads inbox (docs/DASHBOARD.md, "Inbox"): newest first or by last activity, keyset pages
-// (no OFFSET) each read off an index of migrations 011/013, a search by phone (any format:
+// (no OFFSET) each read off an index of migrations 011/013/028, a search by phone (any format:
 // normalised, then the unique index), e-mail (exact, its own index) or name (substring, the
 // trigram index),
 // and counts per status that stop at COUNT_CAP so a workspace of a million leads costs no more
@@ -15,7 +15,7 @@ export const COUNT_CAP = 10_000;
 
 export const INBOX_SORTS = ['newest', 'activity'] as const;
 export type InboxSort = (typeof INBOX_SORTS)[number];
-/** The column each order walks (indexes leads_workspace_created and leads_inbox_activity). */
+/** The column each order walks (indexes leads_inbox and leads_inbox_activity, migrations 028 and 013). */
 const SORT_COLUMN: Record<InboxSort, 'created_at' | 'updated_at'> = { newest: 'created_at', activity: 'updated_at' };
 
 export interface InboxQuery {
