@@ -39,6 +39,12 @@ function newLead(workspaceId: string, phone: string): NewLead {
   };
 }
 
+/** A new WhatsApp workspace and a second key of it with the given hourly limit. */
+async function workspaceWithKey(hourlyLimit: number) {
+  const ws = await app.createWorkspace('whatsapp');
+  return { ws, key: (await app.workspaces.createKey(ws.slug, { hourlyLimit }))! };
+}
+
 const insert = (workspaceId: string, phone: string): LeadOp => ({ kind: 'insert', lead: newLead(workspaceId, phone) });
 const phone = () => `+${uniquePhone().replace(/\D/g, '')}`;
 
@@ -131,8 +137,7 @@ describe("requests admitted from a lease of the key's count", () => {
   });
 
   test('a busy key with a high limit: its count is written once per lease, and each read still gets its own position', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { ws, key } = await workspaceWithKey(100_000);
     const { statements, limiter } = recordingLimiter(true);
     const remaining: number[] = [];
     // One at a time: the first read is counted alone, the second also reserves 32 positions.
@@ -155,8 +160,7 @@ describe("requests admitted from a lease of the key's count", () => {
   });
 
   test('a request with nothing to do in the statement (a voice lead is inserted after it) needs no statement when leased', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { ws, key } = await workspaceWithKey(100_000);
     const { statements, limiter } = recordingLimiter(true);
     for (let i = 0; i < 2; i++) await limiter.admit(key.id, 100_000);
     assert.equal(statements.length, 2);
@@ -168,8 +172,7 @@ describe("requests admitted from a lease of the key's count", () => {
   });
 
   test('a batch split after a failed statement keeps the positions its requests took from the lease', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { ws, key } = await workspaceWithKey(100_000);
     const { limiter } = recordingLimiter(true);
     for (let i = 0; i < 2; i++) await limiter.admit(key.id, 100_000, read(ws.workspaceId)); // lease: positions 3–34
     const poisoned = (name: string): LeadOp => ({ kind: 'insert', lead: { ...newLead(ws.workspaceId, phone()), name } });
@@ -193,8 +196,7 @@ describe("requests admitted from a lease of the key's count", () => {
   });
 
   test('near the limit nothing is leased: concurrent reads admit exactly what is left', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 1000 }))!;
+    const { ws, key } = await workspaceWithKey(1000);
     const { limiter } = recordingLimiter(true);
     // 980 of the hour's 1,000 spent (by other processes, say).
     const hour = new Date(Math.floor(clock.read().getTime() / 3_600_000) * 3_600_000);
@@ -224,8 +226,7 @@ describe('through the API, many keys at once', () => {
   });
 
   test("a busy key's POSTs are admitted from a lease: each lead stored, each answer its own position, the count written once per lease", async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { ws, key } = await workspaceWithKey(100_000);
     const remaining: number[] = [];
     for (let i = 0; i < 12; i++) {
       const res = await postLead(app.http, key.key, validLead());
@@ -309,8 +310,7 @@ describe('two statements in flight', () => {
   });
 
   test('one lease at a time per key: a second statement does not reserve another while the first reserves one', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: 100_000 }))!;
+    const { ws, key } = await workspaceWithKey(100_000);
     const { limiter, pass, openAll } = gatedLimiter(true);
     const read = (): LeadOp => ({ kind: 'read', leadId: crypto.randomUUID(), workspaceId: ws.workspaceId, livemode: true, withCall: false });
     const counter = async () => (await app.db.pool.query(`SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_counters WHERE api_key_id = $1`, [key.id])).rows[0].n as number;
