@@ -5,12 +5,13 @@ import fs from 'node:fs';
 
 /**
  * Node's flags for the service, as `npm start` and bin/leadintake.js pass them (a test keeps the
- * three in step): a capped young generation and an old generation collected once it has grown
+ * three in step): a young generation capped at 2 MB semi-spaces (4 until 2026-11-26: 2 kept a burst
+ * of leads about 5 MB lower at the same speed) and an old generation collected once it has grown
  * 30 % past what the last full GC kept, so RSS tracks the live heap; no Maglev, V8's middle
  * compiler, whose compilations held ~15 MB at the API's peak (docs/PERFORMANCE.md, "Memory: no
  * Maglev, one malloc arena").
  */
-export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=30', '--no-maglev'];
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=2', '--heap-growing-percent=30', '--no-maglev'];
 
 /**
  * The environment `npm start` and bin/leadintake.js set for the service: one glibc malloc arena

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=4 --heap-growing-percent=30 --no-maglev
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=2 --heap-growing-percent=30 --no-maglev
 // Node's flags and malloc setting as in `npm start` (test/runtime-flags.test.ts keeps them in
 // step): V8's young generation otherwise grows to 3 × 16 MB under load, its old generation to
 // several times the live heap before a full GC, Maglev's compilations hold ~15 MB at the API's
