@@ -73,7 +73,7 @@ export const leadBatchStatement: BatchStatement<LeadOp, LeadOpResult> = {
         withCall ||= o.op.withCall;
       } else {
         // key -1: admitted from a lease (RateLimiter), inserted without a count to check.
-        const k = keys[o.key];
+        const k = o.key === -1 ? null : keys[o.key]!;
         inserts.push(insertRow(k ? { key: k.apiKeyId, ord: o.ord, size: k.size, lim: k.limit, seq } : { key: null, ord: 0, size: 0, lim: 0, seq }, o.op.lead));
       }
     });

@@ -81,7 +81,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
  * default every kind but `integration`, which only the Logs page shows (the inbox would refetch
  * for each provider exchange otherwise).
  */
-export function watchWorkspace(slug: string, onChange: (leadIds: string[] | null) => void, kinds?: string[]): () => void {
+export function watchWorkspace(slug: string, onChange: (leadIds: string[] | null) => void, kinds?: readonly string[]): () => void {
   const source = new EventSource(`/api/admin/workspaces/${encodeURIComponent(slug)}/events`);
   const wanted = (kind: string) => (kinds ? kinds.includes(kind) : kind !== 'integration');
   const handle = (e: MessageEvent<string>) => {

@@ -24,16 +24,15 @@ export function useLatest(): Latest {
 /**
  * Calls `refresh` on each change of the workspace (of `kinds`, see watchWorkspace), at most every
  * 300 ms. A refresh still waiting when `refresh` changes (new filters) is cancelled: it would run
- * with the filters it was made with.
+ * with the filters it was made with. `kinds` is a dependency: pass a constant array.
  */
 export function useLiveRefresh(slug: string, refresh: () => void, kinds?: readonly string[]): void {
   const timer = useRef<number | undefined>(undefined);
-  const kindList = kinds?.join(',');
   useEffect(() => {
     const stop = watchWorkspace(slug, () => {
       clearTimeout(timer.current);
       timer.current = window.setTimeout(refresh, 300);
-    }, kindList === undefined ? undefined : kindList.split(','));
+    }, kinds);
     return () => { stop(); clearTimeout(timer.current); };
-  }, [slug, refresh, kindList]);
+  }, [slug, refresh, kinds]);
 }
