@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/pool.ts';
+import { isConnectionLoss, type Queryable } from '../db/pool.ts';
 import type { Clock } from '../shared/clock.ts';
 
 export const WINDOW_SECONDS = 3600;
@@ -204,14 +204,25 @@ export class RateLimiter<Op, Out> {
   // The statement is atomic, so a failed one counted and did nothing. One request's data must
   // not fail the others: the batch is split in halves until the failing request runs alone, and
   // only its own failure is its answer (a few statements more, instead of one per request).
-  async #settle(batch: Waiter<Op, Out>[]): Promise<void> {
+  // A lost connection is no request's fault: the whole batch runs once more, on a fresh
+  // connection (a pooled connection whose backend was just terminated is only found dead when a
+  // statement is sent on it). Running it again is safe: reads are reads, a lead whose insert did
+  // commit although its answer was lost is a duplicate (409 with its id, which the spec tells
+  // clients to treat as success), and a count that did commit only counts the requests twice.
+  // Lost again, the database is down: every request gets the error at once, without the split.
+  async #settle(batch: Waiter<Op, Out>[], again = false): Promise<void> {
     try {
       await this.#run(batch);
     } catch (err) {
+      if (isConnectionLoss(err)) {
+        if (!again) return this.#settle(batch, true);
+        for (const w of batch) w.reject(err);
+        return;
+      }
       if (batch.length === 1) return batch[0]!.reject(err);
       const half = Math.ceil(batch.length / 2);
-      await this.#settle(batch.slice(0, half));
-      await this.#settle(batch.slice(half));
+      await this.#settle(batch.slice(0, half), again);
+      await this.#settle(batch.slice(half), again);
     }
   }
 

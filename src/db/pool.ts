@@ -65,3 +65,21 @@ export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) =>
     client.release(broken);
   }
 }
+
+// SQLSTATEs of a backend that went away: 57P01 terminated by an administrator (a failover, a
+// restart, pg_terminate_backend, a proxy's cut), 57P02 crash of another backend, 57P03 starting
+// up or shutting down; class 08 is the connection exceptions.
+const LOST_STATES = new Set(['57P01', '57P02', '57P03']);
+const LOST_SOCKET = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED']);
+
+/**
+ * Whether a query failed because its connection was lost (or could not be made), not because of
+ * what it asked: the same statement on a fresh connection may well succeed. pg reports a socket
+ * that closed under a query, and a query on a client already known dead, by message alone.
+ */
+export function isConnectionLoss(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (LOST_STATES.has(code) || code.startsWith('08') || LOST_SOCKET.has(code))) return true;
+  return err.message === 'Connection terminated unexpectedly' || err.message.endsWith('is not queryable');
+}

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { RateLimiter } from '../src/auth/rate-limiter.ts';
+import { createPool, isConnectionLoss, type Pool } from '../src/db/pool.ts';
+import { leadBatchStatement, type LeadOp, type LeadOpResult } from '../src/leads/lead-batch-statement.ts';
+import { uniquePhone } from './helpers/http.ts';
+import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
+
+// A batch statement of the public API whose connection is lost is run once more on a fresh
+// connection (src/auth/rate-limiter.ts, docs/RELIABILITY.md "Database faults"). The loss is made
+// by a TCP proxy in front of PostgreSQL that closes a connection when the batch statement is
+// sent on it, before PostgreSQL sees it: what a pooled connection whose backend was just
+// terminated does, without the race of a real termination.
+
+let app: TestApp;
+let proxy: net.Server;
+let pool: Pool;
+/** How many more batch statements the proxy cuts. */
+let cuts = 0;
+const clock = new TestClock(Date.parse('2026-11-26T10:15:00.000Z'));
+
+before(async () => {
+  app = await startTestApp({ clock });
+  const target = new URL(app.db.url);
+  proxy = net.createServer((client) => {
+    const server = net.connect(Number(target.port || 5432), target.hostname);
+    client.on('error', () => server.destroy());
+    server.on('error', () => client.destroy());
+    server.pipe(client);
+    client.on('data', (chunk: Buffer) => {
+      // Parse (a new connection) and Bind (a prepared one) both carry the statement's name.
+      if (cuts > 0 && (chunk.includes('lead-batch') || chunk.includes('rate-limit-count'))) {
+        cuts -= 1;
+        client.destroy();
+        server.destroy();
+        return;
+      }
+      server.write(chunk);
+    });
+    client.on('close', () => server.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const via = new URL(app.db.url);
+  via.hostname = '127.0.0.1';
+  via.port = String((proxy.address() as net.AddressInfo).port);
+  pool = createPool(via.toString(), 2);
+});
+after(async () => {
+  await pool.end();
+  proxy.close();
+  await app.close();
+});
+
+/** A limiter through the proxy that records the name of every statement it sends. */
+function recordingLimiter() {
+  const statements: string[] = [];
+  const db = { query: ((config: { name?: string }, values?: unknown[]) => {
+    statements.push(config.name ?? 'unnamed');
+    return pool.query(config as never, values as never);
+  }) as typeof pool.query };
+  return { statements, limiter: new RateLimiter<LeadOp, LeadOpResult>(db, clock.read, leadBatchStatement) };
+}
+
+const phone = () => `+${uniquePhone().replace(/\D/g, '')}`;
+function insert(workspaceId: string, p: string): LeadOp {
+  return {
+    kind: 'insert',
+    lead: {
+      workspaceId, name: 'Lost Connection', phone: p, phoneNormalized: p, email: null, goal: null, consentIp: null,
+      consentUserAgent: null, metadata: {}, formResponses: {}, createdEvent: { channel: 'whatsapp' }, livemode: true, apiKeyId: null,
+    },
+  };
+}
+const leadsWith = async (phones: string[]) =>
+  (await app.db.pool.query('SELECT count(*)::int AS n FROM leads WHERE phone_normalized = ANY($1)', [phones])).rows[0].n as number;
+
+describe('a batch statement whose connection is lost', () => {
+  test('a request alone: run once more on a fresh connection, and its lead is inserted once', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const p = phone();
+    const { statements, limiter } = recordingLimiter();
+    await pool.query('SELECT 1'); // a pooled connection for the statement to be sent on
+    cuts = 1;
+    const answer = await limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p));
+    assert.equal(cuts, 0, 'the proxy cut the first statement');
+    assert.equal(answer.output?.kind, 'inserted');
+    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
+    assert.equal(answer.decision.remaining, 99, 'counted once: the lost statement did nothing');
+    assert.equal(await leadsWith([p]), 1);
+  });
+
+  test('a batch of several: run whole once more, not split request by request', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const phones = [phone(), phone(), phone(), phone()];
+    const { statements, limiter } = recordingLimiter();
+    cuts = 1;
+    const answers = await Promise.all(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
+    assert.deepEqual(answers.map((a) => a.output?.kind), ['inserted', 'inserted', 'inserted', 'inserted']);
+    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
+    assert.equal(await leadsWith(phones), 4);
+  });
+
+  test('lost again: every request of the batch gets the error at once, after two statements', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const phones = [phone(), phone(), phone()];
+    const { statements, limiter } = recordingLimiter();
+    cuts = 2;
+    const answers = await Promise.allSettled(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
+    for (const a of answers) {
+      assert.equal(a.status, 'rejected');
+      assert.ok(isConnectionLoss(a.reason), String(a.reason));
+    }
+    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
+    assert.equal(await leadsWith(phones), 0);
+    // The pool carries on: the next request is admitted on a fresh connection.
+    const next = await limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, phones[0]!));
+    assert.equal(next.output?.kind, 'inserted');
+  });
+});
+
+describe('which failures are a lost connection', () => {
+  test("a backend terminated under a query (57P01) and a closed socket are; the query's own errors are not", async () => {
+    const client = new pg.Client({ connectionString: app.db.url });
+    await client.connect();
+    client.on('error', () => {});
+    const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+    const sleeping = client.query('SELECT pg_sleep(30)').then(() => undefined, (err: unknown) => err);
+    await app.db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+    const terminated = await sleeping;
+    assert.equal((terminated as { code?: string }).code, '57P01');
+    assert.ok(isConnectionLoss(terminated));
+    assert.ok(isConnectionLoss(new Error('Connection terminated unexpectedly')));
+    await client.end().catch(() => {});
+
+    const bad = await app.db.pool.query("SELECT 'x'::uuid").then(() => undefined, (err: unknown) => err);
+    assert.equal((bad as { code?: string }).code, '22P02');
+    assert.equal(isConnectionLoss(bad), false);
+    const division = await app.db.pool.query('SELECT 1/0').then(() => undefined, (err: unknown) => err);
+    assert.equal(isConnectionLoss(division), false);
+  });
+});
