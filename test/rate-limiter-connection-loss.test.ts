@@ -19,12 +19,18 @@ let proxy: net.Server;
 let pool: Pool;
 /** How many more batch statements the proxy cuts. */
 let cuts = 0;
+/** While set, the proxy accepts connections and never answers (a host that drops packets). */
+let blackhole = false;
 const clock = new TestClock(Date.parse('2026-11-26T10:15:00.000Z'));
 
 before(async () => {
   app = await startTestApp({ clock });
   const target = new URL(app.db.url);
   proxy = net.createServer((client) => {
+    if (blackhole) {
+      client.on('error', () => {});
+      return;
+    }
     const server = net.connect(Number(target.port || 5432), target.hostname);
     client.on('error', () => server.destroy());
     server.on('error', () => client.destroy());
@@ -54,11 +60,11 @@ after(async () => {
 });
 
 /** A limiter through the proxy that records the name of every statement it sends. */
-function recordingLimiter() {
+function recordingLimiter(through: Pool = pool) {
   const statements: string[] = [];
   const db = { query: ((config: { name?: string }, values?: unknown[]) => {
     statements.push(config.name ?? 'unnamed');
-    return pool.query(config as never, values as never);
+    return through.query(config as never, values as never);
   }) as typeof pool.query };
   return { statements, limiter: new RateLimiter<LeadOp, LeadOpResult>(db, clock.read, leadBatchStatement) };
 }
@@ -117,6 +123,33 @@ describe('a batch statement whose connection is lost', () => {
     // The pool carries on: the next request is admitted on a fresh connection.
     const next = await limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, phones[0]!));
     assert.equal(next.output?.kind, 'inserted');
+  });
+});
+
+describe('a database host that does not answer', () => {
+  test('a batch whose connection cannot be made: tried twice, then every request gets the error (not split request by request)', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    // A pool of its own with no connection open yet, and a short connect timeout (the service's
+    // is 5 s): split request by request, eight requests would wait for fifteen timeouts in a row.
+    const url = new URL(app.db.url);
+    url.hostname = '127.0.0.1';
+    url.port = String((proxy.address() as net.AddressInfo).port);
+    const fresh = new pg.Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 200 });
+    fresh.on('error', () => {});
+    blackhole = true;
+    try {
+      const { statements, limiter } = recordingLimiter(fresh);
+      const phones = Array.from({ length: 8 }, phone);
+      const answers = await Promise.allSettled(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
+      for (const a of answers) {
+        assert.equal(a.status, 'rejected');
+        assert.ok(isConnectionLoss(a.reason), String(a.reason));
+      }
+      assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
+    } finally {
+      blackhole = false;
+      await fresh.end();
+    }
   });
 });
 

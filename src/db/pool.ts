@@ -71,15 +71,23 @@ export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) =>
 // up or shutting down; class 08 is the connection exceptions.
 const LOST_STATES = new Set(['57P01', '57P02', '57P03']);
 const LOST_SOCKET = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED']);
+// pg's messages: a socket closed under a query; a new connection that got no answer within
+// CONNECT_TIMEOUT_MS; no connection of the pool came free (or could be opened) in that time.
+const CONNECT_FAILURES = new Set([
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+]);
 
 /**
- * Whether a query failed because its connection was lost (or could not be made), not because of
- * what it asked: the same statement on a fresh connection may well succeed. pg reports a socket
- * that closed under a query, and a query on a client already known dead, by message alone.
+ * Whether a query failed because its connection was lost (or could not be made, or none came
+ * free in time), not because of what it asked: the same statement on a fresh connection may well
+ * succeed. pg reports these by message alone.
  */
 export function isConnectionLoss(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (LOST_STATES.has(code) || code.startsWith('08') || LOST_SOCKET.has(code))) return true;
-  return err.message === 'Connection terminated unexpectedly' || err.message.endsWith('is not queryable');
+  return CONNECT_FAILURES.has(err.message) || err.message.endsWith('is not queryable');
 }
+
