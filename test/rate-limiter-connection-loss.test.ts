@@ -3,12 +3,12 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { RateLimiter } from '../src/auth/rate-limiter.ts';
-import { createPool, isConnectionLoss, type Pool } from '../src/db/pool.ts';
+import { connectionFault, createPool, type Pool } from '../src/db/pool.ts';
 import { leadBatchStatement, type LeadOp, type LeadOpResult } from '../src/leads/lead-batch-statement.ts';
 import { uniquePhone } from './helpers/http.ts';
 import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 
-// A batch statement of the public API whose connection is lost is run once more on a fresh
+// A batch statement of the public API whose connection is lost is run again on another
 // connection (src/auth/rate-limiter.ts, docs/RELIABILITY.md "Database faults"). The loss is made
 // by a TCP proxy in front of PostgreSQL that closes a connection when the batch statement is
 // sent on it, before PostgreSQL sees it: what a pooled connection whose backend was just
@@ -108,17 +108,28 @@ describe('a batch statement whose connection is lost', () => {
     assert.equal(await leadsWith(phones), 4);
   });
 
-  test('lost again: every request of the batch gets the error at once, after two statements', async () => {
+  test('several dead connections in a row (a failover kills them all at once): tried until one works, three tries more at most', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const phones = [phone(), phone()];
+    const { statements, limiter } = recordingLimiter();
+    cuts = 3;
+    const answers = await Promise.all(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
+    assert.deepEqual(answers.map((a) => a.output?.kind), ['inserted', 'inserted']);
+    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i', 'lead-batch-i', 'lead-batch-i']);
+    assert.equal(await leadsWith(phones), 2);
+  });
+
+  test('lost on every try: every request of the batch gets the error at once, after four statements', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const phones = [phone(), phone(), phone()];
     const { statements, limiter } = recordingLimiter();
-    cuts = 2;
+    cuts = 4;
     const answers = await Promise.allSettled(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
     for (const a of answers) {
       assert.equal(a.status, 'rejected');
-      assert.ok(isConnectionLoss(a.reason), String(a.reason));
+      assert.equal(connectionFault(a.reason), 'lost', String(a.reason));
     }
-    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
+    assert.equal(statements.length, 4);
     assert.equal(await leadsWith(phones), 0);
     // The pool carries on: the next request is admitted on a fresh connection.
     const next = await limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, phones[0]!));
@@ -127,7 +138,7 @@ describe('a batch statement whose connection is lost', () => {
 });
 
 describe('a database host that does not answer', () => {
-  test('a batch whose connection cannot be made: tried twice, then every request gets the error (not split request by request)', async () => {
+  test('a batch whose connection cannot be made: every request gets the error after one statement (not split request by request, not retried)', async () => {
     const ws = await app.createWorkspace('whatsapp');
     // A pool of its own with no connection open yet, and a short connect timeout (the service's
     // is 5 s): split request by request, eight requests would wait for fifteen timeouts in a row.
@@ -143,9 +154,9 @@ describe('a database host that does not answer', () => {
       const answers = await Promise.allSettled(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
       for (const a of answers) {
         assert.equal(a.status, 'rejected');
-        assert.ok(isConnectionLoss(a.reason), String(a.reason));
+        assert.equal(connectionFault(a.reason), 'unreachable', String(a.reason));
       }
-      assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
+      assert.deepEqual(statements, ['lead-batch-i']);
     } finally {
       blackhole = false;
       await fresh.end();
@@ -154,7 +165,7 @@ describe('a database host that does not answer', () => {
 });
 
 describe('which failures are a lost connection', () => {
-  test("a backend terminated under a query (57P01) and a closed socket are; the query's own errors are not", async () => {
+  test("a backend terminated under a query (57P01) and a closed socket are lost, a refused connection unreachable; the query's own errors neither", async () => {
     const client = new pg.Client({ connectionString: app.db.url });
     await client.connect();
     client.on('error', () => {});
@@ -163,14 +174,22 @@ describe('which failures are a lost connection', () => {
     await app.db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
     const terminated = await sleeping;
     assert.equal((terminated as { code?: string }).code, '57P01');
-    assert.ok(isConnectionLoss(terminated));
-    assert.ok(isConnectionLoss(new Error('Connection terminated unexpectedly')));
+    assert.equal(connectionFault(terminated), 'lost');
+    assert.equal(connectionFault(new Error('Connection terminated unexpectedly')), 'lost');
     await client.end().catch(() => {});
+
+    // A port nothing listens on: a closed server, refused at once.
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = await new pg.Client({ host: '127.0.0.1', port, user: 'postgres' }).connect().then(() => undefined, (err: unknown) => err);
+    assert.equal(connectionFault(refused), 'unreachable', String(refused));
 
     const bad = await app.db.pool.query("SELECT 'x'::uuid").then(() => undefined, (err: unknown) => err);
     assert.equal((bad as { code?: string }).code, '22P02');
-    assert.equal(isConnectionLoss(bad), false);
+    assert.equal(connectionFault(bad), null);
     const division = await app.db.pool.query('SELECT 1/0').then(() => undefined, (err: unknown) => err);
-    assert.equal(isConnectionLoss(division), false);
+    assert.equal(connectionFault(division), null);
   });
 });

@@ -66,28 +66,33 @@ export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) =>
   }
 }
 
-// SQLSTATEs of a backend that went away: 57P01 terminated by an administrator (a failover, a
-// restart, pg_terminate_backend, a proxy's cut), 57P02 crash of another backend, 57P03 starting
-// up or shutting down; class 08 is the connection exceptions.
-const LOST_STATES = new Set(['57P01', '57P02', '57P03']);
-const LOST_SOCKET = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED']);
-// pg's messages: a socket closed under a query; a new connection that got no answer within
-// CONNECT_TIMEOUT_MS; no connection of the pool came free (or could be opened) in that time.
-const CONNECT_FAILURES = new Set([
-  'Connection terminated unexpectedly',
-  'Connection terminated due to connection timeout',
-  'timeout exceeded when trying to connect',
-]);
+// How a query can fail for its connection rather than for what it asked (pg reports the socket's
+// and the pool's failures by message alone):
+// - `lost`: the connection broke under the query or before it: 57P01 backend terminated by an
+//   administrator (a failover, a restart, pg_terminate_backend, a proxy's cut), 57P02 crash of
+//   another backend, class 08 connection exceptions, a reset socket, a client already known dead.
+// - `unreachable`: no connection could be had: refused, 57P03 the server starting up or shutting
+//   down, no answer within CONNECT_TIMEOUT_MS, no pooled connection free in that time.
+const LOST_CODES = new Set(['57P01', '57P02', 'ECONNRESET', 'EPIPE']);
+const LOST_MESSAGES = new Set(['Connection terminated unexpectedly']);
+const UNREACHABLE_CODES = new Set(['57P03', 'ECONNREFUSED']);
+const UNREACHABLE_MESSAGES = new Set(['Connection terminated due to connection timeout', 'timeout exceeded when trying to connect']);
+
+export type ConnectionFault = 'lost' | 'unreachable';
 
 /**
- * Whether a query failed because its connection was lost (or could not be made, or none came
- * free in time), not because of what it asked: the same statement on a fresh connection may well
- * succeed. pg reports these by message alone.
+ * Whether a query failed because of its connection, not because of what it asked: the same
+ * statement on another connection may well succeed (`lost`), or no connection can be had now
+ * (`unreachable`). Null for every other error.
  */
-export function isConnectionLoss(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
+export function connectionFault(err: unknown): ConnectionFault | null {
+  if (!(err instanceof Error)) return null;
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && (LOST_STATES.has(code) || code.startsWith('08') || LOST_SOCKET.has(code))) return true;
-  return CONNECT_FAILURES.has(err.message) || err.message.endsWith('is not queryable');
+  if (typeof code === 'string') {
+    if (UNREACHABLE_CODES.has(code)) return 'unreachable';
+    if (LOST_CODES.has(code) || code.startsWith('08')) return 'lost';
+  }
+  if (UNREACHABLE_MESSAGES.has(err.message)) return 'unreachable';
+  if (LOST_MESSAGES.has(err.message) || err.message.endsWith('is not queryable')) return 'lost';
+  return null;
 }
-
