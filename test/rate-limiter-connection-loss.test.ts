@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
+import { Authenticator } from '../src/auth/authenticator.ts';
 import { RateLimiter } from '../src/auth/rate-limiter.ts';
 import { connectionFault, createPool, type Pool } from '../src/db/pool.ts';
 import { leadBatchStatement, type LeadOp, type LeadOpResult } from '../src/leads/lead-batch-statement.ts';
@@ -17,8 +18,9 @@ import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 let app: TestApp;
 let proxy: net.Server;
 let pool: Pool;
-/** How many more batch statements the proxy cuts. */
+/** How many more statements whose name matches `cutting` the proxy cuts. */
 let cuts = 0;
+let cutting = /lead-batch|rate-limit-count/;
 /** While set, the proxy accepts connections and never answers (a host that drops packets). */
 let blackhole = false;
 const clock = new TestClock(Date.parse('2026-11-26T10:15:00.000Z'));
@@ -37,7 +39,7 @@ before(async () => {
     server.pipe(client);
     client.on('data', (chunk: Buffer) => {
       // Parse (a new connection) and Bind (a prepared one) both carry the statement's name.
-      if (cuts > 0 && (chunk.includes('lead-batch') || chunk.includes('rate-limit-count'))) {
+      if (cuts > 0 && cutting.test(chunk.toString('latin1'))) {
         cuts -= 1;
         client.destroy();
         server.destroy();
@@ -134,6 +136,24 @@ describe('a batch statement whose connection is lost', () => {
     // The pool carries on: the next request is admitted on a fresh connection.
     const next = await limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, phones[0]!));
     assert.equal(next.output?.kind, 'inserted');
+  });
+});
+
+describe('an API key looked up on a connection that is lost', () => {
+  test('is looked up again on another connection, not answered with an error', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const authenticator = new Authenticator({ pool, clock: clock.read, log: app.log, cacheTtlMs: 60_000 });
+    await pool.query('SELECT 1');
+    cuts = 1;
+    cutting = /find-api-key-by-hash/;
+    try {
+      const outcome = await authenticator.authenticate(`Bearer ${ws.apiKey}`);
+      assert.equal(cuts, 0, 'the proxy cut the first lookup');
+      assert.equal(outcome.ok, true);
+    } finally {
+      cutting = /lead-batch|rate-limit-count/;
+      cuts = 0;
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Pool } from '../db/pool.ts';
+import { retryOnLostConnection, type Pool } from '../db/pool.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { hashApiKey } from './api-key.ts';
@@ -65,7 +65,8 @@ export class Authenticator {
     // lookup per request, and queue them all for the pool's few connections.
     const running = this.#pending.get(cacheKey);
     if (running) return running;
-    const lookup = findApiKeyByHash(this.#pool, hash)
+    // A read: tried again when a failover took its connection, rather than a 500.
+    const lookup = retryOnLostConnection(() => findApiKeyByHash(this.#pool, hash))
       .then((record) => {
         if (record && this.#ttlMs > 0) {
           if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();

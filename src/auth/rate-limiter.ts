@@ -1,14 +1,7 @@
-import { connectionFault, type Queryable } from '../db/pool.ts';
+import { connectionFault, retryOnLostConnection, type Queryable } from '../db/pool.ts';
 import type { Clock } from '../shared/clock.ts';
 
 export const WINDOW_SECONDS = 3600;
-
-/**
- * Waits before each new try of a batch whose connection was lost: the next pass of the event loop
- * (the pool has then read the notices that already arrived), then 25 ms, then 100 ms (a backend
- * that was just told to stop may take that long to say so). Three more tries in all.
- */
-const RETRY_DELAYS_MS = [0, 25, 100];
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -211,32 +204,23 @@ export class RateLimiter<Op, Out> {
   // The statement is atomic, so a failed one counted and did nothing. One request's data must
   // not fail the others: the batch is split in halves until the failing request runs alone, and
   // only its own failure is its answer (a few statements more, instead of one per request).
-  // A lost connection is no request's fault: the whole batch runs again on another connection.
-  // A failover or a restart kills every pooled connection at once, and the pool learns of each
-  // loss only when that connection's notice is read, so each try waits a little longer first
-  // (RETRY_DELAYS_MS) for the pool to have dropped the dead ones. Running a batch again is safe:
-  // reads are reads, a lead whose insert did commit although its answer was lost is a duplicate
-  // (409 with its id, which the spec tells clients to treat as success), and a count that did
-  // commit only counts the requests twice. When no connection can be had at all (refused, no
-  // answer), or the tries run out, every request of the batch gets the error at once.
-  async #settle(batch: Waiter<Op, Out>[], tries = 0): Promise<void> {
+  // A lost connection is no request's fault: the whole batch is tried again on another connection
+  // (retryOnLostConnection). That is safe: reads are reads, a lead whose insert did commit
+  // although its answer was lost is a duplicate (409 with its id, which the spec tells clients to
+  // treat as success), and a count that did commit only counts the requests twice. When no
+  // connection can be had at all (refused, no answer), or the tries run out, every request of the
+  // batch gets the error at once: split, it would only fail again, once per request.
+  async #settle(batch: Waiter<Op, Out>[]): Promise<void> {
     try {
-      await this.#run(batch);
+      await retryOnLostConnection(() => this.#run(batch));
     } catch (err) {
-      const fault = connectionFault(err);
-      if (fault) {
-        const delay = RETRY_DELAYS_MS[tries];
-        if (fault === 'lost' && delay !== undefined) {
-          await new Promise((resolve) => (delay === 0 ? setImmediate(resolve) : setTimeout(resolve, delay)));
-          return this.#settle(batch, tries + 1);
-        }
+      if (batch.length === 1 || connectionFault(err)) {
         for (const w of batch) w.reject(err);
         return;
       }
-      if (batch.length === 1) return batch[0]!.reject(err);
       const half = Math.ceil(batch.length / 2);
-      await this.#settle(batch.slice(0, half), tries);
-      await this.#settle(batch.slice(half), tries);
+      await this.#settle(batch.slice(0, half));
+      await this.#settle(batch.slice(half));
     }
   }
 

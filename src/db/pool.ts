@@ -96,3 +96,29 @@ export function connectionFault(err: unknown): ConnectionFault | null {
   if (LOST_MESSAGES.has(err.message) || err.message.endsWith('is not queryable')) return 'lost';
   return null;
 }
+
+/**
+ * Waits before each new try of a call whose connection was lost: the next pass of the event loop
+ * (by then the pool has read the notices of the other connections that died with it, and dropped
+ * them), then 25 ms, then 100 ms (a backend that was just told to stop may take that long to say
+ * so). A failover or a restart kills every pooled connection at once, and each is only found dead
+ * when its notice is read or a statement is sent on it.
+ */
+const RETRY_DELAYS_MS = [0, 25, 100];
+
+/**
+ * Runs `fn` and, while it fails because its connection was lost, up to three times more. Only for
+ * calls that are safe to run twice (a read, an atomic statement whose repetition the caller
+ * accounts for): one whose commit went through before the connection broke runs again.
+ */
+export async function retryOnLostConnection<T>(fn: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const delay = RETRY_DELAYS_MS[tries];
+      if (delay === undefined || connectionFault(err) !== 'lost') throw err;
+      await new Promise((resolve) => (delay === 0 ? setImmediate(resolve) : setTimeout(resolve, delay)));
+    }
+  }
+}
