@@ -129,7 +129,16 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
  * browser test opens and what the app prints in URLs), with `options.env` added.
  */
 export async function startListeningApp(options: TestAppOptions = {}): Promise<{ app: TestApp; base: string }> {
-  const port = await freePort();
-  const app = await startTestApp({ ...options, env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...options.env } });
-  return { app, base: await app.http.listen({ host: '127.0.0.1', port }) };
+  // The port is chosen before the app starts and listened on seconds later, so a concurrent test
+  // file may take it meanwhile: start again on another port, a few times.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const app = await startTestApp({ ...options, env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...options.env } });
+    try {
+      return { app, base: await app.http.listen({ host: '127.0.0.1', port }) };
+    } catch (err) {
+      await app.close();
+      if (attempt === 3 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
 }

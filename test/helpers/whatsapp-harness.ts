@@ -56,6 +56,20 @@ export interface WhatsappHarnessOptions {
 }
 
 export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): Promise<WhatsappHarness> {
+  // The app's port is chosen before the app starts (its PUBLIC_BASE_URL, where the simulators send
+  // their webhooks, names it) and listened on seconds later, so a concurrent test file may take it
+  // meanwhile: start again on another port, a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startHarnessOnce(opts);
+    } catch (err) {
+      if (attempt === 3 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
+}
+
+/** Starts everything, or closes what it started and throws: a failed start must not keep the test process alive. */
+async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappHarness> {
   const clock = new TestClock(AGENT_TEST_NOW);
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -74,12 +88,25 @@ export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): P
     OPENAI_API_KEY: chat.apiKey,
     CALCOM_BASE_URL: calcom.url,
   };
-  const app = await startTestApp({
-    clock,
-    ...(opts.startRelay ? { startRelay: true } : {}),
-    env: { PORT: String(port), ...providerEnv, ...opts.env },
-  });
-  await app.http.listen({ port, host: '127.0.0.1' });
+  const closeSimulators = () => Promise.all([twilio.close(), meta.close(), chat.close(), calcom.close()]);
+  let app: TestApp;
+  try {
+    app = await startTestApp({
+      clock,
+      ...(opts.startRelay ? { startRelay: true } : {}),
+      env: { PORT: String(port), ...providerEnv, ...opts.env },
+    });
+  } catch (err) {
+    await closeSimulators();
+    throw err;
+  }
+  try {
+    await app.http.listen({ port, host: '127.0.0.1' });
+  } catch (err) {
+    await app.close();
+    await closeSimulators();
+    throw err;
+  }
   const providers = defaultConversationProviders(app.config, {
     chat: { sleep: async () => {} },
     scheduling: new CalcomClient({ baseUrl: calcom.url, sleep: async () => {} }),
@@ -157,9 +184,8 @@ export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): P
       return run;
     },
     async close() {
-
       await app.close();
-      await Promise.all([twilio.close(), meta.close(), chat.close(), calcom.close()]);
+      await closeSimulators();
     },
   };
   return harness;
