@@ -3,10 +3,8 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { Authenticator } from '../src/auth/authenticator.ts';
-import { RateLimiter } from '../src/auth/rate-limiter.ts';
 import { connectionFault, createPool, type Pool } from '../src/db/pool.ts';
-import { leadBatchStatement, type LeadOp, type LeadOpResult } from '../src/leads/lead-batch-statement.ts';
-import { uniquePhone } from './helpers/http.ts';
+import { e164Phone, insertOp, recordingLimiter as recordingOn } from './helpers/lead-batch.ts';
 import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 
 // A batch statement of the public API whose connection is lost is run again on another
@@ -61,26 +59,10 @@ after(async () => {
   await app.close();
 });
 
-/** A limiter through the proxy that records the name of every statement it sends. */
-function recordingLimiter(through: Pool = pool) {
-  const statements: string[] = [];
-  const db = { query: ((config: { name?: string }, values?: unknown[]) => {
-    statements.push(config.name ?? 'unnamed');
-    return through.query(config as never, values as never);
-  }) as typeof pool.query };
-  return { statements, limiter: new RateLimiter<LeadOp, LeadOpResult>(db, clock.read, leadBatchStatement) };
-}
-
-const phone = () => `+${uniquePhone().replace(/\D/g, '')}`;
-function insert(workspaceId: string, p: string): LeadOp {
-  return {
-    kind: 'insert',
-    lead: {
-      workspaceId, name: 'Lost Connection', phone: p, phoneNormalized: p, email: null, goal: null, consentIp: null,
-      consentUserAgent: null, metadata: {}, formResponses: {}, createdEvent: { channel: 'whatsapp' }, livemode: true, apiKeyId: null,
-    },
-  };
-}
+/** A limiter through the proxy (or `through`) that records the name of every statement it sends. */
+const recordingLimiter = (through: Pool = pool) => recordingOn(through, clock.read);
+const phone = e164Phone;
+const insert = insertOp;
 const leadsWith = async (phones: string[]) =>
   (await app.db.pool.query('SELECT count(*)::int AS n FROM leads WHERE phone_normalized = ANY($1)', [phones])).rows[0].n as number;
 

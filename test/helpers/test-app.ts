@@ -129,15 +129,28 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
  * browser test opens and what the app prints in URLs), with `options.env` added.
  */
 export async function startListeningApp(options: TestAppOptions = {}): Promise<{ app: TestApp; base: string }> {
-  // The port is chosen before the app starts and listened on seconds later, so a concurrent test
-  // file may take it meanwhile: start again on another port, a few times.
-  for (let attempt = 1; ; attempt++) {
+  return retryWhilePortTaken(async () => {
     const port = await freePort();
     const app = await startTestApp({ ...options, env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...options.env } });
     try {
       return { app, base: await app.http.listen({ host: '127.0.0.1', port }) };
     } catch (err) {
       await app.close();
+      throw err;
+    }
+  });
+}
+
+/**
+ * Runs `start` again, three times at most, while it fails with EADDRINUSE: an app's port is chosen
+ * before the app starts (its PUBLIC_BASE_URL names it) and listened on seconds later, so a
+ * concurrent test file may take it meanwhile. `start` closes what it started before it throws.
+ */
+export async function retryWhilePortTaken<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
       if (attempt === 3 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     }
   }

@@ -11,7 +11,7 @@ import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '
 import type { WorkspaceConfig } from '../../src/workspaces/workspace-config.ts';
 import { AGENT_TEST_NOW, SOLAR_AGENT } from './agent-harness.ts';
 import { postLead, validLead } from './http.ts';
-import { startTestApp, TEST_ENCRYPTION_KEY, TestClock, type TestApp } from './test-app.ts';
+import { retryWhilePortTaken, startTestApp, TEST_ENCRYPTION_KEY, TestClock, type TestApp } from './test-app.ts';
 
 // The WhatsApp channel end to end in one process: the real app listening on a port (the
 // simulators post signed webhooks to it), the real turn engine and worker, and the Twilio, Meta,
@@ -55,17 +55,8 @@ export interface WhatsappHarnessOptions {
   replyDelayMs?: number;
 }
 
-export async function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): Promise<WhatsappHarness> {
-  // The app's port is chosen before the app starts (its PUBLIC_BASE_URL, where the simulators send
-  // their webhooks, names it) and listened on seconds later, so a concurrent test file may take it
-  // meanwhile: start again on another port, a few times.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startHarnessOnce(opts);
-    } catch (err) {
-      if (attempt === 3 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    }
-  }
+export function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): Promise<WhatsappHarness> {
+  return retryWhilePortTaken(() => startHarnessOnce(opts));
 }
 
 /** Starts everything, or closes what it started and throws: a failed start must not keep the test process alive. */
