@@ -1,7 +1,8 @@
 // What an outbound provider request costs the service's process, by HTTP client:
 // `node bench/http-client-cost.ts` POSTs a Twilio-sized form (a WhatsApp send) to a local server in
-// a child process, 16 at a time, with Node's `fetch` (what `providerFetch` uses today) and with
-// `http.request` on a keep-alive agent, alternated for BENCH_ROUNDS rounds (default 3) of
+// a child process, 16 at a time, with Node's `fetch` (what the provider clients used until
+// 2026-11-26), with `http.request` on a keep-alive agent, and with `providerRequest`
+// (src/shared/provider-request.ts: http.request plus what the clients need), alternated for BENCH_ROUNDS rounds (default 3) of
 // BENCH_REQUESTS requests (default 10,000) after a warm-up, and prints this process's CPU per
 // request (user + system, from process.cpuUsage) and the rate. A burst lead makes about one such
 // request (docs/PERFORMANCE.md, "The young generation, decided").
@@ -9,6 +10,7 @@ import { fork } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { providerRequest } from '../src/shared/provider-request.ts';
 
 if (process.argv[2] === 'server') {
   const server = http.createServer((req, res) => {
@@ -40,6 +42,7 @@ if (process.argv[2] === 'server') {
       req.on('error', reject);
       req.end(body);
     }),
+    providerRequest: async () => JSON.parse((await providerRequest('twilio', url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) })).text),
   };
   const run = async (send: () => Promise<unknown>, n: number) => {
     const cpu = process.cpuUsage();
@@ -53,7 +56,8 @@ if (process.argv[2] === 'server') {
   };
   for (const send of Object.values(clients)) await run(send, 3_000);
   for (let r = 1; r <= rounds; r++) {
-    const names = r % 2 === 1 ? Object.keys(clients) : Object.keys(clients).reverse();
+    // Rotated, so no client always runs first or last in a round.
+    const names = Object.keys(clients).map((_, i, all) => all[(i + r) % all.length]!);
     for (const name of names) {
       const res = await run(clients[name]!, requests);
       console.log(`round ${r}, ${name}: ${res.cpuUs.toFixed(1)} µs of CPU per request, ${res.rps.toFixed(0)} requests a second`);

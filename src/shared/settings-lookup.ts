@@ -1,4 +1,4 @@
-import { providerFetch } from '../metrics/provider-fetch.ts';
+import { providerRequest } from './provider-request.ts';
 
 // A read-only lookup that tells whether a workspace's provider setting is right (`leadintake
 // workspace verify`): each provider client answers in this shape, so the command can say which
@@ -20,8 +20,8 @@ export async function getJson(
   name: string,
 ): Promise<{ ok: true; status: number; json: unknown; text: string } | { ok: false; failure: LookupFailure }> {
   try {
-    const res = await providerFetch(provider, url, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
-    const text = await res.text();
+    const res = await providerRequest(provider, url, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+    const text = res.text;
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -1,4 +1,4 @@
-import { providerFetch } from '../../metrics/provider-fetch.ts';
+import { providerRequest, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
@@ -28,7 +28,7 @@ export interface OpenAIChatClientOptions {
 }
 
 type Attempt =
-  | { kind: 'response'; status: number; headers: Headers; text: string }
+  | { kind: 'response'; status: number; headers: ResponseHeaders; text: string }
   | { kind: 'network'; message: string }
   | { kind: 'cancelled' };
 
@@ -90,13 +90,13 @@ export class OpenAIChatClient implements ChatModel {
     if (this.#apiKey !== '') headers.authorization = `Bearer ${this.#apiKey}`;
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     try {
-      const res = await providerFetch('openai', this.#url, {
+      const res = await providerRequest('openai', this.#url, {
         method: 'POST',
         headers,
         body: json,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
-      return { kind: 'response', status: res.status, headers: res.headers, text: await res.text() };
+      return { kind: 'response', status: res.status, headers: res.headers, text: res.text };
     } catch (err) {
       if (signal?.aborted) return { kind: 'cancelled' };
       if (timeout.aborted) return { kind: 'network', message: `The chat model did not answer within ${this.#timeoutMs} ms.` };
@@ -142,7 +142,7 @@ export class OpenAIChatClient implements ChatModel {
   }
 
   /** False when the caller cancelled while waiting. */
-  async #pause(headers: Headers | undefined, attempt: number, signal: AbortSignal | undefined): Promise<boolean> {
+  async #pause(headers: ResponseHeaders | undefined, attempt: number, signal: AbortSignal | undefined): Promise<boolean> {
     try {
       await this.#sleep(retryDelayMs(headers, attempt, this.#now(), this.#random), signal);
       return !signal?.aborted;

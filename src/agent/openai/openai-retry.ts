@@ -2,13 +2,15 @@
 // `calculateDefaultRetryTimeoutMillis`), as pure functions so they can be tested without waiting.
 // One deliberate difference lives in the client: a 429 `insufficient_quota` is never retried.
 
+import type { ResponseHeaders } from '../../shared/provider-request.ts';
+
 export const INITIAL_RETRY_DELAY_MS = 500;
 export const MAX_RETRY_DELAY_MS = 8_000;
 /** A server's requested wait longer than this is not "reasonable": the default backoff is used instead. */
 export const MAX_HONOURED_RETRY_AFTER_MS = 60_000;
 
 /** Whether an error response is worth another attempt. `x-should-retry` from the server wins. */
-export function shouldRetryResponse(status: number, headers: Headers): boolean {
+export function shouldRetryResponse(status: number, headers: ResponseHeaders): boolean {
   const header = headers.get('x-should-retry');
   if (header === 'true') return true;
   if (header === 'false') return false;
@@ -21,14 +23,14 @@ export function shouldRetryResponse(status: number, headers: Headers): boolean {
  * then `retry-after` (seconds or an HTTP date) are obeyed when they ask for more than 0 and at
  * most 60 s; otherwise exponential backoff from 0.5 s, capped at 8 s, minus up to 25 % jitter.
  */
-export function retryDelayMs(headers: Headers | undefined, retryIndex: number, nowMs: number, random: () => number): number {
+export function retryDelayMs(headers: ResponseHeaders | undefined, retryIndex: number, nowMs: number, random: () => number): number {
   const asked = requestedDelayMs(headers, nowMs);
   if (asked !== undefined && asked > 0 && asked <= MAX_HONOURED_RETRY_AFTER_MS) return asked;
   const base = Math.min(INITIAL_RETRY_DELAY_MS * 2 ** retryIndex, MAX_RETRY_DELAY_MS);
   return Math.round(base * (1 - random() * 0.25));
 }
 
-function requestedDelayMs(headers: Headers | undefined, nowMs: number): number | undefined {
+function requestedDelayMs(headers: ResponseHeaders | undefined, nowMs: number): number | undefined {
   if (!headers) return undefined;
   // `retry-after-ms` is not standard, but OpenAI sends it and the SDK prefers it.
   const ms = parseFloat(headers.get('retry-after-ms') ?? '');

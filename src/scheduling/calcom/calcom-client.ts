@@ -1,4 +1,4 @@
-import { providerFetch } from '../../metrics/provider-fetch.ts';
+import { providerRequest, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { z } from 'zod';
 import type { SettingsLookup } from '../../shared/settings-lookup.ts';
 import type {
@@ -50,7 +50,7 @@ type CallOutcome =
   | { ok: false; error: ProviderFailure; providerMessage: string; ambiguousEarlier: boolean };
 
 type Attempt =
-  | { kind: 'response'; status: number; headers: Headers; text: string }
+  | { kind: 'response'; status: number; headers: ResponseHeaders; text: string }
   | { kind: 'network'; message: string; maybeProcessed: boolean };
 
 // Lenient: Cal.com sends many more fields, and nullable ones as null.
@@ -220,13 +220,13 @@ export class CalcomClient implements SchedulingProvider {
     if (apiKey !== '') headers.authorization = `Bearer ${apiKey}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
-      const res = await providerFetch('calcom', `${this.#baseUrl}${path}`, {
+      const res = await providerRequest('calcom', `${this.#baseUrl}${path}`, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
-      return { kind: 'response', status: res.status, headers: res.headers, text: await res.text() };
+      return { kind: 'response', status: res.status, headers: res.headers, text: res.text };
     } catch (err) {
       return describeNetworkError(err, this.#timeoutMs);
     }
@@ -274,7 +274,7 @@ function toBooking(data: unknown): BookingLookupResult {
   return { ok: true, booking };
 }
 
-function httpFailure(status: number, headers: Headers, text: string): { error: ProviderFailure; providerMessage: string } {
+function httpFailure(status: number, headers: ResponseHeaders, text: string): { error: ProviderFailure; providerMessage: string } {
   // Envelope: {status:"error", error:{code, message, details}} (details.message may be a
   // class-validator array); some filters also repeat `message` at top level.
   const body = parseJson(text) as { message?: unknown; error?: { code?: unknown; message?: unknown; details?: { message?: unknown } } } | undefined;

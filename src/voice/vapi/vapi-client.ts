@@ -1,4 +1,4 @@
-import { providerFetch } from '../../metrics/provider-fetch.ts';
+import { providerRequest, type ProviderResponse } from '../../shared/provider-request.ts';
 import type { LookupResult, PlaceCallRequest, PlaceCallResult, ProviderExchange, VoiceProvider, VoiceSettingsChecker } from '../voice-provider.ts';
 
 /**
@@ -43,17 +43,17 @@ export class VapiClient implements VoiceProvider, VoiceSettingsChecker {
     const started = Date.now();
     const exchange: ProviderExchange = { method, path, ...(body === undefined ? {} : { requestBody: body }), ms: 0 };
     try {
-      const response = await providerFetch('vapi', `${this.#baseUrl}${path}`, {
+      const response = await providerRequest('vapi', `${this.#baseUrl}${path}`, {
         method,
         headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
-      const text = await response.text();
+      const text = response.text;
       Object.assign(exchange, { httpStatus: response.status, responseText: text, ms: Date.now() - started });
       return { ok: true as const, response, text, exchange };
     } catch (err) {
-      const message = describeFetchFailure(err, this.#timeoutMs);
+      const message = describeRequestFailure(err, this.#timeoutMs);
       Object.assign(exchange, { error: message, ms: Date.now() - started });
       return { ok: false as const, message, exchange };
     }
@@ -77,7 +77,7 @@ function callResult(sent: Sent): PlaceCallResult {
 }
 
 type Sent =
-  | { ok: true; response: Response; text: string; exchange: ProviderExchange }
+  | { ok: true; response: ProviderResponse; text: string; exchange: ProviderExchange }
   | { ok: false; message: string; exchange: ProviderExchange };
 
 /** The exact `POST /call` body for a request (also what the integration log shows). */
@@ -97,7 +97,7 @@ export function vapiCallBody(req: PlaceCallRequest): Record<string, unknown> {
   };
 }
 
-function describeFetchFailure(err: unknown, timeoutMs: number): string {
+function describeRequestFailure(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
   if (e.name === 'TimeoutError' || e.name === 'AbortError') {
     return `The voice provider did not answer within ${timeoutMs} ms.`;

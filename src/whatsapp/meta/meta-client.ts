@@ -1,4 +1,4 @@
-import { providerFetch } from '../../metrics/provider-fetch.ts';
+import { providerRequest, type ProviderResponse } from '../../shared/provider-request.ts';
 import { getJson, isRecord, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import type { MessagingProvider, SendFailureKind, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 
@@ -55,18 +55,18 @@ export class MetaWhatsAppClient implements MessagingProvider {
   }
 
   async send(request: SendMessageRequest): Promise<SendMessageResult> {
-    let response: Response;
+    let response: ProviderResponse;
     let text: string;
     try {
-      response = await providerFetch('meta', this.#url, {
+      response = await providerRequest('meta', this.#url, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.#accessToken}`, 'content-type': 'application/json' },
         body: JSON.stringify(this.#body(request)),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
-      text = await response.text();
+      text = response.text;
     } catch (err) {
-      return { ok: false, kind: 'transient', message: this.#scrub(describeFetchFailure(err, this.#timeoutMs)) };
+      return { ok: false, kind: 'transient', message: this.#scrub(describeRequestFailure(err, this.#timeoutMs)) };
     }
     let json: unknown;
     try {
@@ -181,7 +181,7 @@ export function classifyMetaError(code: number | undefined, httpStatus: number, 
   return 'configuration';
 }
 
-function describeFetchFailure(err: unknown, timeoutMs: number): string {
+function describeRequestFailure(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return `WhatsApp Cloud API did not answer within ${timeoutMs} ms.`;
   const cause = e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error';

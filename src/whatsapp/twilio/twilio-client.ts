@@ -1,4 +1,4 @@
-import { providerFetch } from '../../metrics/provider-fetch.ts';
+import { providerRequest, type ProviderResponse } from '../../shared/provider-request.ts';
 import type { MessagingProvider, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import { classifyTwilioError } from './twilio-errors.ts';
@@ -60,18 +60,18 @@ export class TwilioClient implements MessagingProvider {
     }
     if (this.#statusCallbackUrl !== undefined) form.set('StatusCallback', withKey(this.#statusCallbackUrl, req.idempotencyKey));
 
-    let response: Response;
+    let response: ProviderResponse;
     let text: string;
     try {
-      response = await providerFetch('twilio', this.#url, {
+      response = await providerRequest('twilio', this.#url, {
         method: 'POST',
         headers: { authorization: this.#authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: form.toString(),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
-      text = await response.text();
+      text = response.text;
     } catch (err) {
-      return { ok: false, kind: 'transient', message: describeFetchFailure(err, this.#timeoutMs) };
+      return { ok: false, kind: 'transient', message: describeRequestFailure(err, this.#timeoutMs) };
     }
     const json = parseJson(text);
     if (!response.ok) return failure(response.status, json);
@@ -151,7 +151,7 @@ function parseJson(text: string): Record<string, unknown> | undefined {
   }
 }
 
-function describeFetchFailure(err: unknown, timeoutMs: number): string {
+function describeRequestFailure(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return `Twilio did not answer within ${timeoutMs} ms.`;
   return `Could not reach Twilio (${e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error'}).`;

@@ -1,0 +1,138 @@
+import http from 'node:http';
+import https from 'node:https';
+import { pipeline, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { observeProviderRequest, type ProviderOutcome } from '../metrics/metrics.ts';
+
+// Every request to a provider (Twilio, Meta, Vapi, Cal.com, the chat model) goes through here:
+// one HTTP/1.1 request on a keep-alive connection, its whole body read as text, counted and timed
+// per provider and outcome (leadintake_provider_requests_total).
+//
+// Why not `fetch`: in a burst of WhatsApp leads each lead costs one provider request, and fetch
+// spent 184–252 µs of the caller's CPU on one against 66–92 for `http.request` on a keep-alive
+// agent (`node bench/http-client-cost.ts`; docs/PERFORMANCE.md). The clients never needed what
+// fetch adds: streams, redirects (an API that answers 3xx is misconfigured, and the status says
+// so; following a 301 on a POST would have turned it into a GET), CORS.
+//
+// Failures keep fetch's shapes, which the clients map to their messages: a timeout or an abort
+// rejects with the signal's reason (a DOMException named TimeoutError or AbortError); a connection
+// that fails rejects with a ProviderNetworkError whose `cause` is the socket's error (its `code`:
+// ECONNREFUSED, ENOTFOUND, ECONNRESET, …).
+
+export interface ProviderRequestInit {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Covers the whole exchange, the body's last byte included. */
+  signal: AbortSignal;
+}
+
+/** The part of fetch's `Headers` the clients read; a `Headers` object is one too. */
+export interface ResponseHeaders {
+  get(name: string): string | null;
+}
+
+export interface ProviderResponse {
+  status: number;
+  /** 2xx. */
+  ok: boolean;
+  headers: ResponseHeaders;
+  /** The body, decoded as UTF-8. */
+  text: string;
+}
+
+/** The provider was not reached, or the connection broke before the whole answer came. */
+export class ProviderNetworkError extends Error {
+  constructor(origin: string, cause: Error) {
+    // The origin only: paths carry account ids and query strings can carry tokens.
+    super(`Request to ${origin} failed: ${cause.message}`, { cause });
+    this.name = 'ProviderNetworkError';
+  }
+}
+
+// Node's agents honour a server's `Keep-Alive: timeout=` hint, so an idle connection is not
+// reused just as the server closes it.
+const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+export async function providerRequest(provider: string, url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
+  const started = performance.now();
+  let outcome: ProviderOutcome = 'network_error';
+  try {
+    const res = await send(url, init);
+    outcome = res.status >= 500 ? 'server_error' : res.status >= 400 ? 'client_error' : 'ok';
+    return res;
+  } catch (err) {
+    if (err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError')) outcome = 'timeout';
+    throw err;
+  } finally {
+    observeProviderRequest(provider, outcome, (performance.now() - started) / 1000);
+  }
+}
+
+function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
+  const { signal } = init;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  const target = new URL(url);
+  const agent = target.protocol === 'https:' ? agents['https:'] : target.protocol === 'http:' ? agents['http:'] : undefined;
+  if (!agent) return Promise.reject(new ProviderNetworkError(target.origin, new Error(`unsupported protocol ${target.protocol}`)));
+  const headers = init.body === undefined ? init.headers : { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) };
+
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (err: unknown, res?: ProviderResponse) => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener('abort', onAbort);
+      if (err === undefined) return resolve(res!);
+      req.destroy();
+      reject(err);
+    };
+    const onAbort = () => finish(signal.reason);
+    const request = target.protocol === 'https:' ? https.request : http.request;
+    const req = request(target, { method: init.method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      const body = decoded(res);
+      body.on('data', (chunk: Buffer) => chunks.push(chunk));
+      body.on('end', () => {
+        const status = res.statusCode ?? 0;
+        finish(undefined, { status, ok: status >= 200 && status < 300, headers: new RawHeaders(res.headers), text: utf8(Buffer.concat(chunks)) });
+      });
+      body.on('error', (err) => finish(new ProviderNetworkError(target.origin, err)));
+    });
+    req.on('error', (err) => finish(new ProviderNetworkError(target.origin, err)));
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.end(init.body);
+  });
+}
+
+/** The body as sent, or inflated when the server compressed it although we did not ask it to. */
+function decoded(res: http.IncomingMessage): Readable {
+  const encoding = res.headers['content-encoding']?.trim().toLowerCase();
+  const inflate = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip()
+    : encoding === 'deflate' ? zlib.createInflate()
+    : encoding === 'br' ? zlib.createBrotliDecompress()
+    : undefined;
+  if (!inflate) {
+    // A connection cut mid-body is an 'error' on the response ("aborted", ECONNRESET).
+    return res;
+  }
+  // pipeline hands a cut on `res` to `inflate` as its error.
+  return pipeline(res, inflate, () => {});
+}
+
+function utf8(buf: Buffer): string {
+  const text = buf.toString('utf8');
+  // Like fetch's text(): a byte-order mark is not part of the text (JSON.parse would refuse it).
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+class RawHeaders implements ResponseHeaders {
+  readonly #raw: http.IncomingHttpHeaders;
+  constructor(raw: http.IncomingHttpHeaders) {
+    this.#raw = raw;
+  }
+  get(name: string): string | null {
+    const v = this.#raw[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+  }
+}
