@@ -13,7 +13,7 @@ import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { ProviderNetworkError, providerRequest } from '../src/shared/provider-request.ts';
+import { MAX_RESPONSE_BYTES, ProviderNetworkError, providerRequest } from '../src/shared/provider-request.ts';
 
 const run = promisify(execFile);
 const MODULE = fileURLToPath(new URL('../src/shared/provider-request.ts', import.meta.url));
@@ -93,6 +93,26 @@ test('a connection cut in the middle of the body fails with the socket error, no
     assert.equal((err.cause as { code?: string }).code, 'ECONNRESET', p);
     assert.doesNotMatch(err.message, /plain|gzip/, 'the message names the origin only');
   }
+});
+
+test('an answer larger than MAX_RESPONSE_BYTES, even compressed, is refused once past the limit, not read whole', async (t) => {
+  const big = zlib.gzipSync(Buffer.alloc(MAX_RESPONSE_BYTES + 1, 0x20));
+  const { url } = await listen(t, (req, res) => {
+    if (req.url === '/gzip') return res.writeHead(200, { 'content-encoding': 'gzip' }).end(big);
+    res.writeHead(200);
+    // Written in pieces until the client hangs up: an endless answer must not be waited for.
+    const piece = Buffer.alloc(64 * 1024, 0x20);
+    const write = () => { while (!res.destroyed && res.write(piece)); };
+    res.on('drain', write);
+    write();
+  });
+  for (const p of ['/endless', '/gzip']) {
+    const err = await get(`${url}${p}`, 10_000).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof ProviderNetworkError, `${p}: ${String(err)}`);
+    assert.equal((err.cause as { code?: string }).code, 'RESPONSE_TOO_LARGE', p);
+  }
+  const exact = await listen(t, (_req, res) => res.end(Buffer.alloc(MAX_RESPONSE_BYTES, 0x20)));
+  assert.equal((await get(exact.url, 10_000)).text.length, MAX_RESPONSE_BYTES);
 });
 
 test('a refused connection fails with its code; an unsupported scheme is refused before any request', async () => {

@@ -50,6 +50,12 @@ export class ProviderNetworkError extends Error {
   }
 }
 
+/**
+ * The largest answer read. Providers answer in kilobytes (a month of Cal.com slots is well under
+ * one MB); a base URL that points at something else must not fill the process's memory.
+ */
+export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+
 // Node's agents honour a server's `Keep-Alive: timeout=` hint, so an idle connection is not
 // reused just as the server closes it.
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
@@ -91,8 +97,13 @@ function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse>
     const request = target.protocol === 'https:' ? https.request : http.request;
     const req = request(target, { method: init.method, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
+      let size = 0;
       const body = decoded(res);
-      body.on('data', (chunk: Buffer) => chunks.push(chunk));
+      body.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) return finish(new ProviderNetworkError(target.origin, tooLarge()));
+        chunks.push(chunk);
+      });
       body.on('end', () => {
         const status = res.statusCode ?? 0;
         finish(undefined, { status, ok: status >= 200 && status < 300, headers: new RawHeaders(res.headers), text: utf8(Buffer.concat(chunks)) });
@@ -118,6 +129,10 @@ function decoded(res: http.IncomingMessage): Readable {
   }
   // pipeline hands a cut on `res` to `inflate` as its error.
   return pipeline(res, inflate, () => {});
+}
+
+function tooLarge(): Error {
+  return Object.assign(new Error(`the answer is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MB`), { code: 'RESPONSE_TOO_LARGE' });
 }
 
 function utf8(buf: Buffer): string {
