@@ -13,13 +13,14 @@ import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { MAX_RESPONSE_BYTES, ProviderNetworkError, providerRequest } from '../src/shared/provider-request.ts';
+import { IDLE_CONNECTION_MS, MAX_RESPONSE_BYTES, ProviderNetworkError, providerRequest } from '../src/shared/provider-request.ts';
 
 const run = promisify(execFile);
 const MODULE = fileURLToPath(new URL('../src/shared/provider-request.ts', import.meta.url));
 
-async function listen(t: TestContext, handler: http.RequestListener): Promise<{ url: string; connections: () => number }> {
+async function listen(t: TestContext, handler: http.RequestListener, keepAliveTimeout?: number): Promise<{ url: string; connections: () => number }> {
   const server = http.createServer(handler);
+  if (keepAliveTimeout !== undefined) server.keepAliveTimeout = keepAliveTimeout;
   let connections = 0;
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -55,6 +56,19 @@ test('requests one after another share one kept-alive connection', async (t) => 
   const server = await listen(t, (_req, res) => res.end('{}'));
   for (let i = 0; i < 3; i++) assert.equal((await get(server.url)).status, 200);
   assert.equal(server.connections(), 1);
+});
+
+test('an idle kept-alive connection is closed by the client after IDLE_CONNECTION_MS', async (t) => {
+  let closed: Promise<number> | undefined;
+  const server = await listen(t, (req, res) => {
+    closed ??= new Promise((resolve) => req.socket.once('close', () => resolve(performance.now())));
+    res.end('{}');
+  }, 60_000); // the server would keep it a minute (and says so in its Keep-Alive header): the close is the client's
+  const answered = await get(server.url).then(() => performance.now());
+  const closedAt = await Promise.race([closed!, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), IDLE_CONNECTION_MS + 3000))]);
+  assert.ok(closedAt !== undefined, 'the idle connection was closed');
+  // Not a timing assertion of speed: the close must not come before the idle time (minus the timer's slack).
+  assert.ok(closedAt - answered >= IDLE_CONNECTION_MS - 100, `closed after ${Math.round(closedAt - answered)} ms`);
 });
 
 test('an error status is an answer, not a throw; a redirect is not followed', async (t) => {

@@ -56,9 +56,14 @@ export class ProviderNetworkError extends Error {
  */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
-// Node's agents honour a server's `Keep-Alive: timeout=` hint, so an idle connection is not
-// reused just as the server closes it.
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+/**
+ * An idle kept-alive connection is closed after this long (fetch's default too), so one that a
+ * NAT or load balancer dropped silently is not reused; a server's shorter `Keep-Alive: timeout=`
+ * hint wins. A request in progress is bounded by its signal, not by this.
+ */
+export const IDLE_CONNECTION_MS = 4_000;
+const agentOptions = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
+const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
 export async function providerRequest(provider: string, url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
   const started = performance.now();
