@@ -50,6 +50,7 @@ test('a POST arrives with its body, length and headers; the answer is read whole
   assert.equal(seen.body, '{"name":"Zoë"}');
   assert.equal(seen.headers?.['content-length'], String(Buffer.byteLength('{"name":"Zoë"}')));
   assert.equal(seen.headers?.authorization, 'Bearer k');
+  assert.equal(seen.headers?.['user-agent'], 'leadintake');
 });
 
 test('requests one after another share one kept-alive connection', async (t) => {

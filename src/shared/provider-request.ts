@@ -86,7 +86,9 @@ function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse>
   const target = new URL(url);
   const agent = target.protocol === 'https:' ? agents['https:'] : target.protocol === 'http:' ? agents['http:'] : undefined;
   if (!agent) return Promise.reject(new ProviderNetworkError(target.origin, new Error(`unsupported protocol ${target.protocol}`)));
-  const headers = init.body === undefined ? init.headers : { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) };
+  // A user agent, as fetch sent one: some API front ends turn away requests without.
+  const headers: Record<string, string> = { 'user-agent': 'leadintake', ...init.headers };
+  if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
 
   return new Promise((resolve, reject) => {
     let done = false;
