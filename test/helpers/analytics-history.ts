@@ -47,7 +47,8 @@ export async function seedAnalyticsHistory(db: Queryable, workspaceId: string): 
   await db.query(`UPDATE workspaces SET agent = $2 WHERE id = $1`, [workspaceId, JSON.stringify({ ...defaultAgentConfig('Analytics'), timeZone: HISTORY_TIME_ZONE })]);
   let n = 0;
   for (const [name, s] of Object.entries(HISTORY)) {
-    const phone = `+1555${String(7_000_000 + ++n)}`;
+    // +1 557: a prefix uniquePhone() never makes, so a test may add its own leads to this workspace.
+    const phone = `+1557${String(7_000_000 + ++n)}`;
     const { rows } = await db.query(
       `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, status, livemode, created_at, updated_at)
        VALUES ($1, $2, $3, $3, $4, $5, $6, $4, $4) RETURNING id`,
