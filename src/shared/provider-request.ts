@@ -14,7 +14,7 @@ import { observeProviderRequest, type ProviderOutcome } from '../metrics/metrics
 // fetch adds: streams, redirects (an API that answers 3xx is misconfigured, and the status says
 // so; following a 301 on a POST would have turned it into a GET), CORS.
 //
-// Failures keep fetch's shapes, which the clients map to their messages: a timeout or an abort
+// Failures keep fetch's shapes, which requestFailure reads for the clients' messages: a timeout or an abort
 // rejects with the signal's reason (a DOMException named TimeoutError or AbortError); a connection
 // that fails rejects with a ProviderNetworkError whose `cause` is the socket's error (its `code`:
 // ECONNREFUSED, ENOTFOUND, ECONNRESET, …).
@@ -63,7 +63,23 @@ export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
  */
 export const IDLE_CONNECTION_MS = 4_000;
 const agentOptions = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
-const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
+const transports: Record<string, { request: typeof http.request; agent: http.Agent }> = {
+  'http:': { request: http.request, agent: new http.Agent(agentOptions) },
+  'https:': { request: https.request, agent: new https.Agent(agentOptions) },
+};
+
+/**
+ * What ended a failed providerRequest, for the client's own message: its signal (a timeout or an
+ * abort), or the connection (`reason`: the socket's code, ECONNREFUSED…, else its message).
+ */
+export type RequestFailure = { timedOut: true } | { timedOut: false; code: string | undefined; reason: string };
+
+export function requestFailure(err: unknown): RequestFailure {
+  const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string } | undefined;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return { timedOut: true };
+  const code = e?.cause?.code;
+  return { timedOut: false, code, reason: code ?? e?.cause?.message ?? e?.message ?? 'unknown error' };
+}
 
 export async function providerRequest(provider: string, url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
   const started = performance.now();
@@ -73,7 +89,7 @@ export async function providerRequest(provider: string, url: string, init: Provi
     outcome = res.status >= 500 ? 'server_error' : res.status >= 400 ? 'client_error' : 'ok';
     return res;
   } catch (err) {
-    if (err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError')) outcome = 'timeout';
+    if (requestFailure(err).timedOut) outcome = 'timeout';
     throw err;
   } finally {
     observeProviderRequest(provider, outcome, (performance.now() - started) / 1000);
@@ -84,8 +100,8 @@ function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse>
   const { signal } = init;
   if (signal.aborted) return Promise.reject(signal.reason);
   const target = new URL(url);
-  const agent = target.protocol === 'https:' ? agents['https:'] : target.protocol === 'http:' ? agents['http:'] : undefined;
-  if (!agent) return Promise.reject(new ProviderNetworkError(target.origin, new Error(`unsupported protocol ${target.protocol}`)));
+  const transport = transports[target.protocol];
+  if (!transport) return Promise.reject(new ProviderNetworkError(target.origin, new Error(`unsupported protocol ${target.protocol}`)));
   // A user agent, as fetch sent one: some API front ends turn away requests without.
   const headers: Record<string, string> = { 'user-agent': 'leadintake', ...init.headers };
   if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
@@ -101,8 +117,7 @@ function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse>
       reject(err);
     };
     const onAbort = () => finish(signal.reason);
-    const request = target.protocol === 'https:' ? https.request : http.request;
-    const req = request(target, { method: init.method, headers, agent }, (res) => {
+    const req = transport.request(target, { method: init.method, headers, agent: transport.agent }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       const body = decoded(res);

@@ -1,4 +1,4 @@
-import { providerRequest } from './provider-request.ts';
+import { providerRequest, requestFailure } from './provider-request.ts';
 
 // A read-only lookup that tells whether a workspace's provider setting is right (`leadintake
 // workspace verify`): each provider client answers in this shape, so the command can say which
@@ -30,10 +30,8 @@ export async function getJson(
     }
     return { ok: true, status: res.status, json, text };
   } catch (err) {
-    const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
-    const message = e.name === 'TimeoutError' || e.name === 'AbortError'
-      ? `${name} did not answer within ${timeoutMs} ms.`
-      : `Could not reach ${name} (${e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error'}).`;
+    const failure = requestFailure(err);
+    const message = failure.timedOut ? `${name} did not answer within ${timeoutMs} ms.` : `Could not reach ${name} (${failure.reason}).`;
     return { ok: false, failure: { ok: false, message } };
   }
 }

@@ -1,4 +1,4 @@
-import { providerRequest, type ResponseHeaders } from '../../shared/provider-request.ts';
+import { providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
@@ -99,9 +99,10 @@ export class OpenAIChatClient implements ChatModel {
       return { kind: 'response', status: res.status, headers: res.headers, text: res.text };
     } catch (err) {
       if (signal?.aborted) return { kind: 'cancelled' };
-      if (timeout.aborted) return { kind: 'network', message: `The chat model did not answer within ${this.#timeoutMs} ms.` };
-      const e = err as { cause?: { code?: string; message?: string }; message?: string };
-      return { kind: 'network', message: `Could not reach the chat model (${e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error'}).` };
+      const failure = requestFailure(err);
+      // Not the caller's signal, so the timeout's.
+      if (failure.timedOut) return { kind: 'network', message: `The chat model did not answer within ${this.#timeoutMs} ms.` };
+      return { kind: 'network', message: `Could not reach the chat model (${failure.reason}).` };
     }
   }
 

@@ -1,4 +1,4 @@
-import { providerRequest, type ResponseHeaders } from '../../shared/provider-request.ts';
+import { providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { z } from 'zod';
 import type { SettingsLookup } from '../../shared/settings-lookup.ts';
 import type {
@@ -310,14 +310,11 @@ function networkFailure(message: string): { error: ProviderFailure; providerMess
 }
 
 function describeNetworkError(err: unknown, timeoutMs: number): Attempt {
-  const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') {
-    return { kind: 'network', message: `Cal.com did not answer within ${timeoutMs} ms.`, maybeProcessed: true };
-  }
-  const code = e.cause?.code;
+  const failure = requestFailure(err);
+  if (failure.timedOut) return { kind: 'network', message: `Cal.com did not answer within ${timeoutMs} ms.`, maybeProcessed: true };
   // These fail before a byte of the request reaches Cal.com, so a retry cannot double-book.
-  const neverSent = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
-  return { kind: 'network', message: `Could not reach Cal.com (${code ?? e.cause?.message ?? e.message ?? 'unknown error'}).`, maybeProcessed: !neverSent };
+  const neverSent = failure.code === 'ECONNREFUSED' || failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN';
+  return { kind: 'network', message: `Could not reach Cal.com (${failure.reason}).`, maybeProcessed: !neverSent };
 }
 
 function malformed(what: string, status?: number): ProviderFailure {

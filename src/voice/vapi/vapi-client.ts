@@ -1,4 +1,4 @@
-import { providerRequest, type ProviderResponse } from '../../shared/provider-request.ts';
+import { providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
 import type { LookupResult, PlaceCallRequest, PlaceCallResult, ProviderExchange, VoiceProvider, VoiceSettingsChecker } from '../voice-provider.ts';
 
 /**
@@ -98,10 +98,6 @@ export function vapiCallBody(req: PlaceCallRequest): Record<string, unknown> {
 }
 
 function describeRequestFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') {
-    return `The voice provider did not answer within ${timeoutMs} ms.`;
-  }
-  const cause = e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error';
-  return `Could not reach the voice provider (${cause}).`;
+  const failure = requestFailure(err);
+  return failure.timedOut ? `The voice provider did not answer within ${timeoutMs} ms.` : `Could not reach the voice provider (${failure.reason}).`;
 }

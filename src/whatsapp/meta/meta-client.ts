@@ -1,4 +1,4 @@
-import { providerRequest, type ProviderResponse } from '../../shared/provider-request.ts';
+import { providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
 import { getJson, isRecord, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import type { MessagingProvider, SendFailureKind, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 
@@ -182,8 +182,6 @@ export function classifyMetaError(code: number | undefined, httpStatus: number, 
 }
 
 function describeRequestFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `WhatsApp Cloud API did not answer within ${timeoutMs} ms.`;
-  const cause = e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error';
-  return `Could not reach WhatsApp Cloud API (${cause}).`;
+  const failure = requestFailure(err);
+  return failure.timedOut ? `WhatsApp Cloud API did not answer within ${timeoutMs} ms.` : `Could not reach WhatsApp Cloud API (${failure.reason}).`;
 }

@@ -1,4 +1,4 @@
-import { providerRequest, type ProviderResponse } from '../../shared/provider-request.ts';
+import { providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
 import type { MessagingProvider, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import { classifyTwilioError } from './twilio-errors.ts';
@@ -152,7 +152,6 @@ function parseJson(text: string): Record<string, unknown> | undefined {
 }
 
 function describeRequestFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `Twilio did not answer within ${timeoutMs} ms.`;
-  return `Could not reach Twilio (${e.cause?.code ?? e.cause?.message ?? e.message ?? 'unknown error'}).`;
+  const failure = requestFailure(err);
+  return failure.timedOut ? `Twilio did not answer within ${timeoutMs} ms.` : `Could not reach Twilio (${failure.reason}).`;
 }
