@@ -53,13 +53,25 @@ async function queueState(): Promise<{ open: number; dead: number }> {
 
 describe('worker processes', { concurrency: false }, () => {
   it(`${LEADS * 2} turns with the worker SIGKILLed ${KILLS} times: every turn finishes once`, async () => {
-    let current = startWorker();
+    // The leads go in first and the worker starts after, so there is work for the first kill.
     const ids: string[] = [];
     for (let i = 0; i < LEADS; i++) ids.push((await lead('not-a-fit')).leadId);
+    let current = startWorker();
+    let since = (await query(`SELECT now() AS t`))[0].t as Date;
     for (let k = 0; k < KILLS; k++) {
       await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 600)));
+      // Kill only while this worker holds turns: a kill while it is still starting up (seen on a
+      // fast machine, every time) interrupts nothing, and the test would prove nothing.
+      const held = await eventually('the worker to hold a turn', async () => {
+        const [r] = await query(`SELECT count(*) FILTER (WHERE state = 'active' AND started_on >= $1)::int AS held,
+                                        count(*) FILTER (WHERE state IN ('created', 'retry', 'active'))::int AS open
+                                   FROM pgboss.job WHERE name = 'agent-turn'`, [since]);
+        return r.held > 0 || r.open === 0 ? r : undefined;
+      }, 30_000);
+      if (held.open === 0) break;
       await current.kill('SIGKILL');
       current = startWorker();
+      since = (await query(`SELECT now() AS t`))[0].t as Date;
     }
     const done = await eventually('every turn to finish', async () => {
       const [r] = await query(`SELECT count(*) FILTER (WHERE state = 'sent')::int AS sent, count(*)::int AS total FROM agent_turns`);
