@@ -2,7 +2,8 @@
 -- (migrations 023 and 024). A first contact's lead never has the flag (only an inbound message
 -- sets it), so in a burst that UPDATE found no row, once per lead — and an UPDATE of no row
 -- still fires the statement-level triggers of leads (the funnel's and the live pages'), each with
--- its transition tables: 4 % of PostgreSQL's time in a 10,000-lead burst (pg_stat_statements,
+-- its transition tables: the first contacts' lock statement took 2.9 % of PostgreSQL's time in a
+-- 10,000-lead burst, 1.3 % now (pg_stat_statements,
 -- docs/PERFORMANCE.md, "Burst drain"). Now the flag is looked at first, after the lock is granted
 -- as before (a statement of its own, so it sees a flag committed while the lock was waited for),
 -- and the leads of a batch that have it are cleared by one UPDATE.
