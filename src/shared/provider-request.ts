@@ -81,6 +81,15 @@ export function requestFailure(err: unknown): RequestFailure {
   return { timedOut: false, code, reason: code ?? e?.cause?.message ?? e?.message ?? 'unknown error' };
 }
 
+/**
+ * The clients' sentence for a failure, `who` as it reads mid-sentence ("Twilio", "the chat
+ * model"): "… did not answer within N ms." or "Could not reach … (ECONNREFUSED)."
+ */
+export function failureMessage(failure: RequestFailure, who: string, timeoutMs: number): string {
+  if (failure.timedOut) return `${who.charAt(0).toUpperCase()}${who.slice(1)} did not answer within ${timeoutMs} ms.`;
+  return `Could not reach ${who} (${failure.reason}).`;
+}
+
 export async function providerRequest(provider: string, url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
   const started = performance.now();
   let outcome: ProviderOutcome = 'network_error';

@@ -1,4 +1,4 @@
-import { providerRequest, requestFailure } from './provider-request.ts';
+import { failureMessage, providerRequest, requestFailure } from './provider-request.ts';
 
 // A read-only lookup that tells whether a workspace's provider setting is right (`leadintake
 // workspace verify`): each provider client answers in this shape, so the command can say which
@@ -30,9 +30,7 @@ export async function getJson(
     }
     return { ok: true, status: res.status, json, text };
   } catch (err) {
-    const failure = requestFailure(err);
-    const message = failure.timedOut ? `${name} did not answer within ${timeoutMs} ms.` : `Could not reach ${name} (${failure.reason}).`;
-    return { ok: false, failure: { ok: false, message } };
+    return { ok: false, failure: { ok: false, message: failureMessage(requestFailure(err), name, timeoutMs) } };
   }
 }
 

@@ -1,4 +1,4 @@
-import { providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
+import { failureMessage, providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
@@ -99,10 +99,8 @@ export class OpenAIChatClient implements ChatModel {
       return { kind: 'response', status: res.status, headers: res.headers, text: res.text };
     } catch (err) {
       if (signal?.aborted) return { kind: 'cancelled' };
-      const failure = requestFailure(err);
-      // Not the caller's signal, so the timeout's.
-      if (failure.timedOut) return { kind: 'network', message: `The chat model did not answer within ${this.#timeoutMs} ms.` };
-      return { kind: 'network', message: `Could not reach the chat model (${failure.reason}).` };
+      // Not the caller's signal (checked above): a timeout is this request's own.
+      return { kind: 'network', message: failureMessage(requestFailure(err), 'the chat model', this.#timeoutMs) };
     }
   }
 

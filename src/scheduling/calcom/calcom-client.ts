@@ -1,4 +1,4 @@
-import { providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
+import { failureMessage, providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { z } from 'zod';
 import type { SettingsLookup } from '../../shared/settings-lookup.ts';
 import type {
@@ -311,10 +311,9 @@ function networkFailure(message: string): { error: ProviderFailure; providerMess
 
 function describeNetworkError(err: unknown, timeoutMs: number): Attempt {
   const failure = requestFailure(err);
-  if (failure.timedOut) return { kind: 'network', message: `Cal.com did not answer within ${timeoutMs} ms.`, maybeProcessed: true };
   // These fail before a byte of the request reaches Cal.com, so a retry cannot double-book.
-  const neverSent = failure.code === 'ECONNREFUSED' || failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN';
-  return { kind: 'network', message: `Could not reach Cal.com (${failure.reason}).`, maybeProcessed: !neverSent };
+  const neverSent = !failure.timedOut && (failure.code === 'ECONNREFUSED' || failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN');
+  return { kind: 'network', message: failureMessage(failure, 'Cal.com', timeoutMs), maybeProcessed: !neverSent };
 }
 
 function malformed(what: string, status?: number): ProviderFailure {

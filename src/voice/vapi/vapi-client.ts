@@ -1,4 +1,4 @@
-import { providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
+import { failureMessage, providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
 import type { LookupResult, PlaceCallRequest, PlaceCallResult, ProviderExchange, VoiceProvider, VoiceSettingsChecker } from '../voice-provider.ts';
 
 /**
@@ -53,7 +53,7 @@ export class VapiClient implements VoiceProvider, VoiceSettingsChecker {
       Object.assign(exchange, { httpStatus: response.status, responseText: text, ms: Date.now() - started });
       return { ok: true as const, response, text, exchange };
     } catch (err) {
-      const message = describeRequestFailure(err, this.#timeoutMs);
+      const message = failureMessage(requestFailure(err), 'the voice provider', this.#timeoutMs);
       Object.assign(exchange, { error: message, ms: Date.now() - started });
       return { ok: false as const, message, exchange };
     }
@@ -95,9 +95,4 @@ export function vapiCallBody(req: PlaceCallRequest): Record<string, unknown> {
       ...(req.tools && req.tools.length > 0 ? { 'tools:append': req.tools } : {}),
     },
   };
-}
-
-function describeRequestFailure(err: unknown, timeoutMs: number): string {
-  const failure = requestFailure(err);
-  return failure.timedOut ? `The voice provider did not answer within ${timeoutMs} ms.` : `Could not reach the voice provider (${failure.reason}).`;
 }

@@ -1,4 +1,4 @@
-import { providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
+import { failureMessage, providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
 import { getJson, isRecord, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import type { MessagingProvider, SendFailureKind, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 
@@ -66,7 +66,7 @@ export class MetaWhatsAppClient implements MessagingProvider {
       });
       text = response.text;
     } catch (err) {
-      return { ok: false, kind: 'transient', message: this.#scrub(describeRequestFailure(err, this.#timeoutMs)) };
+      return { ok: false, kind: 'transient', message: this.#scrub(failureMessage(requestFailure(err), 'WhatsApp Cloud API', this.#timeoutMs)) };
     }
     let json: unknown;
     try {
@@ -179,9 +179,4 @@ export function classifyMetaError(code: number | undefined, httpStatus: number, 
   }
   if (isTransient || httpStatus === 429 || httpStatus >= 500) return 'transient';
   return 'configuration';
-}
-
-function describeRequestFailure(err: unknown, timeoutMs: number): string {
-  const failure = requestFailure(err);
-  return failure.timedOut ? `WhatsApp Cloud API did not answer within ${timeoutMs} ms.` : `Could not reach WhatsApp Cloud API (${failure.reason}).`;
 }

@@ -1,4 +1,4 @@
-import { providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
+import { failureMessage, providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
 import type { MessagingProvider, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import { classifyTwilioError } from './twilio-errors.ts';
@@ -71,7 +71,7 @@ export class TwilioClient implements MessagingProvider {
       });
       text = response.text;
     } catch (err) {
-      return { ok: false, kind: 'transient', message: describeRequestFailure(err, this.#timeoutMs) };
+      return { ok: false, kind: 'transient', message: failureMessage(requestFailure(err), 'Twilio', this.#timeoutMs) };
     }
     const json = parseJson(text);
     if (!response.ok) return failure(response.status, json);
@@ -149,9 +149,4 @@ function parseJson(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function describeRequestFailure(err: unknown, timeoutMs: number): string {
-  const failure = requestFailure(err);
-  return failure.timedOut ? `Twilio did not answer within ${timeoutMs} ms.` : `Could not reach Twilio (${failure.reason}).`;
 }
