@@ -7,7 +7,7 @@ import { flushTableCounts, insertBulkLeads } from './helpers/table-growth.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 
 // The accepted sends of a batch of first contacts, recorded together by one statement
-// (migrations/025's whatsapp_record_sends) must write exactly what recording each send on its own
+// (whatsapp_record_sends: migrations/025, by set since 030) must write exactly what recording each send on its own
 // (whatsapp_record_send) writes: the comparisons below check it field by field, for leads that move
 // into their conversation and leads that do not, for a status held before the recording, and for
 // a status already applied by our key.
@@ -94,6 +94,63 @@ describe('recording a batch of accepted sends', () => {
     const [a, b] = await written([s!, other!]);
     assert.equal(a!.message, 'delivered');
     assert.equal(b!.message, 'accepted');
+  });
+});
+
+describe('a batch recorded by one statement per table (migrations/030)', () => {
+  // Each statement on leads, lead_events or whatsapp_messages runs those tables' statement-level
+  // triggers (the funnel's, the live pages', the outbound webhooks' capture) once, whatever the
+  // number of rows: a batch's sends are written by one statement per table, counted here by one
+  // more such trigger on each.
+  it('runs one UPDATE of leads, one of whatsapp_messages and one INSERT into lead_events for the whole batch', async () => {
+    const sends = await pendingSends(5, 1);
+    await h.app.db.pool.query(`CREATE TABLE record_statements (tbl text NOT NULL, op text NOT NULL);
+      CREATE FUNCTION count_record_statements() RETURNS trigger LANGUAGE plpgsql AS $f$
+        BEGIN INSERT INTO record_statements VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END $f$;
+      CREATE TRIGGER count_leads AFTER UPDATE ON leads FOR EACH STATEMENT EXECUTE FUNCTION count_record_statements();
+      CREATE TRIGGER count_messages AFTER UPDATE ON whatsapp_messages FOR EACH STATEMENT EXECUTE FUNCTION count_record_statements();
+      CREATE TRIGGER count_events AFTER INSERT ON lead_events FOR EACH STATEMENT EXECUTE FUNCTION count_record_statements();`);
+    try {
+      assert.deepEqual(await recordAcceptedSends(h.app.db.pool, sends), [null, 'new', 'new', 'new', 'new']);
+      const { rows } = await h.app.db.pool.query('SELECT tbl, op, count(*)::int AS n FROM record_statements GROUP BY 1, 2 ORDER BY 1, 2');
+      assert.deepEqual(rows, [
+        { tbl: 'lead_events', op: 'INSERT', n: 1 },
+        { tbl: 'leads', op: 'UPDATE', n: 1 },
+        { tbl: 'whatsapp_messages', op: 'UPDATE', n: 1 },
+      ]);
+    } finally {
+      await h.app.db.pool.query(`DROP TRIGGER count_leads ON leads; DROP TRIGGER count_messages ON whatsapp_messages;
+        DROP TRIGGER count_events ON lead_events; DROP FUNCTION count_record_statements(); DROP TABLE record_statements;`);
+    }
+  });
+
+  it('a batch naming one lead twice is recorded send by send: the second send sees the first\'s move', async () => {
+    const pair = async () => {
+      const [first] = await pendingSends(1);
+      // A lead has one open turn at a time (agent_turns_one_open): the first one's is closed here.
+      await h.app.db.pool.query(`UPDATE agent_turns SET state = 'sent' WHERE id = $1`, [first!.turnId]);
+      const [again] = await createFirstContactTurns(h.app.db.pool, [{ leadId: first!.leadId, provider: 'twilio', body: 'Hi {{1}}', variables: ['x'] }]);
+      const second: AcceptedSend = { ...first!, providerMessageId: `SMrec${++seq}`, messageId: again!.message.id, turnId: again!.turn.id,
+        data: { messageId: again!.message.id, turnId: again!.turn.id, kind: 'template', actor: 'agent' } };
+      return [first!, second];
+    };
+    const together = await pair();
+    const alone = await pair();
+    // A failure held for the first send: applied between the two sends, as each on its own would.
+    for (const [first] of [together, alone]) {
+      await h.app.db.pool.query(
+        `INSERT INTO whatsapp_early_statuses (provider, provider_message_id, status, error_code, error_message) VALUES ('twilio', $1, 'failed', '30008', 'unknown')`,
+        [first!.providerMessageId]);
+    }
+    const movedTogether = await recordAcceptedSends(h.app.db.pool, together);
+    const movedAlone = [];
+    for (const s of alone) movedAlone.push(await recordAcceptedSend(h.app.db.pool, s));
+    assert.deepEqual(movedTogether, ['new', null]);
+    assert.deepEqual(movedTogether, movedAlone);
+    const a = await written(together);
+    assert.deepEqual(a, await written(alone));
+    assert.deepEqual(a[1]!.events.map((e: { type: string; data: Record<string, unknown> }) => [e.type, e.data.from ?? null]),
+      [['message.sent', 'new'], ['message.failed', null], ['message.sent', null]]);
   });
 });
 
