@@ -9,11 +9,12 @@ import { DeliveryStatuses, type StatusItem } from '../src/whatsapp/delivery-stat
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 
 let h: WhatsappHarness;
+let w: { apiKey: string };
 const leads: Array<{ leadId: string; sid: string }> = [];
 
 before(async () => {
   h = await startWhatsappHarness();
-  const w = await h.workspace('twilio');
+  w = await h.workspace('twilio');
   for (let i = 0; i < 4; i++) leads.push({ leadId: (await h.submit(w.apiKey)).leadId, sid: '' });
   await h.settle();
   for (const l of leads) {
@@ -80,4 +81,62 @@ it('a status the database refuses fails alone; the others of its statement are a
   assert.equal(results[1].status, 'rejected');
   assert.equal((await messageOf(d.leadId)).status, 'read');
   assert.equal((await messageOf(b.leadId)).status, 'delivered', 'the refused status changed nothing');
+});
+
+it('statuses that only move their message forward are applied by one UPDATE for the batch (migrations/031)', async () => {
+  // Each UPDATE statement of whatsapp_messages runs its statement-level trigger (the live pages')
+  // once: counted here by one more such trigger. A status about a message another status of the
+  // batch is also about, and anything that writes the timeline, still go one by one.
+  const fresh: Array<{ leadId: string; sid: string }> = [];
+  for (let i = 0; i < 4; i++) fresh.push({ leadId: (await h.submit(w.apiKey)).leadId, sid: '' });
+  await h.settle();
+  for (const l of fresh) {
+    const { rows } = await h.app.db.pool.query(`SELECT provider_message_id FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [l.leadId]);
+    l.sid = rows[0].provider_message_id;
+  }
+  await h.app.db.pool.query(`CREATE TABLE message_updates (at timestamptz NOT NULL DEFAULT now());
+    CREATE FUNCTION count_message_updates() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN INSERT INTO message_updates DEFAULT VALUES; RETURN NULL; END $f$;
+    CREATE TRIGGER count_message_updates AFTER UPDATE ON whatsapp_messages FOR EACH STATEMENT EXECUTE FUNCTION count_message_updates();`);
+  const updates = async () => (await h.app.db.pool.query('SELECT count(*)::int AS n FROM message_updates')).rows[0].n as number;
+  try {
+    const statuses = new DeliveryStatuses(h.app.db.pool);
+    const [a, b, c, d] = fresh;
+    assert.deepEqual(await Promise.all([a!, b!, c!].map((l) => statuses.apply(item(l.sid, 'read')))),
+      [a!, b!, c!].map((l) => ({ kind: 'applied', leadId: l.leadId })));
+    assert.equal(await updates(), 1, 'three read receipts: one UPDATE');
+    for (const l of [a!, b!, c!]) assert.equal((await messageOf(l.leadId)).status, 'read');
+
+    // Two statuses of one message in a batch keep their order: the first applied, the repeat stale.
+    const before = await updates();
+    assert.deepEqual(await Promise.all([statuses.apply(item(d!.sid, 'delivered')), statuses.apply(item(d!.sid, 'read')), statuses.apply(item(d!.sid, 'read'))]),
+      [{ kind: 'stale' }, { kind: 'applied', leadId: d!.leadId }, { kind: 'stale' }]);
+    assert.equal((await updates()) - before, 1, 'the one status applied: one UPDATE, by the status on its own');
+    assert.equal((await messageOf(d!.leadId)).status, 'read');
+  } finally {
+    await h.app.db.pool.query('DROP TRIGGER count_message_updates ON whatsapp_messages; DROP FUNCTION count_message_updates(); DROP TABLE message_updates;');
+  }
+});
+
+it('in a batch, a status under our key with another provider id is a duplicate send, and one for a send not yet recorded records its id', async () => {
+  // Neither is a plain status (migrations/031): each goes through whatsapp_apply_status.
+  const two: Array<{ leadId: string; sid: string; key: string }> = [];
+  for (let i = 0; i < 2; i++) two.push({ leadId: (await h.submit(w.apiKey)).leadId, sid: '', key: '' });
+  await h.settle();
+  for (const l of two) {
+    const { rows } = await h.app.db.pool.query(`SELECT provider_message_id, idempotency_key FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [l.leadId]);
+    l.sid = rows[0].provider_message_id;
+    l.key = rows[0].idempotency_key;
+  }
+  const [dup, unrecorded] = two;
+  await h.app.db.pool.query(`UPDATE whatsapp_messages SET provider_message_id = NULL, status = 'accepted' WHERE lead_id = $1 AND direction = 'outbound'`, [unrecorded!.leadId]);
+  const statuses = new DeliveryStatuses(h.app.db.pool);
+  assert.deepEqual(await Promise.all([
+    statuses.apply(item('SMsecondcopy00000000000000000000', 'read', { key: dup!.key })),
+    statuses.apply(item(unrecorded!.sid, 'read', { key: unrecorded!.key })),
+  ]), [{ kind: 'applied', leadId: dup!.leadId }, { kind: 'applied', leadId: unrecorded!.leadId }]);
+  assert.equal((await messageOf(dup!.leadId)).status, 'delivered', 'the first copy keeps its own status');
+  const { rows } = await h.app.db.pool.query(`SELECT data->>'status' AS status FROM lead_events WHERE lead_id = $1 AND type = 'message.duplicate_send'`, [dup!.leadId]);
+  assert.deepEqual(rows, [{ status: 'read' }]);
+  const { rows: [m] } = await h.app.db.pool.query(`SELECT status, provider_message_id FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [unrecorded!.leadId]);
+  assert.deepEqual(m, { status: 'read', provider_message_id: unrecorded!.sid });
 });
