@@ -1,4 +1,4 @@
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, request as httpRequest, type ClientRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 
@@ -53,12 +53,39 @@ export async function startLocalHttpServer(
 // (docs/PERFORMANCE.md, "Burst drain"). Tests, the demo and the bench all use the same path.
 const webhookAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
+// The requests in flight under each caller's signal, destroyed together when it aborts: one abort
+// listener per signal. Giving each request the signal itself added a listener per request, and an
+// EventTarget looks through all of its listeners on every add — in a burst thousands of requests
+// wait for one of the agent's sockets, and those adds were a tenth of the bench's process.
+const inFlight = new WeakMap<AbortSignal, Set<ClientRequest>>();
+
+function requestsOf(signal: AbortSignal): Set<ClientRequest> {
+  let set = inFlight.get(signal);
+  if (!set) {
+    const requests = new Set<ClientRequest>();
+    set = requests;
+    inFlight.set(signal, requests);
+    signal.addEventListener('abort', () => {
+      for (const req of requests) req.destroy(abortError(signal));
+      requests.clear();
+    }, { once: true });
+  }
+  return set;
+}
+
+const abortError = (signal: AbortSignal) => new DOMException(`The operation was aborted${signal.reason ? `: ${String(signal.reason)}` : ''}`, 'AbortError');
+
 /**
  * POSTs `body` to `url` and returns the answer's status and text; rejects on a network error, a
  * timeout (`timeoutMs`, as the provider gives up) or `signal`.
  */
 export function postToWebhook(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
+    const { signal } = opts;
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
     const target = new URL(url);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(target, {
@@ -66,13 +93,17 @@ export function postToWebhook(url: string, headers: Record<string, string>, body
       agent: target.protocol === 'https:' ? undefined : webhookAgent,
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       timeout: opts.timeoutMs,
-      ...(opts.signal ? { signal: opts.signal } : {}),
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
+    if (signal) {
+      const requests = requestsOf(signal);
+      requests.add(req);
+      req.once('close', () => requests.delete(req));
+    }
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
     req.on('error', reject);
     req.end(body);
