@@ -28,13 +28,13 @@ DECLARE
   v_lead uuid;
   v_own_id boolean;
   v_leads uuid[] := '{}';
-  v_messages bigint[] := array_fill(NULL::bigint, ARRAY[jsonb_array_length(p_items)]);
+  v_messages bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
   -- The message found was recorded under this status's provider and provider id.
-  v_own bool[] := array_fill(false, ARRAY[jsonb_array_length(p_items)]);
+  v_own bool[] := array_fill(false, ARRAY[v_n]);
   v_plain bigint[] := '{}';
-  v_outcome text[] := array_fill(NULL::text, ARRAY[jsonb_array_length(p_items)]);
-  v_applied_lead uuid[] := array_fill(NULL::uuid, ARRAY[jsonb_array_length(p_items)]);
-  v_moved text[] := array_fill(NULL::text, ARRAY[jsonb_array_length(p_items)]);
+  v_outcome text[] := array_fill(NULL::text, ARRAY[v_n]);
+  v_applied_lead uuid[] := array_fill(NULL::uuid, ARRAY[v_n]);
+  v_moved text[] := array_fill(NULL::text, ARRAY[v_n]);
 BEGIN
   FOR it IN SELECT DISTINCT hashtext((x->>'provider') || ':' || (x->>'providerMessageId')) AS k
               FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP

@@ -66,14 +66,15 @@ function requestsOf(signal: AbortSignal): Set<ClientRequest> {
     set = requests;
     inFlight.set(signal, requests);
     signal.addEventListener('abort', () => {
-      for (const req of requests) req.destroy(abortError(signal));
+      for (const req of requests) req.destroy(abortError());
       requests.clear();
     }, { once: true });
   }
   return set;
 }
 
-const abortError = (signal: AbortSignal) => new DOMException(`The operation was aborted${signal.reason ? `: ${String(signal.reason)}` : ''}`, 'AbortError');
+// What node:http rejects with when a request's own signal aborts.
+const abortError = () => new DOMException('The operation was aborted', 'AbortError');
 
 /**
  * POSTs `body` to `url` and returns the answer's status and text; rejects on a network error, a
@@ -83,7 +84,7 @@ export function postToWebhook(url: string, headers: Record<string, string>, body
   return new Promise((resolve, reject) => {
     const { signal } = opts;
     if (signal?.aborted) {
-      reject(abortError(signal));
+      reject(abortError());
       return;
     }
     const target = new URL(url);
