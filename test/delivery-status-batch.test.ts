@@ -10,17 +10,27 @@ import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-h
 
 let h: WhatsappHarness;
 let w: { apiKey: string };
-const leads: Array<{ leadId: string; sid: string }> = [];
+let leads: SentLead[] = [];
+
+interface SentLead { leadId: string; sid: string; key: string }
+
+/** `n` new leads, each with its first message sent: its provider id and idempotency key. */
+async function sentLeads(n: number): Promise<SentLead[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push((await h.submit(w.apiKey)).leadId);
+  await h.settle();
+  const out: SentLead[] = [];
+  for (const leadId of ids) {
+    const { rows } = await h.app.db.pool.query(`SELECT provider_message_id, idempotency_key FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [leadId]);
+    out.push({ leadId, sid: rows[0].provider_message_id, key: rows[0].idempotency_key });
+  }
+  return out;
+}
 
 before(async () => {
   h = await startWhatsappHarness();
   w = await h.workspace('twilio');
-  for (let i = 0; i < 4; i++) leads.push({ leadId: (await h.submit(w.apiKey)).leadId, sid: '' });
-  await h.settle();
-  for (const l of leads) {
-    const { rows } = await h.app.db.pool.query(`SELECT provider_message_id FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [l.leadId]);
-    l.sid = rows[0].provider_message_id;
-  }
+  leads = await sentLeads(4);
 });
 after(() => h?.close());
 
@@ -87,13 +97,7 @@ it('statuses that only move their message forward are applied by one UPDATE for 
   // Each UPDATE statement of whatsapp_messages runs its statement-level trigger (the live pages')
   // once: counted here by one more such trigger. A status about a message another status of the
   // batch is also about, and anything that writes the timeline, still go one by one.
-  const fresh: Array<{ leadId: string; sid: string }> = [];
-  for (let i = 0; i < 4; i++) fresh.push({ leadId: (await h.submit(w.apiKey)).leadId, sid: '' });
-  await h.settle();
-  for (const l of fresh) {
-    const { rows } = await h.app.db.pool.query(`SELECT provider_message_id FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [l.leadId]);
-    l.sid = rows[0].provider_message_id;
-  }
+  const fresh = await sentLeads(4);
   await h.app.db.pool.query(`CREATE TABLE message_updates (at timestamptz NOT NULL DEFAULT now());
     CREATE FUNCTION count_message_updates() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN INSERT INTO message_updates DEFAULT VALUES; RETURN NULL; END $f$;
     CREATE TRIGGER count_message_updates AFTER UPDATE ON whatsapp_messages FOR EACH STATEMENT EXECUTE FUNCTION count_message_updates();`);
@@ -119,15 +123,7 @@ it('statuses that only move their message forward are applied by one UPDATE for 
 
 it('in a batch, a status under our key with another provider id is a duplicate send, and one for a send not yet recorded records its id', async () => {
   // Neither is a plain status (migrations/031): each goes through whatsapp_apply_status.
-  const two: Array<{ leadId: string; sid: string; key: string }> = [];
-  for (let i = 0; i < 2; i++) two.push({ leadId: (await h.submit(w.apiKey)).leadId, sid: '', key: '' });
-  await h.settle();
-  for (const l of two) {
-    const { rows } = await h.app.db.pool.query(`SELECT provider_message_id, idempotency_key FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [l.leadId]);
-    l.sid = rows[0].provider_message_id;
-    l.key = rows[0].idempotency_key;
-  }
-  const [dup, unrecorded] = two;
+  const [dup, unrecorded] = await sentLeads(2);
   await h.app.db.pool.query(`UPDATE whatsapp_messages SET provider_message_id = NULL, status = 'accepted' WHERE lead_id = $1 AND direction = 'outbound'`, [unrecorded!.leadId]);
   const statuses = new DeliveryStatuses(h.app.db.pool);
   assert.deepEqual(await Promise.all([

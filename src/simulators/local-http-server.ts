@@ -60,17 +60,15 @@ const webhookAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 const inFlight = new WeakMap<AbortSignal, Set<ClientRequest>>();
 
 function requestsOf(signal: AbortSignal): Set<ClientRequest> {
-  let set = inFlight.get(signal);
-  if (!set) {
-    const requests = new Set<ClientRequest>();
-    set = requests;
-    inFlight.set(signal, requests);
-    signal.addEventListener('abort', () => {
-      for (const req of requests) req.destroy(abortError());
-      requests.clear();
-    }, { once: true });
-  }
-  return set;
+  const known = inFlight.get(signal);
+  if (known) return known;
+  const requests = new Set<ClientRequest>();
+  inFlight.set(signal, requests);
+  signal.addEventListener('abort', () => {
+    for (const req of requests) req.destroy(abortError());
+    requests.clear();
+  }, { once: true });
+  return requests;
 }
 
 // What node:http rejects with when a request's own signal aborts.
