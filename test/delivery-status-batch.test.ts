@@ -9,7 +9,7 @@ import { DeliveryStatuses, type StatusItem } from '../src/whatsapp/delivery-stat
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 
 let h: WhatsappHarness;
-let w: { apiKey: string };
+let w: { apiKey: string; workspaceId: string };
 let leads: SentLead[] = [];
 
 interface SentLead { leadId: string; sid: string; key: string }
@@ -35,7 +35,10 @@ before(async () => {
 after(() => h?.close());
 
 const item = (sid: string, status: StatusItem['status'], extra: Partial<StatusItem> = {}): StatusItem =>
-  ({ provider: 'twilio', providerMessageId: sid, key: null, status, repaired: null, ...extra });
+  ({
+    workspaceId: w.workspaceId, livemode: true, provider: 'twilio', providerMessageId: sid, key: null, status, repaired: null,
+    ...extra,
+  });
 
 async function messageOf(leadId: string) {
   const { rows } = await h.app.db.pool.query(`SELECT status, error_code FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [leadId]);

@@ -70,8 +70,10 @@ describe('recording a batch of accepted sends', () => {
     const alone = await pendingSends(3);
     for (const batch of [together, alone]) {
       await h.app.db.pool.query(
-        `INSERT INTO whatsapp_early_statuses (provider, provider_message_id, status, error_code, error_message) VALUES ('twilio', $1, 'failed', '63016', 'window closed')`,
-        [batch[1]!.providerMessageId]);
+        `INSERT INTO whatsapp_early_statuses
+           (workspace_id, livemode, provider, provider_message_id, status, error_code, error_message)
+         VALUES ($2, true, 'twilio', $1, 'failed', '63016', 'window closed')`,
+        [batch[1]!.providerMessageId, w.workspaceId]);
     }
     const movedTogether = await recordAcceptedSends(h.app.db.pool, together);
     const movedAlone = [];
@@ -139,8 +141,10 @@ describe('a batch recorded by one statement per table (migrations/030)', () => {
     // A failure held for the first send: applied between the two sends, as each on its own would.
     for (const [first] of [together, alone]) {
       await h.app.db.pool.query(
-        `INSERT INTO whatsapp_early_statuses (provider, provider_message_id, status, error_code, error_message) VALUES ('twilio', $1, 'failed', '30008', 'unknown')`,
-        [first!.providerMessageId]);
+        `INSERT INTO whatsapp_early_statuses
+           (workspace_id, livemode, provider, provider_message_id, status, error_code, error_message)
+         VALUES ($2, true, 'twilio', $1, 'failed', '30008', 'unknown')`,
+        [first!.providerMessageId, w.workspaceId]);
     }
     const movedTogether = await recordAcceptedSends(h.app.db.pool, together);
     const movedAlone = [];

@@ -12,7 +12,7 @@ import type { OperatorRef } from './lead-actions.ts';
 
 // An operator's WhatsApp reply (docs/DASHBOARD.md, "Reply"). It goes out through the agent's own
 // outbound path: stored as the outbound message of an `operator` turn, ready to send, and sent by
-// the turn engine (checkpointed send under a deterministic key, integration log, delivery
+// the turn engine (checkpointed send under a random key stored with it, integration log, delivery
 // statuses). Inside the 24-hour window it is the operator's text; outside, the workspace's approved
 // template, the only message the providers accept then.
 
@@ -67,7 +67,8 @@ export class OperatorReplies {
              INSERT INTO agent_turns (lead_id, kind, state) VALUES ($1, 'operator', 'ready') RETURNING id
            )
            INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
-           SELECT $1, 'outbound', id, $2, $3, $4, $5, 'turn-' || id, 'pending' FROM turn RETURNING id, turn_id`,
+           SELECT $1, 'outbound', id, $2, $3, $4, $5, whatsapp_outbound_key(), 'pending' FROM turn
+           RETURNING id, turn_id`,
           [leadId, whatsapp.provider, content.kind, content.body, content.variables ? JSON.stringify(content.variables) : null],
         );
         // What the lead wrote so far is answered by this message: in the agent's context it comes

@@ -11,7 +11,8 @@ import type * as m from './message-queries.ts';
 // message's advisory lock, which both take first: a callback either sees the recorded send or is
 // held and found by the recording, never neither. Both are one statement each, functions of
 // migrations/022 (why: docs/PERFORMANCE.md, "Burst drain"); the statuses a process receives
-// together are applied by one statement.
+// together are applied by one statement. A status reaches only the messages of the workspace and
+// mode it was received for, and held ones only that workspace's sends (migrations/032).
 
 export interface DeliveryStatus {
   status: 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'undelivered';
@@ -21,6 +22,12 @@ export interface DeliveryStatus {
 
 /** One status callback's event, as the batch applies it. */
 export interface StatusItem extends DeliveryStatus {
+  /**
+   * The workspace and mode (live or sandbox) whose signature the callback carried: only a message
+   * of theirs is looked at, whatever the provider id or key names.
+   */
+  workspaceId: string;
+  livemode: boolean;
   provider: m.Provider;
   providerMessageId: string;
   /** Our idempotency key when the callback carries it (Twilio's StatusCallback URL does). */
@@ -29,8 +36,16 @@ export interface StatusItem extends DeliveryStatus {
   repaired: { type: string; data: Record<string, unknown> } | null;
 }
 
-/** held: no message of ours has this id yet; kept until the send is recorded. */
-export type StatusOutcome = { kind: 'applied'; leadId: string } | { kind: 'held' } | { kind: 'stale' };
+/**
+ * held: no message of the workspace has this id yet; kept until the send is recorded. unknown: the
+ * status names a key of ours, or a provider id another message has, but no message of the
+ * workspace and mode; nothing was written.
+ */
+export type StatusOutcome =
+  | { kind: 'applied'; leadId: string }
+  | { kind: 'held' }
+  | { kind: 'stale' }
+  | { kind: 'unknown' };
 
 // A failed delivery hands the lead to a person: the statuses the system may do that from.
 const escalateFrom = () => allowedFrom('system', 'needs_human');
@@ -71,6 +86,7 @@ export class DeliveryStatuses {
 
 function wireItem(s: StatusItem) {
   return {
+    workspaceId: s.workspaceId, livemode: s.livemode,
     provider: s.provider, providerMessageId: s.providerMessageId, key: s.key, status: s.status,
     errorCode: s.errorCode ?? null, errorMessage: s.errorMessage ?? null,
     repairedType: s.repaired?.type ?? null, repairedData: s.repaired?.data ?? null,

@@ -72,16 +72,25 @@ export class InboundService {
   }
 
   /**
-   * A delivery status. `outboundKey` is our idempotency key when the callback carries it (Twilio's
+   * A delivery status, received for `workspaceId` in `livemode`: it applies to a message of theirs
+   * only. `outboundKey` is our idempotency key when the callback carries it (Twilio's
    * StatusCallback URL does): it finds a message whose acceptance we never recorded because the
    * process died between the provider's answer and our commit.
    */
-  async receiveStatus(workspaceId: string, provider: m.Provider, e: StatusEvent, outboundKey: string | null, log: Logger = this.#d.log): Promise<StatusOutcome> {
+  async receiveStatus(
+    workspaceId: string, provider: m.Provider, e: StatusEvent, outboundKey: string | null,
+    log: Logger = this.#d.log, livemode = true,
+  ): Promise<StatusOutcome> {
     const outcome = await this.#statuses.apply({
+      workspaceId, livemode,
       provider, providerMessageId: e.providerMessageId, key: outboundKey, status: e.status, errorCode: e.errorCode, errorMessage: e.errorMessage,
       repaired: e.textRepaired ? { type: REPAIRED_TEXT_EVENT, data: repairedTextData(provider, 'delivery status') } : null,
     });
-    log.info({ workspaceId, provider, status: e.status, outcome: outcome.kind, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : {}) }, 'whatsapp status received');
+    const fields = { workspaceId, provider, status: e.status, outcome: outcome.kind };
+    // Nothing of the status itself (ids, key, error text): it may be someone's probe of other workspaces.
+    if (outcome.kind === 'unknown') log.warn(fields, 'whatsapp status for no message of this workspace ignored');
+    else log.info({ ...fields, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : {}) },
+      'whatsapp status received');
     return outcome;
   }
 }

@@ -15,7 +15,10 @@ export interface SendMessageRequest {
   /** The lead's normalised phone, `+digits`. */
   to: string;
   content: OutboundContent;
-  /** Deterministic per outbound message; lets the provider's status callbacks find it again. */
+  /**
+   * Random per outbound message and stored with it (the same on every retry); lets the provider's
+   * status callbacks find it again, and cannot be guessed from another message's.
+   */
   idempotencyKey: string;
 }
 

@@ -3,7 +3,9 @@ import type { Queryable } from '../db/pool.ts';
 import type { OutboundContent } from './messaging-provider.ts';
 
 // Agent turns and their checkpoints (migrations/005_whatsapp_conversations.sql). Every change of
-// state names the state it expects, so a turn that somehow ran twice cannot finish twice.
+// state names the state it expects, so a turn that somehow ran twice cannot finish twice. An
+// outbound message's idempotency key is random (whatsapp_outbound_key, migrations/032) and stored
+// with it, so a retried send reuses it and nobody can guess another message's key.
 
 /** `operator`: a message an operator wrote in the dashboard, sent through the same path (src/admin/operator-reply.ts). */
 export type TurnKind = 'first_contact' | 'reply' | 'operator';
@@ -41,11 +43,6 @@ export async function findOpenTurn(db: Queryable, leadId: string): Promise<Agent
   return rows[0] ? turnFromRow(rows[0]) : null;
 }
 
-/** The idempotency key of a turn's one outbound message: deterministic, so retries reuse it. */
-export function outboundKey(turnId: number): string {
-  return `turn-${turnId}`;
-}
-
 /** One first contact to store: the lead and its template message. */
 export interface FirstContact {
   leadId: string;
@@ -72,7 +69,8 @@ export async function createFirstContactTurns(db: Queryable, contacts: FirstCont
              INSERT INTO agent_turns (lead_id, kind, state) SELECT lead_id, 'first_contact', 'ready' FROM input ORDER BY ord RETURNING *
            ), message AS (
              INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
-             SELECT turn.lead_id, 'outbound', turn.id, input.provider, 'template', input.body, input.variables, 'turn-' || turn.id, 'pending'
+             SELECT turn.lead_id, 'outbound', turn.id, input.provider, 'template', input.body, input.variables,
+                    whatsapp_outbound_key(), 'pending'
                FROM turn JOIN input ON input.lead_id = turn.lead_id
              RETURNING id, turn_id, idempotency_key, kind, body, template_variables, status, provider_message_id
            )
@@ -129,7 +127,7 @@ export async function storeReply(db: Queryable, t: { turnId: number; leadId: str
               WHERE id = $1 AND state = 'generating' RETURNING id
            )
            INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, idempotency_key, status)
-           SELECT $2, 'outbound', id, $3, 'text', $4, 'turn-' || id, 'pending' FROM turn`,
+           SELECT $2, 'outbound', id, $3, 'text', $4, whatsapp_outbound_key(), 'pending' FROM turn`,
     values: [t.turnId, t.leadId, t.provider, t.text],
   });
   return rowCount === 1;

@@ -114,7 +114,8 @@ export class WhatsappWebhookService {
 
   async #status(w: Found, provider: 'twilio' | 'meta', event: StatusEvent, outboundKey: string | null, log: Logger): Promise<void> {
     const started = performance.now();
-    const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log);
+    // Only a message of this workspace and mode: the signature says nothing about any other.
+    const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log, !this.#d.sandbox);
     const outcome = r.kind;
     await this.#journal.webhook({
       ms: performance.now() - started,
