@@ -41,7 +41,8 @@ export async function openBenchServer(): Promise<BenchServer> {
     progress(`starting embedded PostgreSQL in ${tmpDir}`);
     const pg = await ensureEmbeddedPostgres(tmpDir, createLogger('warn', process.stderr));
     stopEmbedded = pg.stop;
-    serverUrl = pg.url;
+    // The superuser: the benchmark's own cluster gets server settings (preallocateWal) and a fresh database.
+    serverUrl = pg.adminUrl;
   }
   const removeTmp = () => {
     if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });

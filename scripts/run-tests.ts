@@ -16,7 +16,9 @@ if (!process.env.LEADINTAKE_TEST_SKIP_BUILD) {
   const build = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
-const embedded = process.env.DATABASE_URL ? null : await ensureEmbeddedPostgres('.test-data', log);
+// The tests run as the embedded server's service role, as the service does (no superuser), with
+// CREATEDB added: the template and every test file's database are created by it and owned by it.
+const embedded = process.env.DATABASE_URL ? null : await ensureEmbeddedPostgres('.test-data', log, { createDatabases: true });
 const adminUrl = process.env.DATABASE_URL || embedded!.url;
 const template = `leadintake_tpl_${crypto.randomBytes(4).toString('hex')}`;
 const admin = createPool(adminUrl, 2);

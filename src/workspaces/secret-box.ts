@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { readOrCreateSecretFile } from '../shared/secret-file.ts';
 
 // AES-256-GCM for provider settings at rest. Layout: version byte | 12-byte IV | 16-byte tag |
 // ciphertext. The associated data binds a blob to its workspace: moved to another row, it
@@ -54,12 +54,5 @@ export function resolveEncryptionKey(opts: { envKey?: string; databaseUrl?: stri
       'LEADINTAKE_ENCRYPTION_KEY is required when DATABASE_URL is set (generate one with: openssl rand -hex 32).',
     );
   }
-  const file = path.join(path.resolve(opts.dataDir), 'encryption.key');
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  try {
-    fs.writeFileSync(file, crypto.randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  return parseEncryptionKey(fs.readFileSync(file, 'utf8'));
+  return parseEncryptionKey(readOrCreateSecretFile(path.join(path.resolve(opts.dataDir), 'encryption.key')));
 }
