@@ -23,11 +23,11 @@ let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
 const problems: string[] = [];
 
 before(async () => {
-  ({ app, base } = await startListeningApp());
+  ({ app, base } = await startListeningApp({ env: { EGRESS_ALLOW_PRIVATE_NETWORKS: 'true' } }));
   receiver = await startWebhookReceiver();
   delivery = new WebhookDeliveryService({
     pool: app.db.pool, boss: app.boss, log: app.log, clock: () => new Date(), secrets: new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)),
-    timeoutMs: 5000, allowPrivateNetworks: false, retryScheduleSeconds: [], jitter: () => 1,
+    timeoutMs: 5000, allowPrivateNetworks: true, retryScheduleSeconds: [], jitter: () => 1,
   });
   ws = await app.createWorkspace('voice', undefined, 'hooks');
   browser = await launchChromium();

@@ -58,6 +58,8 @@ const workerEnv = {
   LOG_LEVEL: 'warn',
   DB_POOL_MAX: '4',
   JOB_HEARTBEAT_SECONDS: '10',
+  // The receiver is on 127.0.0.1.
+  EGRESS_ALLOW_PRIVATE_NETWORKS: 'true',
   JOB_MONITOR_SECONDS: '1',
   JOB_POLL_SECONDS: '1',
   WORKER_CONCURRENCY: '1',
@@ -66,7 +68,7 @@ const workerEnv = {
 describe('a killed worker', () => {
   it('loses no webhook event', { timeout: 180_000 }, async () => {
     const ws = await app.createWorkspace('whatsapp');
-    const endpoints = new WebhookEndpointService(app.db.pool, new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)), () => new Date());
+    const endpoints = new WebhookEndpointService(app.db.pool, new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)), () => new Date(), { allowPrivateNetworks: true });
     const added = await endpoints.add(ws.slug, url, ['lead.created']);
     if (isEndpointError(added)) throw new Error('add failed');
     const created = await postLead(app.http, ws.sandboxKey, { name: 'Kill Test', phone: '+1 555 301 0004', consent: true });

@@ -6,6 +6,7 @@ import type { OperatorService } from '../operators/operator-service.ts';
 import type { Permission } from '../operators/roles.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
+import { llmSettingsProblem } from '../workspaces/model-endpoint.ts';
 import { checkWorkspace } from '../workspaces/verify/workspace-checks.ts';
 import { parseWorkspaceConfig } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
@@ -76,6 +77,11 @@ export function providerAdminRoutes(deps: ProviderAdminDeps) {
             return { path: (path ?? '').split('.'), message: rest.join(': ') || m };
           }),
         });
+      }
+      // The installation's model key goes only to its own model server; a workspace's server must be allowed.
+      const llm = llmSettingsProblem(parsed.config.llm, deps.config);
+      if (llm) {
+        throw new AppError('validation_failed', { issues: [{ path: ['llm', llm.field], message: llm.message }] });
       }
       if (!(await deps.workspaces.update(workspace.slug, parsed.config))) throw new AppError('workspace_not_found');
       deps.authenticator.invalidate();

@@ -28,6 +28,8 @@ export async function demoCommand(args: string[], config: Config, log: Logger): 
   const port = values.port ? positiveInt(values.port, '--port') : config.PORT;
   const intervalSeconds = positiveInt(values.interval, '--interval') ?? 4;
   const cfg: Config = { ...config, PORT: port ?? config.PORT, ...(values.port && !process.env.PUBLIC_BASE_URL ? { PUBLIC_BASE_URL: `http://${config.HOST}:${port}` } : {}) };
+  // A playground on the developer's machine: a webhook receiver or model server on it may be used.
+  cfg.EGRESS_ALLOW_PRIVATE_NETWORKS = true;
   const { serve } = await import('../serve.ts');
   let server;
   try {

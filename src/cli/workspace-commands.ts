@@ -3,6 +3,7 @@ import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { setAgentEnabled } from '../whatsapp/conversation-queries.ts';
 import { workspaceService } from '../runtime.ts';
+import { llmSettingsProblem } from '../workspaces/model-endpoint.ts';
 import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { CliError, parseCommandArgs, required } from './args.ts';
@@ -37,7 +38,7 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
       }
       const channel = required(values.channel, '--channel');
       if (channel !== 'voice' && channel !== 'whatsapp') throw new CliError('--channel must be voice or whatsapp.');
-      const wsConfig = values.config ? readConfigFile(values.config) : undefined;
+      const wsConfig = values.config ? readConfigFile(values.config, config) : undefined;
       const result = await service.create({ slug, name: required(values.name, '--name'), channel, ...(wsConfig ? { config: wsConfig } : {}) });
       if (result.kind === 'slug_taken') throw new CliError(`A workspace with slug "${slug}" already exists.`);
       const { workspace: w, apiKey, sandboxKey } = result;
@@ -54,11 +55,11 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
     }
     case 'update': {
       const slug = required(positionals[0], 'workspace slug');
-      const config = readConfigFile(required(values.config, '--config'));
-      const updated = await service.update(slug, config);
+      const wsUpdate = readConfigFile(required(values.config, '--config'), config);
+      const updated = await service.update(slug, wsUpdate);
       if (!updated) throw new CliError(`No workspace "${slug}".`);
       console.log(`Updated workspace ${slug}.`);
-      if (config.agent) printQuestionIds(updated);
+      if (wsUpdate.agent) printQuestionIds(updated);
       return 0;
     }
     case 'delete': {
@@ -119,7 +120,7 @@ function printQuestionIds(workspace: WorkspaceRow): void {
   for (const q of questions) console.log(`  ${q.id}\t${q.label}`);
 }
 
-function readConfigFile(file: string): WorkspaceConfig {
+function readConfigFile(file: string, installation: Config): WorkspaceConfig {
   let json: unknown;
   try {
     json = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -128,5 +129,7 @@ function readConfigFile(file: string): WorkspaceConfig {
   }
   const parsed = parseWorkspaceConfig(json);
   if (!parsed.ok) throw new CliError(`Invalid config file ${file}: ${parsed.message}`);
+  const llm = llmSettingsProblem(parsed.config.llm, installation);
+  if (llm) throw new CliError(`Invalid config file ${file}: ${llm.message}`);
   return parsed.config;
 }

@@ -3,6 +3,8 @@ import https from 'node:https';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { observeProviderRequest, type ProviderOutcome } from '../metrics/metrics.ts';
+import { checkedLookup, literalRefusal } from './egress-lookup.ts';
+import type { EgressOptions } from './egress-policy.ts';
 
 // Every request to a provider (Twilio, Meta, Vapi, Cal.com, the chat model) goes through here:
 // one HTTP/1.1 request on a keep-alive connection, its whole body read as text, counted and timed
@@ -25,6 +27,11 @@ export interface ProviderRequestInit {
   body?: string;
   /** Covers the whole exchange, the body's last byte included. */
   signal: AbortSignal;
+  /**
+   * Set for a URL a workspace chose (its model server): the connection goes only to addresses the
+   * address policy allows, checked on the resolved address (egress-policy.ts).
+   */
+  egress?: EgressOptions;
 }
 
 /** The part of fetch's `Headers` the clients read; a `Headers` object is one too. */
@@ -63,10 +70,28 @@ export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
  */
 export const IDLE_CONNECTION_MS = 4_000;
 const agentOptions = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
-const transports: Record<string, { request: typeof http.request; agent: http.Agent }> = {
+type Transports = Record<string, { request: typeof http.request; agent: http.Agent }>;
+const transports: Transports = {
   'http:': { request: http.request, agent: new http.Agent(agentOptions) },
   'https:': { request: https.request, agent: new https.Agent(agentOptions) },
 };
+// Checked connections keep agents of their own: a kept-alive socket the installation opened to
+// its own servers must never carry a request to a URL a workspace chose.
+const guarded = new Map<boolean, Transports>();
+function transportsFor(egress: EgressOptions | undefined): Transports {
+  if (!egress) return transports;
+  let t = guarded.get(egress.allowPrivateNetworks);
+  if (!t) {
+    // The agent hands `lookup` to every socket it opens: the check runs at each connect.
+    const options = { ...agentOptions, lookup: checkedLookup(egress) };
+    t = {
+      'http:': { request: http.request, agent: new http.Agent(options) },
+      'https:': { request: https.request, agent: new https.Agent(options) },
+    };
+    guarded.set(egress.allowPrivateNetworks, t);
+  }
+  return t;
+}
 
 /**
  * What ended a failed providerRequest, for the client's own message: its signal (a timeout or an
@@ -86,6 +111,9 @@ export function requestFailure(err: unknown): RequestFailure {
  * model"): "… did not answer within N ms." or "Could not reach … (ECONNREFUSED)."
  */
 export function failureMessage(failure: RequestFailure, who: string, timeoutMs: number): string {
+  if (!failure.timedOut && failure.code === 'ADDRESS_REFUSED') {
+    return `Did not contact ${who}: its address is private, loopback, link-local or reserved, which this installation does not allow.`;
+  }
   if (failure.timedOut) return `${who.charAt(0).toUpperCase()}${who.slice(1)} did not answer within ${timeoutMs} ms.`;
   return `Could not reach ${who} (${failure.reason}).`;
 }
@@ -109,8 +137,10 @@ function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse>
   const { signal } = init;
   if (signal.aborted) return Promise.reject(signal.reason);
   const target = new URL(url);
-  const transport = transports[target.protocol];
+  const transport = transportsFor(init.egress)[target.protocol];
   if (!transport) return Promise.reject(new ProviderNetworkError(target.origin, new Error(`unsupported protocol ${target.protocol}`)));
+  const refused = init.egress && literalRefusal(target, init.egress);
+  if (refused) return Promise.reject(new ProviderNetworkError(target.origin, refused));
   // A user agent, as fetch sent one: some API front ends turn away requests without.
   const headers: Record<string, string> = { 'user-agent': 'leadintake', ...init.headers };
   if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));

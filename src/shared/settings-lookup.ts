@@ -1,3 +1,4 @@
+import type { EgressOptions } from './egress-policy.ts';
 import { failureMessage, providerRequest, requestFailure } from './provider-request.ts';
 
 // A read-only lookup that tells whether a workspace's provider setting is right (`leadintake
@@ -18,9 +19,16 @@ export async function getJson(
   headers: Record<string, string>,
   timeoutMs: number,
   name: string,
+  egress?: EgressOptions,
 ): Promise<{ ok: true; status: number; json: unknown; text: string } | { ok: false; failure: LookupFailure }> {
   try {
-    const res = await providerRequest(provider, url, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+    const init = {
+      method: 'GET',
+      headers: { accept: 'application/json', ...headers },
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(egress ? { egress } : {}),
+    };
+    const res = await providerRequest(provider, url, init);
     const text = res.text;
     let json: unknown;
     try {

@@ -66,11 +66,12 @@ export async function claimDelivery(db: Queryable, id: string, now: Date, leaseM
 
 export async function insertAttempt(
   db: Queryable,
-  a: { deliveryId: string; at: Date; outcome: string; statusCode: number | null; latencyMs: number; excerpt: string },
+  a: { deliveryId: string; at: Date; outcome: string; statusCode: number | null; latencyMs: number; reason: string },
 ): Promise<void> {
+  // `response_excerpt` holds our own one-line reason (webhook-sender.ts), never the receiver's answer.
   await db.query(
     'INSERT INTO webhook_attempts (delivery_id, at, outcome, status_code, latency_ms, response_excerpt) VALUES ($1, $2, $3, $4, $5, $6)',
-    [a.deliveryId, a.at, a.outcome, a.statusCode, a.latencyMs, a.excerpt],
+    [a.deliveryId, a.at, a.outcome, a.statusCode, a.latencyMs, a.reason],
   );
 }
 
@@ -134,12 +135,20 @@ export interface DeliveryLogRow {
   attempts: Array<{ at: string; outcome: string; statusCode: number | null; latencyMs: number; response: string }>;
 }
 
+/**
+ * What the log says of an attempt: with a status, only the status (attempts recorded by earlier
+ * versions kept the first KiB of the receiver's answer, which is not shown); without, our reason.
+ */
+const RESPONSE_LINE =
+  `CASE WHEN a.status_code IS NULL THEN a.response_excerpt ELSE 'answered HTTP ' || a.status_code END`;
+
 /** The endpoint's latest deliveries, newest first, each with its attempts. */
 export async function deliveryLog(db: Queryable, endpointId: string, limit: number): Promise<DeliveryLogRow[]> {
   const { rows } = await db.query(
     `SELECT d.id, d.status, d.lead_id, ev.type, ev.message_id,
             COALESCE((SELECT jsonb_agg(jsonb_build_object('at', a.at, 'outcome', a.outcome, 'statusCode', a.status_code,
-                                                          'latencyMs', a.latency_ms, 'response', a.response_excerpt) ORDER BY a.id)
+                                                          'latencyMs', a.latency_ms, 'response',
+                                                          ${RESPONSE_LINE}) ORDER BY a.id)
                         FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
        FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
       WHERE d.endpoint_id = $1 ORDER BY d.id DESC LIMIT $2`,

@@ -27,6 +27,7 @@ export interface DeliveryServiceDeps {
   clock: Clock;
   secrets: SecretBox;
   timeoutMs: number;
+  /** The operator's EGRESS_ALLOW_PRIVATE_NETWORKS (src/shared/egress-policy.ts). */
   allowPrivateNetworks: boolean;
   /** Tests shorten the schedule; production uses RETRY_SCHEDULE_SECONDS. */
   retryScheduleSeconds?: readonly number[];
@@ -83,7 +84,7 @@ export class WebhookDeliveryService {
     const retryIn = !ok && attemptNo <= schedule.length ? schedule[attemptNo - 1]! * (d.jitter ?? defaultJitter)() : null;
     let disabled = false;
     await withTransaction(d.pool, async (tx) => {
-      await q.insertAttempt(tx, { deliveryId: delivery.id, at: now, outcome: sent.outcome, statusCode: sent.statusCode, latencyMs: sent.latencyMs, excerpt: sent.excerpt });
+      await q.insertAttempt(tx, { deliveryId: delivery.id, at: now, outcome: sent.outcome, statusCode: sent.statusCode, latencyMs: sent.latencyMs, reason: sent.reason });
       if (ok) await markEndpointSucceeded(tx, delivery.endpointId);
       else disabled = await markEndpointFailed(tx, delivery.endpointId, now, new Date(now.getTime() - DISABLE_AFTER_MS));
       if (retryIn !== null) {

@@ -1,10 +1,7 @@
-import { lookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { addressAllowed, isLocalHost } from './webhook-url-policy.ts';
-
-export const RESPONSE_EXCERPT_BYTES = 1024;
+import { AddressRefused, checkedLookup, literalRefusal } from '../shared/egress-lookup.ts';
+import { isLoopbackUrl, type EgressOptions } from '../shared/egress-policy.ts';
 
 export interface SendRequest {
   url: string;
@@ -13,75 +10,74 @@ export interface SendRequest {
   livemode: boolean;
 }
 
+/**
+ * `reason` is our own one line for the delivery log (the status, or why there was none): never
+ * what the receiver answered, which a workspace could aim at anything that speaks HTTP.
+ */
 export type SendOutcome =
-  | { outcome: 'succeeded' | 'failed'; statusCode: number; excerpt: string; latencyMs: number }
-  | { outcome: 'failed'; statusCode: null; excerpt: string; latencyMs: number }
+  | { outcome: 'succeeded' | 'failed'; statusCode: number; reason: string; latencyMs: number }
+  | { outcome: 'failed'; statusCode: null; reason: string; latencyMs: number }
   /** Never sent: the URL or its resolved address is not allowed. */
-  | { outcome: 'refused'; statusCode: null; excerpt: string; latencyMs: number };
-
-class RefusedAddress extends Error {}
-const REFUSED = 'refused: the URL resolves to a private, loopback or link-local address';
+  | { outcome: 'refused'; statusCode: null; reason: string; latencyMs: number };
 
 /**
- * POSTs one webhook. The name is resolved by our own lookup, which checks every address before
- * the socket connects to it, so the address checked is the address used (no second lookup an
- * attacker's DNS could answer differently). Redirects are not followed: a 3xx is a failure.
+ * POSTs one webhook. The name is resolved by the address policy's lookup (src/shared/egress-lookup.ts),
+ * which checks every address before the socket connects to it, so the address checked is the
+ * address used. Redirects are not followed: a 3xx is a failure.
  */
-export async function sendWebhook(r: SendRequest, o: { timeoutMs: number; allowPrivateNetworks: boolean }): Promise<SendOutcome> {
+export async function sendWebhook(r: SendRequest, o: { timeoutMs: number } & EgressOptions): Promise<SendOutcome> {
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
   const url = new URL(r.url);
-  if (url.protocol === 'http:' && (r.livemode || !isLocalHost(url))) {
-    return { outcome: 'refused', statusCode: null, excerpt: 'refused: live events are sent over https only', latencyMs: 0 };
+  const egress: EgressOptions = { allowPrivateNetworks: o.allowPrivateNetworks };
+  // http only for sandbox events to this machine, which the address check below then refuses
+  // unless the operator allows private networks.
+  if (url.protocol === 'http:' && (r.livemode || !isLoopbackUrl(url))) {
+    const why = r.livemode ? 'live events are sent over https only' : 'http is only for a receiver on this machine';
+    return { outcome: 'refused', statusCode: null, reason: `refused: ${why}`, latencyMs: 0 };
   }
-  // A literal address is never looked up: judge it here.
-  const literal = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(literal) && !addressAllowed(literal, { livemode: r.livemode, allowPrivateNetworks: o.allowPrivateNetworks })) {
-    return { outcome: 'refused', statusCode: null, excerpt: REFUSED, latencyMs: 0 };
-  }
-  const checkedLookup: LookupFunction = (hostname, options, callback) => {
-    lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '', 4);
-      const list = addresses as unknown as { address: string; family: number }[];
-      const bad = list.find((a) => !addressAllowed(a.address, { livemode: r.livemode, allowPrivateNetworks: o.allowPrivateNetworks }));
-      if (bad || list.length === 0) return callback(new RefusedAddress(REFUSED), '', 4);
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
-      callback(null, list[0]!.address, list[0]!.family);
-    });
-  };
+  const literal = literalRefusal(url, egress);
+  if (literal) return { outcome: 'refused', statusCode: null, reason: literal.message, latencyMs: 0 };
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise<SendOutcome>((resolve) => {
     const req = mod.request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'leadintake-webhooks', ...r.headers, 'content-length': Buffer.byteLength(r.body) },
-      lookup: checkedLookup,
+      lookup: checkedLookup(egress),
       agent: false,
       timeout: o.timeoutMs,
     });
+    const timedOut = `no answer within ${o.timeoutMs} ms`;
     // The whole exchange, not only idle time, is bounded by the timeout.
-    const deadline = setTimeout(() => req.destroy(new Error(`timed out after ${o.timeoutMs} ms`)), o.timeoutMs);
-    req.on('timeout', () => req.destroy(new Error(`timed out after ${o.timeoutMs} ms`)));
+    const deadline = setTimeout(() => req.destroy(new Error(timedOut)), o.timeoutMs);
+    req.on('timeout', () => req.destroy(new Error(timedOut)));
     req.on('error', (err) => {
       clearTimeout(deadline);
-      if (err instanceof RefusedAddress) resolve({ outcome: 'refused', statusCode: null, excerpt: err.message, latencyMs: ms() });
-      else resolve({ outcome: 'failed', statusCode: null, excerpt: `no answer: ${err.message}`.slice(0, RESPONSE_EXCERPT_BYTES), latencyMs: ms() });
+      if (err instanceof AddressRefused) {
+        resolve({ outcome: 'refused', statusCode: null, reason: err.message, latencyMs: ms() });
+        return;
+      }
+      resolve({ outcome: 'failed', statusCode: null, reason: noAnswer(err, timedOut), latencyMs: ms() });
     });
     req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        // Only the first KiB is kept; the rest is read and dropped so the socket closes cleanly.
-        if (size < RESPONSE_EXCERPT_BYTES) chunks.push(c);
-        size += c.length;
-      });
+      // The body is read and dropped (so the socket closes cleanly), never kept.
+      res.resume();
       res.on('end', () => {
         clearTimeout(deadline);
         const status = res.statusCode ?? 0;
-        const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
-        resolve({ outcome: status >= 200 && status < 300 ? 'succeeded' : 'failed', statusCode: status, excerpt, latencyMs: ms() });
+        const ok = status >= 200 && status < 300;
+        const reason = `answered HTTP ${status}`;
+        resolve({ outcome: ok ? 'succeeded' : 'failed', statusCode: status, reason, latencyMs: ms() });
       });
       res.on('error', (err) => req.destroy(err));
     });
     req.end(r.body);
   });
+}
+
+/** The socket's error code (ECONNREFUSED, CERT_HAS_EXPIRED, …) rather than its message, which may carry addresses. */
+function noAnswer(err: Error, timedOut: string): string {
+  if (err.message === timedOut) return timedOut;
+  const code = (err as { code?: string }).code;
+  return `no answer: ${code ?? 'the connection failed'}`;
 }

@@ -8,6 +8,7 @@ import { CalcomClient } from '../scheduling/calcom/calcom-client.ts';
 import type { SchedulingProvider } from '../scheduling/scheduling-provider.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
+import { modelEndpoint } from '../workspaces/model-endpoint.ts';
 
 // Which provider clients a turn talks to, from the process config and the workspace's settings.
 // An interface so tests can hand in clients with instant back-off; production uses
@@ -62,14 +63,24 @@ export function defaultConversationProviders(
       });
     },
     chat(settings) {
-      const llm = settings.llm ?? {};
+      const chosen = modelEndpoint(settings.llm, config);
+      // Settings saved before the key rule: the turn fails with the reason, nothing is sent.
+      if (!chosen.ok) return { model: refusing(chosen.problem), name: settings.llm?.model ?? config.LLM_MODEL };
+      const e = chosen.endpoint;
       const model = new OpenAIChatClient({
-        baseUrl: llm.baseUrl ?? config.OPENAI_BASE_URL,
-        apiKey: llm.apiKey ?? config.OPENAI_API_KEY ?? '',
+        baseUrl: e.baseUrl,
+        apiKey: e.apiKey,
         timeoutMs: config.LLM_TIMEOUT_MS,
+        ...(e.egress ? { egress: e.egress } : {}),
         ...opts.chat,
       });
-      return { model, name: llm.model ?? config.LLM_MODEL };
+      return { model, name: e.model };
     },
   };
+}
+
+/** A model that answers every request with the reason it may not be used (a fatal failure). */
+function refusing(problem: string): ChatModel {
+  const message = `The chat model was not called: ${problem}.`;
+  return { complete: async () => ({ ok: false, kind: 'fatal', message }) };
 }

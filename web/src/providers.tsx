@@ -54,8 +54,8 @@ const FIELDS: Record<string, Field[]> = {
     { path: 'webhookSecret', label: 'Webhook secret', secret: true, optional: true },
   ],
   llm: [
-    { path: 'baseUrl', label: 'Base URL', optional: true, help: 'Empty: OPENAI_BASE_URL.' },
-    { path: 'apiKey', label: 'API key', secret: true, optional: true, help: 'Empty when never set: OPENAI_API_KEY.' },
+    { path: 'baseUrl', label: 'Base URL', optional: true, help: 'Empty: OPENAI_BASE_URL. Your own server needs your own API key.' },
+    { path: 'apiKey', label: 'API key', secret: true, optional: true, help: 'Empty when never set: OPENAI_API_KEY (only with OPENAI_BASE_URL).' },
     { path: 'model', label: 'Model name', optional: true, help: 'Empty: LLM_MODEL.' },
   ],
 };

@@ -108,7 +108,7 @@ export function WebhooksPage({ workspace }: { workspace: WorkspaceAccess }) {
   return (
     <main className="webhooks">
       <h1>Webhooks</h1>
-      <p>Each event of the workspace's leads is sent, signed, to these URLs. Sandbox events may go to http://127.0.0.1 or localhost; live events only to https.</p>
+      <p>Each event of the workspace's leads is sent, signed, to these URLs. URLs must be https and public; http to 127.0.0.1 or localhost (sandbox events only) works where the operator allows private networks.</p>
       {error && <p role="alert" className="error">{error}</p>}
       <p role="status" className="notice">{notice}</p>
       {secret && <SecretDialog secret={secret} onClose={() => setSecret(null)} />}

@@ -1,3 +1,4 @@
+import type { EgressOptions } from '../../shared/egress-policy.ts';
 import { failureMessage, providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
@@ -25,6 +26,8 @@ export interface OpenAIChatClientOptions {
   now?: () => number;
   /** Jitter source in [0, 1). Default Math.random. */
   random?: () => number;
+  /** Set when a workspace chose the base URL: connect only where the address policy allows. */
+  egress?: EgressOptions;
 }
 
 type Attempt =
@@ -43,6 +46,7 @@ export class OpenAIChatClient implements ChatModel {
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #now: () => number;
   readonly #random: () => number;
+  readonly #egress: { egress?: EgressOptions };
 
   constructor(opts: OpenAIChatClientOptions) {
     this.#baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -53,6 +57,7 @@ export class OpenAIChatClient implements ChatModel {
     this.#sleep = opts.sleep ?? ((ms, signal) => wait(ms, undefined, signal ? { signal } : {}));
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
+    this.#egress = opts.egress ? { egress: opts.egress } : {};
   }
 
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
@@ -95,6 +100,7 @@ export class OpenAIChatClient implements ChatModel {
         headers,
         body: json,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        ...this.#egress,
       });
       return { kind: 'response', status: res.status, headers: res.headers, text: res.text };
     } catch (err) {
@@ -131,7 +137,9 @@ export class OpenAIChatClient implements ChatModel {
 
   async #getModels(path: string): Promise<{ ok: true; status: number; json: unknown; text: string } | LookupFailure> {
     const headers: Record<string, string> = this.#apiKey === '' ? {} : { authorization: `Bearer ${this.#apiKey}` };
-    const got = await getJson('openai', `${this.#baseUrl}${path}`, headers, Math.min(this.#timeoutMs, 15_000), 'the chat model server');
+    const timeoutMs = Math.min(this.#timeoutMs, 15_000);
+    const url = `${this.#baseUrl}${path}`;
+    const got = await getJson('openai', url, headers, timeoutMs, 'the chat model server', this.#egress.egress);
     if (!got.ok) return { ...got.failure, message: this.#redact(got.failure.message) };
     return { ok: true, status: got.status, json: got.json, text: got.text };
   }
@@ -166,6 +174,12 @@ export class OpenAIChatClient implements ChatModel {
   }
 
   #describe(status: number, error: { message?: string; code?: string }, text: string): string {
+    // A server the workspace chose could be anything that answers HTTP: its words are not
+    // repeated (they reach the workspace's logs), only the status and an OpenAI-style code.
+    if (this.#egress.egress) {
+      const code = error.code && /^[a-z0-9_]{1,40}$/.test(error.code) ? ` ${error.code}` : '';
+      return `The chat model server answered HTTP ${status}${code}.`;
+    }
     // Non-JSON bodies (proxy error pages) are shortened rather than passed on whole.
     const detail = error.message ?? (text.trim().slice(0, 200) || '(empty body)');
     return this.#redact(`The chat model server answered ${status}${error.code ? ` ${error.code}` : ''}: ${detail}`).slice(0, MAX_MESSAGE);
