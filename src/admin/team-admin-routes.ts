@@ -72,7 +72,7 @@ export function teamAdminRoutes(deps: TeamAdminDeps) {
       if (!invite) throw new AppError('invite_not_found');
       return {
         ok: true as const, email: invite.email, role: invite.role, workspace: { slug: invite.slug, name: invite.workspaceName },
-        expiresAt: invite.expiresAt, accountExists: invite.accountExists,
+        expiresAt: invite.expiresAt,
       };
     });
     scope.post<{ Params: { slug: string } }>('/api/admin/workspaces/:slug/invites/accept', { config: { audit: 'invite.accepted' } }, async (request, reply) => {

@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { OperatorService } from '../operators/operator-service.ts';
+import { scryptParams } from '../operators/password.ts';
 import { ROLES, type Role } from '../operators/roles.ts';
 import { systemClock } from '../shared/clock.ts';
 import { workspaceService } from '../runtime.ts';
@@ -18,7 +19,9 @@ export function cliOperatorService(config: Config, pool: Pool): OperatorService 
     pool,
     clock: systemClock,
     idleMs: config.SESSION_IDLE_MINUTES * 60_000,
+    maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000,
     throttle: { windowMs: config.SIGN_IN_WINDOW_MINUTES * 60_000, maxPerAccount: config.SIGN_IN_MAX_FAILURES, maxPerIp: config.SIGN_IN_MAX_FAILURES_PER_IP },
+    password: scryptParams(config.PASSWORD_SCRYPT_LOG2_N),
   });
 }
 

@@ -72,31 +72,58 @@ export async function membershipsOf(db: Queryable, operatorId: string): Promise<
   return rows.map((r) => ({ workspaceId: r.id, slug: r.slug, name: r.name, channel: r.channel, role: r.role }));
 }
 
-export async function insertSession(db: Queryable, s: { tokenHash: Buffer; operatorId: string; csrfToken: string; at: Date }): Promise<void> {
+/** Stores a new session; the operator's expired ones go (sessions nobody uses again are never read). */
+export async function insertSession(
+  db: Queryable, s: { tokenHash: Buffer; operatorId: string; csrfToken: string; at: Date }, limits: SessionLimits,
+): Promise<void> {
   await db.query(
-    'INSERT INTO operator_sessions (token_hash, operator_id, csrf_token, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $4)',
-    [s.tokenHash, s.operatorId, s.csrfToken, s.at],
+    `WITH gone AS (DELETE FROM operator_sessions WHERE operator_id = $2
+                     AND (last_seen_at <= $4::timestamptz - make_interval(secs => $5 / 1000.0)
+                          OR created_at <= $4::timestamptz - make_interval(secs => $6 / 1000.0)))
+     INSERT INTO operator_sessions (token_hash, operator_id, csrf_token, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $4)`,
+    [s.tokenHash, s.operatorId, s.csrfToken, s.at, limits.idleMs, limits.maxAgeMs],
   );
 }
 
+export interface SessionLimits {
+  /** A session unused this long ends. */
+  idleMs: number;
+  /** Any session ends this long after sign-in. */
+  maxAgeMs: number;
+}
+
 /**
- * The session and its operator if it was used within the idle limit; touches it (at most once a
- * minute, so reading pages does not write a row per request). An idle session is deleted.
+ * The session and its operator if it was used within the idle limit and is younger than the
+ * absolute one. `touch`: mark it used (at most once a minute, so reading pages does not write a
+ * row per request); a live stream's re-check does not, or an open tab would never go idle. An
+ * expired session is deleted.
  */
-export async function touchSession(db: Queryable, tokenHash: Buffer, now: Date, idleMs: number) {
+export async function findSession(db: Queryable, tokenHash: Buffer, now: Date, limits: SessionLimits, touch: boolean) {
   const { rows } = await db.query(
-    `WITH s AS (SELECT * FROM operator_sessions WHERE token_hash = $1),
-          expired AS (DELETE FROM operator_sessions WHERE token_hash = $1 AND last_seen_at <= $2::timestamptz - make_interval(secs => $3 / 1000.0)),
+    `WITH s AS (SELECT *, last_seen_at > $2::timestamptz - make_interval(secs => $3 / 1000.0)
+                      AND created_at > $2::timestamptz - make_interval(secs => $4 / 1000.0) AS alive
+                  FROM operator_sessions WHERE token_hash = $1),
+          expired AS (DELETE FROM operator_sessions WHERE token_hash = $1 AND NOT (SELECT alive FROM s)),
           touched AS (UPDATE operator_sessions SET last_seen_at = $2
-                       WHERE token_hash = $1 AND last_seen_at > $2::timestamptz - make_interval(secs => $3 / 1000.0)
+                       WHERE $5::boolean AND token_hash = $1 AND (SELECT alive FROM s)
                          AND last_seen_at < $2::timestamptz - interval '1 minute')
-     SELECT s.csrf_token, s.last_seen_at > $2::timestamptz - make_interval(secs => $3 / 1000.0) AS alive, o.id, o.email, o.name
-       FROM s JOIN operators o ON o.id = s.operator_id`,
-    [tokenHash, now, idleMs],
+     SELECT s.csrf_token, s.alive, o.id, o.email, o.name FROM s JOIN operators o ON o.id = s.operator_id`,
+    [tokenHash, now, limits.idleMs, limits.maxAgeMs, touch],
   );
   const r = rows[0];
   if (!r || !r.alive) return null;
-  return { csrfToken: r.csrf_token as string, operator: { id: r.id as string, email: r.email as string, name: r.name as string } };
+  return {
+    csrfToken: r.csrf_token as string,
+    operator: { id: r.id as string, email: r.email as string, name: r.name as string },
+  };
+}
+
+/** Replaces the operator's hash if it is still `previous` (a reset meanwhile wins). */
+export async function replacePasswordHash(db: Queryable, operatorId: string, previous: string, next: string) {
+  await db.query(
+    'UPDATE operators SET password_hash = $3 WHERE id = $1 AND password_hash = $2',
+    [operatorId, previous, next],
+  );
 }
 
 export async function deleteSession(db: Queryable, tokenHash: Buffer): Promise<void> {

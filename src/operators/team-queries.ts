@@ -24,7 +24,6 @@ export interface InviteRow extends PendingInvite {
   workspaceId: string;
   slug: string;
   workspaceName: string;
-  accountExists: boolean;
 }
 
 const inviteOf = (r: Record<string, any>): PendingInvite => ({ id: r.id, email: r.email, role: r.role, createdAt: r.created_at, expiresAt: r.expires_at });
@@ -70,13 +69,13 @@ export async function deleteInvite(db: Queryable, workspaceId: string, id: strin
 /** A live (unexpired) invitation by its token's hash; `lock` holds it until the transaction ends. */
 export async function findInvite(db: Queryable, tokenHash: Buffer, now: Date, lock = false): Promise<InviteRow | null> {
   const { rows } = await db.query(
-    `SELECT i.*, w.slug, w.name AS workspace_name, EXISTS (SELECT 1 FROM operators o WHERE o.email = i.email) AS account_exists
+    `SELECT i.*, w.slug, w.name AS workspace_name
        FROM workspace_invites i JOIN workspaces w ON w.id = i.workspace_id AND w.deleted_at IS NULL
       WHERE i.token_hash = $1 AND i.expires_at > $2 ${lock ? 'FOR UPDATE OF i' : ''}`,
     [tokenHash, now],
   );
   const r = rows[0];
-  return r ? { ...inviteOf(r), workspaceId: r.workspace_id, slug: r.slug, workspaceName: r.workspace_name, accountExists: r.account_exists } : null;
+  return r ? { ...inviteOf(r), workspaceId: r.workspace_id, slug: r.slug, workspaceName: r.workspace_name } : null;
 }
 
 export async function consumeInvite(db: Queryable, id: string): Promise<void> {

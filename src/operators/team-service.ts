@@ -20,10 +20,13 @@ const tokenHash = (token: string): Buffer => crypto.createHash('sha256').update(
 export class TeamService {
   readonly #pool: Pool;
   readonly #clock: Clock;
+  readonly #hashPassword: (password: string) => Promise<string>;
 
-  constructor(opts: { pool: Pool; clock: Clock }) {
+  /** `hashPassword`: the operators' (OperatorService.hashPassword), so a new account gets the configured cost. */
+  constructor(opts: { pool: Pool; clock: Clock; hashPassword?: (password: string) => Promise<string> }) {
     this.#pool = opts.pool;
     this.#clock = opts.clock;
+    this.#hashPassword = opts.hashPassword ?? ((password) => hashPassword(password));
   }
 
   async team(workspaceId: string) {
@@ -45,18 +48,25 @@ export class TeamService {
     return q.deleteInvite(this.#pool, workspaceId, id);
   }
 
-  /** What the invitee's page shows before accepting; null when unknown, used or expired. */
+  /**
+   * What the invitee's page shows before accepting; null when unknown, used or expired. Not
+   * whether the address has an account: the link passes through the inviting owner's hands, and
+   * the installation's accounts are none of that workspace's business.
+   */
   lookup(token: string): Promise<q.InviteRow | null> {
     return q.findInvite(this.#pool, tokenHash(token), this.#clock());
   }
 
   /**
    * Accepts the invitation of `slug`: for a signed-in operator (their e-mail must be the invited
-   * one), or by creating the account with the name and password given. One use: the row is
-   * deleted in the same transaction, under a lock, so two tabs cannot both accept.
+   * one), or by creating the account with the name and password given. The link reaching the
+   * invited address is taken as proof of it (no mail server is assumed), so it may create that
+   * address's account; it never touches an existing one: that takes signing in as it (409
+   * otherwise, nothing changed). One use: the row is deleted in the same transaction, under a
+   * lock, so two tabs cannot both accept.
    */
   async accept(token: string, slug: string, who: { operatorId: string; email: string } | { name: string; password: string }): Promise<{ email: string; workspaceId: string }> {
-    const passwordHash = 'password' in who ? await hashPassword(who.password) : null;
+    const passwordHash = 'password' in who ? await this.#hashPassword(who.password) : null;
     return withTransaction(this.#pool, async (tx) => {
       const invite = await q.findInvite(tx, tokenHash(token), this.#clock(), true);
       if (!invite || invite.slug !== slug) throw new AppError('invite_not_found');

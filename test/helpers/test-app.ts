@@ -69,6 +69,9 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     LEADINTAKE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     LOG_LEVEL: 'info',
     VAPI_BASE_URL: 'http://127.0.0.1:9',
+    // Operators' passwords at scrypt's lowest accepted cost: tests hash many; the default (2^17)
+    // is checked in test/operator-security.test.ts.
+    PASSWORD_SCRYPT_LOG2_N: '14',
     ...opts.env,
   });
   const logs: string[] = [];

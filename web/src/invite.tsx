@@ -3,9 +3,10 @@ import { api, setCsrf, type Session } from './api.ts';
 
 // The invitee's page (/admin/invite#<token>; docs/DASHBOARD.md, "Providers, API keys and team"):
 // the token is after `#`, so the browser never sends it in a URL or a Referer; the page posts it.
-// A new address sets a name and password; an address with an account signs in, then accepts.
+// The API does not say whether the address has an account (the owner who sent the link would learn
+// it too), so both ways are offered: create the account, or sign in as it, then accept.
 
-interface InviteInfo { email: string; role: string; workspace: { slug: string; name: string }; expiresAt: string; accountExists: boolean }
+interface InviteInfo { email: string; role: string; workspace: { slug: string; name: string }; expiresAt: string }
 
 export function InvitePage() {
   const token = location.hash.slice(1);
@@ -65,20 +66,22 @@ export function InvitePage() {
       {error && <p role="alert" className="error">{error}</p>}
       {signedInAsInvitee ? (
         <button type="button" disabled={busy} onClick={() => void accept({})}>Accept invitation</button>
-      ) : info.accountExists ? (
-        <form onSubmit={signIn}>
-          {session && <p>You are signed in as {session.operator.email}; sign in as {info.email} to accept.</p>}
-          <p>An account with this address exists: sign in to accept.</p>
-          <label>Password <input name="password" type="password" autoComplete="current-password" required /></label>
-          <button type="submit" disabled={busy}>Sign in</button>
-        </form>
       ) : (
-        <form onSubmit={create}>
-          <label>Your name <input name="name" autoComplete="name" required maxLength={200} /></label>
-          <label>Password (12 characters or more) <input name="password" type="password" autoComplete="new-password" minLength={12} required /></label>
-          <label>Password again <input name="confirm" type="password" autoComplete="new-password" minLength={12} required /></label>
-          <button type="submit" disabled={busy}>Create account and join</button>
-        </form>
+        <>
+          {session && <p>You are signed in as {session.operator.email}; sign in as {info.email} to accept.</p>}
+          <h2>New here? Create your account</h2>
+          <form onSubmit={create}>
+            <label>Your name <input name="name" autoComplete="name" required maxLength={200} /></label>
+            <label>Password (12 characters or more) <input name="password" type="password" autoComplete="new-password" minLength={12} required /></label>
+            <label>Password again <input name="confirm" type="password" autoComplete="new-password" minLength={12} required /></label>
+            <button type="submit" disabled={busy}>Create account and join</button>
+          </form>
+          <h2>Already have an account for {info.email}?</h2>
+          <form onSubmit={signIn}>
+            <label>Your current password <input name="password" type="password" autoComplete="current-password" required /></label>
+            <button type="submit" disabled={busy}>Sign in</button>
+          </form>
+        </>
       )}
     </main>
   );
