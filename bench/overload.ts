@@ -63,11 +63,14 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
     const key: string = (await cli(['key', 'create', slug, '--hourly-limit', '100000000', '--json'])).key;
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
+    // /metrics is served on a port of its own only (docs/OPERATIONS.md).
+    const metricsPort = await freePort();
+    const metricsUrl = `http://127.0.0.1:${metricsPort}`;
     // The access log (one JSON line per request: status, ms) is how the 201s' latency is read.
     const logFile = path.join(tmp, 'service.log');
     const out = fs.openSync(logFile, 'w');
     const service = startChild('leadintake serve', process.execPath, [...benchNodeFlags(), path.join(opts.root, 'dist', 'cli', 'main.js'), 'serve', '--port', String(port)], {
-      cwd: opts.root, env, stdout: out,
+      cwd: opts.root, env: { ...env, METRICS_PORT: String(metricsPort) }, stdout: out,
     });
     try {
       await waitForHttp200(`${url}/readyz`, service, 60_000);
@@ -78,18 +81,18 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
       progress(`overload: wrk -c${opts.connections} -d${opts.seconds}s POST against ${url}`);
       const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--timeout', '10s', '-H', `authorization: Bearer ${key}`, '-H', 'content-type: application/json',
         '-s', fileURLToPath(new URL('./wrk/overload.lua', import.meta.url)), url, '--', String(Date.now() % 1000)];
-      await eventLoopMaxMs(url); // resets the service's maximum, so the next read covers the load
+      await eventLoopMaxMs(metricsUrl); // resets the service's maximum, so the next read covers the load
       const probe = startProbe(url, key, 100);
       const wrkOut = await runChild('wrk', WRK, args, { timeoutMs: (opts.seconds + 30) * 1000 });
       const probed = await probe.stop();
-      const loopMaxMs = await eventLoopMaxMs(url);
+      const loopMaxMs = await eventLoopMaxMs(metricsUrl);
       const atEnd = procStatusMb(pid, 'VmRSS') ?? 0;
       progress(`overload: load over, RSS ${atEnd.toFixed(0)} MB; idle ${opts.idleSeconds} s`);
       await sleep(opts.idleSeconds * 1000);
       sampler.stop();
       const afterIdle = procStatusMb(pid, 'VmRSS') ?? 0;
       // Where the resident memory is after the idle minute: V8's heap, or outside it.
-      const heap = await memoryFromMetrics(url);
+      const heap = await memoryFromMetrics(metricsUrl);
       progress(`overload: after idle RSS ${afterIdle.toFixed(0)} MB; ${heap}`);
       const line = wrkOut.split('\n').find((l) => l.startsWith('WRK_RESULT '));
       if (!line) throw new Error(`wrk printed no result: ${wrkOut.slice(-2000)}`);

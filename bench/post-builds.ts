@@ -29,9 +29,19 @@ for (const b of builds) {
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 
-/** Where the process's memory is now: /proc and the service's own /metrics. */
-async function memoryNow(url: string, pid: number): Promise<{ rss: number; line: string }> {
-  const metrics = await (await fetch(`${url}/metrics`)).text();
+/**
+ * Where the process's memory is now: /proc and the service's own /metrics, on its metrics port
+ * (builds older than METRICS_PORT for `serve` answered it on the public port: tried second).
+ */
+async function memoryNow(urls: string[], pid: number): Promise<{ rss: number; line: string }> {
+  let metrics = '';
+  for (const url of urls) {
+    const res = await fetch(`${url}/metrics`).catch(() => null);
+    if (res?.status === 200) {
+      metrics = await res.text();
+      break;
+    }
+  }
   const value = (name: string, labels = '') => Number(metrics.match(new RegExp(`^${name}${labels.replace(/[{}"]/g, '\\$&')} ([0-9.e+]+)$`, 'm'))?.[1] ?? NaN);
   const space = (s: string) => mb(value('nodejs_heap_space_size_total_bytes', `{space="${s}"}`));
   const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
@@ -60,7 +70,11 @@ try {
     for (const build of builds) {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
-      const env = { ...process.env, ...benchServiceEnv(), DATABASE_URL: server.url, LEADINTAKE_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
+      const metricsPort = await freePort();
+      const env = {
+        ...process.env, ...benchServiceEnv(), DATABASE_URL: server.url, LEADINTAKE_ENCRYPTION_KEY: encryptionKey,
+        LOG_LEVEL: 'info', METRICS_PORT: String(metricsPort),
+      };
       const service = startChild(`serve (${build})`, process.execPath, [...benchNodeFlags(), path.join(ROOT, build, 'cli', 'main.js'), 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
       await waitForHttp200(`${url}/readyz`, service, 60_000);
       const pid = service.child.pid!;
@@ -68,7 +82,8 @@ try {
       await settle(pool, { relayRunning: true });
       let peak = { rss: 0, line: 'no sample' };
       const sampler = setInterval(() => {
-        memoryNow(url, pid).then((m) => { if (m.rss > peak.rss) peak = m; }, () => {});
+        const sample = memoryNow([`http://127.0.0.1:${metricsPort}`, url], pid);
+        sample.then((m) => { if (m.rss > peak.rss) peak = m; }, () => {});
       }, 500);
       const res = await load.run({ url, connections: 64, seconds, workload: { kind: 'lead-post-multi', run: ++run, keys } });
       clearInterval(sampler);

@@ -11,6 +11,7 @@ import type { Pool } from './db/pool.ts';
 import { systemClock } from './shared/clock.ts';
 import { listenPublic } from './http/accept-sockets.ts';
 import { startMemoryReducer } from './http/memory-reducer.ts';
+import { startMetricsServer } from './metrics/metrics-routes.ts';
 import type { Logger } from './shared/logger.ts';
 import { VapiClient } from './voice/vapi/vapi-client.ts';
 import { startJobHandlers, turnPool } from './worker.ts';
@@ -52,12 +53,17 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   pruner.unref();
   // Gives back the memory a flood grew into once the public API is quiet again.
   const stopMemoryReducer = startMemoryReducer(app.pressure, log);
+  // /metrics only on a port of its own, never on the public one, and before it: a taken
+  // metrics port stops the start before any request is accepted (src/metrics/metrics-routes.ts).
+  const metrics = config.METRICS_PORT === undefined
+    ? null
+    : await startMetricsServer({ host: config.HOST, port: config.METRICS_PORT, pool: db.pool, log });
   // Node's default backlog (511) overflows under a flood of new connections; the kernel then
   // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read. Several
   // sockets, so that a flood of connections is accepted quickly (src/http/accept-sockets.ts).
   const listener = await listenPublic(app.http, { port: config.PORT, host: config.HOST, backlog: 4096, sockets: config.HTTP_ACCEPT_SOCKETS });
   const address = listener.address;
-  log.info({ address }, 'leadintake listening');
+  log.info({ address, metrics: metrics?.address ?? null }, 'leadintake listening');
   // A newcomer's first `npm start` (embedded database, empty data folder) gets the demo workspaces.
   let demo: string | null = null;
   if (opts.firstRunDemo !== false && (await isFirstEmbeddedStart(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL, workspaces))) {
@@ -76,6 +82,7 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
       clearInterval(pruner);
       stopMemoryReducer();
       await listener.close();
+      await metrics?.close();
       await relay.stop();
       await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });
       await jobsPool?.end();

@@ -9,27 +9,30 @@ import { getLead, postLead, validLead } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 import { eventually, spawnWorker } from './helpers/worker-process.ts';
 
-// GET /metrics of the real app, after real traffic: the WhatsApp channel end to end on the
-// simulators (first contact → speed to lead), voice dispatch on the Vapi simulator. Metrics are
-// per process, so every check compares a value before and after.
+// GET /metrics on the metrics port (METRICS_PORT), after real traffic through the real app: the
+// WhatsApp channel end to end on the simulators (first contact → speed to lead), voice dispatch on
+// the Vapi simulator. Metrics are per process, so every check compares a value before and after.
 
 let h: WhatsappHarness;
 let vapi: VapiSimulator;
+let metrics: Awaited<ReturnType<typeof startMetricsServer>>;
 
 before(async () => {
   vapi = await startVapiSimulator();
   h = await startWhatsappHarness({ env: { VAPI_BASE_URL: vapi.url } });
+  metrics = await startMetricsServer({ host: '127.0.0.1', port: 0, pool: h.app.db.pool, log: h.app.log });
 });
 after(async () => {
+  await metrics?.close();
   await h.close();
   await vapi.close();
 });
 
 async function scrape(): Promise<string> {
-  const res = await h.app.http.inject({ url: '/metrics' });
-  assert.equal(res.statusCode, 200);
-  assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
-  return res.body;
+  const res = await fetch(`${metrics.address}/metrics`);
+  assert.equal(res.status, 200);
+  assert.match(String(res.headers.get('content-type')), /^text\/plain; version=0\.0\.4/);
+  return res.text();
 }
 
 /** The value of one series, 0 when absent. `labels` must be given in the order prom-client writes them. */

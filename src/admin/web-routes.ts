@@ -23,12 +23,10 @@ export function webRoutes(dir = WEB_DIR) {
         return reply.status(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build`.');
       }
       // Read per request: a rebuild while the service runs is served at once (a 1 KB file).
+      // Its Content-Security-Policy and the other security headers: src/http/security-headers.ts.
       return reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-cache')
-        // Only our own scripts and styles; recordings may come from the voice provider's storage.
-        .header('content-security-policy', "default-src 'self'; img-src 'self' data:; media-src 'self' https:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-        .header('x-content-type-options', 'nosniff')
         .send(await fs.promises.readFile(indexFile));
     };
     scope.get('/admin', page);

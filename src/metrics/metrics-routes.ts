@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type { FastifyInstance } from 'fastify';
 import { Gauge, Registry } from 'prom-client';
 import type { Pool } from '../db/pool.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -7,6 +6,10 @@ import { registry } from './metrics.ts';
 
 // GET /metrics: the process's metrics plus the job queues' state, read from pg-boss's tables at
 // each scrape (every process reports the same queue figures: aggregate with max, not sum).
+// Served only on METRICS_PORT, a port of its own (`serve` and `worker` alike), never on the public
+// port: the figures span every workspace of the installation, which no tenant may read, and a
+// port apart is kept off the internet by the load balancer or the firewall without any secret to
+// hand out to the scraper (docs/OPERATIONS.md).
 
 const JOBS_SQL = `
   SELECT q.name AS queue,
@@ -60,14 +63,7 @@ export function metricsRegistry(pool: Pool, log: Logger): Registry {
   return Registry.merge([registry, jobs]);
 }
 
-export function metricsRoute(pool: Pool, log: Logger) {
-  const merged = metricsRegistry(pool, log);
-  return async function (scope: FastifyInstance): Promise<void> {
-    scope.get('/metrics', async (_request, reply) => reply.type(merged.contentType).send(await merged.metrics()));
-  };
-}
-
-/** The worker's metrics endpoint (METRICS_PORT): GET /metrics, nothing else. */
+/** The metrics endpoint of `serve` and `worker` (METRICS_PORT): GET /metrics, nothing else. */
 export async function startMetricsServer(opts: { host: string; port: number; pool: Pool; log: Logger }): Promise<{ address: string; close(): Promise<void> }> {
   const merged = metricsRegistry(opts.pool, opts.log);
   const server = http.createServer((req, res) => {

@@ -1,17 +1,24 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorHandler } from '../http/error-handler.ts';
+import { workspaceExists, workspaceFirst } from '../http/webhook-workspace-first.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { CALCOM_SIGNATURE_HEADER } from './calcom/calcom-signature.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import type { CalcomWebhookOutcome, CalcomWebhookService } from './booking-webhook-service.ts';
 
 // Cal.com payloads carry the whole calendar event (attendees, responses, notes): larger than
-// a lead submission, yet nothing legitimate comes near this.
+// a lead submission, yet nothing legitimate comes near this. The workspace is looked up before
+// the body is read (src/http/webhook-workspace-first.ts).
 export const CALCOM_WEBHOOK_BODY_LIMIT = 256 * 1024;
 
 /** `POST /api/webhooks/calcom/:slug`, one subscriber URL per workspace (docs/WEBHOOKS.md). */
-export function calcomWebhookRoutes(deps: { webhooks: CalcomWebhookService }) {
+export function calcomWebhookRoutes(deps: {
+  webhooks: CalcomWebhookService;
+  workspaces: Pick<WorkspaceService, 'findBySlug'>;
+}) {
   return async function (scope: FastifyInstance): Promise<void> {
+    scope.addHook('onRequest', workspaceFirst(workspaceExists(deps.workspaces)));
     // The HMAC covers the exact bytes Cal.com sent, so the body stays a Buffer whatever the
     // Content-Type (JSON, or form-encoded with a custom payload template); it is parsed only
     // after the signature checks out.

@@ -65,8 +65,8 @@ export function voiceChannel(deps: VoiceChannelDeps) {
   return {
     provider: withVoiceExchangeLog(deps.voice, deps.pool, deps.log),
     callOptions: (workspace: WorkspaceRow, voice: VapiSettings) => vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice),
-    routes: vapiRoutes({ service }),
-    sandboxRoutes: vapiRoutes({ service: sandboxService }),
+    routes: vapiRoutes({ service, workspaces: deps.workspaces }),
+    sandboxRoutes: vapiRoutes({ service: sandboxService, workspaces: deps.workspaces }),
     sandboxDial: async (): Promise<SandboxDial> => {
       const sb = await deps.sandbox.providers();
       return { provider: withVoiceExchangeLog(sb.voice, deps.pool, deps.log), settings: sb.settings.voice!, callOptions: sb.callOptions };
