@@ -201,6 +201,22 @@ describe('when booking does not go straight through', () => {
     assert.equal([...h.sim.bookings.values()].find((b) => b.metadata.leadId === c.row.id)?.attendee.email, 'ada@work.example');
   });
 
+  it('no e-mail on file, and the lead answers beside the question: a colleague takes over instead of a loop', async () => {
+    const c = await converse('books', {
+      lead: { email: null },
+      reply: (text) => (/e-mail address/.test(text) ? PERSONA_PHRASES.answer : personaReply('books', text)),
+    });
+    assert.equal(c.texts.filter((t) => t === 'Which e-mail address should the booking confirmation go to?').length, 1);
+    assert.equal(c.calls.at(-1), 'escalateToHuman');
+    assert.equal(c.row.status, 'needs_human');
+  });
+
+  it('no e-mail on file: the simulated lead gives one when asked', async () => {
+    const c = await converse('books', { lead: { email: null } });
+    assert.equal(c.row.status, 'booked');
+    assert.ok(c.leadSaid.includes(PERSONA_PHRASES.email));
+  });
+
   it('no scheduling configured: the lead is handed to a colleague', async () => {
     const c = await converse('books', { workspace: await h.workspace({ agent: SOLAR_AGENT }) });
     assert.deepEqual(c.calls.slice(-2), ['listSlots', 'escalateToHuman']);

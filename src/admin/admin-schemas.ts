@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LEAD_STATUSES } from '../leads/lead-state.ts';
 import { PERMISSIONS, ROLES } from '../operators/roles.ts';
-import { INBOX_SORTS, PAGE_SIZE_MAX } from './inbox-queries.ts';
+import { INBOX_SORTS, PAGE_SIZE_MAX, SEARCH_TOO_SHORT, searchTooShort } from './inbox-queries.ts';
 
 // Requests and responses of the admin API (docs/DASHBOARD.md) as zod schemas: they validate the
 // requests, type the handlers' answers and become the OpenAPI document's admin part.
@@ -15,7 +15,7 @@ export const signInBody = z.object({ email: z.string().trim().min(3).max(254), p
 export const signOutQuery = z.object({ everywhere: z.enum(['true', 'false']).optional() });
 export const inboxQuery = z.object({
   status: status.optional(),
-  q: z.string().trim().max(200).optional(),
+  q: z.string().trim().max(200).refine((q) => !searchTooShort(q), SEARCH_TOO_SHORT).optional(),
   sandbox: z.enum(['true', 'false']).optional(),
   sort: z.enum(INBOX_SORTS).optional(),
   cursor: z.string().max(200).optional(),

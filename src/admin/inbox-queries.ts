@@ -5,13 +5,29 @@ import { normalizePhone } from '../leads/phone.ts';
 // The leads inbox (docs/DASHBOARD.md, "Inbox"): newest first or by last activity, keyset pages
 // (no OFFSET) each read off an index of migrations 011/013/028, a search by phone (any format:
 // normalised, then the unique index), e-mail (exact, its own index) or name (substring, the
-// trigram index),
-// and counts per status that stop at COUNT_CAP so a workspace of a million leads costs no more
-// than one of ten thousand.
+// trigram index), at least MIN_SEARCH_LENGTH long, and counts per status that stop at COUNT_CAP so
+// a workspace of a million leads costs no more than one of ten thousand.
 
 export const PAGE_SIZE_MAX = 100;
 /** Counts stop here: the page shows "10000+". */
 export const COUNT_CAP = 10_000;
+
+/**
+ * A search shorter than this is refused (400): two letters match a large part of any leads
+ * table, and the substring search reads the whole trigram index for them. A phone search counts
+ * its digits ("+1 2" is two), an e-mail search is an exact look-up and needs only the `@`.
+ */
+export const MIN_SEARCH_LENGTH = 3;
+export const SEARCH_TOO_SHORT =
+  `Search needs at least ${MIN_SEARCH_LENGTH} characters (${MIN_SEARCH_LENGTH} digits for a phone number).`;
+
+/** Whether `search` (trimmed; empty means no search) is too short to run. */
+export function searchTooShort(search: string): boolean {
+  const s = search.trim();
+  if (s === '' || s.includes('@')) return false;
+  if (/^[\d\s()+.-]+$/.test(s)) return s.replace(/\D/g, '').length < MIN_SEARCH_LENGTH;
+  return [...s].length < MIN_SEARCH_LENGTH;
+}
 
 export const INBOX_SORTS = ['newest', 'activity'] as const;
 export type InboxSort = (typeof INBOX_SORTS)[number];

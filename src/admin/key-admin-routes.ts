@@ -4,7 +4,7 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { Pool } from '../db/pool.ts';
 import type { OperatorService } from '../operators/operator-service.ts';
 import { AppError } from '../shared/errors.ts';
-import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import type { KeyCaps, WorkspaceService } from '../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
 import { parse } from './admin-routes.ts';
 import * as s from './settings-admin-schemas.ts';
@@ -21,6 +21,8 @@ export interface KeyAdminDeps {
   /** Revocation drops this process's cache at once; other processes within API_KEY_CACHE_TTL_MS. */
   authenticator: Authenticator;
   cacheTtlMs: number;
+  /** The installation's caps on a workspace's keys (MAX_KEY_HOURLY_LIMIT, MAX_API_KEYS_PER_WORKSPACE). */
+  caps: KeyCaps;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -45,7 +47,8 @@ export function keyAdminRoutes(deps: KeyAdminDeps) {
     scope.post<{ Params: { slug: string } }>(base, { config: { audit: 'key.created' } }, async (request) => {
       const membership = await workspaceOf(request);
       const body = parse(s.createKeyBody, request.body);
-      const key = await deps.workspaces.createKey(membership.slug, { name: body.name, sandbox: body.sandbox, ...(body.hourlyLimit ? { hourlyLimit: body.hourlyLimit } : {}) });
+      const opts = { name: body.name, sandbox: body.sandbox, ...(body.hourlyLimit ? { hourlyLimit: body.hourlyLimit } : {}) };
+      const key = await deps.workspaces.createKey(membership.slug, opts, deps.caps);
       if (!key) throw new AppError('workspace_not_found');
       return { ok: true as const, key };
     });

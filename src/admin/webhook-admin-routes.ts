@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OperatorService } from '../operators/operator-service.ts';
 import { AppError } from '../shared/errors.ts';
-import { isEndpointError, type EndpointError, type WebhookEndpointService } from '../webhooks/webhook-endpoint-service.ts';
+import {
+  endpointLimitText, isEndpointError, type EndpointError, type WebhookEndpointService,
+} from '../webhooks/webhook-endpoint-service.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-payload.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
 import { parse } from './admin-routes.ts';
@@ -25,6 +27,7 @@ function fail(e: EndpointError): never {
     case 'no_endpoint': throw new AppError('webhook_endpoint_not_found');
     case 'bad_url': throw new AppError('validation_failed', { issues: [{ path: ['url'], message: `The URL ${e.problem}.` }] });
     case 'bad_event_type': throw new AppError('validation_failed', { issues: [{ path: ['eventTypes'], message: `Unknown event type ${e.type}; use one of ${WEBHOOK_EVENT_TYPES.join(', ')}.` }] });
+    case 'too_many_endpoints': throw new AppError('limit_reached', { message: endpointLimitText(e.max) });
   }
 }
 

@@ -35,6 +35,16 @@ export async function insertApiKey(
   return { id: rows[0].id };
 }
 
+/** The workspace's keys not revoked, counted with its row locked until the transaction ends (a cap's check). */
+export async function lockAndCountActiveKeys(tx: Queryable, workspaceId: string): Promise<number> {
+  await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', [workspaceId]);
+  const { rows } = await tx.query(
+    'SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL',
+    [workspaceId],
+  );
+  return rows[0].n;
+}
+
 export async function findApiKeyByHash(db: Queryable, hash: Buffer): Promise<ApiKeyRecord | null> {
   const { rows } = await db.query({
     name: 'find-api-key-by-hash',

@@ -2,12 +2,21 @@ import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { listApiKeys, revokeApiKey } from '../auth/api-key-queries.ts';
 import { workspaceService } from '../runtime.ts';
+import { AppError } from '../shared/errors.ts';
 import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // What each subcommand takes (an unknown subcommand is refused by the switch below).
 const KEY_OPTIONS: Record<string, Array<'name' | 'hourly-limit' | 'json' | 'sandbox'>> = { create: ['name', 'hourly-limit', 'json', 'sandbox'], revoke: [], list: ['json'] };
+
+/** A cap's refusal as the CLI says it, with the setting that moves the cap (the operator runs the CLI). */
+function capRefused(err: unknown): never {
+  if (!(err instanceof AppError)) throw err;
+  const setting = err.code === 'limit_reached' ? 'MAX_API_KEYS_PER_WORKSPACE' : 'MAX_KEY_HOURLY_LIMIT';
+  const text = err.code === 'limit_reached' ? err.message : (err.details.issues?.[0]?.message ?? err.message);
+  throw new CliError(`${text} (${setting} sets this limit.)`);
+}
 
 export async function keyCommand(args: string[], config: Config, pool: Pool): Promise<number> {
   const [sub, ...rest] = args;
@@ -18,7 +27,9 @@ export async function keyCommand(args: string[], config: Config, pool: Pool): Pr
       const slug = required(positionals[0], 'workspace slug');
       const hourlyLimit = positiveInt(values['hourly-limit'], '--hourly-limit');
       const sandbox = values.sandbox === true;
-      const key = await service.createKey(slug, { ...(values.name ? { name: values.name } : {}), ...(hourlyLimit ? { hourlyLimit } : {}), sandbox });
+      const caps = { maxHourlyLimit: config.MAX_KEY_HOURLY_LIMIT, maxKeys: config.MAX_API_KEYS_PER_WORKSPACE };
+      const opts = { ...(values.name ? { name: values.name } : {}), ...(hourlyLimit ? { hourlyLimit } : {}), sandbox };
+      const key = await service.createKey(slug, opts, caps).catch(capRefused);
       if (!key) throw new CliError(`No workspace "${slug}".`);
       if (values.json) console.log(JSON.stringify(key));
       else console.log(`${sandbox ? 'Sandbox key' : 'API key'} ${key.id} (shown once, store it now): ${key.key}`);

@@ -2,7 +2,9 @@ import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { encryptionKey } from '../runtime.ts';
 import { systemClock } from '../shared/clock.ts';
-import { WebhookEndpointService, isEndpointError, type EndpointError } from '../webhooks/webhook-endpoint-service.ts';
+import {
+  endpointLimitText, WebhookEndpointService, isEndpointError, type EndpointError,
+} from '../webhooks/webhook-endpoint-service.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-payload.ts';
 import { SecretBox } from '../workspaces/secret-box.ts';
 import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
@@ -33,7 +35,9 @@ export async function webhookCommand(args: string[], config: Config, pool: Pool)
     `webhook ${sub}`,
     OPTIONS[sub],
   );
-  const service = new WebhookEndpointService(pool, new SecretBox(encryptionKey(config)), systemClock);
+  const egress = { allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS };
+  const box = new SecretBox(encryptionKey(config));
+  const service = new WebhookEndpointService(pool, box, systemClock, egress, config.MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE);
   const endpointId = () => {
     const id = required(positionals[0], 'endpoint id');
     if (!UUID.test(id)) throw new CliError(`No webhook endpoint "${id}".`);
@@ -113,5 +117,7 @@ function check<T>(v: T | EndpointError, name: string): T {
       throw new CliError(`--url ${v.problem}.`);
     case 'bad_event_type':
       throw new CliError(`Unknown event type "${v.type}". Event types: ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
+    case 'too_many_endpoints':
+      throw new CliError(`${endpointLimitText(v.max)} (MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE sets this limit.)`);
   }
 }

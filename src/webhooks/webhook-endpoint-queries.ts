@@ -38,6 +38,15 @@ export async function insertEndpoint(db: Queryable, e: { id: string; workspaceId
   return toRow(rows[0]);
 }
 
+/** The workspace's endpoints, counted with its row locked until the transaction ends (a cap's check). */
+export async function lockAndCountEndpoints(tx: Queryable, workspaceId: string): Promise<number> {
+  await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', [workspaceId]);
+  const { rows } = await tx.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = $1', [
+    workspaceId,
+  ]);
+  return rows[0].n;
+}
+
 export async function listEndpoints(db: Queryable, workspaceId: string): Promise<WebhookEndpointRow[]> {
   const { rows } = await db.query('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id', [workspaceId]);
   return rows.map(toRow);

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import type { Clock } from '../shared/clock.ts';
+import { webhookUrlProblem, type EgressOptions } from '../shared/egress-policy.ts';
 import type { SecretBox } from '../workspaces/secret-box.ts';
 import { findLiveWorkspaceBySlug } from '../workspaces/workspace-queries.ts';
 import * as dq from './webhook-delivery-queries.ts';
 import * as eq from './webhook-endpoint-queries.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-payload.ts';
 import { newWebhookSecret } from './standard-webhooks-signature.ts';
-import { urlProblem } from './webhook-url-policy.ts';
 
 /** A rotated-out secret keeps signing this long, so receivers can switch without missing a message. */
 export const PREVIOUS_SECRET_VALID_MS = 24 * 3600 * 1000;
@@ -24,7 +24,12 @@ export interface EndpointView {
   createdAt: string;
 }
 
-export type EndpointError = { error: 'no_workspace' } | { error: 'bad_url'; problem: string } | { error: 'bad_event_type'; type: string } | { error: 'no_endpoint' };
+export type EndpointError =
+  | { error: 'no_workspace' }
+  | { error: 'bad_url'; problem: string }
+  | { error: 'bad_event_type'; type: string }
+  | { error: 'no_endpoint' }
+  | { error: 'too_many_endpoints'; max: number };
 
 /**
  * Managing a workspace's endpoints: the operations behind `leadintake webhook …`, free of any
@@ -34,14 +39,24 @@ export class WebhookEndpointService {
   readonly #pool: Pool;
   readonly #secrets: SecretBox;
   readonly #clock: Clock;
-  constructor(pool: Pool, secrets: SecretBox, clock: Clock) {
+  readonly #egress: EgressOptions;
+  readonly #maxEndpoints: number;
+  /**
+   * `egress`: the operator's EGRESS_ALLOW_PRIVATE_NETWORKS; private and loopback URLs are refused without it.
+   * `maxEndpoints`: MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE, enforced by `add`.
+   */
+  constructor(
+    pool: Pool, secrets: SecretBox, clock: Clock, egress: EgressOptions = { allowPrivateNetworks: false }, maxEndpoints = Infinity,
+  ) {
     this.#pool = pool;
     this.#secrets = secrets;
     this.#clock = clock;
+    this.#egress = egress;
+    this.#maxEndpoints = maxEndpoints;
   }
 
   async add(slug: string, url: string, eventTypes: readonly string[]): Promise<{ endpoint: EndpointView; secret: string } | EndpointError> {
-    const problem = urlProblem(url);
+    const problem = webhookUrlProblem(url, this.#egress);
     if (problem) return { error: 'bad_url', problem };
     const unknown = eventTypes.find((t) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(t));
     if (unknown !== undefined) return { error: 'bad_event_type', type: unknown };
@@ -49,8 +64,14 @@ export class WebhookEndpointService {
     if (!ws) return { error: 'no_workspace' };
     const id = randomUUID();
     const secret = newWebhookSecret();
-    const row = await eq.insertEndpoint(this.#pool, { id, workspaceId: ws.id, url, eventTypes: [...new Set(eventTypes)], secretCiphertext: this.#secrets.seal(secret, id) });
-    return { endpoint: view(row), secret };
+    // Counted under the workspace's lock: concurrent adds cannot pass the cap together.
+    return withTransaction(this.#pool, async (tx) => {
+      const max = this.#maxEndpoints;
+      if ((await eq.lockAndCountEndpoints(tx, ws.id)) >= max) return { error: 'too_many_endpoints' as const, max };
+      const secretCiphertext = this.#secrets.seal(secret, id);
+      const row = await eq.insertEndpoint(tx, { id, workspaceId: ws.id, url, eventTypes: [...new Set(eventTypes)], secretCiphertext });
+      return { endpoint: view(row), secret };
+    });
   }
 
   async list(slug: string): Promise<EndpointView[] | EndpointError> {
@@ -91,6 +112,10 @@ export class WebhookEndpointService {
     });
   }
 }
+
+/** What the dashboard and the CLI say when the cap is reached. */
+export const endpointLimitText = (max: number) =>
+  `This workspace has ${max} webhook endpoints, the most this installation allows: remove one before adding another.`;
 
 export const isEndpointError = (v: unknown): v is EndpointError => typeof v === 'object' && v !== null && 'error' in v && !Array.isArray(v);
 

@@ -20,6 +20,7 @@ import { inTransaction, lockLead, tryLockLeads } from './lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
 import { clampMessage, MESSAGE_LIMITS } from './outbound-text.ts';
 import { generateReply } from './reply-generator.ts';
+import { agentTurnsSinceOperator, AGENT_TURN_LIMIT, escalateAtTurnLimit } from './turn-cap.ts';
 import * as q from './turn-queries.ts';
 import { acceptedSend, blockedReason, firstContact, NOT_CONFIGURED, waitingForSettings } from './turn-rules.ts';
 
@@ -48,6 +49,8 @@ export interface TurnEngineDeps {
   globalLlmKey?: string;
   /** The simulated providers of sandbox leads; without it a sandbox lead's turn is dead-lettered, never run live. */
   sandbox?: Sandbox;
+  /** MAX_AGENT_TURNS_PER_LEAD (src/whatsapp/turn-cap.ts); unset: no bound. */
+  maxAgentTurns?: number;
 }
 
 /** The settings and provider clients one lead's turn uses: the workspace's, or the sandbox's. */
@@ -195,6 +198,13 @@ export class TurnEngine {
       // request). One that was already waiting may have no job left (its job ended while the
       // agent was off): this job goes on to answer it, as before.
       return sent.kind === 'continue' && !subject.unanswered ? done('first_contact_sent') : sent;
+    }
+    const max = this.#d.maxAgentTurns;
+    if (max !== undefined && (await agentTurnsSinceOperator(db, leadId)) >= max) {
+      await inTransaction(db, async (tx) => {
+        if (await lockLeadRow(tx, leadId)) await escalateAtTurnLimit(tx, subject, max);
+      });
+      return done(AGENT_TURN_LIMIT);
     }
     // The lead's row before its messages (docs/WHATSAPP.md, "Lock order"): an inbound webhook
     // locks the lead first too, and may wait on a message this claims (a provider's retry).

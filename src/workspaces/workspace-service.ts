@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
 import { withQuestionIds, type AgentConfig } from '../agent/agent-config.ts';
 import { generateApiKey } from '../auth/api-key.ts';
-import { insertApiKey } from '../auth/api-key-queries.ts';
+import { insertApiKey, lockAndCountActiveKeys } from '../auth/api-key-queries.ts';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import { StatementBatcher } from '../db/statement-batcher.ts';
+import { AppError } from '../shared/errors.ts';
 import type { SecretBox } from './secret-box.ts';
 import { mergeSettings, splitWorkspaceConfig, type WorkspaceConfig, type WorkspaceSettings } from './workspace-config.ts';
 import * as q from './workspace-queries.ts';
@@ -13,6 +14,16 @@ export interface CreatedKey {
   key: string;
   prefix: string;
 }
+
+/** The installation's caps on a workspace's API keys (MAX_KEY_HOURLY_LIMIT, MAX_API_KEYS_PER_WORKSPACE). */
+export interface KeyCaps {
+  maxHourlyLimit: number;
+  maxKeys: number;
+}
+export const keyHourlyLimitText = (max: number) =>
+  `The hourly limit of a key can be at most ${max} on this installation.`;
+export const keyCountText = (max: number) =>
+  `This workspace has ${max} active API keys, the most this installation allows: revoke one before creating another.`;
 
 export type CreateWorkspaceResult =
   | { kind: 'created'; workspace: q.WorkspaceRow; apiKey: CreatedKey; sandboxKey: CreatedKey }
@@ -177,18 +188,38 @@ export class WorkspaceService {
     return true;
   }
 
-  /** Another key of the workspace; `sandbox: true` gives a `li_test_…` key (docs/SANDBOX.md). */
-  async createKey(slug: string, opts: { name?: string; hourlyLimit?: number; sandbox?: boolean }): Promise<CreatedKey | null> {
+  /**
+   * Another key of the workspace; `sandbox: true` gives a `li_test_…` key (docs/SANDBOX.md).
+   * `caps`: the installation's per-workspace limits (the dashboard and the CLI pass them; keys
+   * made before a limit was lowered keep working as they are). Throws `validation_failed` for an
+   * hourly limit over the cap and `limit_reached` when the workspace has as many active keys as allowed.
+   */
+  async createKey(
+    slug: string,
+    opts: { name?: string; hourlyLimit?: number; sandbox?: boolean },
+    caps?: KeyCaps,
+  ): Promise<CreatedKey | null> {
+    const hourlyLimit = opts.hourlyLimit ?? Math.min(this.#defaultHourlyLimit, caps?.maxHourlyLimit ?? Infinity);
+    if (caps && hourlyLimit > caps.maxHourlyLimit) {
+      const issue = { path: ['hourlyLimit'], message: keyHourlyLimitText(caps.maxHourlyLimit) };
+      throw new AppError('validation_failed', { issues: [issue] });
+    }
     const workspace = await q.findLiveWorkspaceBySlug(this.#pool, slug);
     if (!workspace) return null;
     const newKey = generateApiKey({ livemode: !opts.sandbox });
-    const { id } = await insertApiKey(this.#pool, {
-      workspaceId: workspace.id,
-      name: opts.name ?? (opts.sandbox ? 'sandbox' : 'default'),
-      prefix: newKey.prefix,
-      hash: newKey.hash,
-      hourlyLimit: opts.hourlyLimit ?? this.#defaultHourlyLimit,
-      livemode: !opts.sandbox,
+    // Counted under the workspace's lock: concurrent creations cannot pass the cap together.
+    const { id } = await withTransaction(this.#pool, async (tx) => {
+      if (caps && (await lockAndCountActiveKeys(tx, workspace.id)) >= caps.maxKeys) {
+        throw new AppError('limit_reached', { message: keyCountText(caps.maxKeys) });
+      }
+      return insertApiKey(tx, {
+        workspaceId: workspace.id,
+        name: opts.name ?? (opts.sandbox ? 'sandbox' : 'default'),
+        prefix: newKey.prefix,
+        hash: newKey.hash,
+        hourlyLimit,
+        livemode: !opts.sandbox,
+      });
     });
     return { id, key: newKey.key, prefix: newKey.prefix };
   }

@@ -25,7 +25,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   const query = useCallback((after?: string) => {
     const p = new URLSearchParams();
     if (tab !== 'all') p.set('status', tab);
-    if (search.trim()) p.set('q', search.trim());
+    if (searchLongEnough(search)) p.set('q', search.trim());
     if (sandbox) p.set('sandbox', 'true');
     if (sort !== 'newest') p.set('sort', sort);
     if (after) p.set('cursor', after);
@@ -69,7 +69,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
             </button>
           ))}
         </nav>
-        <label className="search">Search leads <input type="search" value={search} placeholder="Name, phone or e-mail" onChange={(e) => setSearch(e.target.value)} /></label>
+        <label className="search">Search leads <input type="search" value={search} placeholder="Name, phone or e-mail (3+ characters)" onChange={(e) => setSearch(e.target.value)} /></label>
         <label className="sort">Sort <select value={sort} onChange={(e) => setSort(e.target.value === 'activity' ? 'activity' : 'newest')}>
           <option value="newest">Newest first</option>
           <option value="activity">Last activity</option>
@@ -104,4 +104,11 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
       {cursor && <button type="button" onClick={loadMore}>Load more</button>}
     </main>
   );
+}
+
+/** The API refuses shorter searches (3 characters, or 3 digits for a phone number): until then, none. */
+function searchLongEnough(search: string): boolean {
+  const s = search.trim();
+  if (s.includes('@')) return true;
+  return /^[\d\s()+.-]+$/.test(s) ? s.replace(/\D/g, '').length >= 3 : [...s].length >= 3;
 }

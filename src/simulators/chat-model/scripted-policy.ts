@@ -35,6 +35,9 @@ interface State {
   leadTo: number;
 }
 
+/** bookConsult's answer when the lead has no e-mail address, and the question the model then asks. */
+const NEEDS_EMAIL = 'Nothing was booked yet: an e-mail address is needed';
+const ASK_EMAIL = 'Which e-mail address should the booking confirmation go to?';
 const DEFAULT_DAYS = 7;
 const MAX_DAYS = 30;
 const OFFERED = 3;
@@ -77,8 +80,13 @@ function afterLead(s: State): Decision {
 
   const lastBooking = s.exchanges.filter((e) => e.name === 'bookConsult').at(-1);
   const email = emailIn(text);
-  if (email && lastBooking?.result.startsWith('Nothing was booked yet: an e-mail address is needed')) {
+  if (email && lastBooking?.result.startsWith(NEEDS_EMAIL)) {
     return { call: 'bookConsult', args: { ...lastBooking.args, email } };
+  }
+  // Asked for the address and answered something else: offering times again would go round in
+  // circles (the booking needs the address), so a colleague takes over.
+  if (!email && lastAsked(s)?.includes(ASK_EMAIL)) {
+    return escalate('The lead did not give an e-mail address for the booking confirmation.');
   }
   const picked = pendingPick(s);
   if (picked) {
@@ -113,7 +121,7 @@ function afterTool(s: State, e: Exchange): Decision {
     const booked = /^Booked for (.+?) \(/.exec(r);
     if (booked) return { say: `You're booked for ${booked[1]}. The confirmation is on its way to your e-mail. See you then!` };
     if (r.startsWith('It is not certain whether')) return { say: closing(s, 'uncertain') };
-    if (r.startsWith('Nothing was booked yet: an e-mail address is needed')) return { say: 'Which e-mail address should the booking confirmation go to?' };
+    if (r.startsWith(NEEDS_EMAIL)) return { say: ASK_EMAIL };
     const lines = slotLines(r);
     if (lines.length > 0) {
       const picked = e.name === 'listSlots' ? pendingPick(s) : undefined;
@@ -149,6 +157,11 @@ function pendingPick(s: State): string | undefined {
   const labels = before?.content ? offeredLabels(before.content) : [];
   if (labels.length === 0) return undefined;
   return pickedLabel(leadWords(s), labels);
+}
+
+/** What the model said last before the lead's latest words. */
+function lastAsked(s: State): string | null | undefined {
+  return s.convo.slice(0, s.leadFrom).findLast((m) => m.role === 'assistant' && m.content)?.content;
 }
 
 function leadWords(s: State): string {

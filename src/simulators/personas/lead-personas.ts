@@ -12,6 +12,8 @@ export const PERSONA_PHRASES = {
   answer: 'Yes, that works for us — about 20 people, budget approved, we would like to start next month.',
   /** Picks the first offered slot. */
   pickFirstSlot: 'The first time works for me, please book it.',
+  /** Asked for an e-mail address (a lead submitted without one): gives one, so the booking goes ahead. */
+  email: 'Sure, it is ada.sandbox@example.com.',
   notAFit: 'Honestly we have no budget for this at all, so it is not a fit for us.',
   wantsHuman: 'Can I talk to a real person, please?',
   optOut: 'STOP',
@@ -35,6 +37,8 @@ export function personaReply(persona: LeadPersonaName, agentText: string): strin
       return PERSONA_PHRASES.notAFit;
     case 'books':
       if (offersSlots(agentText)) return PERSONA_PHRASES.pickFirstSlot;
+      // Answering beside the question would have the agent offer times again, and again.
+      if (asksForEmail(agentText)) return PERSONA_PHRASES.email;
       // Confirmation or goodbye: nothing more to say.
       if (/\b(booked|confirmed|see you)\b/i.test(agentText)) return null;
       return PERSONA_PHRASES.answer;
@@ -44,6 +48,11 @@ export function personaReply(persona: LeadPersonaName, agentText: string): strin
 /** The scripted model offers slots as a numbered list: "1) Tue 3 Dec, 10:00". */
 export function offersSlots(agentText: string): boolean {
   return /(^|\n)\s*1\)\s/.test(agentText);
+}
+
+/** The agent asks where the booking confirmation should go ("Which e-mail address …?"). */
+export function asksForEmail(agentText: string): boolean {
+  return /\be-?mail\b[^?]*\?/i.test(agentText);
 }
 
 /** The scripted model closes escalated, unqualified and refused chats with "Goodbye!" (a booking ends with "See you then!"). */
