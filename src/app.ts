@@ -3,13 +3,16 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Authenticator } from './auth/authenticator.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
 import type { Config } from './config/config.ts';
+import { fastifyTrustProxy } from './config/trust-proxy.ts';
 import type { Pool } from './db/pool.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { clientErrorHandler, errorHandler, isUnroutable, notFoundHandler } from './http/error-handler.ts';
 import { healthRoutes } from './http/health-routes.ts';
 import { installOverloadGuard, type PressureReport } from './http/overload-guard.ts';
 import { openApiRoute } from './http/openapi.ts';
+import { installSecurityHeaders, securityHeaders } from './http/security-headers.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
+import { installAdminRateLimit } from './admin/admin-rate-limit.ts';
 import { auditTrail } from './admin/audit-trail.ts';
 import { LeadActions } from './admin/lead-actions.ts';
 import { LiveEvents } from './admin/live-events.ts';
@@ -28,12 +31,12 @@ import { analyticsAdminRoutes } from './admin/analytics-admin-routes.ts';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { OperatorService } from './operators/operator-service.ts';
+import { scryptParams } from './operators/password.ts';
 import type { OutboxRelay } from './jobs/outbox-relay.ts';
 import { SANDBOX_ROUTE_PREFIX, type Sandbox } from './sandbox/sandbox.ts';
 import { pruneSandboxLeads } from './sandbox/sandbox-retention.ts';
 
 import { observeHttpRequest } from './metrics/metrics.ts';
-import { metricsRoute } from './metrics/metrics-routes.ts';
 import { leadBatchStatement, type LeadOp, type LeadOpResult } from './leads/lead-batch-statement.ts';
 import { leadRoutes, unroutableLeadId } from './leads/lead-routes.ts';
 import { LeadService } from './leads/lead-service.ts';
@@ -81,13 +84,14 @@ function noRouteSchemas(): never {
 
 /** The HTTP application as a function of its dependencies; serve.ts and tests call it. */
 export function buildApp(deps: AppDeps): App {
+  const secureHeaders = securityHeaders(deps.config.PUBLIC_BASE_URL);
   const http = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Fastify's per-request lines would log URLs and errors verbatim; ours (onResponse) logs less.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => crypto.randomUUID(),
     requestTimeout: 30_000,
-    trustProxy: deps.config.TRUST_PROXY,
+    trustProxy: fastifyTrustProxy(deps.config.TRUST_PROXY),
     // Inputs are checked by zod in the handlers, never by Fastify route schemas: without these
     // factories Fastify would load ajv and fast-json-stringify (about 0.5 MB of code) for nothing.
     schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
@@ -95,6 +99,7 @@ export function buildApp(deps: AppDeps): App {
     // 431, 408), paths the router cannot decode, and requests during shutdown (overload-guard.ts).
     clientErrorHandler,
     frameworkErrors: (err, request, reply) => {
+      secureHeaders(request, reply);
       if (isUnroutable(err) && request.method === 'GET' && request.url.startsWith('/api/public/leads/')) {
         void unroutedLead(request, reply).catch((e: Error) => errorHandler(e, request, reply));
         return;
@@ -123,6 +128,8 @@ export function buildApp(deps: AppDeps): App {
   http.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  installSecurityHeaders(http, secureHeaders);
+  installAdminRateLimit(http, { perMinute: deps.config.ADMIN_RATE_LIMIT_PER_MINUTE, clock: deps.clock });
   // One line per request, with the route's template instead of its URL and without any body:
   // no personal data, so it skips the redaction pass (createAccessLogger).
   const access = createAccessLogger(deps.log);
@@ -146,7 +153,6 @@ export function buildApp(deps: AppDeps): App {
   http.register(healthRoutes(deps.pool, pressure));
   http.register(openApiRoute(deps.config.PUBLIC_BASE_URL));
   http.register(docsRoutes());
-  http.register(metricsRoute(deps.pool, deps.log));
   http.register(leadRoutes({ authenticator, rateLimiter, leads, workspaces: deps.workspaces }));
   http.register(voice.routes);
   // The providers' callbacks about sandbox leads come from the simulators, to the same routes under /sandbox.
@@ -162,13 +168,13 @@ export function buildApp(deps: AppDeps): App {
       async (pool) => (await maintainAnalyticsDays(pool, deps.log), 0),
     ],
   }));
-  http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }) }));
+  http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }), workspaces: deps.workspaces }));
   const inbound = new InboundService({ pool: deps.pool, log: deps.log, wake: () => deps.relay.wake() });
   const webhookDeps = { pool: deps.pool, log: deps.log, clock: deps.clock, workspaces: deps.workspaces, inbound, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
   const whatsapp = new WhatsappWebhookService(webhookDeps);
-  http.register(whatsappWebhookRoutes({ webhooks: whatsapp }));
+  http.register(whatsappWebhookRoutes({ webhooks: whatsapp, workspaces: deps.workspaces }));
   const sandboxWhatsapp = new WhatsappWebhookService({ ...webhookDeps, sandbox: deps.sandbox });
-  http.register(whatsappWebhookRoutes({ webhooks: sandboxWhatsapp }), { prefix: SANDBOX_ROUTE_PREFIX });
+  http.register(whatsappWebhookRoutes({ webhooks: sandboxWhatsapp, workspaces: deps.workspaces }), { prefix: SANDBOX_ROUTE_PREFIX });
   // The operators' dashboard: the admin API and its live updates (docs/DASHBOARD.md).
   const operators = operatorService(deps);
   const live = new LiveEvents(deps.pool, deps.log);
@@ -183,12 +189,16 @@ export function buildApp(deps: AppDeps): App {
   }));
   // The Webhooks page: the same endpoint operations as `leadintake webhook …`.
   const secrets = new SecretBox(resolveEncryptionKey({ envKey: deps.config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: deps.config.DATABASE_URL, dataDir: deps.config.LEADINTAKE_DATA_DIR }));
-  http.register(webhookAdminRoutes({ operators, endpoints: new WebhookEndpointService(deps.pool, secrets, deps.clock) }));
+  const egress = { allowPrivateNetworks: deps.config.EGRESS_ALLOW_PRIVATE_NETWORKS };
+  http.register(webhookAdminRoutes({ operators, endpoints: new WebhookEndpointService(deps.pool, secrets, deps.clock, egress, deps.config.MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE) }));
   // Providers, API keys and Team: the same services as `leadintake workspace verify|update`, `key …` and `user …`.
   http.register(providerAdminRoutes({ config: deps.config, pool: deps.pool, log: deps.log, operators, workspaces: deps.workspaces, authenticator }));
-  http.register(keyAdminRoutes({ pool: deps.pool, operators, workspaces: deps.workspaces, authenticator, cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS }));
+  http.register(keyAdminRoutes({
+    pool: deps.pool, operators, workspaces: deps.workspaces, authenticator, cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
+    caps: { maxHourlyLimit: deps.config.MAX_KEY_HOURLY_LIMIT, maxKeys: deps.config.MAX_API_KEYS_PER_WORKSPACE },
+  }));
   http.register(teamAdminRoutes({
-    operators, team: new TeamService({ pool: deps.pool, clock: deps.clock }),
+    operators, team: new TeamService({ pool: deps.pool, clock: deps.clock, hashPassword: (p) => operators.hashPassword(p) }),
     publicBaseUrl: deps.config.PUBLIC_BASE_URL, secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
   }));
   // The Logs page: integration log, dead letters (through the relay's pg-boss handle), audit log.
@@ -197,7 +207,9 @@ export function buildApp(deps: AppDeps): App {
   http.register(formAgentAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
   // The Analytics page: funnel, speed to lead and bookings from the lead timeline.
   http.register(analyticsAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
-  http.register(liveRoutes({ operators, live }));
+  http.register(liveRoutes({
+    operators, live, heartbeatMs: deps.config.LIVE_HEARTBEAT_SECONDS * 1000, streamsPerSession: deps.config.LIVE_STREAMS_PER_SESSION,
+  }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };
 }
@@ -208,6 +220,8 @@ export function operatorService(deps: Pick<AppDeps, 'config' | 'pool' | 'clock'>
     pool: deps.pool,
     clock: deps.clock,
     idleMs: c.SESSION_IDLE_MINUTES * 60_000,
+    maxAgeMs: c.SESSION_MAX_HOURS * 3_600_000,
     throttle: { windowMs: c.SIGN_IN_WINDOW_MINUTES * 60_000, maxPerAccount: c.SIGN_IN_MAX_FAILURES, maxPerIp: c.SIGN_IN_MAX_FAILURES_PER_IP },
+    password: scryptParams(c.PASSWORD_SCRYPT_LOG2_N),
   });
 }

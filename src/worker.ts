@@ -40,6 +40,7 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
     workspaces: d.workspaces,
     providers: d.providers ?? defaultConversationProviders(d.config),
     sandbox: d.sandbox,
+    maxAgentTurns: d.config.MAX_AGENT_TURNS_PER_LEAD,
     ...(d.config.OPENAI_API_KEY ? { globalLlmKey: d.config.OPENAI_API_KEY } : {}),
   });
   const worker = new TurnWorker({
@@ -60,7 +61,7 @@ export function webhookDeliveryService(d: Pick<JobHandlerDeps, 'config' | 'pool'
     clock: d.clock ?? systemClock,
     secrets: new SecretBox(encryptionKey(d.config)),
     timeoutMs: d.config.WEBHOOK_TIMEOUT_MS,
-    allowPrivateNetworks: d.config.WEBHOOKS_ALLOW_PRIVATE_NETWORKS,
+    allowPrivateNetworks: d.config.EGRESS_ALLOW_PRIVATE_NETWORKS,
   });
 }
 

@@ -89,7 +89,11 @@ describe('lead show and lead delete', { concurrency: false }, () => {
     const [msg] = await query(`SELECT provider_message_id FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound'`, [leadId]);
     // What other paths leave behind: a status parked for the lead's message, a Vapi tool call, a
     // call session, and a webhook logged before it could be matched to the lead (no lead_id).
-    await query(`INSERT INTO whatsapp_early_statuses (provider, provider_message_id, status) VALUES ('twilio', $1, 'read')`, [msg.provider_message_id]);
+    await query(
+      `INSERT INTO whatsapp_early_statuses (provider, provider_message_id, status, workspace_id, livemode)
+       VALUES ('twilio', $1, 'read', $2, true)`,
+      [msg.provider_message_id, ws.workspaceId],
+    );
     await query(`INSERT INTO call_sessions (lead_id, provider_call_id, status, transcript) VALUES ($1, $2, 'ended', $3)`, [leadId, `call-${leadId}`, `AI: Hi ${name}`]);
     await query(`INSERT INTO voice_tool_calls (workspace_id, tool_call_id, provider_call_id, lead_id, name, result) VALUES ($1, $2, $3, $4, 'bookConsult', $5)`,
       [ws.workspaceId, `tc-${leadId}`, `call-${leadId}`, leadId, `Booked for ${name}`]);

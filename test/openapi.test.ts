@@ -116,6 +116,10 @@ describe('the OpenAPI document', () => {
       ['invite_other_account', { method: 'POST', route: '/api/admin/workspaces/:slug/invites/accept' }],
       ['dead_letter_not_found', { method: 'POST', route: '/api/admin/workspaces/:slug/dead-letters/:id/retry' }],
       ['settings_conflict', { method: 'PUT', route: '/api/admin/workspaces/:slug/form' }],
+      ['limit_reached', { method: 'POST', route: '/api/admin/workspaces/:slug/webhooks' }, { message: 'At most 10.' }],
+      ['limit_reached', { method: 'POST', route: '/api/admin/workspaces/:slug/keys' }, { message: 'At most 20.' }],
+      ['rate_limited', ACT, { retryAfterSeconds: 30 }],
+      ['too_many_streams', { method: 'GET', route: '/api/admin/workspaces/:slug/events' }],
     ];
     const sent = new Set<string>();
     for (const [code, op, details] of [...cases, ...adminCases]) {

@@ -16,20 +16,24 @@ type Json = Record<string, unknown>;
 export const ADMIN_ERROR_STRINGS = [
   'Request body must be valid JSON.', 'Validation failed.', 'Bad request.', 'Request body is too large.', 'Unsupported media type.',
   'Sign in required.', 'Email or password is incorrect.', 'Too many sign-in attempts; retry later.', 'Missing or invalid CSRF token.',
+  'Too many live-update streams for this session: close other dashboard tabs.',
   'Your role in this workspace does not allow this.', 'Workspace not found.', 'Lead not found.', "The lead's status does not allow this.",
   'Webhook endpoint not found in this workspace.',
   'API key not found in this workspace.', 'Member not found in this workspace.', 'A workspace keeps at least one owner: make another member owner first.',
   'That e-mail address is already a member of this workspace.', 'Invitation not found, already used or expired: ask an owner for a new link.',
   'An account with this e-mail address exists: sign in to accept the invitation.', 'This invitation is for another e-mail address: sign in with that address.',
   'No such dead-lettered turn in this workspace (it may have been retried already).',
-  'These settings were changed meanwhile.',
+  'These settings were changed meanwhile.', 'Workspace limit reached.', 'Rate limit exceeded.',
   'Internal server error.',
 ] as const;
 
 const adminErrorSchema = z.object({
   ok: z.literal(false),
   error: z.enum(ADMIN_ERROR_STRINGS),
-  issues: z.array(z.object({ path: z.array(z.string()), message: z.string() })).optional().meta({ description: 'With `Validation failed.`: each bad field.' }),
+  issues: z.array(z.object({ path: z.array(z.string()), message: z.string() })).optional()
+    .meta({
+      description: 'With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows.',
+    }),
   message: z.string().optional(),
   status: z.string().optional().meta({ description: "With a 409: the lead's current status." }),
 });
@@ -91,7 +95,8 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     parameters: [
       SLUG,
       { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['new', 'in_conversation', 'booked', 'unqualified', 'needs_human'] } },
-      { name: 'q', in: 'query', required: false, description: 'A phone number in any format, an e-mail address, or part of a name.', schema: { type: 'string' } },
+      { name: 'q', in: 'query', required: false, description: 'A phone number in any format, an e-mail address, or part of a name: at least 3 characters '
+        + '(a phone number: 3 digits), else 400.', schema: { type: 'string' } },
       { name: 'sandbox', in: 'query', required: false, description: '`true`: sandbox leads too.', schema: { type: 'string', enum: ['true', 'false'] } },
       { name: 'sort', in: 'query', required: false, description: '`newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first.', schema: { type: 'string', enum: ['newest', 'activity'] } },
       { name: 'cursor', in: 'query', required: false, description: '`nextCursor` of the previous page, with the same `sort`.', schema: { type: 'string' } },
@@ -127,11 +132,26 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     ...secured, operationId: 'leadEvents', summary: 'Live updates (Server-Sent Events)',
     description: 'A `ready` event first (and after any gap: refetch), then a `change` event `{kind, leadIds}` for each change of the workspace.',
     parameters: [SLUG],
-    responses: { '200': { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors('401', '403', '404', '500') },
+    responses: {
+      '200': { description: 'An event stream; `end` `{kind, reason}` before it closes because the session or membership is gone.',
+        content: { 'text/event-stream': { schema: { type: 'string' } } } },
+      ...errors('401', '403', '404', '429', '500'),
+    },
   });
   describeWebhookAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeLogsAdminApi(doc, { error, empty: ref.empty });
   describeFormAgentAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeAnalyticsAdminApi(doc, { error });
+  // Every call that carries a session cookie counts against the session's rate limit (admin-rate-limit.ts).
+  const limited =
+    'More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds.';
+  doc.eachOperation((path, _method, op) => {
+    if (!path.startsWith('/api/admin/')) return;
+    const responses = op.responses as Record<string, Json>;
+    const before = responses['429'];
+    responses['429'] = before
+      ? { ...before, description: `${String(before.description)} Or: ${limited}` }
+      : json(limited, error);
+  });
 }

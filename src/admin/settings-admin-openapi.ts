@@ -36,7 +36,8 @@ export function describeSettingsAdminApi(doc: OpenApiBuilder, shared: { error: R
     '401': 'Not signed in, or the session expired after inactivity.',
     '403': 'CSRF token missing or wrong, or the role does not allow this (Providers and API keys: owners and admins; Team: owners).',
     '404': 'Not a workspace of the operator, or no such key, member or invitation in it.',
-    '409': 'The workspace would be left without an owner, the address is already a member, or an account with the address exists.',
+    '409': 'The workspace would be left without an owner, the address is already a member, an account with the address ' +
+      'exists, or the workspace has as many active API keys as this installation allows (MAX_API_KEYS_PER_WORKSPACE).',
     '413': 'The body is over 64 KiB.',
     '415': 'The body is not JSON.',
     '429': 'Too many failed sign-ins from this address.',
@@ -68,7 +69,7 @@ export function describeSettingsAdminApi(doc: OpenApiBuilder, shared: { error: R
   });
   doc.operation('post', `${ws}/keys`, {
     ...secured, operationId: 'createApiKey', summary: 'Create an API key (shown once)',
-    parameters: [SLUG, CSRF], requestBody: body(ref.createKey), responses: { '200': json('The key, this once.', ref.keyCreated), ...writing },
+    parameters: [SLUG, CSRF], requestBody: body(ref.createKey), responses: { '200': json('The key, this once.', ref.keyCreated), ...writing, ...errors('409') },
   });
   doc.operation('delete', `${ws}/keys/{id}`, {
     ...secured, operationId: 'revokeApiKey', summary: 'Revoke an API key',

@@ -41,7 +41,8 @@ export const providerTestSchema = z.object({
 export const createKeyBody = z.object({
   name: z.string().trim().min(1).max(100),
   sandbox: z.boolean().default(false).meta({ description: 'true: a `li_test_…` key whose leads are sandbox leads.' }),
-  hourlyLimit: z.number().int().min(1).max(1_000_000).optional().meta({ description: 'Default: DEFAULT_HOURLY_LIMIT.' }),
+  hourlyLimit: z.number().int().min(1).max(1_000_000).optional()
+    .meta({ description: "Default: DEFAULT_HOURLY_LIMIT. At most the installation's MAX_KEY_HOURLY_LIMIT, else 400." }),
 });
 export const keySchema = z.object({
   id: z.uuid(), name: z.string(), prefix: z.string(), livemode: z.boolean(), hourlyLimit: z.number().int(),
@@ -73,7 +74,8 @@ export const inviteLookupBody = z.object({ token: z.string().min(20).max(100) })
 export const inviteInfoSchema = z.object({
   ok: z.literal(true),
   email: z.string(), role: z.enum(ROLES), workspace: z.object({ slug: z.string(), name: z.string() }), expiresAt: timestamp,
-  accountExists: z.boolean().meta({ description: 'true: sign in as this e-mail address to accept; false: set a name and password.' }),
+}).meta({
+  description: 'Whether the address has an account is not said: the invitee signs in as it, or creates it (409 if it exists).',
 });
 export const acceptBody = z.object({
   token: z.string().min(20).max(100),

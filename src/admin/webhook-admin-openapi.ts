@@ -30,6 +30,7 @@ export function describeWebhookAdminApi(doc: OpenApiBuilder, shared: { error: Re
     '401': 'Not signed in, or the session expired after inactivity.',
     '403': 'CSRF token missing or wrong, or the role is not owner or admin.',
     '404': 'Not a workspace of the operator, or no such webhook endpoint in it.',
+    '409': 'The workspace has as many endpoints as this installation allows (MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE).',
     '413': 'The body is over 64 KiB.',
     '415': 'The body is not JSON.',
     '500': 'An unanticipated failure.',
@@ -49,7 +50,7 @@ export function describeWebhookAdminApi(doc: OpenApiBuilder, shared: { error: Re
     ...secured, operationId: 'addWebhookEndpoint', summary: 'Add a webhook endpoint',
     description: 'Returns the signing secret once; it is stored encrypted and never shown again.',
     parameters: [SLUG, CSRF], requestBody: body(ref.add),
-    responses: { '200': json('Added, with its secret.', ref.added), ...writing },
+    responses: { '200': json('Added, with its secret.', ref.added), ...writing, ...errors('409') },
   });
   doc.operation('delete', `${base}/{id}`, {
     ...secured, operationId: 'removeWebhookEndpoint', summary: 'Remove a webhook endpoint', description: 'Its deliveries and their attempts go with it.',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { trustProxySchema } from './trust-proxy.ts';
 
 // Every environment variable the service reads, in one schema that is also the Config type.
 // Parsed once at start (loadConfig) and passed down; nothing else reads process.env.
@@ -22,8 +23,11 @@ export const configSchema = z
     HOST: z.string().min(1).default('127.0.0.1'),
     PUBLIC_BASE_URL: z.url().optional(),
     LEADINTAKE_ENCRYPTION_KEY: optionalString,
-    /** Behind a load balancer: take the client IP (consent record) from X-Forwarded-For. */
-    TRUST_PROXY: z.stringbool().default(false),
+    /**
+     * Behind proxies: how many of them (a hop count) or their addresses/CIDR ranges, so the client
+     * IP (consent record, sign-in throttle) is taken from X-Forwarded-For only as far as they vouch.
+     */
+    TRUST_PROXY: trustProxySchema.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     DB_POOL_MAX: positiveInt.default(20),
     VAPI_BASE_URL: z.url().default('https://api.vapi.ai'),
@@ -33,6 +37,21 @@ export const configSchema = z
     /** How long a looked-up API key is trusted before it is read again (revocation delay). */
     API_KEY_CACHE_TTL_MS: wholeNumber(0).default(5_000),
     DEFAULT_HOURLY_LIMIT: positiveInt.default(1000),
+    /**
+     * Per-workspace caps a workspace's own admin cannot pass (docs/SECURITY.md, "Quotas"): the
+     * hourly limit a new API key may have (keys made before keep theirs), active API keys, and
+     * outbound webhook endpoints. The CLI is held to them too.
+     */
+    MAX_KEY_HOURLY_LIMIT: positiveInt.default(10_000),
+    MAX_API_KEYS_PER_WORKSPACE: wholeNumber(2, 100_000).default(20),
+    MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE: wholeNumber(1, 100_000).default(10),
+    /** Admin API requests per session per minute, counted in each process (0: no limit); then 429. */
+    ADMIN_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000).default(600),
+    /**
+     * Agent turns (each sends at most one message) per WhatsApp lead since an operator last handed
+     * it back; at the bound the lead goes to a person (`needs_human`) with the reason on its timeline.
+     */
+    MAX_AGENT_TURNS_PER_LEAD: wholeNumber(2, 100_000).default(40),
     /** Safety-net poll of the outbox relay; the relay is also woken at once after each commit. */
     OUTBOX_POLL_MS: positiveInt.default(1_000),
     /** Vapi waits 20 s for tool results; tools still running after this are answered "still working". */
@@ -63,17 +82,20 @@ export const configSchema = z
      * has passed, jobs created while no worker listened. New jobs wake workers at once anyway.
      */
     JOB_POLL_SECONDS: wholeNumber(1, 300).default(2),
-    /** `leadintake worker` serves GET /metrics on this port (HOST); unset: no metrics server. `serve` has /metrics on PORT. */
+    /** `serve` and `worker` serve GET /metrics on this port (on HOST), never on PORT; unset: no metrics endpoint. */
     METRICS_PORT: port.optional(),
     /** On SIGTERM, running turns get this long to finish; those still running are then failed (retried elsewhere). */
     SHUTDOWN_GRACE_SECONDS: wholeNumber(1, 3600).default(10),
     /** Outbound webhooks (docs/OUTBOUND-WEBHOOKS.md): one attempt's limit, connection to the end of the answer. */
     WEBHOOK_TIMEOUT_MS: wholeNumber(1000, 60_000).default(10_000),
     /**
-     * Let live webhooks reach private, loopback and link-local addresses (a self-hoster whose
-     * receiver is on the same network). Off: such addresses are refused at every delivery.
+     * Let URLs a workspace sets (its model server's base URL, its webhook endpoints) reach
+     * loopback, private, link-local and CGNAT addresses: a self-hoster whose model server or
+     * receiver is on their own network. Off: refused when saved and at every connection.
+     * WEBHOOKS_ALLOW_PRIVATE_NETWORKS is its older name.
      */
-    WEBHOOKS_ALLOW_PRIVATE_NETWORKS: z.stringbool().default(false),
+    EGRESS_ALLOW_PRIVATE_NETWORKS: z.stringbool().optional(),
+    WEBHOOKS_ALLOW_PRIVATE_NETWORKS: z.stringbool().optional(),
     /** Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next ones wait in a short line. */
     MAX_REQUESTS_IN_FLIGHT: positiveInt.default(256),
     /** Public-API requests that may wait for a slot past MAX_REQUESTS_IN_FLIGHT; past this, 503 at once (0: no line). */
@@ -93,14 +115,22 @@ export const configSchema = z
     /** Retry-After (seconds) of the 503 `Service is busy; retry shortly.` */
     BUSY_RETRY_AFTER_SECONDS: wholeNumber(1, 3600).default(1),
     /** Operators' dashboard: a session unused this long ends (sign in again). */
-    SESSION_IDLE_MINUTES: wholeNumber(1, 525_600).default(480),
-    /** Failed sign-ins allowed per account, and per client IP, within SIGN_IN_WINDOW_MINUTES; then 429. */
+    SESSION_IDLE_MINUTES: wholeNumber(1, 525_600).default(30),
+    /** ...and any session ends this long after sign-in, however busy. */
+    SESSION_MAX_HOURS: wholeNumber(1, 8760).default(12),
+    /** Live-update streams (SSE) one session may hold open in a process; SSE heartbeat and re-check interval. */
+    LIVE_STREAMS_PER_SESSION: wholeNumber(1, 1000).default(10),
+    LIVE_HEARTBEAT_SECONDS: wholeNumber(1, 300).default(25),
+    /** log2 of scrypt's N for new operator passwords (r=8, p=1); older hashes are redone at sign-in. */
+    PASSWORD_SCRYPT_LOG2_N: wholeNumber(14, 20).default(17),
+    /** Failed sign-ins per account from one client IP, and per client IP, in SIGN_IN_WINDOW_MINUTES; then 429. */
     SIGN_IN_MAX_FAILURES: wholeNumber(1, 1000).default(5),
     SIGN_IN_MAX_FAILURES_PER_IP: wholeNumber(1, 100_000).default(50),
     SIGN_IN_WINDOW_MINUTES: wholeNumber(1, 1440).default(15),
   })
-  .transform((c) => ({
+  .transform(({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS, ...c }) => ({
     ...c,
+    EGRESS_ALLOW_PRIVATE_NETWORKS: c.EGRESS_ALLOW_PRIVATE_NETWORKS ?? WEBHOOKS_ALLOW_PRIVATE_NETWORKS ?? false,
     PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
     VAPI_BASE_URL: c.VAPI_BASE_URL.replace(/\/+$/, ''),
     CALCOM_BASE_URL: c.CALCOM_BASE_URL.replace(/\/+$/, ''),

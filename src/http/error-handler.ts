@@ -51,6 +51,7 @@ export function renderError(err: AppError): Rendering {
     not_signed_in: () => ({ status: 401, body: { error: 'Sign in required.' } }),
     sign_in_failed: () => ({ status: 401, body: { error: 'Email or password is incorrect.' } }),
     sign_in_throttled: () => ({ status: 429, body: { error: 'Too many sign-in attempts; retry later.' } }),
+    too_many_streams: () => ({ status: 429, body: { error: 'Too many live-update streams for this session: close other dashboard tabs.' } }),
     csrf_failed: () => ({ status: 403, body: { error: 'Missing or invalid CSRF token.' } }),
     forbidden: () => ({ status: 403, body: { error: 'Your role in this workspace does not allow this.' } }),
     webhook_endpoint_not_found: () => ({ status: 404, body: { error: 'Webhook endpoint not found in this workspace.' } }),
@@ -66,6 +67,11 @@ export function renderError(err: AppError): Rendering {
     settings_conflict: () => ({
       status: 409,
       body: { error: 'These settings were changed meanwhile.', message: 'Someone saved them after you loaded the page: reload it and make your edits again.' },
+    }),
+    // A per-workspace cap of the installation (docs/SECURITY.md, "Quotas"): the issue says which and how many.
+    limit_reached: () => ({
+      status: 409,
+      body: { error: 'Workspace limit reached.', issues: [{ path: [], message: d.message ?? '' }] },
     }),
     lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),

@@ -54,6 +54,13 @@ export class OpenApiBuilder {
     (this.#paths[path] ??= {})[method] = operation;
   }
 
+  /** Each operation added so far, to amend (a response every operation of a part shares, say). */
+  eachOperation(visit: (path: string, method: string, operation: Json) => void): void {
+    for (const [path, item] of Object.entries(this.#paths)) {
+      for (const [method, op] of Object.entries(item)) visit(path, method, op);
+    }
+  }
+
   build(top: { info: Json; servers: Json[]; tags?: Json[]; securitySchemes: Json; security: Json[] }): Json {
     const schemas = { ...this.#schemas(this.#input, 'input'), ...this.#schemas(this.#output, 'output'), ...this.#replacements };
     return {

@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'not_signed_in'
   | 'sign_in_failed'
   | 'sign_in_throttled'
+  | 'too_many_streams'
   | 'csrf_failed'
   | 'forbidden'
   | 'lead_status_conflict'
@@ -37,6 +38,7 @@ export type ErrorCode =
   | 'invite_other_account'
   | 'dead_letter_not_found'
   | 'settings_conflict'
+  | 'limit_reached'
   | 'internal';
 
 export interface ValidationIssue {

@@ -786,7 +786,7 @@ export interface components {
              * @default false
              */
             sandbox: boolean;
-            /** @description Default: DEFAULT_HOURLY_LIMIT. */
+            /** @description Default: DEFAULT_HOURLY_LIMIT. At most the installation's MAX_KEY_HOURLY_LIMIT, else 400. */
             hourlyLimit?: number;
         };
         AdminInviteCreate: {
@@ -1061,8 +1061,8 @@ export interface components {
             /** @constant */
             ok: false;
             /** @enum {string} */
-            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "These settings were changed meanwhile." | "Internal server error.";
-            /** @description With `Validation failed.`: each bad field. */
+            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
+            /** @description With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows. */
             issues?: {
                 path: string[];
                 message: string;
@@ -1439,6 +1439,7 @@ export interface components {
             /** @description The one-time link to give the invitee: shown this once (only its hash is stored). */
             link: string;
         };
+        /** @description Whether the address has an account is not said: the invitee signs in as it, or creates it (409 if it exists). */
         AdminInvite: {
             /** @constant */
             ok: true;
@@ -1451,8 +1452,6 @@ export interface components {
             };
             /** Format: date-time */
             expiresAt: string;
-            /** @description true: sign in as this e-mail address to accept; false: set a name and password. */
-            accountExists: boolean;
         };
         AdminInviteAccepted: {
             /** @constant */
@@ -1913,6 +1912,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -1982,7 +1990,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Too many failed sign-ins for this account or address; retry after `Retry-After` seconds. */
+            /** @description Too many failed sign-ins for this account or address; retry after `Retry-After` seconds. Or: More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2053,6 +2061,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -2068,7 +2085,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "new" | "in_conversation" | "booked" | "unqualified" | "needs_human";
-                /** @description A phone number in any format, an e-mail address, or part of a name. */
+                /** @description A phone number in any format, an e-mail address, or part of a name: at least 3 characters (a phone number: 3 digits), else 400. */
                 q?: string;
                 /** @description `true`: sandbox leads too. */
                 sandbox?: "true" | "false";
@@ -2125,6 +2142,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such lead in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2193,6 +2219,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -2250,6 +2285,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such lead in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2361,6 +2405,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -2458,6 +2511,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2569,6 +2631,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -2673,6 +2744,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -2696,7 +2776,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An event stream. */
+            /** @description An event stream; `end` `{kind, reason}` before it closes because the session or membership is gone. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2725,6 +2805,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such lead in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed sign-ins for this account or address; retry after `Retry-After` seconds. Or: More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2784,6 +2873,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such webhook endpoint in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2866,6 +2964,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description The workspace has as many endpoints as this installation allows (MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description The body is over 64 KiB. */
             413: {
                 headers: {
@@ -2877,6 +2984,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2941,6 +3057,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such webhook endpoint in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3043,6 +3168,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -3131,6 +3265,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3233,6 +3376,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -3305,6 +3457,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -3366,6 +3527,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such key, member or invitation in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3468,6 +3638,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -3563,6 +3742,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -3624,6 +3812,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such key, member or invitation in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3706,6 +3903,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description The workspace would be left without an owner, the address is already a member, an account with the address exists, or the workspace has as many active API keys as this installation allows (MAX_API_KEYS_PER_WORKSPACE). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description The body is over 64 KiB. */
             413: {
                 headers: {
@@ -3717,6 +3923,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3797,6 +4012,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -3858,6 +4082,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such key, member or invitation in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3940,7 +4173,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The workspace would be left without an owner, the address is already a member, or an account with the address exists. */
+            /** @description The workspace would be left without an owner, the address is already a member, an account with the address exists, or the workspace has as many active API keys as this installation allows (MAX_API_KEYS_PER_WORKSPACE). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3960,6 +4193,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4040,6 +4282,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -4113,8 +4364,17 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The workspace would be left without an owner, the address is already a member, or an account with the address exists. */
+            /** @description The workspace would be left without an owner, the address is already a member, an account with the address exists, or the workspace has as many active API keys as this installation allows (MAX_API_KEYS_PER_WORKSPACE). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4199,7 +4459,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The workspace would be left without an owner, the address is already a member, or an account with the address exists. */
+            /** @description The workspace would be left without an owner, the address is already a member, an account with the address exists, or the workspace has as many active API keys as this installation allows (MAX_API_KEYS_PER_WORKSPACE). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4219,6 +4479,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4288,6 +4557,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4367,7 +4645,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The workspace would be left without an owner, the address is already a member, or an account with the address exists. */
+            /** @description The workspace would be left without an owner, the address is already a member, an account with the address exists, or the workspace has as many active API keys as this installation allows (MAX_API_KEYS_PER_WORKSPACE). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4394,7 +4672,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Too many failed sign-ins from this address. */
+            /** @description Too many failed sign-ins from this address. Or: More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4482,6 +4760,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -4534,6 +4821,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such dead-lettered turn in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4627,6 +4923,15 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4729,6 +5034,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -4802,6 +5116,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -4845,6 +5168,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4954,6 +5286,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -4997,6 +5338,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5106,6 +5456,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -5199,6 +5558,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -5258,6 +5626,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5331,6 +5708,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description An unanticipated failure. */
             500: {
                 headers: {
@@ -5392,6 +5778,15 @@ export interface operations {
             };
             /** @description Not a workspace of the operator. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
