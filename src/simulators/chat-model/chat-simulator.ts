@@ -140,8 +140,7 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
     }
   }
 
-  function completion(request: ValidChatRequest): Record<string, unknown> {
-    const reply = policy(request);
+  function completion(reply: AssistantReply, request: ValidChatRequest): Record<string, unknown> {
     const calls = reply.tool_calls ?? [];
     const message = { role: 'assistant', content: reply.content, ...(calls.length > 0 ? { tool_calls: calls } : {}), refusal: null, annotations: [] };
     // A rough token count (4 characters a token) so usage looks like a real one.
@@ -152,7 +151,7 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
       object: 'chat.completion',
       created: Math.floor(now().getTime() / 1000),
       model: request.model,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }],
+      choices: [{ index: 0, message, logprobs: null, finish_reason: reply.finish_reason ?? (calls.length > 0 ? 'tool_calls' : 'stop') }],
       usage: { prompt_tokens: prompt, completion_tokens: done, total_tokens: prompt + done },
       service_tier: 'default',
       system_fingerprint: 'fp_leadintake_sim',
@@ -204,7 +203,9 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
       return send(res, 404, openAIError(message, 'invalid_request_error', null, 'model_not_found'));
     }
     if (delayMs > 0 && !(await pause(res, delayMs))) return;
-    send(res, 200, completion(checked.request), { 'openai-processing-ms': String(delayMs) });
+    const reply = policy(checked.request);
+    if (reply.raw) return send(res, reply.raw.status, reply.raw.body);
+    send(res, 200, completion(reply, checked.request), { 'openai-processing-ms': String(delayMs) });
   }
 
   const http = await startLocalHttpServer(handle, { port: opts.port, onFailure: (res) => send(res, 500, openAIError('The server had an error while processing your request. Sorry about that!', 'server_error')) });

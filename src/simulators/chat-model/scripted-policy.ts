@@ -14,6 +14,10 @@ import {
 export interface AssistantReply {
   content: string | null;
   tool_calls?: ChatToolCall[];
+  /** Default `tool_calls` when there are calls, else `stop`; `length` is an answer cut by max_tokens. */
+  finish_reason?: 'stop' | 'tool_calls' | 'length' | 'content_filter';
+  /** Sent as the whole answer instead of a completion: a server that breaks the wire format. */
+  raw?: { status: number; body: unknown };
 }
 
 type Decision = { say: string } | { call: string; args: Record<string, unknown> };
