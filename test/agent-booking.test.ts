@@ -9,7 +9,8 @@ import { findLead } from '../src/leads/lead-queries.ts';
 import type { SchedulingProvider } from '../src/scheduling/scheduling-provider.ts';
 import { leadResponse } from '../src/leads/lead-view.ts';
 import type { WorkspaceRow } from '../src/workspaces/workspace-queries.ts';
-import { EMPTY_EVENT_TYPE_ID, leadEvents, leadRow, SOLAR_AGENT, startAgentHarness, type AgentHarness } from './helpers/agent-harness.ts';
+import { recordOfferedSlots } from '../src/agent/conversation-scope.ts';
+import { AGENT_TEST_NOW, EMPTY_EVENT_TYPE_ID, leadEvents, leadRow, SOLAR_AGENT, startAgentHarness, type AgentHarness } from './helpers/agent-harness.ts';
 
 let h: AgentHarness;
 let ws: WorkspaceRow;
@@ -43,6 +44,20 @@ async function bookDirectly(start: string, metadata?: Record<string, string>) {
 }
 
 const accepted = () => [...h.sim.bookings.values()].filter((b) => b.status === 'accepted');
+
+// bookConsult books only what listSlots offered in the conversation (test/agent-booking-remit.test.ts):
+// here those offers are recorded as listSlots would have.
+const OFFERED = ['09:00', '09:30', '10:00'].map((t) => `2050-09-05T${t}:00.000+02:00`);
+async function offeredLead(w: WorkspaceRow, overrides?: Parameters<AgentHarness['lead']>[1]): Promise<string> {
+  const id = await h.lead(w, overrides);
+  await recordOfferedSlots(h.db.pool, id, 'whatsapp', OFFERED, new Date(AGENT_TEST_NOW));
+  return id;
+}
+
+/** An inbound WhatsApp message of the lead, as the webhook stores it. */
+async function leadWrote(leadId: string, text: string): Promise<void> {
+  await h.db.pool.query(`INSERT INTO whatsapp_messages (lead_id, direction, provider, kind, body, status) VALUES ($1, 'inbound', 'twilio', 'text', $2, 'received')`, [leadId, text]);
+}
 
 describe('listSlots', () => {
   it('at most 10 free times over the coming days, in the workspace time zone, as Cal.com gave them', async () => {
@@ -94,7 +109,7 @@ describe('listSlots', () => {
 
 describe('bookConsult', () => {
   it('books through Cal.com; the lead becomes booked with bookingUid and bookingStart', async () => {
-    const lead = await h.lead(ws, { phone: '+49 30 1234567' });
+    const lead = await offeredLead(ws, { phone: '+49 30 1234567' });
     const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9, notes: 'Roof faces south.' });
     const [booking] = accepted();
     assert.ok(booking);
@@ -106,35 +121,40 @@ describe('bookConsult', () => {
     assert.deepEqual([view.status, view.bookingUid, view.bookingStart], ['booked', booking.uid, '2050-09-05T07:00:00.000Z']);
     assert.deepEqual(await leadEvents(h.db.pool, lead), [{
       type: 'booking.created',
-      data: { bookingUid: booking.uid, bookingStart: '2050-09-05T07:00:00.000Z', from: 'in_conversation', to: 'booked', actor: 'agent' },
+      data: {
+        bookingUid: booking.uid, bookingStart: '2050-09-05T07:00:00.000Z', attendee: { name: 'Ada Lovelace', email: 'ada@example.com' },
+        from: 'in_conversation', to: 'booked', actor: 'agent',
+      },
     }]);
     assert.match(await h.call(ws, lead, 'bookConsult', { start: '2050-09-05T10:00:00.000+02:00' }), /^Nothing changed: the lead is already booked/);
     assert.equal(accepted().length, 1);
   });
 
-  it('asks for a missing e-mail before calling Cal.com; given name, e-mail and phone override the lead\'s', async () => {
-    const lead = await h.lead(ws, { email: null, phone: '030 1234567' });
+  it('asks for a missing e-mail before calling Cal.com; name, e-mail and phone the lead gave override the stored ones', async () => {
+    const lead = await offeredLead(ws, { email: null, phone: '030 1234567' });
     assert.equal(await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }),
       'Nothing was booked yet: an e-mail address is needed (the booking confirmation goes there). Ask the lead for it, then call bookConsult again with email.');
     assert.equal(h.sim.requests.length, 0);
+    await leadWrote(lead, 'It is ada@work.example, and the booking should say Ada King.');
     assert.match(await h.call(ws, lead, 'bookConsult', { start: MONDAY_9, email: 'ada@work.example', name: 'Ada King' }), /^Booked for Monday/);
     // A national-format number stored before numbers were E.164 ("+0301234567") is left out rather than refused by Cal.com.
     assert.deepEqual(accepted()[0]!.attendee, { name: 'Ada King', email: 'ada@work.example', timeZone: 'Europe/Berlin' });
-    assert.equal((await leadRow(h.db.pool, lead)).email, null, 'the lead keeps the e-mail it was submitted with');
+    assert.equal((await leadRow(h.db.pool, lead)).email, 'ada@work.example', 'the address the lead gave is now the lead\'s');
 
-    const other = await h.lead(ws, { email: null });
+    const other = await offeredLead(ws, { email: null });
+    await leadWrote(other, 'b@example.com please, or call +44 20 7946 0958');
     await h.call(ws, other, 'bookConsult', { start: '2050-09-05T09:30:00+02:00', email: 'b@example.com', phone: '+44 20 7946 0958' });
     assert.equal(accepted().find((b) => b.metadata.leadId === other)?.attendee.phoneNumber, '+442079460958');
   });
 
   it('a start in the past is refused before Cal.com is asked', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     assert.equal(await h.call(ws, lead, 'bookConsult', { start: '2050-09-04T09:00:00Z' }), 'That time is in the past; nothing was booked. Call listSlots for the current free times.');
     assert.equal(h.sim.requests.length, 0);
   });
 
   it('a slot taken meanwhile is answered with fresh times; the lead is unchanged', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     await bookDirectly(MONDAY_9);
     const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.match(answer, /^That time was taken by someone else in the meantime; nothing was booked\.\nFree consultation times in the next 7 days \(Europe\/Berlin\):\n- Monday, 5 September 2050 at 09:30 \(start: 2050-09-05T09:30:00\.000\+02:00\)\n/);
@@ -144,7 +164,7 @@ describe('bookConsult', () => {
   });
 
   it('Cal.com briefly down: nothing was booked (checked), the failure is on the timeline, a retry books', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     h.sim.setFailure('down', { times: 3 });
     const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.equal(answer, 'Could not book: the scheduling service is not answering right now. Nothing was booked. Try once more in a minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.');
@@ -159,7 +179,7 @@ describe('bookConsult', () => {
   });
 
   it('Cal.com down for good: the booking may exist and cannot be checked, so the lead goes to a human', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     h.sim.setFailure('down');
     const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.match(answer, /^It is not certain whether Monday, 5 September 2050 at 09:00 was booked: .* The lead is now with a colleague \(needs_human\)/);
@@ -170,7 +190,7 @@ describe('bookConsult', () => {
   });
 
   it('"slot taken" after an ambiguous retry, held by our own lost first attempt: booked, not "taken"', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     const lost = await bookDirectly(MONDAY_9, { leadId: lead });
     h.sim.setFailure('down', { times: 1 });
     const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 });
@@ -182,7 +202,7 @@ describe('bookConsult', () => {
   });
 
   it('a plain "slot taken" held by the lead\'s own earlier, unrecorded booking: booked', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     const earlier = await bookDirectly(MONDAY_9, { leadId: lead });
     assert.match(await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }), new RegExp(`booking reference ${earlier.uid}\\.`));
     assert.deepEqual(h.sim.requests.map((r) => `${r.method} ${r.path}`), ['POST /v2/bookings', 'GET /v2/bookings']);
@@ -190,7 +210,7 @@ describe('bookConsult', () => {
   });
 
   it('a plain "slot taken" when the lookup fails: still answered as taken (the slot is most likely someone else\'s)', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     await bookDirectly(MONDAY_9);
     const real = h.scheduling;
     const scheduling: SchedulingProvider = {
@@ -210,7 +230,7 @@ describe('bookConsult', () => {
   });
 
   it('"slot taken" after an ambiguous retry, held by someone else: taken, with fresh times', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     await bookDirectly(MONDAY_9, { leadId: '00000000-0000-4000-8000-000000000000' });
     h.sim.setFailure('down', { times: 1 });
     assert.match(await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }), /^That time was taken by someone else in the meantime/);
@@ -218,7 +238,7 @@ describe('bookConsult', () => {
   });
 
   it('every attempt failed but one had booked: found by the lookup, booked', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     const lost = await bookDirectly(MONDAY_9, { leadId: lead });
     h.sim.setFailure('down', { times: 3 });
     assert.match(await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }), new RegExp(`booking reference ${lost.uid}\\.`));
@@ -227,7 +247,7 @@ describe('bookConsult', () => {
 
   it('a bad key: not retried, recorded, the agent is told to hand over; scheduling not configured: unavailable', async () => {
     const badKey = await h.workspace(schedulingWith({ apiKey: 'cal_live_wrong_key' }));
-    const lead = await h.lead(badKey);
+    const lead = await offeredLead(badKey);
     assert.equal(await h.call(badKey, lead, 'bookConsult', { start: MONDAY_9 }),
       "Could not book: the scheduling service refused this workspace's settings (unauthorized). Nothing was booked. This needs a human: tell the lead a colleague will arrange the consultation, then call escalateToHuman.");
     assert.equal(h.sim.requests.length, 1);
@@ -236,7 +256,7 @@ describe('bookConsult', () => {
     ]);
 
     const unconfigured = await h.workspace({ agent: SOLAR_AGENT });
-    const other = await h.lead(unconfigured);
+    const other = await offeredLead(unconfigured);
     assert.equal(await h.call(unconfigured, other, 'bookConsult', { start: MONDAY_9 }), UNAVAILABLE);
     assert.equal(h.sim.requests.length, 1);
     assert.equal((await leadRow(h.db.pool, other)).status, 'in_conversation');
@@ -245,7 +265,7 @@ describe('bookConsult', () => {
   it('two bookings of one lead racing: the lead keeps exactly one, the surplus one is cancelled', async () => {
     for (let round = 0; round < 3; round++) {
       h.sim.bookings.clear();
-      const lead = await h.lead(ws);
+      const lead = await offeredLead(ws);
       const answers = await Promise.all(['09:00', '09:30', '10:00'].map((t) => h.call(ws, lead, 'bookConsult', { start: `2050-09-05T${t}:00.000+02:00` })));
       assert.equal(answers.filter((a) => a.startsWith('Booked for')).length, 1, answers.join('\n'));
       for (const a of answers.filter((x) => !x.startsWith('Booked for'))) assert.match(a, /^Nothing changed: the lead is already booked/);
@@ -258,7 +278,7 @@ describe('bookConsult', () => {
   });
 
   it('an operator takes over while Cal.com is booking: the lead stays with the operator, the booking is cancelled', async () => {
-    const lead = await h.lead(ws);
+    const lead = await offeredLead(ws);
     // The real client, with the take-over slipped in between Cal.com's answer and our update.
     const real = h.scheduling;
     const scheduling: SchedulingProvider = {

@@ -91,10 +91,11 @@ describe('reading server messages', () => {
     assert.deepEqual(Object.values(m.report), [null, null, null, null, null, null, null]);
   });
 
-  test('tool-calls: the spec shape, the docs\' shape, or only toolWithToolCallList; items without an id are skipped', () => {
+  test('tool-calls: the spec shape, the docs\' shape, or only toolWithToolCallList; an item without an id is kept, id null', () => {
     const spec = parse({ type: 'tool-calls', call, toolCallList: [{ id: 't1', type: 'function', function: { name: 'listSlots', arguments: '{"daysAhead":3}' } }, { type: 'function' }] });
     assert.ok(spec.type === 'tool-calls');
-    assert.deepEqual(spec.toolCalls, [{ id: 't1', name: 'listSlots', arguments: '{"daysAhead":3}' }]);
+    // Kept so that it is answered (with an error), not left for Vapi to wait on.
+    assert.deepEqual(spec.toolCalls, [{ id: 't1', name: 'listSlots', arguments: '{"daysAhead":3}' }, { id: null, name: '', arguments: undefined }]);
     const docs = parse({ type: 'tool-calls', call, toolCallList: [{ id: 't2', name: 'endConversation', arguments: {} }] });
     assert.ok(docs.type === 'tool-calls');
     assert.deepEqual(docs.toolCalls, [{ id: 't2', name: 'endConversation', arguments: {} }]);
@@ -170,7 +171,7 @@ describe('our tools as Vapi function tools', () => {
 
   test('only the keys Vapi\'s JsonSchema allows; limits and defaults moved into the description', () => {
     const tools = vapiCallTools({ url: 'https://x.example/api/vapi/acme/tools', headers: { 'X-Vapi-Secret': 's' } });
-    assert.equal(tools.length, 6);
+    assert.equal(tools.length, 7);
     for (const t of tools) assertVapiSchema(t.function.parameters, t.function.name);
     const listSlots = tools.find((t) => t.function.name === 'listSlots')!.function.parameters as any;
     assert.deepEqual(listSlots.properties.daysAhead, { type: 'integer', description: 'How many days ahead to look, 1 to 30 (default 7) (from 1 to 30)' });

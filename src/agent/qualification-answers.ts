@@ -34,8 +34,20 @@ export function qualificationState(questions: readonly QualificationQuestion[], 
   };
 }
 
+/** The range a number answer must fall in: the form's, else 0 and up (a bill or a size is never negative). */
+export function numberRange(q: QualificationQuestion): { min: number; max: number } {
+  return { min: q.min ?? 0, max: q.max ?? Number.MAX_SAFE_INTEGER };
+}
+
+/** The range is spelled out only when the form sets one; the default (0 and up) goes without saying. */
+function describeRange(q: QualificationQuestion): string {
+  if (q.min === undefined && q.max === undefined) return 'a number';
+  const { min, max } = numberRange(q);
+  return max === Number.MAX_SAFE_INTEGER ? `a number, at least ${min}` : `a number from ${min} to ${max}`;
+}
+
 /** `q_abc: Do you own the property? (required; one of: Yes, No)`, as the agent needs it to ask and save. */
 export function describeQuestion(q: QualificationQuestion): string {
-  const kind = q.type === 'choice' ? `one of: ${(q.options ?? []).join(', ')}` : q.type === 'number' ? 'a number' : 'free text';
+  const kind = q.type === 'choice' ? `one of: ${(q.options ?? []).join(', ')}` : q.type === 'number' ? describeRange(q) : 'free text';
   return `${q.id}: ${q.label} (${q.required ? 'required' : 'optional'}; ${kind})`;
 }

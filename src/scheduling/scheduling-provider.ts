@@ -1,3 +1,5 @@
+import type { BookingWindow } from './booking-window.ts';
+
 // Our small interface to an external scheduling service. The real implementation is the Cal.com
 // API v2 client (calcom-client.ts); tests and the demo point that same client at the Cal.com
 // simulator (src/simulators/calcom/). Expected outcomes (slot taken, bad key, provider down) come
@@ -76,7 +78,11 @@ export interface Attendee {
   phoneNumber?: string;
 }
 
+export type BookingWindowResult = { ok: true; window: BookingWindow } | { ok: false; error: ProviderFailure };
+
 export interface SchedulingProvider {
+  /** The event type's minimum notice and booking horizon; optional for providers without such limits. */
+  bookingWindow?(apiKey: string, eventTypeId: number): Promise<BookingWindowResult>;
   /** Free slots of an event type between two instants, rendered in `timeZone`, ordered by start. */
   listSlots(q: { apiKey: string; eventTypeId: number; start: Date; end: Date; timeZone: string }): Promise<SlotsResult>;
   /**

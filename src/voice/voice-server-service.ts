@@ -17,7 +17,7 @@ import { findSessionLead } from './call-session-queries.ts';
 import { parseVapiMessage, type VapiMessage } from './vapi/vapi-message.ts';
 import { authenticateVapi } from './vapi/vapi-server-auth.ts';
 import { serverAuthOf, voiceSecrets } from './vapi/vapi-server-settings.ts';
-import { answerToolCalls, NOT_LINKED, type ToolResult } from './vapi/vapi-tool-calls.ts';
+import { answerToolCalls, MISSING_TOOL_CALL_ID, NOT_LINKED, type ToolResult } from './vapi/vapi-tool-calls.ts';
 
 // Vapi's server messages for one workspace (docs/VOICE.md): authenticate, parse, apply, answer,
 // and keep a copy in the integration log. No HTTP here; voice-server-routes.ts is the thin handler.
@@ -139,8 +139,10 @@ export class VapiServerService {
         (await withTransaction(this.#d.pool, async (tx) => (await findOrReconcileSession(tx, workspace.id, message.call, callId))?.leadId ?? null)))
       : null;
     if (!callId || !leadId) {
-      const results: ToolResult[] = message.toolCalls.map((c) => ({ toolCallId: c.id, name: c.name, result: NOT_LINKED }));
-      return { body: { results }, outcome: 'unknown-call', leadId: null };
+      const results: ToolResult[] = message.toolCalls.map((c) => (c.id === null
+        ? { toolCallId: '', name: c.name, error: MISSING_TOOL_CALL_ID }
+        : { toolCallId: c.id, name: c.name, result: NOT_LINKED }));
+      return { body: withError(results), outcome: 'unknown-call', leadId: null };
     }
     const ctx: ToolContext = {
       pool: this.#d.pool,
@@ -150,6 +152,7 @@ export class VapiServerService {
       scheduling: this.#d.sandbox ? (await this.#d.sandbox.providers()).scheduling : this.#d.scheduling,
       clock: this.#d.clock,
       log,
+      call: { providerCallId: callId, leadSaid: message.leadSaid },
     };
     const results = await answerToolCalls(ctx, callId, message.toolCalls, {
       deadlineMs: this.#d.toolDeadlineMs,
@@ -158,8 +161,13 @@ export class VapiServerService {
         void run.finally(() => this.#running.delete(run));
       },
     });
-    return { body: { results }, outcome: 'applied', leadId };
+    return { body: withError(results), outcome: 'applied', leadId };
   }
+}
+
+/** Vapi's answer; a call without an id also sets the message's `error`, which Vapi shows for the whole message. */
+function withError(results: ToolResult[]): Record<string, unknown> {
+  return results.some((r) => 'error' in r) ? { results, error: MISSING_TOOL_CALL_ID } : { results };
 }
 
 function kindOf(m: VapiMessage): string {

@@ -26,6 +26,8 @@ function eventData(e: ClaimedDelivery['event']): Record<string, unknown> {
         qualificationNotes: e.lead.qualification_notes ?? null,
         bookingUid: e.lead.booking_uid ?? null,
         bookingStart: iso(e.lead.booking_start),
+        // A booking by the agent says whom it booked (name and e-mail).
+        ...(d.attendee ? { attendee: d.attendee } : {}),
       };
     case 'lead.booking_changed':
       return d.bookingStart !== undefined

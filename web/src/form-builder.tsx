@@ -40,7 +40,8 @@ function QuestionEditor({ q, index, count, update, move, remove, dragging }: {
         <label>Type
           <select value={q.type} onChange={(e) => {
             const type = e.target.value as QuestionType;
-            update(type === 'choice' ? { type, options: q.options ?? ['', ''] } : { type, options: undefined });
+            const range = type === 'number' ? {} : { min: undefined, max: undefined };
+            update(type === 'choice' ? { type, options: q.options ?? ['', ''], ...range } : { type, options: undefined, ...range });
           }}>
             <option value="text">Text</option><option value="choice">Choice</option><option value="number">Number</option>
           </select>
@@ -50,6 +51,14 @@ function QuestionEditor({ q, index, count, update, move, remove, dragging }: {
           <label className="options">Options, one per line
             <textarea rows={3} value={(q.options ?? []).join('\n')} onChange={(e) => update({ options: e.target.value.split('\n') })} />
           </label>
+        )}
+        {q.type === 'number' && (
+          <>
+            <label>Minimum <input type="number" value={q.min ?? ''} placeholder="0"
+              onChange={(e) => update({ min: numberOrUndefined(e.target.value) })} /></label>
+            <label>Maximum <input type="number" value={q.max ?? ''} placeholder="none"
+              onChange={(e) => update({ max: numberOrUndefined(e.target.value) })} /></label>
+          </>
         )}
         <span className="qid">{q.id ? <>Id <code>{q.id}</code></> : 'New: gets its id when saved'}</span>
       </div>
@@ -62,12 +71,18 @@ function QuestionEditor({ q, index, count, update, move, remove, dragging }: {
   );
 }
 
+/** A number field's value: blank is "not set". */
+function numberOrUndefined(text: string): number | undefined {
+  return text.trim() === '' || Number.isNaN(Number(text)) ? undefined : Number(text);
+}
+
 function ReadOnlyQuestion({ q }: { q: Question }) {
   return (
     <li className="question">
       <div className="question-fields">
         <strong>{q.label}</strong> <span>{q.type}{q.required ? ', required' : ''}</span>
         {q.options && <span>Options: {q.options.join(', ')}</span>}
+        {q.type === 'number' && <span>From {q.min ?? 0}{q.max !== undefined ? ` to ${q.max}` : ''}</span>}
         <span className="qid">Id <code>{q.id}</code></span>
       </div>
     </li>
@@ -118,6 +133,8 @@ export function FormPage({ workspace }: { workspace: WorkspaceAccess }) {
       const questions = drafts.map(({ key: _key, ...q }) => ({
         ...(q.id ? { id: q.id } : {}), label: q.label, type: q.type, required: q.required,
         ...(q.type === 'choice' ? { options: (q.options ?? []).map((o) => o.trim()).filter((o) => o !== '') } : {}),
+        ...(q.type === 'number' && q.min !== undefined ? { min: q.min } : {}),
+        ...(q.type === 'number' && q.max !== undefined ? { max: q.max } : {}),
       }));
       show(await api<FormSettings>('PUT', base, { version: saved!.version, questions }));
       setNotice('Form saved.');

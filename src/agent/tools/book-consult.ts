@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { isE164, isPhoneShaped, normalizePhone, PHONE_MESSAGE } from '../../leads/phone.ts';
+import { isPhoneShaped, PHONE_MESSAGE } from '../../leads/phone.ts';
+import { outsideWindow } from '../../scheduling/booking-window.ts';
 import type { Booking, ProviderFailure } from '../../scheduling/scheduling-provider.ts';
 import type { CalcomSettings } from '../../workspaces/workspace-config.ts';
 import { agentConfigOf } from '../agent-config.ts';
+import { conversationKey, offeredAt } from '../conversation-scope.ts';
+import { decideAttendee, recordLeadEmail } from './booking-attendee.ts';
 import { bookingFailed, bookingUncertain, confirmBooking, type BookingAttempt } from './booking-outcomes.ts';
 import { BOOKING_UNAVAILABLE, describeFreeSlots } from './scheduling-answers.ts';
 import { defineTool, loadActiveLead, type ToolContext } from './tool-context.ts';
@@ -12,10 +15,19 @@ import { defineTool, loadActiveLead, type ToolContext } from './tool-context.ts'
 const START = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
 const DAY_MS = 86_400_000;
 
+/** An offer younger than this is inside the event type's window: Cal.com's slot list applied it. */
+const FRESH_OFFER_MS = 10 * 60_000;
+
+const NOT_OFFERED =
+  'Nothing was booked: that start was not among the times listSlots offered to this lead in this conversation. ' +
+  'Call listSlots, offer the lead those times, and book one of them with its start exactly as listSlots gave it.';
+
 export const bookConsult = defineTool({
   name: 'bookConsult',
   description:
-    'Book the consultation at a time the lead picked from listSlots. Needs an e-mail address (the lead\'s stored one is used when you give none). ' +
+    'Book the consultation for the lead at a time the lead picked from the times listSlots offered ' +
+    "(no other start is accepted). The lead's stored name, e-mail and phone are used; " +
+    'give email, name or phone only when the lead itself told you different ones. ' +
     'On success the lead is booked; if the time was taken meanwhile you get fresh times to offer.',
   args: z.object({
     start: z
@@ -42,21 +54,27 @@ export const bookConsult = defineTool({
     if (!scheduling) return BOOKING_UNAVAILABLE;
     const startMs = Date.parse(args.start);
     if (startMs <= ctx.clock().getTime()) return 'That time is in the past; nothing was booked. Call listSlots for the current free times.';
-    const email = args.email ?? lead.email;
-    if (!email) {
-      return "Nothing was booked yet: an e-mail address is needed (the booking confirmation goes there). Ask the lead for it, then call bookConsult again with email.";
-    }
+    // Only a time listSlots showed for this lead in this conversation: an invented or far-off
+    // start (the model's own, or one planted in the lead's data) is never sent to the calendar.
+    const offered = await offeredAt(ctx.pool, lead.id, conversationKey(ctx), startMs);
+    if (!offered) return NOT_OFFERED;
     const agent = agentConfigOf(ctx.workspace);
     const tz = agent.timeZone;
-    // Cal.com wants attendee phones in E.164; any other number would make it refuse the whole
-    // booking, so such a number is left out.
-    const phone = args.phone ? normalizePhone(args.phone, agent.defaultCountry) : lead.phoneNormalized;
-    const attempt: BookingAttempt = { lead, scheduling, startMs, tz, email };
+    // Cal.com listed the time as bookable moments ago: its window is read only for an older offer.
+    if (ctx.clock().getTime() - offered.getTime() > FRESH_OFFER_MS) {
+      const outside = await outsideBookingWindow(ctx, scheduling, startMs, tz);
+      if (outside) return outside;
+    }
+    const decided = await decideAttendee(ctx, lead, args, tz, agent.defaultCountry);
+    if ('answer' in decided) return decided.answer;
+    const { attendee } = decided;
+    if (decided.newEmail) await recordLeadEmail(ctx.pool, lead.id, attendee.email);
+    const attempt: BookingAttempt = { lead, scheduling, startMs, tz, email: attendee.email, name: attendee.name };
     const result = await ctx.scheduling.createBooking({
       apiKey: scheduling.apiKey,
       eventTypeId: scheduling.eventTypeId,
       start: args.start,
-      attendee: { name: args.name ?? lead.name, email, timeZone: tz, ...(phone && isE164(phone) ? { phoneNumber: phone } : {}) },
+      attendee,
       // leadId lets us (and the Cal.com webhook receiver) find the lead a booking belongs to.
       metadata: { leadId: lead.id, ...(args.notes ? { notes: args.notes } : {}) },
     });
@@ -81,6 +99,28 @@ export const bookConsult = defineTool({
     return bookingFailed(ctx, attempt, result.error);
   },
 });
+
+/**
+ * An offered time may have left the event type's window since (the minimum notice passed, or the
+ * window was shortened). If the limits cannot be read, Cal.com's own check at booking stands.
+ */
+async function outsideBookingWindow(
+  ctx: ToolContext, scheduling: CalcomSettings, startMs: number, tz: string,
+): Promise<string | null> {
+  if (!ctx.scheduling.bookingWindow) return null;
+  const read = await ctx.scheduling.bookingWindow(scheduling.apiKey, scheduling.eventTypeId);
+  if (!read.ok) {
+    const { kind, status } = read.error;
+    ctx.log.warn({ leadId: ctx.leadId, kind, status }, 'booking window could not be read; left to the provider');
+    return null;
+  }
+  const outside = outsideWindow(read.window, startMs, ctx.clock().getTime(), tz);
+  if (!outside) return null;
+  const why = outside === 'too_soon'
+    ? 'is too soon to book now (the calendar needs more notice)'
+    : 'is further ahead than this calendar takes bookings';
+  return `Nothing was booked: that time ${why}. Call listSlots for the times that can be booked now, and offer the lead those.`;
+}
 
 /** The lead's booking at exactly this start (found by metadata.leadId), if Cal.com has one. */
 async function findOwnBooking(ctx: ToolContext, a: BookingAttempt): Promise<{ booking: Booking } | { none: true } | { error: ProviderFailure }> {

@@ -14,7 +14,9 @@ export interface BookingAttempt {
   scheduling: CalcomSettings;
   startMs: number;
   tz: string;
+  /** The attendee the booking is made for (no phone: the timeline and webhooks do not need it). */
   email: string;
+  name: string;
 }
 
 /** Records the booking on the lead; a booking that lost a race to another outcome is cancelled again. */
@@ -25,7 +27,13 @@ export async function confirmBooking(ctx: ToolContext, a: BookingAttempt, bookin
     actor: 'agent',
     event: {
       type: 'booking.created',
-      data: { bookingUid: booking.uid, bookingStart: booking.start, ...(foundAfterError ? { foundAfterProviderError: true } : {}) },
+      data: {
+        bookingUid: booking.uid,
+        bookingStart: booking.start,
+        // Who was booked, so the operator and the webhook receiver see it.
+        attendee: { name: a.name, email: a.email },
+        ...(foundAfterError ? { foundAfterProviderError: true } : {}),
+      },
     },
     set: { bookingUid: booking.uid, bookingStart: new Date(booking.start) },
   });

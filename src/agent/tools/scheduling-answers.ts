@@ -1,5 +1,6 @@
 import type { ProviderFailure } from '../../scheduling/scheduling-provider.ts';
 import type { CalcomSettings } from '../../workspaces/workspace-config.ts';
+import { conversationKey, recordOfferedSlots } from '../conversation-scope.ts';
 import { formatLocalDateTime } from '../local-time.ts';
 import { chooseSlotsToOffer } from '../slot-choice.ts';
 import type { ToolContext } from './tool-context.ts';
@@ -29,6 +30,8 @@ export async function describeFreeSlots(ctx: ToolContext, scheduling: CalcomSett
     return schedulingTrouble(result.error, 'fetch free times');
   }
   const offer = chooseSlotsToOffer(result.slots, tz, MAX_OFFERED_SLOTS);
+  // Only what the model is shown can be booked (bookConsult checks it against this record).
+  await recordOfferedSlots(ctx.pool, ctx.leadId, conversationKey(ctx), offer.map((s) => s.start), from);
   if (offer.length === 0) {
     return `No free consultation times in the next ${daysAhead} days. Call listSlots with a larger daysAhead (at most 30), or call escalateToHuman if nothing suits the lead.`;
   }

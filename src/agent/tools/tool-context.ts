@@ -19,6 +19,11 @@ export interface ToolContext {
   scheduling: SchedulingProvider;
   clock: Clock;
   log: Logger;
+  /**
+   * Set when the tool call comes from a voice call: the provider's call id and what the lead has
+   * said in it so far. Absent: the lead's WhatsApp conversation (src/agent/conversation-scope.ts).
+   */
+  call?: { providerCallId: string; leadSaid: readonly string[] };
 }
 
 /**

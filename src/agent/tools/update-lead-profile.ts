@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { agentConfigOf, type QualificationQuestion } from '../agent-config.ts';
 import { saveLeadProfile } from '../agent-lead-queries.ts';
-import { describeQuestion, qualificationState } from '../qualification-answers.ts';
+import { describeQuestion, numberRange, qualificationState } from '../qualification-answers.ts';
 import { defineTool, loadActiveLead, refusalAnswer } from './tool-context.ts';
 
 const NUMBER = /^-?\d+(\.\d+)?$/;
@@ -68,11 +68,24 @@ function checkAnswer(q: QualificationQuestion, raw: string | number): { value: s
   if (text.length > 1000) return { problem: `${q.id} has an answer longer than 1000 characters` };
   if (q.type === 'number') {
     const plain = text.replace(/[\s_]/g, '');
-    return NUMBER.test(plain) ? { value: String(Number(plain)) } : { problem: `${q.id} (${q.label}) needs a number such as 5000, got "${text}"` };
+    if (!NUMBER.test(plain)) {
+      return { problem: `${q.id} (${q.label}) needs a number such as 5000, got "${text.slice(0, 100)}"` };
+    }
+    const value = Number(plain);
+    const { min, max } = numberRange(q);
+    if (value < min || value > max) {
+      const range = describeRangeOf(min, max);
+      return { problem: `${q.id} (${q.label}) must be ${range}, got ${plain}: ask the lead to check the number` };
+    }
+    return { value: String(value) };
   }
   if (q.type === 'choice') {
     const option = q.options?.find((o) => o.trim().toLowerCase() === text.toLowerCase());
     return option ? { value: option } : { problem: `${q.id} (${q.label}) must be one of: ${(q.options ?? []).join(', ')}` };
   }
   return { value: text };
+}
+
+function describeRangeOf(min: number, max: number): string {
+  return max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
 }

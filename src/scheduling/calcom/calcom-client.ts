@@ -1,9 +1,11 @@
 import { failureMessage, providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
 import { z } from 'zod';
 import type { SettingsLookup } from '../../shared/settings-lookup.ts';
+import type { BookingWindow } from '../booking-window.ts';
 import type {
   Booking,
   BookingListResult,
+  BookingWindowResult,
   BookingLookupResult,
   BookingResult,
   ProviderFailure,
@@ -65,6 +67,16 @@ const BookingSchema = z.object({
   rescheduledToUid: z.string().nullish(),
   cancellationReason: z.string().nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
+});
+
+const WindowSchema = z.object({
+  type: z.enum(['businessDays', 'calendarDays', 'range']),
+  value: z.union([z.number().int().nonnegative(), z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/))]),
+  rolling: z.boolean().nullish(),
+});
+const EventTypeWindowSchema = z.object({
+  minimumBookingNotice: z.number().nullish(),
+  bookingWindow: z.union([WindowSchema, z.array(WindowSchema)]).nullish().catch(null),
 });
 
 const SlotItemSchema = z.union([z.string(), z.object({ start: z.string(), end: z.string().nullish() })]);
@@ -174,6 +186,26 @@ export class CalcomClient implements SchedulingProvider {
     if (!parsed.success) return { ok: false, message: malformed('event type').message };
     const { title, lengthInMinutes } = parsed.data;
     return { ok: true, value: lengthInMinutes == null ? { title } : { title, lengthInMinutes } };
+  }
+
+  /** The event type's `minimumBookingNotice` (minutes) and fixed `bookingWindow`, for bookConsult's check. */
+  async bookingWindow(apiKey: string, eventTypeId: number): Promise<BookingWindowResult> {
+    const path = `/v2/event-types/${encodeURIComponent(String(eventTypeId))}`;
+    const out = await this.#call('GET', path, apiKey, EVENT_TYPES_API_VERSION);
+    if (!out.ok) return { ok: false, error: out.error };
+    const parsed = EventTypeWindowSchema.safeParse(out.data);
+    if (!parsed.success) return { ok: false, error: malformed('event type') };
+    // Cal.com's document types bookingWindow as an array of one window; its examples send the object.
+    const w = Array.isArray(parsed.data.bookingWindow) ? parsed.data.bookingWindow[0] : parsed.data.bookingWindow;
+    const window: BookingWindow = { minimumNoticeMinutes: Math.max(0, parsed.data.minimumBookingNotice ?? 0) };
+    if (w && w.rolling !== true) {
+      if (w.type === 'range' && Array.isArray(w.value) && w.value.length === 2) {
+        window.horizon = { kind: 'range', from: w.value[0]!, to: w.value[1]! };
+      } else if (w.type !== 'range' && typeof w.value === 'number') {
+        window.horizon = { kind: w.type, days: w.value };
+      }
+    }
+    return { ok: true, window };
   }
 
   #bookingWrite(out: CallOutcome): BookingResult {

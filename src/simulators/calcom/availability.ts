@@ -16,6 +16,12 @@ export interface SimEventType {
   availability: WeeklyRule[];
   /** Minutes between slot starts; defaults to lengthInMinutes (Cal.com's default). */
   slotIntervalMinutes?: number;
+  /** Cal.com's `minimumBookingNotice`, in minutes (default 0). */
+  minimumBookingNotice?: number;
+  /** Cal.com's `bookingWindow` (default none): how far ahead the event type can be booked. */
+  bookingWindow?:
+    | { type: 'businessDays' | 'calendarDays'; value: number; rolling?: boolean }
+    | { type: 'range'; value: [string, string] };
 }
 
 /** Slot starts of an event type's weekly availability that fall within [fromMs, toMs]. */

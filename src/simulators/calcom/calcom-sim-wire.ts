@@ -26,7 +26,9 @@ export function eventTypeOutput(et: SimEventType, owner: { id: number; name: str
   return {
     id: et.id, lengthInMinutes: et.lengthInMinutes, title: et.title, slug: et.slug, description: '',
     locations: [{ type: 'integration', integration: 'cal-video' }], bookingFields: [], disableGuests: false,
-    slotInterval: et.slotIntervalMinutes ?? null, minimumBookingNotice: 0, beforeEventBuffer: 0, afterEventBuffer: 0,
+    slotInterval: et.slotIntervalMinutes ?? null, minimumBookingNotice: et.minimumBookingNotice ?? 0,
+    // Typed as an array of one window by Cal.com's OpenAPI document (the client also reads a bare object).
+    ...(et.bookingWindow ? { bookingWindow: [et.bookingWindow] } : {}), beforeEventBuffer: 0, afterEventBuffer: 0,
     recurrence: null, metadata: {}, price: 0, currency: 'usd', lockTimeZoneToggleOnBookingPage: false,
     forwardParamsSuccessRedirect: true, successRedirectUrl: null, isInstantEvent: false, scheduleId: null,
     hidden: false, bookingRequiresAuthentication: false, ownerId: owner.id,

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CALCOM_SIGNATURE_HEADER, signCalcomBody } from '../../scheduling/calcom/calcom-signature.ts';
+import { outsideWindow, type BookingWindow } from '../../scheduling/booking-window.ts';
 import { isValidTimeZone, offsetMinutes, formatInZone } from '../../scheduling/zoned-time.ts';
 import { slotStarts, type SimEventType } from './availability.ts';
 import { checkMetadata, envelope, eventTypeOutput, HttpError, newUid, parseInstant } from './calcom-sim-wire.ts';
@@ -107,9 +108,15 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
   const freeStarts = (et: SimEventType, fromMs: number, toMs: number, ignoreUid?: string): number[] => {
     const busy = opts.capacity === 'unlimited' ? [] : [...bookings.values()].filter((b) => b.status === 'accepted' && b.uid !== ignoreUid);
     const earliest = now().getTime();
+    // The event type's notice and window, as Cal.com applies them to its slots and bookings.
+    const w = et.bookingWindow;
+    const window: BookingWindow = { minimumNoticeMinutes: et.minimumBookingNotice ?? 0 };
+    if (w?.type === 'range') window.horizon = { kind: 'range', from: w.value[0], to: w.value[1] };
+    else if (w && !w.rolling) window.horizon = { kind: w.type, days: w.value };
     return slotStarts(et, fromMs, toMs).filter((s) => {
       const e = s + et.lengthInMinutes * 60_000;
-      return s >= earliest && !busy.some((b) => b.startMs < e && s < b.endMs);
+      const inWindow = outsideWindow(window, s, earliest, et.timeZone) === null;
+      return s >= earliest && inWindow && !busy.some((b) => b.startMs < e && s < b.endMs);
     });
   };
   const slotTaken = () =>

@@ -167,7 +167,7 @@ export class CallPlayer {
     if (!server?.url) {
       result = 'No server URL is set for this tool.';
     } else {
-      const delivery = await this.#deliver(server, 'tool-calls', toolCallsMessage(this.#call, this.#t, [{ id, name, args }], this.#opts.argumentsAs ?? 'string', tools));
+      const delivery = await this.#deliver(server, 'tool-calls', toolCallsMessage(this.#call, this.#t, [{ id, name, args }], this.#opts.argumentsAs ?? 'string', tools, this.#messages));
       result = resultFor(delivery, id);
     }
     this.#advance(1);

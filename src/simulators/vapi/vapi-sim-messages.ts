@@ -58,7 +58,10 @@ export function statusUpdateMessage(call: VapiCall, status: string, at: number, 
   return { message: { type: 'status-update', status, ...(endedReason ? { endedReason } : {}), timestamp: at, call: snapshot(call) } };
 }
 
-export function toolCallsMessage(call: VapiCall, at: number, calls: ToolCallSpec[], format: ArgumentsFormat, tools: Json[] = []): Json {
+/** `messages`: the call so far, sent as the live `artifact` (Vapi's ServerMessageToolCalls). */
+export function toolCallsMessage(
+  call: VapiCall, at: number, calls: ToolCallSpec[], format: ArgumentsFormat, tools: Json[] = [], messages: ArtifactMessage[] = [],
+): Json {
   const toolCallList = calls.map((c) => ({
     id: c.id,
     type: 'function',
@@ -68,7 +71,8 @@ export function toolCallsMessage(call: VapiCall, at: number, calls: ToolCallSpec
     const tool = tools.find((t) => (t.function as Json | undefined)?.name === tc.function.name);
     return { ...(tool ?? { type: 'function', function: { name: tc.function.name } }), toolCall: tc };
   });
-  return { message: { type: 'tool-calls', timestamp: at, call: snapshot(call), toolCallList, toolWithToolCallList } };
+  const artifact = { messages: structuredClone(messages) };
+  return { message: { type: 'tool-calls', timestamp: at, call: snapshot(call), artifact, toolCallList, toolWithToolCallList } };
 }
 
 export function endOfCallReportMessage(call: VapiCall, at: number, r: ReportContent, format: ReportFormat = 'both'): Json {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../../shared/errors.ts';
 import { parseStorableJson } from '../../shared/storable-text.ts';
-import { buildTranscript } from '../call-transcript.ts';
+import { buildTranscript, transcriptTurns } from '../call-transcript.ts';
 
 // Vapi server messages (Vapi's API docs): `{"message": {"type": …, "call": {…}, …}}`. Parsed
 // after authentication and leniently: only the envelope is required; a field of the wrong type is
@@ -27,7 +27,8 @@ export interface CallReport {
 }
 
 export interface ToolCallItem {
-  id: string;
+  /** null: Vapi sent the call without an id (answered with an error, never run). */
+  id: string | null;
   name: string;
   /** An object or its JSON text; runTool accepts both. */
   arguments: unknown;
@@ -36,7 +37,8 @@ export interface ToolCallItem {
 export type VapiMessage =
   | { type: 'status-update'; call: CallRef; status: string; endedReason: string | null; at: Date | null; callStartedAt: Date | null; callEndedAt: Date | null }
   | { type: 'end-of-call-report'; call: CallRef; report: CallReport }
-  | { type: 'tool-calls'; call: CallRef; toolCalls: ToolCallItem[] }
+  /** `leadSaid`: the lead's turns of the call so far (the live `artifact.messages`), oldest first. */
+  | { type: 'tool-calls'; call: CallRef; toolCalls: ToolCallItem[]; leadSaid: string[] }
   | { type: 'other'; name: string; call: CallRef };
 
 const str = (max: number) => z.string().max(max).optional().catch(undefined);
@@ -86,7 +88,7 @@ const reportSchema = z.looseObject({
 });
 
 const toolCallSchema = z.looseObject({
-  id: z.string().min(1).max(200),
+  id: z.string().min(1).max(200).nullish().catch(null),
   // Vapi's OpenAPI document shape `{id, type, function: {name, arguments}}`, or the docs' `{id, name, arguments}`.
   function: z.looseObject({ name: z.string().max(200).optional().catch(undefined), arguments: z.unknown().optional() }).optional().catch(undefined),
   name: str(200),
@@ -95,6 +97,7 @@ const toolCallSchema = z.looseObject({
 const toolCallsSchema = z.looseObject({
   toolCallList: z.array(z.unknown()).optional().catch(undefined),
   toolWithToolCallList: z.array(z.looseObject({ toolCall: z.unknown().optional() })).optional().catch(undefined),
+  artifact: z.looseObject({ messages: z.array(z.unknown()).optional().catch(undefined) }).optional().catch(undefined),
 });
 
 /**
@@ -138,8 +141,11 @@ function parseJson(json: unknown): { message: VapiMessage; json: unknown } {
     }
     case 'end-of-call-report':
       return { message: { type: m.type, call, report: report(reportSchema.parse(body), m.call) }, json };
-    case 'tool-calls':
-      return { message: { type: m.type, call, toolCalls: toolCalls(toolCallsSchema.parse(body)) }, json };
+    case 'tool-calls': {
+      const t = toolCallsSchema.parse(body);
+      const leadSaid = leadTurns(t.artifact?.messages);
+      return { message: { type: m.type, call, toolCalls: toolCalls(t), leadSaid }, json };
+    }
     default:
       return { message: { type: 'other', name: m.type, call }, json };
   }
@@ -170,9 +176,10 @@ function toolCalls(t: z.output<typeof toolCallsSchema>): ToolCallItem[] {
   const out: ToolCallItem[] = [];
   for (const item of items) {
     const c = toolCallSchema.safeParse(item);
-    // A tool call without an id cannot be answered (the answer is matched by id): skipped.
     if (!c.success) continue;
-    out.push({ id: c.data.id, name: c.data.function?.name ?? c.data.name ?? '', arguments: c.data.function ? c.data.function.arguments : c.data.arguments });
+    // Without an id the call is kept (id null): it is answered with an error rather than left unanswered.
+    const args = c.data.function ? c.data.function.arguments : c.data.arguments;
+    out.push({ id: c.data.id ?? null, name: c.data.function?.name ?? c.data.name ?? '', arguments: args });
   }
   return out;
 }
@@ -191,4 +198,9 @@ function epoch(v: number | undefined): Date | null {
 
 function nonEmpty(v: string | undefined): string | null {
   return v !== undefined && v.trim() !== '' ? v : null;
+}
+
+/** What the lead said in the call so far, one entry per turn. */
+function leadTurns(messages: unknown[] | undefined): string[] {
+  return transcriptTurns(buildTranscript(messages, undefined)).flatMap((t) => (t.speaker === 'Lead' ? [t.text] : []));
 }

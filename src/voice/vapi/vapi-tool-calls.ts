@@ -10,11 +10,16 @@ import type { ToolCallItem } from './vapi-message.ts';
 // in the background (its effect and result are kept). A repeated tool call is not run again: it
 // gets the stored result.
 
-export interface ToolResult {
-  toolCallId: string;
-  name: string;
-  result: string;
-}
+/** One entry of Vapi's answer: `result` for a tool that ran, `error` for a call we could not run. */
+export type ToolResult =
+  | { toolCallId: string; name: string; result: string }
+  | { toolCallId: string; name: string; error: string };
+
+// Vapi matches answers to calls by id; one without an id is still answered (Vapi would otherwise
+// wait for it until its timeout), with an error Vapi adds to the conversation, and never run:
+// a repeat could not be recognised, so a booking could be made twice.
+export const MISSING_TOOL_CALL_ID =
+  'This tool call came without an id, so it was not run and nothing was done. Call the tool again.';
 
 export const NOT_LINKED =
   'This call is not linked to a lead in this workspace, so nothing was done and nothing will be saved. Do not call tools again; end the call politely.';
@@ -33,12 +38,20 @@ export async function answerToolCalls(ctx: ToolContext, providerCallId: string, 
   const deadline = Date.now() + deps.deadlineMs;
   const results: ToolResult[] = [];
   for (const call of calls) {
-    results.push({ toolCallId: call.id, name: call.name, result: await answerOne(ctx, providerCallId, call, deadline, deps) });
+    if (call.id === null) {
+      ctx.log.warn({ leadId: ctx.leadId, tool: call.name.slice(0, 64) }, 'voice tool call without an id: answered with an error');
+      results.push({ toolCallId: '', name: call.name, error: MISSING_TOOL_CALL_ID });
+      continue;
+    }
+    const result = await answerOne(ctx, providerCallId, { ...call, id: call.id }, deadline, deps);
+    results.push({ toolCallId: call.id, name: call.name, result });
   }
   return results;
 }
 
-async function answerOne(ctx: ToolContext, providerCallId: string, call: ToolCallItem, deadline: number, deps: ToolCallsDeps): Promise<string> {
+async function answerOne(
+  ctx: ToolContext, providerCallId: string, call: ToolCallItem & { id: string }, deadline: number, deps: ToolCallsDeps,
+): Promise<string> {
   const claim = await claimToolCall(ctx.pool, { workspaceId: ctx.workspace.id, toolCallId: call.id, providerCallId, leadId: ctx.leadId, name: call.name });
   if (!claim.claimed) return claim.result ?? IN_PROGRESS;
   const run = runTool(ctx, call.name, call.arguments).then(async (result) => {
