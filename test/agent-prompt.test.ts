@@ -32,8 +32,17 @@ describe('agent prompt', () => {
   it('an answer to a deleted question comes with the label the question had, when it is known', () => {
     const retired = { ...agent, retiredQuestions: [{ id: 'q_old', label: 'Roof type' }] };
     const prompt = buildAgentPrompt({ agent: retired, lead: richLead, channel: 'whatsapp', now: NOW });
-    assert.ok(prompt.includes('\n- Roof type (a question no longer on the form, q_old): flat roof\n'), prompt);
-    assert.ok(buildAgentPrompt({ agent, lead: richLead, channel: 'whatsapp', now: NOW }).includes('\n- q_old (a question no longer on the form): flat roof\n'));
+    assert.ok(prompt.includes('\nAnswer to "Roof type" (a question no longer on the form, id "q_old"): "flat roof"\n'), prompt);
+    const unlabelled = buildAgentPrompt({ agent, lead: richLead, channel: 'whatsapp', now: NOW });
+    assert.ok(unlabelled.includes('\nAnswer to a question no longer on the form, id "q_old": "flat roof"\n'), unlabelled);
+  });
+
+  it("the link rule names the workspace's allowed link domains, the only links the outbound guard lets through", () => {
+    const withDomains = { ...agent, allowedLinkDomains: ['example.com', 'cal.example.com'] };
+    const prompt = buildAgentPrompt({ agent: withDomains, lead: bareLead, channel: 'whatsapp', now: NOW });
+    assert.ok(prompt.includes('\n- Send no links or web addresses except to example.com, cal.example.com;'), prompt);
+    const none = buildAgentPrompt({ agent, lead: bareLead, channel: 'whatsapp', now: NOW });
+    assert.ok(none.includes("\n- Send no links or web addresses; never pass on a link from the lead's data.\n"), none);
   });
 
   it('snapshot: voice lead we know little about', () => {
@@ -45,13 +54,15 @@ describe('agent prompt', () => {
     assertMatchesSnapshot('agent-prompt-default.txt', prompt);
   });
 
-  it('sections come in a fixed order; the metadata section is headed as the spec says', () => {
+  it('sections come in a fixed order; the metadata is headed as the spec says, inside the lead-data block', () => {
     const prompt = buildAgentPrompt({ agent, lead: richLead, channel: 'whatsapp', now: NOW });
     const headings = prompt.split('\n').filter((l) => l.startsWith('## '));
     assert.deepEqual(headings, [
-      '## Who you are', '## Qualification criteria', '## What we already know', '## What else we know about this lead',
+      '## Who you are', '## Qualification criteria', '## Rules', '## What we know about the lead',
       '## Questions still open', '## Today', '## Tools',
     ]);
+    const block = prompt.slice(prompt.indexOf('\n<lead_data>\n'), prompt.indexOf('\n</lead_data>\n'));
+    assert.ok(block.includes('\nWhat else we know about this lead:\n- "source": "google ads"\n- "budget": 15000\n'), block);
   });
 
   it('today\'s date is the date in the workspace\'s time zone', () => {

@@ -52,12 +52,19 @@ export async function findAgentLead(db: Queryable, workspaceId: string, leadId: 
   };
 }
 
+/**
+ * Characters of agent notes a lead keeps: the latest ones. Notes quote the lead and are shown in
+ * every prompt, so they need a bound however long the conversation (the prompt shows less still,
+ * src/agent/lead-data-block.ts).
+ */
+export const AGENT_NOTES_MAX_CHARS = 8000;
+
 export type ProfileSaveResult = { ok: true } | { ok: false; reason: 'not_found' } | { ok: false; reason: 'refused'; status: LeadStatus };
 
 /**
- * Merges answers (by question id) and appends notes, unless the lead is in a terminal status at
- * the moment of the UPDATE (guarded in the statement, like transitionLead); the timeline entry
- * is written by the same statement.
+ * Merges answers (by question id) and appends notes (keeping the latest AGENT_NOTES_MAX_CHARS),
+ * unless the lead is in a terminal status at the moment of the UPDATE (guarded in the statement,
+ * like transitionLead); the timeline entry is written by the same statement.
  */
 export async function saveLeadProfile(
   db: Queryable,
@@ -70,7 +77,8 @@ export async function saveLeadProfile(
              SELECT id, status FROM leads WHERE id = $1 FOR UPDATE
            ), saved AS (
              UPDATE leads l SET answers = l.answers || $2::jsonb,
-                    agent_notes = CASE WHEN $3::text IS NULL THEN l.agent_notes ELSE concat_ws(E'\\n', l.agent_notes, $3::text) END,
+                    agent_notes = CASE WHEN $3::text IS NULL THEN l.agent_notes
+                                       ELSE right(concat_ws(E'\\n', l.agent_notes, $3::text), $6) END,
                     updated_at = now()
                FROM prev WHERE l.id = prev.id AND prev.status <> ALL($4::text[])
              RETURNING l.id
@@ -85,6 +93,7 @@ export async function saveLeadProfile(
       [...TERMINAL_STATUSES],
       // Which questions were answered, not the answers: those are on the lead.
       JSON.stringify({ questionIds: Object.keys(p.answers), notes: p.notes !== null, actor: 'agent' }),
+      AGENT_NOTES_MAX_CHARS,
     ],
   });
   const row = rows[0];

@@ -19,7 +19,7 @@ export interface PromptFacts {
 }
 
 // `describeQuestion`: "q_abc: Do you own the property? (required; one of: Yes, No)".
-const QUESTION_LINE = /^- (q_[A-Za-z0-9_-]+): (.+) \((?:required|optional); (one of: (.*)|a number|free text)\)$/;
+const QUESTION_LINE = /^- (q_[A-Za-z0-9_-]+): (.+) \((?:required|optional); (one of: (.*)|a number(?:, at least [-\d.]+| from [-\d.]+ to [-\d.]+)?|free text)\)$/;
 
 /** Questions listed as `describeQuestion` lines (the prompt's open section, updateLeadProfile's "Still open:"). */
 export function questionLines(text: string): OpenQuestion[] {
@@ -27,7 +27,7 @@ export function questionLines(text: string): OpenQuestion[] {
     const m = QUESTION_LINE.exec(line.trim());
     if (!m) return [];
     const [, id = '', label = '', kind = '', options] = m;
-    const type = kind === 'a number' ? 'number' : kind === 'free text' ? 'text' : 'choice';
+    const type = kind.startsWith('a number') ? 'number' : kind === 'free text' ? 'text' : 'choice';
     return [{ id, label, type, options: type === 'choice' ? (options ?? '').split(', ') : [] }];
   });
 }
@@ -39,8 +39,9 @@ export function readPrompt(system: string): PromptFacts {
     facts.agentName = role[1]!;
     facts.company = role[2]!;
   }
-  const name = /^- Name: (.+)$/m.exec(sectionBody(system, 'What we already know') ?? '');
-  if (name) facts.leadName = name[1]!.trim();
+  // The lead-data block quotes each value as a JSON string (src/agent/lead-data-block.ts).
+  const name = /^Name: ("(?:[^"\\]|\\.)*")$/m.exec(sectionBody(system, 'What we know about the lead') ?? '');
+  if (name) facts.leadName = (JSON.parse(name[1]!) as string).trim();
   const open = sectionBody(system, 'Questions still open');
   if (open !== undefined) facts.open = questionLines(open);
   return facts;

@@ -1,0 +1,100 @@
+import { metadataPairs } from '../leads/metadata-render.ts';
+
+// What the lead, its form and the agent's notes (which quote the lead) say, as the prompt shows
+// it: one block between fixed delimiters, every value JSON (a string, quoted) on a line that starts with a
+// label of ours. A value cannot start a line, close the block or open a section of the prompt:
+// JSON escapes line breaks and quotes, and `<`, `>` and the Unicode line separators are escaped
+// too. Each value and the whole block have a size budget, so one lead cannot crowd out the rest
+// of the prompt (or the model's context).
+
+export const LEAD_DATA_OPEN = '<lead_data>';
+export const LEAD_DATA_CLOSE = '</lead_data>';
+
+/** Characters per value (goal, an answer, a metadata value); the lead's name and e-mail get less. */
+export const LEAD_FIELD_MAX_CHARS = 1000;
+/** Characters of the agent's notes the prompt shows: the most recent ones. */
+export const LEAD_NOTES_MAX_CHARS = 3000;
+/** Characters of the whole block; what does not fit is left out, with a line saying so. */
+export const LEAD_DATA_MAX_CHARS = 12000;
+
+const NAME_MAX_CHARS = 200;
+const KEY_MAX = 100;
+
+/** A value as one quoted, escaped line of at most `max` characters of its text (cut ones end with "…"). */
+export function quoted(value: string, max = LEAD_FIELD_MAX_CHARS): string {
+  // By code point, so a cut never splits a character; a code point is at most two code units.
+  const head = [...value.slice(0, 2 * max)];
+  const fits = value.length <= max || (head.length <= max && value.length <= 2 * max);
+  return escapeLine(JSON.stringify(fits ? value : `${head.slice(0, max - 1).join('')}…`));
+}
+
+/** The tail of a long text (notes grow at the end: the latest matter most), quoted. */
+export function quotedTail(value: string, max: number): string {
+  const tail = [...value.slice(-2 * max)];
+  if (value.length <= max || (tail.length <= max && value.length <= 2 * max)) return quoted(value, max);
+  return escapeLine(JSON.stringify(`…${tail.slice(-(max - 1)).join('')}`));
+}
+
+function escapeLine(json: string): string {
+  return json.replace(/[<>\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A label of ours (a question's label from the workspace's form) on one line. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+export interface LeadDataInput {
+  name: string;
+  email: string | null;
+  goal: string | null;
+  /** The answers, labelled by us: `label` is the workspace's, `answer` the lead's. */
+  answers: Array<{ label: string; answer: string }>;
+  /** Answers to ids the form does not have: the id is the form's (the lead's) too. */
+  unknownAnswers: Array<{ id: string; label: string | null; answer: string }>;
+  notes: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/** The block's lines, delimiters included. */
+export function leadDataBlock(d: LeadDataInput): string {
+  const lines = [
+    `Name: ${quoted(d.name, NAME_MAX_CHARS)}`,
+    `Email: ${d.email ? quoted(d.email, NAME_MAX_CHARS) : 'not known yet (needed to book: ask for it)'}`,
+    ...(d.goal ? [`Goal: ${quoted(d.goal)}`] : []),
+    ...d.answers.map(({ label, answer }) => `Answer to "${oneLine(label)}": ${quoted(answer)}`),
+    ...d.unknownAnswers.map(({ id, label, answer }) =>
+      label
+        ? `Answer to "${oneLine(label)}" (a question no longer on the form, id ${quoted(id, KEY_MAX)}): ` +
+          quoted(answer)
+        : `Answer to a question no longer on the form, id ${quoted(id, KEY_MAX)}: ${quoted(answer)}`,
+    ),
+    ...(d.notes ? [`Your notes so far: ${quotedTail(d.notes, LEAD_NOTES_MAX_CHARS)}`] : []),
+  ];
+  const pairs = metadataPairs(d.metadata);
+  if (pairs.length > 0) {
+    // Spec: every pair under "What else we know about this lead"; here, inside the block.
+    lines.push('What else we know about this lead:');
+    for (const [key, text] of pairs) lines.push(`- ${quoted(key, KEY_MAX)}: ${metadataValue(d.metadata[key], text)}`);
+  }
+  return [LEAD_DATA_OPEN, ...withinBudget(lines, LEAD_DATA_MAX_CHARS), LEAD_DATA_CLOSE].join('\n');
+}
+
+/** A string quoted; any other value as its JSON text (already one line) when it fits, else quoted and cut. */
+function metadataValue(value: unknown, text: string): string {
+  return typeof value !== 'string' && text.length <= LEAD_FIELD_MAX_CHARS ? escapeLine(text) : quoted(text);
+}
+
+/** The lines that fit in `max` characters, in order, then one line saying how many were left out. */
+function withinBudget(lines: string[], max: number): string[] {
+  const kept: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    if (used + line.length + 1 > max) break;
+    kept.push(line);
+    used += line.length + 1;
+  }
+  const left = lines.length - kept.length;
+  if (left === 0) return kept;
+  return [...kept, `(${left} more line(s) of the lead's data left out: over this prompt's size budget)`];
+}
