@@ -22,7 +22,7 @@ const ALREADY = /^Nothing changed: the lead is already (booked|unqualified|needs
 describe('tool registry', () => {
   it('declares every tool in the OpenAI function format, from the zod schemas', () => {
     const decls = toolDeclarations();
-    assert.deepEqual(decls.map((d) => d.function.name), ['updateLeadProfile', 'listSlots', 'bookConsult', 'markUnqualified', 'escalateToHuman', 'endConversation']);
+    assert.deepEqual(decls.map((d) => d.function.name), ['updateLeadProfile', 'listSlots', 'bookConsult', 'markUnqualified', 'optOut', 'escalateToHuman', 'endConversation']);
     assert.deepEqual(decls.map((d) => d.function.name), agentTools.map((t) => t.name));
     for (const d of decls) {
       assert.equal(d.type, 'function');
@@ -42,7 +42,7 @@ describe('tool registry', () => {
   it('an unknown tool is answered, not thrown', async () => {
     const lead = await h.lead(ws);
     const answer = await h.call(ws, lead, 'deleteEverything', {});
-    assert.equal(answer, 'There is no tool called "deleteEverything". The tools are: updateLeadProfile, listSlots, bookConsult, markUnqualified, escalateToHuman, endConversation.');
+    assert.equal(answer, 'There is no tool called "deleteEverything". The tools are: updateLeadProfile, listSlots, bookConsult, markUnqualified, optOut, escalateToHuman, endConversation.');
   });
 
   it('bad arguments name the problem and change nothing; JSON text arguments are accepted', async () => {

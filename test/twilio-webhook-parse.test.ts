@@ -44,9 +44,11 @@ test('addresses are normalised: whatsapp: prefix, spaces and punctuation dropped
   assert.equal(normalizeWhatsappAddress('whatsapp:+1555abc0001'), null);
 });
 
-test('media-only messages have empty text; a button tap without Body uses ButtonText; unknown fields pass', () => {
+test('media-only messages are described; a button tap without Body uses ButtonText; unknown fields pass', () => {
   const base = { MessageSid: 'SM1', From: 'whatsapp:+15550001111', To: 'whatsapp:+15557770100' };
-  assert.equal(parseTwilioInbound(new URLSearchParams({ ...base, NumMedia: '1', MediaUrl0: 'https://x.test/m' }), AT).text, '');
+  assert.equal(parseTwilioInbound(new URLSearchParams({ ...base, NumMedia: '1', MediaUrl0: 'https://x.test/m' }), AT).text, '[attachment]');
+  const image = { ...base, NumMedia: '1', MediaContentType0: 'image/jpeg', MediaUrl0: 'https://x.test/m', Body: '' };
+  assert.equal(parseTwilioInbound(new URLSearchParams(image), AT).text, '[image]');
   assert.equal(parseTwilioInbound(new URLSearchParams({ ...base, Body: '', ButtonText: 'Book a call', SomethingNew: 'x' }), AT).text, 'Book a call');
 });
 

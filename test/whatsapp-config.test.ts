@@ -48,8 +48,8 @@ describe('the whatsapp and llm sections', () => {
 
 describe('text rules', () => {
   it('opt-out words: the whole message, any case, trailing punctuation', () => {
-    for (const yes of ['STOP', 'stop', 'Stop!', ' unsubscribe. ', 'opt-out', 'OPT OUT', 'Stop all', 'quit']) assert.ok(isOptOut(yes), yes);
-    for (const no of ['stop it please', 'please stop', 'STOPPED', 'end of day works', '']) assert.ok(!isOptOut(no), no);
+    for (const yes of ['STOP', 'stop', 'Stop!', ' unsubscribe. ', 'opt-out', 'OPT OUT', 'Stop all', 'quit', 'please stop']) assert.ok(isOptOut(yes), yes);
+    for (const no of ['stop it please', 'STOPPED', 'end of day works', '']) assert.ok(!isOptOut(no), no);
   });
 
   it('the template greets by first name; without its text the model gets a description', () => {

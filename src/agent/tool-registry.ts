@@ -4,6 +4,7 @@ import { endConversation } from './tools/end-conversation.ts';
 import { escalateToHuman } from './tools/escalate-to-human.ts';
 import { listSlots } from './tools/list-slots.ts';
 import { markUnqualified } from './tools/mark-unqualified.ts';
+import { optOut } from './tools/opt-out.ts';
 import type { AgentTool, ToolContext } from './tools/tool-context.ts';
 import { updateLeadProfile } from './tools/update-lead-profile.ts';
 
@@ -13,7 +14,9 @@ import { updateLeadProfile } from './tools/update-lead-profile.ts';
 
 export type { AgentTool, ToolContext } from './tools/tool-context.ts';
 
-export const agentTools: readonly AgentTool[] = [updateLeadProfile, listSlots, bookConsult, markUnqualified, escalateToHuman, endConversation];
+export const agentTools: readonly AgentTool[] = [
+  updateLeadProfile, listSlots, bookConsult, markUnqualified, optOut, escalateToHuman, endConversation,
+];
 
 /**
  * Runs one tool call. Never throws: unknown tools, bad arguments and internal errors are all

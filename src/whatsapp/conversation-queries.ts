@@ -113,6 +113,8 @@ export interface InboundLead {
   id: string;
   status: LeadStatus;
   optedOutAt: Date | null;
+  /** Booked, or a booking is on record (a bare "Cancel" then means the booking). */
+  hasBooking: boolean;
 }
 
 /**
@@ -128,11 +130,12 @@ export async function lockLeadRow(db: Queryable, leadId: string): Promise<boolea
 export async function lockLeadByPhone(db: Queryable, workspaceId: string, livemode: boolean, phoneNormalized: string): Promise<InboundLead | null> {
   const { rows } = await db.query({
     name: 'conversation-lock-lead-by-phone',
-    text: 'SELECT id, status, opted_out_at FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = $3 FOR UPDATE',
+    text: `SELECT id, status, opted_out_at, (status = 'booked' OR booking_uid IS NOT NULL) AS has_booking
+             FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = $3 FOR UPDATE`,
     values: [workspaceId, livemode, phoneNormalized],
   });
   const r = rows[0];
-  return r ? { id: r.id, status: r.status, optedOutAt: r.opted_out_at } : null;
+  return r ? { id: r.id, status: r.status, optedOutAt: r.opted_out_at, hasBooking: r.has_booking } : null;
 }
 
 /** The lead's latest message moves the 24-hour window (never backwards: webhooks may come out of order). */
@@ -142,10 +145,6 @@ export async function touchLastInbound(db: Queryable, leadId: string, at: Date):
     text: 'UPDATE leads SET last_inbound_at = GREATEST(last_inbound_at, $2) WHERE id = $1',
     values: [leadId, at],
   });
-}
-
-export async function markOptedOut(db: Queryable, leadId: string): Promise<void> {
-  await db.query({ name: 'conversation-opt-out', text: 'UPDATE leads SET opted_out_at = COALESCE(opted_out_at, now()) WHERE id = $1', values: [leadId] });
 }
 
 /** The kill switch of a workspace; false when there is no such live workspace. */

@@ -6,7 +6,8 @@ import { REPAIRED_TEXT_EVENT, repairedTextData } from '../shared/storable-text.t
 import * as c from './conversation-queries.ts';
 import { DeliveryStatuses, type StatusOutcome } from './delivery-status.ts';
 import * as m from './message-queries.ts';
-import { isOptOut } from './opt-out.ts';
+import { inboundIntent } from './opt-out.ts';
+import { recordOptOut } from '../leads/lead-opt-out.ts';
 
 // What the lead sends us, once a webhook is authenticated and parsed: stored, and the lead's next
 // turn enqueued in the same transaction (through the outbox, which the relay moves to pg-boss).
@@ -14,6 +15,15 @@ import { isOptOut } from './opt-out.ts';
 
 export type MessageEvent = Extract<InboundEvent, { type: 'message' }>;
 export type StatusEvent = Extract<InboundEvent, { type: 'status' }>;
+
+/** On the timeline (and in the dashboard's alert) when a booked lead writes "Cancel". */
+export const CANCEL_REASON = 'The lead asked to cancel the booking.';
+
+async function handOver(tx: PoolClient, lead: c.InboundLead, data: Record<string, unknown>): Promise<void> {
+  const event = { type: 'conversation.escalated', data };
+  const moved = await transitionLead(tx, { leadId: lead.id, to: 'needs_human', actor: 'system', event });
+  if (!moved.ok) await recordLeadEvent(tx, lead.id, event.type, { ...data, status: lead.status, actor: 'system' });
+}
 
 export type InboundOutcome =
   | { kind: 'stored'; leadId: string; turnQueued: boolean }
@@ -57,13 +67,17 @@ export class InboundService {
     await recordLeadEvent(tx, lead.id, 'message.received', { messageId, actor: 'lead' });
     if (e.textRepaired) await recordLeadEvent(tx, lead.id, REPAIRED_TEXT_EVENT, repairedTextData(provider, 'whatsapp message', { messageId }));
     if (lead.optedOutAt) return { kind: 'opted_out', leadId: lead.id };
-    if (isOptOut(e.text)) {
-      await c.markOptedOut(tx, lead.id);
-      const notes = 'Opted out on WhatsApp: the lead asked us to stop messaging them.';
-      const moved = await transitionLead(tx, { leadId: lead.id, to: 'unqualified', actor: 'system', event: { type: 'lead.opted_out', data: { messageId } }, set: { qualificationNotes: notes } });
+    const intent = inboundIntent(e.text, lead);
+    if (intent === 'opt_out') {
       // Already booked or with a person: the status stays, the opt-out is on record and nothing more is sent.
-      if (!moved.ok) await recordLeadEvent(tx, lead.id, 'lead.opted_out', { messageId, status: lead.status, actor: 'system' });
+      await recordOptOut(tx, { leadId: lead.id, actor: 'system', data: { messageId, via: 'keyword' } });
       return { kind: 'opted_out', leadId: lead.id };
+    }
+    if (intent === 'cancel_booking') {
+      // "Cancel" from a lead with a booking means the booking, not the channel. The agent has no
+      // tool to cancel (and a booked lead gets no more turns), so a person takes it from here.
+      await handOver(tx, lead, { reason: CANCEL_REASON, outcome: 'booking_cancel_requested', messageId });
+      return { kind: 'stored', leadId: lead.id, turnQueued: false };
     }
     // A lead with a person waits for the operator; booked and unqualified leads get no more turns.
     if (lead.status !== 'new' && lead.status !== 'in_conversation') return { kind: 'stored', leadId: lead.id, turnQueued: false };

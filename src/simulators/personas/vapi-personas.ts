@@ -62,6 +62,11 @@ const SCRIPTS: Record<VapiPersona, CallScript> = {
       }
       c.assistant(`That sounds like a good fit. The first free time is ${slot.spoken}. Does that work for you?`);
       c.lead('The first time works for me, please book it.');
+      // Without an address on file the lead says one: bookConsult takes only what the lead gave.
+      if (!c.vars.leadEmail) {
+        c.assistant('Which e-mail address should the confirmation go to?');
+        c.lead('It is lead.persona@example.com.');
+      }
       const email = c.vars.leadEmail ? {} : { email: 'lead.persona@example.com' };
       const booked = await c.tool('bookConsult', { start: slot.start, ...email });
       c.assistant(/booked/i.test(booked) ? 'You are booked. The confirmation is on its way by e-mail. Thank you, goodbye!' : 'That did not work, a colleague will call you back. Goodbye!');
@@ -102,7 +107,7 @@ const SCRIPTS: Record<VapiPersona, CallScript> = {
     async run(c) {
       c.assistant(greeting(c));
       c.lead('Stop. Please do not call me again and take me off your list.');
-      await c.tool('markUnqualified', { reason: 'The lead asked us to stop calling (opt-out).' });
+      await c.tool('optOut', { reason: 'The lead asked us to stop calling.' });
       c.assistant('Understood, we will not contact you again. Sorry for the trouble. Goodbye!');
       await c.tool('endConversation', {});
       return 'assistant-ended-call';

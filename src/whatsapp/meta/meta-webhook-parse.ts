@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../../shared/errors.ts';
 import { storableJson, storableText } from '../../shared/storable-text.ts';
 import type { InboundEvent } from '../messaging-provider.ts';
+import { coordinates, mediaMessage, type Media } from '../media-description.ts';
 
 // Meta webhook bodies (Meta's WhatsApp Cloud API docs, Meta's WhatsApp OpenAPI document WebhookPayload): `{object, entry[].changes[]}`,
 // each change a `value` with inbound `messages[]` and/or outbound `statuses[]`. One POST may
@@ -121,15 +122,41 @@ export function parseMetaWebhook(raw: Buffer | string): InboundEvent[] {
   return events;
 }
 
-/** What the lead wrote; media and other types become a placeholder (plus a caption when there is one). */
+/** What the lead wrote; media are described (src/whatsapp/media-description.ts), followed by their caption. */
 function messageText(m: z.output<typeof messageSchema>): string {
   if (m.type === 'text' && m.text) return m.text.body;
   if (m.type === 'button' && m.button?.text) return m.button.text;
   const reply = m.interactive?.button_reply?.title ?? m.interactive?.list_reply?.title;
   if (m.type === 'interactive' && reply) return reply;
-  const media = (m as Record<string, unknown>)[m.type];
-  const caption = typeof media === 'object' && media !== null ? (media as { caption?: unknown }).caption : undefined;
-  return typeof caption === 'string' && caption.trim() !== '' ? `[${m.type}] ${caption}` : `[${m.type}]`;
+  const raw = (m as Record<string, unknown>)[m.type];
+  const isObject = typeof raw === 'object' && raw !== null && !Array.isArray(raw);
+  const part: Record<string, unknown> = isObject ? raw as Record<string, unknown> : {};
+  const media = metaMedia(m.type, part);
+  if (!media) return `[${m.type.replace(/[^a-z_]/gi, '')}]`;
+  return mediaMessage([media], str(part.caption) ?? '');
+}
+
+/** Meta's media objects (image, audio with `voice`, video, document with `filename`, sticker, location). */
+function metaMedia(type: string, part: Record<string, unknown>): Media | null {
+  switch (type) {
+    case 'audio': return { kind: part.voice === true ? 'voice' : 'audio' };
+    case 'image': case 'video': case 'sticker': case 'contacts': return { kind: type };
+    case 'document': {
+      const name = str(part.filename);
+      return { kind: 'document', ...(name ? { name } : {}) };
+    }
+    case 'location': {
+      const at = coordinates(part.latitude, part.longitude);
+      if (!at) return null;
+      const [name, address] = [str(part.name), str(part.address)];
+      return { kind: 'location', ...at, ...(name ? { name } : {}), ...(address ? { address } : {}) };
+    }
+    default: return null;
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 }
 
 function describeError(error: { code?: number; title?: string; message?: string; error_data?: { details?: string } }): string {

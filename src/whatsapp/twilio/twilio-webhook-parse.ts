@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../../shared/errors.ts';
 import { storableText } from '../../shared/storable-text.ts';
 import type { InboundEvent } from '../messaging-provider.ts';
+import { coordinates, mediaMessage, type Media } from '../media-description.ts';
 
 // Twilio's WhatsApp webhooks (Twilio's Messages API docs): form-encoded POSTs, an inbound message to
 // the sender's incoming URL and delivery statuses to the StatusCallback URL. Parsed only after
@@ -60,17 +61,48 @@ export function parseTwilioInbound(params: URLSearchParams, receivedAt: Date): E
   if (to === null) issues.push({ path: ['To'], message: 'Must be a WhatsApp address like whatsapp:+15551234567.' });
   if (from === null || to === null) throw new AppError('validation_failed', { issues });
   const body = form.Body ?? '';
+  const media = twilioMedia(values);
   return {
     type: 'message',
     providerMessageId: form.MessageSid,
     from,
     to,
-    // Media-only messages have an empty Body; a button tap may carry only ButtonText.
-    text: body !== '' ? body : (form.ButtonText ?? ''),
+    // Media and locations are described, with the Body as their caption; a button tap may carry
+    // only ButtonText.
+    text: media.length > 0 ? mediaMessage(media, body) : body !== '' ? body : (form.ButtonText ?? ''),
     // Twilio's inbound form has no timestamp of its own: the time we received it is the best we have.
     receivedAt,
     ...(repaired ? { textRepaired: true as const } : {}),
   };
+}
+
+// Twilio sends at most 10 media per message (NumMedia, MediaContentType0…9); WhatsApp sends one.
+const MAX_MEDIA = 10;
+
+/** The message's media (by content type) and shared location (Latitude, Longitude, Label, Address). */
+function twilioMedia(form: Record<string, string>): Media[] {
+  const media: Media[] = [];
+  const count = Math.min(Math.max(Number.parseInt(form.NumMedia ?? '0', 10) || 0, 0), MAX_MEDIA);
+  for (let i = 0; i < count; i++) media.push(mediaOfType(form[`MediaContentType${i}`] ?? ''));
+  const at = coordinates(form.Latitude, form.Longitude);
+  if (at) {
+    const name = form.Label?.trim();
+    const address = form.Address?.trim();
+    media.push({ kind: 'location', ...at, ...(name ? { name } : {}), ...(address ? { address } : {}) });
+  }
+  return media;
+}
+
+function mediaOfType(contentType: string): Media {
+  const type = contentType.trim().toLowerCase();
+  // WhatsApp's voice notes are Ogg/Opus; other audio is a file the lead attached.
+  if (type.startsWith('audio/ogg') || type.startsWith('audio/opus')) return { kind: 'voice' };
+  if (type.startsWith('audio/')) return { kind: 'audio' };
+  if (type.startsWith('image/')) return { kind: 'image' };
+  if (type.startsWith('video/')) return { kind: 'video' };
+  if (type.startsWith('text/vcard') || type.startsWith('text/x-vcard')) return { kind: 'contacts' };
+  if (type.startsWith('application/') || type.startsWith('text/')) return { kind: 'document' };
+  return { kind: 'other' };
 }
 
 /**
