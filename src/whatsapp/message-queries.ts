@@ -28,7 +28,7 @@ export interface HistoryRow {
   transcript: ChatMessage[];
   /** The lead's messages this turn answered, oldest first. */
   inbound: string[];
-  /** What the turn sent (or is about to send); null when it wrote nothing. */
+  /** What the turn sent (or is about to send), its parts joined; null when it wrote nothing. */
   outbound: string | null;
 }
 
@@ -43,7 +43,7 @@ export async function conversationHistory(db: Queryable, leadId: string, untilTu
     text: `SELECT t.id, t.kind, t.state, t.transcript,
                   COALESCE((SELECT array_agg(m.body ORDER BY m.id) FROM whatsapp_messages m
                              WHERE m.turn_id = t.id AND m.direction = 'inbound'), '{}') AS inbound,
-                  (SELECT m.body FROM whatsapp_messages m
+                  (SELECT string_agg(m.body, E'\n\n' ORDER BY m.id) FROM whatsapp_messages m
                     WHERE m.turn_id = t.id AND m.direction = 'outbound' AND m.status NOT IN ('failed', 'undelivered', 'cancelled')) AS outbound
              FROM agent_turns t
             WHERE t.lead_id = $1 AND t.id <= $2

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../agent/chat-model.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { OutboundContent } from './messaging-provider.ts';
+import { capTranscript } from './transcript-caps.ts';
 
 // Agent turns and their checkpoints (migrations/005_whatsapp_conversations.sql). Every change of
 // state names the state it expects, so a turn that somehow ran twice cannot finish twice. An
@@ -109,17 +110,27 @@ export async function startReplyTurn(db: Queryable, leadId: string): Promise<Age
   return rows[0] ? turnFromRow(rows[0]) : null;
 }
 
-/** Checkpoint of the model loop: the transcript so far, and how many model calls it cost. */
+/**
+ * Checkpoint of the model loop: the transcript so far, and how many model calls it cost. Tool
+ * arguments and answers are stored within their bounds (transcript-caps.ts): what is stored is
+ * replayed in every later request of the lead.
+ */
 export async function saveTranscript(db: Queryable, turnId: number, transcript: ChatMessage[], modelCalls: number): Promise<void> {
   await db.query({
     name: 'turn-save-transcript',
     text: `UPDATE agent_turns SET transcript = $2, model_calls = model_calls + $3, updated_at = now() WHERE id = $1 AND state = 'generating'`,
-    values: [turnId, JSON.stringify(transcript), modelCalls],
+    values: [turnId, JSON.stringify(capTranscript(transcript)), modelCalls],
   });
 }
 
-/** The model's answer is stored as the turn's outbound message; the turn is ready to send. */
-export async function storeReply(db: Queryable, t: { turnId: number; leadId: string; provider: 'twilio' | 'meta'; text: string }): Promise<boolean> {
+/**
+ * The model's answer is stored as the turn's outbound messages, one per part, in order (their ids
+ * follow the parts' order); the turn is ready to send.
+ */
+export async function storeReply(
+  db: Queryable,
+  t: { turnId: number; leadId: string; provider: 'twilio' | 'meta'; parts: string[] },
+): Promise<boolean> {
   const { rowCount } = await db.query({
     name: 'turn-store-reply',
     text: `WITH turn AS (
@@ -127,10 +138,36 @@ export async function storeReply(db: Queryable, t: { turnId: number; leadId: str
               WHERE id = $1 AND state = 'generating' RETURNING id
            )
            INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, idempotency_key, status)
-           SELECT $2, 'outbound', id, $3, 'text', $4, whatsapp_outbound_key(), 'pending' FROM turn`,
-    values: [t.turnId, t.leadId, t.provider, t.text],
+           SELECT $2, 'outbound', turn.id, $3, 'text', p.body, whatsapp_outbound_key(), 'pending'
+             FROM turn, unnest($4::text[]) WITH ORDINALITY AS p(body, ord)
+            ORDER BY p.ord`,
+    values: [t.turnId, t.leadId, t.provider, t.parts],
   });
-  return rowCount === 1;
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * The model's refused answer and the server's correction appended to the turn's transcript (the
+ * turn stays `generating`: the next model call reads them).
+ */
+export async function appendToTranscript(db: Queryable, turnId: number, messages: ChatMessage[], modelCalls: number) {
+  await db.query({
+    name: 'turn-append-transcript',
+    text: `UPDATE agent_turns SET transcript = transcript || $2::jsonb, model_calls = model_calls + $3,
+                  updated_at = now()
+            WHERE id = $1 AND state = 'generating'`,
+    values: [turnId, JSON.stringify(messages), modelCalls],
+  });
+}
+
+/** Whether the lead has a booking (a message may say so only then). */
+export async function leadHasBooking(db: Queryable, leadId: string): Promise<boolean> {
+  const { rows } = await db.query({
+    name: 'turn-lead-booked',
+    text: 'SELECT booking_uid IS NOT NULL AS booked FROM leads WHERE id = $1',
+    values: [leadId],
+  });
+  return rows[0]?.booked === true;
 }
 
 /** Ends a turn (and its message, when it was never accepted) in a final state. */
@@ -154,12 +191,17 @@ export async function finishTurn(
   return rows.length === 1;
 }
 
-/** The turn's outbound message, once stored. */
+/**
+ * The turn's next outbound message to send: its first pending one, in the order stored; when none
+ * is pending, its last (a status callback got there before the send was recorded).
+ */
 export async function findOutbound(db: Queryable, turnId: number): Promise<OutboundMessage | null> {
   const { rows } = await db.query({
     name: 'turn-find-outbound',
     text: `SELECT id, idempotency_key, kind, body, template_variables, status, provider_message_id
-             FROM whatsapp_messages WHERE turn_id = $1 AND direction = 'outbound'`,
+             FROM whatsapp_messages WHERE turn_id = $1 AND direction = 'outbound'
+            ORDER BY status = 'pending' DESC, CASE WHEN status = 'pending' THEN id ELSE -id END
+            LIMIT 1`,
     values: [turnId],
   });
   return rows[0] ? outboundFromRow(rows[0]) : null;
