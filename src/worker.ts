@@ -3,6 +3,7 @@ import type { Config } from './config/config.ts';
 import { defaultConversationProviders, type ConversationProviders } from './whatsapp/turn-providers.ts';
 import { TurnEngine } from './whatsapp/turn-engine.ts';
 import { TurnWorker } from './whatsapp/turn-worker.ts';
+import { ModelGate } from './agent/model-gate.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { startBoss } from './jobs/boss.ts';
 import { startMetricsServer } from './metrics/metrics-routes.ts';
@@ -41,6 +42,8 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
     providers: d.providers ?? defaultConversationProviders(d.config),
     sandbox: d.sandbox,
     maxAgentTurns: d.config.MAX_AGENT_TURNS_PER_LEAD,
+    modelGate: modelGate(d.config),
+    maxModelWaitMs: d.config.LLM_RETRY_AFTER_MAX_SECONDS * 1000,
     ...(d.config.OPENAI_API_KEY ? { globalLlmKey: d.config.OPENAI_API_KEY } : {}),
   });
   const worker = new TurnWorker({
@@ -50,6 +53,19 @@ export async function startJobHandlers(d: JobHandlerDeps): Promise<TurnWorker> {
   await worker.start();
   await startWebhookWorker({ boss: d.boss, service: webhookDeliveryService(d), log: d.log, pollSeconds: d.config.JOB_POLL_SECONDS });
   return worker;
+}
+
+/**
+ * The per-workspace limits of model calls (src/agent/model-gate.ts) from the config. Wall-clock
+ * time, like the pg-boss schedule its refusals are rescheduled on.
+ */
+export function modelGate(config: Config): ModelGate {
+  return new ModelGate({
+    maxConcurrent: config.LLM_MAX_CONCURRENCY_PER_WORKSPACE ?? Math.max(1, Math.floor(config.WORKER_CONCURRENCY / 2)),
+    failureThreshold: config.LLM_BREAKER_FAILURES,
+    cooldownMs: config.LLM_BREAKER_COOLDOWN_SECONDS * 1000,
+    now: Date.now,
+  });
 }
 
 /** The outbound webhooks' sender (docs/OUTBOUND-WEBHOOKS.md). */

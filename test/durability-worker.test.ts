@@ -177,7 +177,9 @@ describe('worker processes', { concurrency: false }, () => {
   it('a permanent failure goes to the dead-letter queue; `jobs retry` runs it again once fixed', async () => {
     const { leadId, phone } = await lead(null);
     await eventually('the first contact', async () => ((await query(`SELECT 1 FROM agent_turns WHERE lead_id = $1 AND state = 'sent'`, [leadId])).length ? true : undefined));
-    h.chat.failNext({ kind: 'http', status: 400, body: { error: { message: 'Invalid schema for function', type: 'invalid_request_error', param: null, code: null } } }, 1);
+    // Twilio refuses the workspace's credentials for the answer (a model failure would hand the
+    // lead to a person instead: docs/WHATSAPP.md, "When the agent cannot answer").
+    h.twilio.failNextSends(1, { status: 401, code: 20003 });
     await h.leadSays('twilio', ws.slug, phone, PERSONA_PHRASES.answer);
     const env = h.workerEnv();
     const dead = await eventually('a dead letter', async () => {
@@ -185,7 +187,7 @@ describe('worker processes', { concurrency: false }, () => {
       const list = JSON.parse(r.stdout || '[]') as Array<{ id: string; leadId: string; reason: string }>;
       return list.find((d) => d.leadId === leadId);
     }, 30_000);
-    assert.match(dead.reason, /400/);
+    assert.match(dead.reason, /refused the workspace's settings/);
     assert.equal(h.twilio.messages.filter((m) => m.to === phone).length, 1);
     const retried = await runCli(['jobs', 'retry', dead.id], env);
     assert.equal(retried.code, 0, retried.stderr);

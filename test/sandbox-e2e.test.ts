@@ -100,6 +100,7 @@ const WHATSAPP_EXPECTED: Record<string, { status: string; notes?: RegExp }> = {
   '0004': { status: 'in_conversation' },
   '0005': { status: 'unqualified', notes: /opted out/i },
   '0006': { status: 'booked' }, // voice-only row: on WhatsApp it books like any other number
+  '0007': { status: 'needs_human' }, // the simulated model fails; the lead gets the holding message
   '4242': { status: 'booked' },
 };
 const VOICE_EXPECTED: Record<string, { status: string; endedReason?: string }> = {
@@ -133,6 +134,11 @@ describe('sandbox WhatsApp leads, row by row', { concurrency: true }, () => {
       assert.equal(got.body.lead.livemode, false);
       if (expected.notes) assert.match(got.body.lead.qualificationNotes, expected.notes);
       if (expected.status === 'booked') assert.match(got.body.lead.bookingUid, /\w+/);
+      // The model failed: the lead was told a person will answer (src/whatsapp/hand-over.ts).
+      if (suffix === '0007') {
+        const { rows } = await app.db.pool.query(`SELECT body FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound' ORDER BY id`, [created.body.leadId]);
+        assert.equal(rows.at(-1)?.body, 'Thanks — a colleague will reply shortly.');
+      }
       // The workspace's own agent config ran the conversation: its questions were asked.
       if (suffix === '0001') {
         const { rows } = await app.db.pool.query(`SELECT body FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound' ORDER BY id`, [created.body.leadId]);

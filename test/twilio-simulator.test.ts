@@ -128,6 +128,7 @@ test('every persona answers the first contact its own way; goes-quiet posts noth
     'wants-human': PERSONA_PHRASES.wantsHuman,
     'opts-out': 'STOP',
     'goes-quiet': undefined,
+    'breaks-model': PERSONA_PHRASES.breaksModel,
   };
   for (const [i, [persona, reply]] of Object.entries(expected).entries()) {
     const phone = `+1555000300${i}`;

@@ -4,7 +4,7 @@ import type { Channel } from '../workspaces/workspace-queries.ts';
 // last four digits of a sandbox lead's phone decide how the simulated lead behaves. Short and
 // stable on purpose: integrators write tests against it.
 
-export type SandboxOutcome = 'books' | 'not-a-fit' | 'wants-human' | 'no-answer' | 'opts-out' | 'call-rejected';
+export type SandboxOutcome = 'books' | 'not-a-fit' | 'wants-human' | 'no-answer' | 'opts-out' | 'call-rejected' | 'model-failure';
 
 export interface OutcomeRow {
   /** The phone's last four digits. */
@@ -24,6 +24,10 @@ export const SANDBOX_OUTCOME_TABLE: readonly OutcomeRow[] = [
   { suffix: '0004', outcome: 'no-answer', channels: ['whatsapp', 'voice'], whatsapp: 'in_conversation (never replies to the first message)', voice: 'in_conversation, voiceCall.endedReason customer-did-not-answer' },
   { suffix: '0005', outcome: 'opts-out', channels: ['whatsapp', 'voice'], whatsapp: 'unqualified (answers STOP; nothing more is sent)', voice: 'unqualified (asks not to be called again)' },
   { suffix: '0006', outcome: 'call-rejected', channels: ['voice'], whatsapp: null, voice: 'POST answers 502 voice_dispatch_failed (the provider refuses the call)' },
+  {
+    suffix: '0007', outcome: 'model-failure', channels: ['whatsapp'], voice: null,
+    whatsapp: 'needs_human (the simulated model fails on the lead\'s first reply; the lead gets the holding message)',
+  },
 ];
 
 /** The outcome a sandbox lead of `channel` with this phone plays; any other number books. */

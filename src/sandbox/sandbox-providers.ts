@@ -44,8 +44,9 @@ const RECORDS_KEPT = 200;
 
 const WHATSAPP_PERSONA: Record<SandboxOutcome, LeadPersonaName> = {
   books: 'books', 'not-a-fit': 'not-a-fit', 'wants-human': 'wants-human', 'no-answer': 'goes-quiet', 'opts-out': 'opts-out', 'call-rejected': 'books',
+  'model-failure': 'breaks-model',
 };
-const VOICE_PERSONA: Record<Exclude<SandboxOutcome, 'call-rejected'>, VapiPersona> = {
+const VOICE_PERSONA: Record<Exclude<SandboxOutcome, 'call-rejected' | 'model-failure'>, VapiPersona> = {
   books: 'books', 'not-a-fit': 'not-a-fit', 'wants-human': 'wants-human', 'no-answer': 'no-answer', 'opts-out': 'opts-out',
 };
 

@@ -32,6 +32,9 @@ export function twilioStatusPath(slug: string): string {
   return `/api/whatsapp/twilio/${slug}/status`;
 }
 
+/** The longest Retry-After a turn's model client waits out itself (holding a worker slot). */
+const TURN_MAX_WAIT_MS = 2_000;
+
 export function defaultConversationProviders(
   config: Config,
   opts: { chat?: Partial<Pick<OpenAIChatClientOptions, 'sleep' | 'maxRetries'>>; scheduling?: SchedulingProvider } = {},
@@ -71,6 +74,8 @@ export function defaultConversationProviders(
         baseUrl: e.baseUrl,
         apiKey: e.apiKey,
         timeoutMs: config.LLM_TIMEOUT_MS,
+        // A longer Retry-After is the turn worker's to honour by rescheduling the job, not by waiting.
+        maxWaitMs: TURN_MAX_WAIT_MS,
         ...(e.egress ? { egress: e.egress } : {}),
         ...opts.chat,
       });

@@ -2,6 +2,7 @@ import { TERMINAL_STATUSES } from '../leads/lead-state.ts';
 import { isE164 } from '../leads/phone.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { TurnSubject } from './conversation-queries.ts';
+import { isHandOverTurn } from './hand-over.ts';
 import { firstName, templateText } from './outbound-text.ts';
 import type { AcceptedSend } from './delivery-status.ts';
 import type { AgentTurn, FirstContact, OutboundMessage } from './turn-queries.ts';
@@ -30,12 +31,14 @@ export function waitingForSettings(s: TurnSubject): boolean {
 export function blockedReason(s: TurnSubject, turn: AgentTurn | null): string | null {
   if (s.workspace.deletedAt) return 'workspace_deleted';
   if (s.workspace.channel !== 'whatsapp') return 'not_a_whatsapp_workspace';
-  if (!s.agentEnabled && turn?.kind !== 'operator') return 'agent_off';
+  // The turn that handed the lead to a person sends its holding message, kill switch or not.
+  const handingOver = turn !== null && isHandOverTurn(s, turn);
+  if (!s.agentEnabled && turn?.kind !== 'operator' && !handingOver) return 'agent_off';
   if (s.lead.optedOutAt) return 'opted_out';
   // Not a number a provider accepts (docs/API.md, "Phone numbers"): a person sorts the lead out.
   if (!isE164(s.lead.phoneNormalized)) return 'phone_not_e164';
   // An operator's reply goes to a lead that is with a person: that is its point.
-  if (turn?.kind === 'operator') return null;
+  if (turn?.kind === 'operator' || handingOver) return null;
   if (!TERMINAL_STATUSES.has(s.lead.status)) return null;
   const t = s.lead.lastTransition;
   // Waiting only for the workspace's settings: the operator's retry of the job goes ahead.

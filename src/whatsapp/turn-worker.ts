@@ -1,4 +1,4 @@
-import type { Job, JobResult, PgBoss } from 'pg-boss';
+import type { Job, JobResult, JobWithMetadata, PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { turnIdOf } from '../jobs/dead-letters.ts';
 import { AGENT_TURN_QUEUE } from '../jobs/queues.ts';
@@ -9,6 +9,10 @@ import type { TurnEngine, TurnJobResult } from './turn-engine.ts';
 // src/jobs/queues.ts). Each job names a lead; the engine does whatever that lead needs. Outcomes
 // map to pg-boss: done → completed, retry → failed (retried with exponential back-off), dead →
 // straight to the dead-letter queue (an operator must act; `leadintake jobs retry` re-runs it).
+// A retry that must wait a given time (a model server's Retry-After, a workspace's model calls all
+// in use or its circuit breaker open: src/agent/model-gate.ts) completes the job and sends its
+// successor with `startAfter` and the retries left, so no worker sleeps through the wait; the last
+// attempt is told to the engine, which then hands the lead to a person instead of failing again.
 
 const jobData = z.object({ leadId: z.uuid(), workspaceId: z.uuid().optional() });
 const leadIdOf = (job: Job<unknown>): string | null => jobData.safeParse(job.data).data?.leadId ?? null;
@@ -131,7 +135,7 @@ export class TurnWorker {
     if (!(await this.#turnToRun(job.signal))) return { id: job.id, status: 'failed', output: { reason: 'stopped while waiting to run' } };
     let result: TurnJobResult;
     try {
-      result = await this.#o.engine.run(leadId, job.signal);
+      result = await this.#o.engine.run(leadId, job.signal, { lastAttempt: attemptsLeft(job) === 0 });
     } catch (err) {
       this.#o.log.error({ err, jobId: turnIdOf(job), leadId, attempt: job.retryCount }, 'agent turn failed');
       result = { kind: 'retry', reason: (err as Error).message ?? String(err) };
@@ -142,7 +146,7 @@ export class TurnWorker {
   }
 
   /** The turn's result as pg-boss settles it, with the job's log line. */
-  #settle(job: Job<unknown>, leadId: string, result: TurnJobResult): JobResult {
+  async #settle(job: Job<unknown>, leadId: string, result: TurnJobResult): Promise<JobResult> {
     // The id `jobs dead` lists and `jobs retry` takes, also after a retry from the dead letters.
     const jobId = turnIdOf(job);
     this.#o.log.info({ jobId, leadId, attempt: job.retryCount, result: result.kind, ...('outcome' in result ? { outcome: result.outcome } : {}) }, 'agent turn');
@@ -150,11 +154,33 @@ export class TurnWorker {
       case 'done':
         return { id: job.id, status: 'completed', output: { outcome: result.outcome } };
       case 'retry':
+        if (result.afterMs !== undefined) return this.#reschedule(job, leadId, { ...result, afterMs: result.afterMs });
         return { id: job.id, status: 'failed', output: { reason: result.reason } };
       case 'dead':
         // An operator must act: the line names the job `leadintake jobs retry` takes once the cause is fixed.
         this.#o.log.warn({ jobId, leadId, reason: scrubText(result.reason) }, `agent turn dead-lettered; once fixed: leadintake jobs retry ${jobId}`);
         return { id: job.id, status: 'deadletter', output: { reason: result.reason } };
+    }
+  }
+
+  /**
+   * The job again after `afterMs` (at least a second: pg-boss counts in seconds), as a successor
+   * with the retries this one has left (one fewer unless the attempt was not spent). A successor
+   * that cannot be sent leaves this job to pg-boss's own retry.
+   */
+  async #reschedule(job: Job<unknown>, leadId: string, r: { reason: string; afterMs: number; keepAttempt?: boolean },
+  ): Promise<JobResult> {
+    const jobId = turnIdOf(job);
+    const retryLimit = Math.max(0, (attemptsLeft(job) ?? 0) - (r.keepAttempt ? 0 : 1));
+    const startAfter = Math.max(1, Math.ceil(r.afterMs / 1000));
+    try {
+      const next = await this.#o.boss.send(AGENT_TURN_QUEUE, job.data as object, { startAfter, retryLimit });
+      const line = { jobId, leadId, next, afterSeconds: startAfter, retriesLeft: retryLimit, reason: scrubText(r.reason) };
+      this.#o.log.warn(line, 'agent turn rescheduled');
+      return { id: job.id, status: 'completed', output: { rescheduled: next, afterSeconds: startAfter } };
+    } catch (err) {
+      this.#o.log.error({ err, jobId, leadId }, 'rescheduling an agent turn failed; pg-boss retries it');
+      return { id: job.id, status: 'failed', output: { reason: r.reason } };
     }
   }
 
@@ -224,4 +250,10 @@ export class TurnWorker {
     void p.finally(() => this.#inFlight.delete(p));
     return p;
   }
+}
+
+/** Retries the job has left after this attempt; undefined when pg-boss gave no metadata. */
+function attemptsLeft(job: Job<unknown>): number | undefined {
+  const m = job as Partial<JobWithMetadata<unknown>>;
+  return m.retryLimit === undefined ? undefined : Math.max(0, m.retryLimit - (m.retryCount ?? 0));
 }

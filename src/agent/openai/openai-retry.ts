@@ -30,7 +30,8 @@ export function retryDelayMs(headers: ResponseHeaders | undefined, retryIndex: n
   return Math.round(base * (1 - random() * 0.25));
 }
 
-function requestedDelayMs(headers: ResponseHeaders | undefined, nowMs: number): number | undefined {
+/** The wait the server asked for (`retry-after-ms`, then `retry-after` in seconds or as a date), if any. */
+export function requestedDelayMs(headers: ResponseHeaders | undefined, nowMs: number): number | undefined {
   if (!headers) return undefined;
   // `retry-after-ms` is not standard, but OpenAI sends it and the SDK prefers it.
   const ms = parseFloat(headers.get('retry-after-ms') ?? '');
@@ -41,4 +42,14 @@ function requestedDelayMs(headers: ResponseHeaders | undefined, nowMs: number): 
   if (!Number.isNaN(seconds)) return seconds * 1000;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : at - nowMs;
+}
+
+/**
+ * A server's words for "the conversation is longer than the model's context": OpenAI's
+ * `context_length_exceeded`, and the phrasings of compatible servers. Retrying cannot fix it.
+ */
+export function isContextOverflow(error: { message?: string; code?: string }): boolean {
+  if (error.code === 'context_length_exceeded') return true;
+  const overflow = /context[\w ]{0,30}(too long|exceed)|maximum context length|context window|too many tokens/i;
+  return overflow.test(error.message ?? '');
 }

@@ -4,6 +4,7 @@ import {
   answerFor, emailIn, excerpt, notAFit, offeredLabels, optsOut, pickedLabel, questionLines, readPrompt, slotLines, wantsHuman,
   type OpenQuestion, type PromptFacts,
 } from './policy-reading.ts';
+import { PERSONA_PHRASES } from '../personas/lead-personas.ts';
 
 // The chat simulator's "model": a pure, deterministic function from a chat-completions request
 // (the real system prompt, the conversation, the real tools' text answers) to the assistant's
@@ -52,6 +53,12 @@ export function scriptedReply(request: { messages: ChatMessage[]; tools?: ChatTo
   const leadTo = convo.findLastIndex((m) => m.role === 'user') + 1;
   let leadFrom = leadTo;
   while (leadFrom > 0 && convo[leadFrom - 1]!.role === 'user') leadFrom--;
+  // The phrase this model breaks on (the persona `breaks-model`, the sandbox's "model failure" row):
+  // an answer with neither text nor a tool call, which the server must hand to a person.
+  const lastWords = leadTo > 0 ? convo[leadTo - 1]!.content : null;
+  if (typeof lastWords === 'string' && lastWords.includes(PERSONA_PHRASES.breaksModel)) {
+    return { content: null, finish_reason: 'content_filter' };
+  }
   const s: State = { facts: readPrompt(system), convo, exchanges: exchangesOf(convo), leadFrom, leadTo };
   const last = convo.at(-1);
   const decision = !last ? nextStep(s) : last.role === 'tool' ? afterTools(s) : last.role === 'user' ? afterLead(s) : nextStep(s);
@@ -78,7 +85,7 @@ function nextStep(s: State): Decision {
 
 function afterLead(s: State): Decision {
   const text = leadWords(s);
-  if (optsOut(text)) return { call: 'markUnqualified', args: { reason: 'The lead asked us to stop messaging them (opt-out).' } };
+  if (optsOut(text)) return { call: 'optOut', args: { reason: 'The lead asked us to stop messaging them.' } };
   if (wantsHuman(text)) return escalate('The lead asked to talk to a person.');
   if (notAFit(text)) return { call: 'markUnqualified', args: { reason: `Not a fit, in the lead's words: "${excerpt(text)}"` } };
 
@@ -118,6 +125,8 @@ function afterTool(s: State, e: Exchange): Decision {
   const r = e.result;
   if (r.startsWith('Nothing changed: the lead is already ')) return { say: closing(s, 'done') };
   if (e.name === 'endConversation') return { say: '' }; // nothing further is sent
+  // What a model would say; the server sends nothing to an opted-out lead, this included.
+  if (e.name === 'optOut') return { say: "Understood, we won't contact you again. Goodbye!" };
   if (e.name === 'escalateToHuman') return { say: closing(s, 'human') }; // also when it failed: never loop on it
   if (e.name === 'markUnqualified' && r.startsWith('The lead is now unqualified')) return { say: closing(s, 'unqualified') };
   if (e.name === 'updateLeadProfile' && r.startsWith('Saved ')) return nextStep(s);

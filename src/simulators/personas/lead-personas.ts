@@ -3,7 +3,7 @@
 // (src/simulators/chat-model/, the chat-completions simulator) recognises, so the pair runs a whole
 // qualification offline and deterministically.
 
-export const LEAD_PERSONAS = ['books', 'not-a-fit', 'wants-human', 'opts-out', 'goes-quiet'] as const;
+export const LEAD_PERSONAS = ['books', 'not-a-fit', 'wants-human', 'opts-out', 'goes-quiet', 'breaks-model'] as const;
 export type LeadPersonaName = (typeof LEAD_PERSONAS)[number];
 
 /** Phrases the scripted model reacts to; personas use them and the model's policy matches them. */
@@ -17,6 +17,8 @@ export const PERSONA_PHRASES = {
   notAFit: 'Honestly we have no budget for this at all, so it is not a fit for us.',
   wantsHuman: 'Can I talk to a real person, please?',
   optOut: 'STOP',
+  /** The scripted model breaks on this: an answer without text or tool call (the sandbox's "model failure" row). */
+  breaksModel: 'Hi! Quick question before we start: what does the consultation cover?',
 } as const;
 
 /**
@@ -29,6 +31,9 @@ export function personaReply(persona: LeadPersonaName, agentText: string): strin
   switch (persona) {
     case 'goes-quiet':
       return null;
+    case 'breaks-model':
+      // Answers the first message; the holding message that follows needs no answer.
+      return /colleague/i.test(agentText) ? null : PERSONA_PHRASES.breaksModel;
     case 'opts-out':
       return PERSONA_PHRASES.optOut;
     case 'wants-human':
