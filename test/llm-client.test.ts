@@ -14,7 +14,7 @@ const SYSTEM: ChatMessage = {
   role: 'system',
   content: [
     '## Who you are', 'You are Mia, speaking for Sunny Roofs. What Sunny Roofs offers: solar.',
-    '## What we already know', '- Name: Ada Lovelace',
+    '## What we know about the lead', '<lead_data>', 'Name: "Ada Lovelace"', '</lead_data>',
     '## Questions still open', '- q_owner: Do you own the property? (required; one of: Yes, No)',
   ].join('\n'),
 };
@@ -52,7 +52,7 @@ function client(opts: Partial<OpenAIChatClientOptions> = {}): OpenAIChatClient {
 describe('answers', () => {
   it('a text answer; the request is the chat-completions wire format with the Bearer key', async () => {
     const result = await client().complete(greetRequest);
-    assert.deepEqual(result, { ok: true, message: { content: 'Hi Ada, this is Mia from Sunny Roofs. Do you own the property? (Yes or No)' } });
+    assert.deepEqual(result, { ok: true, message: { content: 'Hi Ada, this is Mia from Sunny Roofs. Do you own the property? (Yes or No)' }, finishReason: 'stop' });
     const [req] = sim.requests;
     assert.deepEqual([req?.method, req?.path, req?.headers.authorization, req?.headers['content-type']],
       ['POST', '/v1/chat/completions', `Bearer ${CHAT_SIM_API_KEY}`, 'application/json']);
@@ -66,7 +66,7 @@ describe('answers', () => {
     const [call] = result.message.tool_calls ?? [];
     assert.match(call?.id ?? '', /^call_[0-9a-f]{24}$/);
     assert.deepEqual([call?.type, call?.function.name, JSON.parse(call?.function.arguments ?? '')],
-      ['function', 'markUnqualified', { reason: 'The lead asked us to stop messaging them (opt-out).' }]);
+      ['function', 'optOut', { reason: 'The lead asked us to stop messaging them.' }]);
 
     const plain = await client().complete({ model: 'm', messages: [SYSTEM] });
     assert.ok(plain.ok);
@@ -86,16 +86,39 @@ describe('answers', () => {
     }
   });
 
-  it('a 200 whose body is not a completion is fatal, not retried', async () => {
-    sim.failNext({ kind: 'http', status: 200, body: { object: 'list', data: [] } });
+  it('a 200 whose body is not a completion is retried like a 5xx, then retryable; a refusal is fatal', async () => {
+    sim.failNext({ kind: 'http', status: 200, body: { object: 'list', data: [] } }, 3);
     assert.deepEqual(await client().complete(greetRequest),
-      { ok: false, kind: 'fatal', message: 'The chat model server sent an unexpected response body (choices).', httpStatus: 200 });
-    sim.failNext({ kind: 'http', status: 200, body: '<html>login</html>' });
+      { ok: false, kind: 'retryable', message: 'The chat model server sent an unexpected response body (choices).', httpStatus: 200 });
+    assert.equal(sim.requests.length, 3);
+    sim.failNext({ kind: 'http', status: 200, body: '<html>login</html>' }, 3);
     assert.match((await client().complete(greetRequest) as { message: string }).message, /not JSON: is the base URL right\?/);
+    assert.equal(sim.requests.length, 6);
+    // An error body sent with 200, as some proxies do; then a good answer.
+    sim.failNext({ kind: 'http', status: 200, body: { error: { message: 'upstream failed', type: 'server_error', param: null, code: null } } });
+    assert.equal((await client().complete(greetRequest)).ok, true);
+    assert.equal(sim.requests.length, 8);
     sim.failNext({ kind: 'http', status: 200, body: { choices: [{ message: { content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] } });
     assert.deepEqual(await client().complete(greetRequest),
       { ok: false, kind: 'fatal', message: 'The chat model answered with neither text nor tool calls (the model refused: I cannot help with that.).', httpStatus: 200 });
-    assert.equal(sim.requests.length, 3);
+    assert.equal(sim.requests.length, 9);
+  });
+
+  it('context too long: context_overflow at once, not retried', async () => {
+    const body = { error: { message: "This model's maximum context length is 128000 tokens.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } };
+    sim.failNext({ kind: 'http', status: 400, body });
+    assert.equal((await client().complete(greetRequest) as { kind: string }).kind, 'context_overflow');
+    sim.failNext({ kind: 'http', status: 413, body: { error: 'context too long' } });
+    assert.equal((await client().complete(greetRequest) as { kind: string }).kind, 'context_overflow');
+    assert.equal(sim.requests.length, 2);
+  });
+
+  it('maxWaitMs: a longer Retry-After ends the call at once with retryAfterMs, for the caller to reschedule', async () => {
+    sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3600' }), 3);
+    const result = await client({ maxWaitMs: 2000 }).complete(greetRequest);
+    assert.deepEqual([result.ok, (result as { retryAfterMs?: number }).retryAfterMs], [false, 3_600_000]);
+    assert.equal(sim.requests.length, 1);
+    assert.deepEqual(delays, []);
   });
 });
 

@@ -73,6 +73,8 @@ async function converse(persona: LeadPersonaName, opts: Options = {}) {
       const answer = reply(agentText);
       if (answer === null) return { texts, calls, leadSaid, row: await leadRow(h.db.pool, leadId), events: await leadEvents(h.db.pool, leadId) };
       leadSaid.push(answer);
+      // Stored as the WhatsApp webhook stores it: bookConsult takes an address only from what the lead wrote.
+      await h.db.pool.query(`INSERT INTO whatsapp_messages (lead_id, direction, provider, kind, body, status) VALUES ($1, 'inbound', 'twilio', 'text', $2, 'received')`, [leadId, answer]);
       if (opts.textsOnly) history = history.filter((m) => m.role === 'user' || (m.role === 'assistant' && !m.tool_calls));
       history.push({ role: 'user', content: answer });
       agentText = undefined;
@@ -141,11 +143,12 @@ describe('each persona, start to end', () => {
     assert.deepEqual(c.events.map((e) => [e.type, e.data.reason]), [['lead.escalated', 'The lead asked to talk to a person.']]);
   });
 
-  it('opts-out: the policy closes the lead as unqualified (the worker handles STOP before the model too)', async () => {
+  it('opts-out: the policy opts the lead out (the worker handles STOP before the model too)', async () => {
     const c = await converse('opts-out');
-    assert.deepEqual(c.calls, ['markUnqualified']);
+    assert.deepEqual(c.calls, ['optOut']);
     assert.equal(c.row.status, 'unqualified');
-    assert.equal(c.row.qualification_notes, 'The lead asked us to stop messaging them (opt-out).');
+    assert.match(c.row.qualification_notes, /^Opted out/);
+    assert.ok(c.row.opted_out_at);
   });
 
   it('goes-quiet: one greeting, no tool call, nothing changes', async () => {

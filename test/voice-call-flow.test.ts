@@ -200,7 +200,7 @@ describe('Vapi delivery quirks', () => {
 });
 
 describe('what dispatch tells Vapi, and the integration log', () => {
-  test('server URL with X-Vapi-Secret, our three message types, the six tools at the tools URL, labelled form answers', async () => {
+  test('server URL with X-Vapi-Secret, our three message types, the seven tools at the tools URL, labelled form answers', async () => {
     const { leadId, callId } = await submit({ formResponses: { q_bill: '120', q_owner: 'Yes', q_gone: 'kept\nas sent' }, metadata: { source: 'ads' } });
     const body = h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any;
     const overrides = body.assistantOverrides;
@@ -208,7 +208,7 @@ describe('what dispatch tells Vapi, and the integration log', () => {
     assert.deepEqual(overrides.server, { url: `${h.baseUrl}/api/vapi/${ws.slug}/events`, timeoutSeconds: 20, headers: auth });
     assert.deepEqual(overrides.serverMessages, ['status-update', 'end-of-call-report', 'tool-calls']);
     const tools = overrides['tools:append'];
-    assert.deepEqual(tools.map((t: any) => t.function.name), ['updateLeadProfile', 'listSlots', 'bookConsult', 'markUnqualified', 'escalateToHuman', 'endConversation']);
+    assert.deepEqual(tools.map((t: any) => t.function.name), ['updateLeadProfile', 'listSlots', 'bookConsult', 'markUnqualified', 'optOut', 'escalateToHuman', 'endConversation']);
     for (const t of tools) assert.deepEqual(t.server, { url: `${h.baseUrl}/api/vapi/${ws.slug}/tools`, timeoutSeconds: 20, headers: auth });
     assert.deepEqual(overrides.metadata, { leadId, workspaceId: ws.workspaceId });
     assert.deepEqual(overrides.variableValues, {

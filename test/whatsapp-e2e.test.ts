@@ -25,6 +25,8 @@ const EXPECTED: Record<LeadPersonaName, { status: string; notes?: RegExp; messag
   // STOP is answered by nothing at all: the template stays the only message.
   'opts-out': { status: 'unqualified', notes: /opted out/i, messages: 1 },
   'goes-quiet': { status: 'in_conversation', messages: 1 },
+  // The model breaks on its first reply: a person takes over, the lead gets the holding message.
+  'breaks-model': { status: 'needs_human', messages: 2 },
 };
 
 interface Sent { kind: 'text' | 'template'; text: string; key: string | null }

@@ -6,6 +6,7 @@ import { defaultConversationProviders } from '../src/whatsapp/turn-providers.ts'
 import { TurnEngine } from '../src/whatsapp/turn-engine.ts';
 import { PERSONA_PHRASES } from '../src/simulators/personas/lead-personas.ts';
 import { leadEvents } from './helpers/agent-harness.ts';
+import { DEFAULT_HOLDING_MESSAGE } from '../src/whatsapp/hand-over.ts';
 import { computeTwilioSignature } from '../src/whatsapp/twilio/twilio-signature.ts';
 import { uniquePhone } from './helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
@@ -41,7 +42,7 @@ const jobsOf = async (id: string) =>
   (await h.app.db.pool.query(`SELECT name, state, retry_count FROM pgboss.job WHERE data->>'leadId' = $1 ORDER BY created_on`, [id])).rows;
 
 describe("the model's request", () => {
-  it('the agent core prompt with what else we know, the conversation so far and the six tools', async () => {
+  it('the agent core prompt with what else we know, the conversation so far and the seven tools', async () => {
     const raw = uniquePhone();
     const phone = `+${raw.replace(/\D/g, '')}`;
     await h.submit(tw.apiKey, { phone: raw, name: 'Grace Hopper', metadata: { source: 'spring campaign', roofSize: 42 } });
@@ -53,13 +54,13 @@ describe("the model's request", () => {
     assert.equal(body.model, h.app.config.LLM_MODEL);
     const system = body.messages[0]!;
     assert.equal(system.role, 'system');
-    assert.match(system.content!, /## What else we know about this lead\n[^#]*spring campaign/);
-    assert.match(system.content!, /- Name: Grace Hopper/);
+    assert.match(system.content!, /\nWhat else we know about this lead:\n[^#]*spring campaign[^#]*<\/lead_data>/);
+    assert.match(system.content!, /\nName: "Grace Hopper"\n/);
     assert.ok(!system.content!.includes(phone.slice(1)), 'the phone number is not in the prompt');
     assert.deepEqual(body.messages.slice(1).map((m) => m.role), ['assistant', 'user']);
     assert.match(body.messages[1]!.content!, /template/);
     assert.equal(body.messages[2]!.content, 'Hello! Yes, I own it.');
-    assert.deepEqual(body.tools.map((t) => t.function.name).sort(), ['bookConsult', 'endConversation', 'escalateToHuman', 'listSlots', 'markUnqualified', 'updateLeadProfile']);
+    assert.deepEqual(body.tools.map((t) => t.function.name).sort(), ['bookConsult', 'endConversation', 'escalateToHuman', 'listSlots', 'markUnqualified', 'optOut', 'updateLeadProfile']);
   });
 });
 
@@ -213,7 +214,8 @@ describe('failures a person must handle', () => {
     await h.settle({ ignoreBackoff: true });
     assert.equal(h.chat.requests.length - before, 1, 'never retried');
     assert.equal((await lead(leadId)).status, 'needs_human');
-    assert.equal(twilioTo(phone).length, 1);
+    // The template, then the holding message (src/whatsapp/hand-over.ts).
+    assert.deepEqual(twilioTo(phone).map((m) => m.text).slice(1), [DEFAULT_HOLDING_MESSAGE]);
     const { rows } = await h.app.db.pool.query(`SELECT provider, outcome, payload FROM integration_events WHERE lead_id = $1 AND outcome = 'insufficient_quota'`, [leadId]);
     assert.equal(rows.length, 1);
     assert.match(rows[0].payload.response.message, /quota/);
@@ -247,21 +249,22 @@ describe('failures a person must handle', () => {
 });
 
 describe('switches that stop the agent', () => {
-  it('agent switched off: a queued turn ends without sending; switched on, the next message is answered', async () => {
+  it('agent switched off: the lead who writes goes to a person with the holding message; the model is not asked', async () => {
     const { leadId, phone } = await leadWithTemplate();
+    const before = h.chat.requests.length;
     await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [tw.workspaceId]);
     try {
       await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
+      await h.leadSays('twilio', tw.slug, phone, 'Are you there?');
       await h.settle();
-      assert.equal(twilioTo(phone).length, 1);
     } finally {
       await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [tw.workspaceId]);
     }
-    await h.leadSays('twilio', tw.slug, phone, 'Are you there?');
-    await h.settle();
-    assert.equal(twilioTo(phone).length, 2);
+    assert.equal(h.chat.requests.length - before, 0);
+    assert.deepEqual(twilioTo(phone).map((m) => m.text).slice(1), [DEFAULT_HOLDING_MESSAGE]);
+    assert.equal((await lead(leadId)).status, 'needs_human');
     const { rows } = await h.app.db.pool.query(`SELECT count(DISTINCT turn_id)::int AS n FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'inbound'`, [leadId]);
-    assert.equal(rows[0].n, 1, 'both messages answered by the one turn');
+    assert.equal(rows[0].n, 1, 'both messages handed over by the one turn');
   });
 
   it('agent off when the lead arrived, on when the lead writes: that job sends the template, then answers', async () => {

@@ -24,7 +24,11 @@ function templateOf(w: WhatsappSettings | undefined): TemplateView | null {
 }
 
 function editable(agent: AgentConfig, settings: WorkspaceSettings) {
-  const a = { persona: agent.persona, criteria: agent.criteria, timeZone: agent.timeZone, defaultCountry: agent.defaultCountry ?? null };
+  const a = {
+    persona: agent.persona, criteria: agent.criteria, timeZone: agent.timeZone, defaultCountry: agent.defaultCountry ?? null,
+    ...(agent.allowedLinkDomains?.length ? { allowedLinkDomains: agent.allowedLinkDomains } : {}),
+    ...(agent.holdingMessage ? { holdingMessage: agent.holdingMessage } : {}),
+  };
   return { agent: a, whatsappTemplate: templateOf(settings.whatsapp) };
 }
 
@@ -55,10 +59,24 @@ export function draftAgent(workspace: WorkspaceRow, draft: AgentDraft): AgentCon
     criteria: draft.criteria,
     timeZone: draft.timeZone,
     ...(country ? { defaultCountry: country } : {}),
+    ...linkDomains(draft.allowedLinkDomains ?? current.allowedLinkDomains),
+    ...holdingMessage(draft.holdingMessage === undefined ? current.holdingMessage : draft.holdingMessage),
     questions: current.questions,
   });
   if (!r.success) failed(r.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })));
   return withQuestionIds(r.data, workspace.agent);
+}
+
+/** The link domains to keep; none is the same as an empty list. */
+function linkDomains(domains: string[] | undefined): { allowedLinkDomains?: string[] } {
+  const kept = (domains ?? []).map((d) => d.trim()).filter((d) => d !== '');
+  return kept.length > 0 ? { allowedLinkDomains: kept } : {};
+}
+
+/** The workspace's own holding message; empty or null: none (the default is used). */
+function holdingMessage(text: string | null | undefined): { holdingMessage?: string } {
+  const t = text?.trim();
+  return t ? { holdingMessage: t } : {};
 }
 
 /** The `whatsapp` settings with the draft's template fields; secrets and sender untouched. */

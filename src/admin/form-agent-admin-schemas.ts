@@ -30,6 +30,10 @@ export const agentDraft = z.object({
   criteria: z.string().max(4000, 'criteria must be at most 4000 characters'),
   timeZone: z.string(),
   defaultCountry: optionalText(2).meta({ description: 'ISO 3166-1 alpha-2; empty or null: none.' }),
+  allowedLinkDomains: z.array(z.string()).max(20).optional()
+    .meta({ description: 'Domains the agent\'s messages may link to (their subdomains too); empty: no links. Omitted: unchanged.' }),
+  holdingMessage: optionalText(500)
+    .meta({ description: 'What a WhatsApp lead hears when the agent hands it to a person without an answer; empty or null: the default. Omitted: unchanged.' }),
   whatsappTemplate: templateFields.optional().meta({ description: 'WhatsApp workspaces whose provider is set.' }),
 }).strict();
 export type AgentDraft = z.output<typeof agentDraft>;
@@ -39,6 +43,7 @@ export type AgentBody = z.output<typeof agentBody>;
 
 const question = z.object({
   id: z.string(), label: z.string(), type: z.enum(['text', 'choice', 'number']), options: z.array(z.string()).optional(), required: z.boolean(),
+  min: z.number().optional(), max: z.number().optional(),
 });
 
 export const formSchema = z.object({
@@ -60,6 +65,8 @@ export const agentSchema = z.object({
     criteria: z.string(),
     timeZone: z.string(),
     defaultCountry: z.string().nullable(),
+    allowedLinkDomains: z.array(z.string()).optional().meta({ description: 'Absent: none, the agent\'s messages carry no links.' }),
+    holdingMessage: z.string().optional().meta({ description: 'The workspace\'s own holding message; absent: the default, "Thanks — a colleague will reply shortly."' }),
   }),
   whatsappTemplate: z.object({
     provider: z.enum(['twilio', 'meta']),

@@ -14,6 +14,14 @@ const IANA_SHAPE = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
 const requiredText = (what: string, max: number) =>
   z.string({ error: `${what} must be a string` }).trim().min(1, `${what} is required`).max(max, `${what} must be at most ${max} characters`);
 
+// A host name such as example.com (lower-cased; a scheme, path or leading "www." is taken off).
+const linkDomain = z
+  .string({ error: 'a link domain must be a string' })
+  .trim()
+  .toLowerCase()
+  .transform((d) => d.replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/[/?#].*$/, '').replace(/^www\./, '').replace(/\.$/, ''))
+  .refine((d) => /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d), 'a link domain is a host name such as example.com');
+
 export const qualificationQuestionSchema = z
   .object({
     id: z.string().regex(QUESTION_ID, 'a question id is q_ followed by letters, digits, _ or -').optional(),
@@ -21,9 +29,19 @@ export const qualificationQuestionSchema = z
     type: z.enum(['text', 'choice', 'number']),
     options: z.array(requiredText('option', 200)).max(50).optional(),
     required: z.boolean().default(false),
+    // The range a number answer must fall in (both ends included); without `min`, 0: amounts,
+    // counts and sizes are never negative unless the form says so.
+    min: z.number({ error: 'min must be a number' }).finite().optional(),
+    max: z.number({ error: 'max must be a number' }).finite().optional(),
   })
   .strict()
   .superRefine((q, ctx) => {
+    if (q.type !== 'number' && (q.min !== undefined || q.max !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['min'], message: 'min and max are only for number questions' });
+    }
+    if (q.min !== undefined && q.max !== undefined && q.min > q.max) {
+      ctx.addIssue({ code: 'custom', path: ['max'], message: 'max must not be less than min' });
+    }
     if (q.type === 'choice' && (q.options?.length ?? 0) < 2) {
       ctx.addIssue({ code: 'custom', path: ['options'], message: 'a choice question needs at least two options' });
     }
@@ -57,6 +75,12 @@ export const agentConfigSchema = z
       .refine(isPhoneCountry, 'defaultCountry must be an ISO 3166-1 alpha-2 country code such as DE')
       .optional(),
     questions: z.array(qualificationQuestionSchema).max(50).default([]),
+    // What a lead hears on WhatsApp when the agent hands it to a person without an answer
+    // (src/whatsapp/hand-over.ts); unset: "Thanks — a colleague will reply shortly."
+    holdingMessage: requiredText('holdingMessage', 500).optional(),
+    // The only domains (and their subdomains) the agent's WhatsApp messages may link to; other
+    // links are removed before a message is sent (src/agent/outbound-guard.ts). Empty: no links.
+    allowedLinkDomains: z.array(linkDomain).max(20, 'at most 20 link domains').optional(),
   })
   .strict()
   .superRefine((a, ctx) => {
@@ -79,6 +103,9 @@ export interface QualificationQuestion {
   type: QuestionType;
   options?: string[];
   required: boolean;
+  /** Number questions: the smallest and largest answer accepted (numberRange in qualification-answers.ts). */
+  min?: number;
+  max?: number;
 }
 
 /** A question taken off the form: its id and the label it had, so old answers stay readable. */
@@ -109,7 +136,10 @@ export function withQuestionIds(input: AgentConfigInput, previous: AgentConfig |
       id = reused && !taken.has(reused) ? reused : newQuestionId(taken);
       taken.add(id);
     }
-    return { id, label: q.label, type: q.type, ...(q.options ? { options: q.options } : {}), required: q.required };
+    return {
+      id, label: q.label, type: q.type, ...(q.options ? { options: q.options } : {}), required: q.required,
+      ...(q.min !== undefined ? { min: q.min } : {}), ...(q.max !== undefined ? { max: q.max } : {}),
+    };
   });
   const retiredQuestions = retire(previous, questions);
   return { ...input, questions, ...(retiredQuestions.length > 0 ? { retiredQuestions } : {}) };

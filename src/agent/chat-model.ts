@@ -25,12 +25,28 @@ export interface ChatRequest {
 }
 
 export type ChatResult =
-  | { ok: true; message: { content: string | null; tool_calls?: ChatToolCall[] } }
   /**
-   * `retryable` follows the official SDK's rules (408, 409, 429, 5xx, network) after the client's
-   * own retries are spent; `insufficient_quota` is never retryable: a human must act.
+   * `finishReason`: the server's `finish_reason` when it gave one (`length`: the answer was cut by
+   * the token limit, and must not reach a lead as it is).
    */
-  | { ok: false; kind: 'insufficient_quota' | 'retryable' | 'fatal'; message: string; httpStatus?: number };
+  | { ok: true; message: { content: string | null; tool_calls?: ChatToolCall[] }; finishReason?: string }
+  | ChatFailure;
+
+/**
+ * `retryable` follows the official SDK's rules (408, 409, 429, 5xx, network, and a 2xx answer that
+ * is not a valid completion) after the client's own retries are spent; `insufficient_quota` is
+ * never retryable: a human must act; `context_overflow`: the request is longer than the model takes.
+ */
+export interface ChatFailure {
+  ok: false;
+  kind: 'insufficient_quota' | 'retryable' | 'fatal' | 'context_overflow';
+  message: string;
+  httpStatus?: number;
+  /** The wait the server asked for (Retry-After), when it was longer than the client would wait itself. */
+  retryAfterMs?: number;
+  /** Not tried: the workspace's model calls are all in use (src/agent/model-gate.ts); no attempt was spent. */
+  deferred?: boolean;
+}
 
 export interface ChatModel {
   complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult>;

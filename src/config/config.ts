@@ -64,6 +64,15 @@ export const configSchema = z
     OPENAI_API_KEY: optionalString,
     LLM_MODEL: z.string().trim().min(1).default('gpt-4o-mini'),
     LLM_TIMEOUT_MS: positiveInt.default(60_000),
+    /**
+     * Chat model calls of one workspace a process runs at once (default: half of WORKER_CONCURRENCY,
+     * at least 1); failed calls in a row that open the workspace's circuit breaker, and how long it
+     * then refuses calls; the longest Retry-After a turn waits before its lead goes to a person.
+     */
+    LLM_MAX_CONCURRENCY_PER_WORKSPACE: wholeNumber(1, 10_000).optional(),
+    LLM_BREAKER_FAILURES: wholeNumber(1, 1000).default(3),
+    LLM_BREAKER_COOLDOWN_SECONDS: wholeNumber(1, 86_400).default(30),
+    LLM_RETRY_AFTER_MAX_SECONDS: wholeNumber(1, 86_400).default(600),
     /** WhatsApp providers (the demo and tests point them at the simulators). */
     TWILIO_BASE_URL: z.url().default('https://api.twilio.com'),
     /** Meta Graph API including the version. */

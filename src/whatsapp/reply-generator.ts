@@ -2,8 +2,11 @@ import type { ChatMessage, ChatRequest, ChatResult } from '../agent/chat-model.t
 import { runTool, toolDeclarations, type ToolContext } from '../agent/tool-registry.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { ChatModelChoice } from './turn-providers.ts';
-import { toolRounds, unansweredToolCalls } from './chat-history.ts';
+import { toolRounds } from './chat-history.ts';
+import { answerToolRound } from './tool-round.ts';
+import { capMessage, STORED_LIMITS } from './transcript-caps.ts';
 import { saveTranscript } from './turn-queries.ts';
+import { spokenWithTools } from './reply-guard.ts';
 
 // The generate step of a turn: the model loop with the agent's tools, run until the model answers
 // with text. Each round is checkpointed in agent_turns.transcript as it happens: the model's tool
@@ -15,7 +18,8 @@ import { saveTranscript } from './turn-queries.ts';
 export const MAX_TOOL_ROUNDS = 5;
 
 export type GenerateResult =
-  | { kind: 'text'; text: string }
+  /** `text` includes what the model said along with this turn's tool calls (reply-guard.ts). */
+  | { kind: 'text'; text: string; finishReason?: string | undefined }
   /** The model answered with no text: nothing to send (e.g. after endConversation). */
   | { kind: 'silent' }
   | { kind: 'too_many_rounds' }
@@ -42,12 +46,13 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
   const transcript = [...input.transcript];
   const declarations = toolDeclarations();
   for (;;) {
-    // Tool calls the previous attempt received but did not finish running.
-    for (const call of unansweredToolCalls(transcript)) {
-      const answer = await runTool(input.tools, call.function.name, call.function.arguments);
-      transcript.push({ role: 'tool', tool_call_id: call.id, content: answer });
-      await saveTranscript(input.db, input.turnId, transcript, 0);
-    }
+    // The last round's calls without an answer (all of them, or those a crash interrupted):
+    // bounded per round, identical calls run once (tool-round.ts).
+    await answerToolRound(
+      transcript,
+      (call) => runTool(input.tools, call.function.name, call.function.arguments),
+      () => saveTranscript(input.db, input.turnId, transcript, 0),
+    );
     if (toolRounds(transcript) >= MAX_TOOL_ROUNDS) return { kind: 'too_many_rounds' };
     const messages: ChatMessage[] = [{ role: 'system', content: await input.systemPrompt() }, ...input.history, ...transcript];
     const request: ChatRequest = { model: input.chat.name, messages, tools: declarations };
@@ -57,10 +62,12 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
     if (!result.ok) return { kind: 'model_failed', failure: result };
     const calls = result.message.tool_calls ?? [];
     if (calls.length === 0) {
-      const text = result.message.content?.trim() ?? '';
-      return text === '' ? { kind: 'silent' } : { kind: 'text', text };
+      const text = [...spokenWithTools(transcript), result.message.content?.trim() ?? ''].filter((t) => t !== '').join('\n\n');
+      // A cut answer is the guard's to refuse, even an empty one.
+      return text === '' && result.finishReason !== 'length' ? { kind: 'silent' } : { kind: 'text', text, finishReason: result.finishReason };
     }
-    transcript.push({ role: 'assistant', content: result.message.content, tool_calls: calls });
+    // Within its bounds before it is checkpointed or sent back (transcript-caps.ts).
+    transcript.push(capMessage({ role: 'assistant', content: result.message.content, tool_calls: calls }, STORED_LIMITS));
     await saveTranscript(input.db, input.turnId, transcript, 1);
   }
 }

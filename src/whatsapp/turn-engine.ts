@@ -1,7 +1,7 @@
 import { observeSpeedToLead } from '../metrics/metrics.ts';
 import { agentConfigOf } from '../agent/agent-config.ts';
 import { findAgentLead } from '../agent/agent-lead-queries.ts';
-import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
+import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../leads/lead-state.ts';
 import { buildAgentPrompt } from '../agent/prompt.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
@@ -16,9 +16,11 @@ import { IntegrationLogWriter } from '../integration-log/integration-log-writer.
 import { recordAcceptedSend, recordAcceptedSends, type AcceptedSend } from './delivery-status.ts';
 import { loadTurnSubject, loadTurnSubjects, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './turn-providers.ts';
+import { gated, type ModelGate } from '../agent/model-gate.ts';
+import { AGENT_OFF, handOver, holdingMessageOf, planForFailure, type RetryResult } from './hand-over.ts';
 import { inTransaction, lockLead, tryLockLeads } from './lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
-import { clampMessage, MESSAGE_LIMITS } from './outbound-text.ts';
+import { checkReply } from './reply-guard.ts';
 import { generateReply } from './reply-generator.ts';
 import { agentTurnsSinceOperator, AGENT_TURN_LIMIT, escalateAtTurnLimit } from './turn-cap.ts';
 import * as q from './turn-queries.ts';
@@ -31,7 +33,7 @@ import { acceptedSend, blockedReason, firstContact, NOT_CONFIGURED, waitingForSe
 // step, and a job with nothing left to do ends at once.
 
 /** What the job does next: complete, retry with back-off, or go to the dead-letter queue. */
-export type TurnJobResult = { kind: 'done'; outcome: string } | { kind: 'retry'; reason: string } | { kind: 'dead'; reason: string };
+export type TurnJobResult = { kind: 'done'; outcome: string } | RetryResult | { kind: 'dead'; reason: string };
 type Step = { kind: 'continue' } | TurnJobResult;
 
 /** The 24-hour customer-service window: free-form text only within it (Meta 131047, Twilio 63016). */
@@ -51,6 +53,9 @@ export interface TurnEngineDeps {
   sandbox?: Sandbox;
   /** MAX_AGENT_TURNS_PER_LEAD (src/whatsapp/turn-cap.ts); unset: no bound. */
   maxAgentTurns?: number;
+  /** Model calls limited per workspace (src/agent/model-gate.ts), and LLM_RETRY_AFTER_MAX_SECONDS in ms (hand-over.ts). */
+  modelGate?: ModelGate;
+  maxModelWaitMs?: number;
 }
 
 /** The settings and provider clients one lead's turn uses: the workspace's, or the sandbox's. */
@@ -83,8 +88,8 @@ export class TurnEngine {
     this.#journal = new ConversationLog(new IntegrationLogWriter(deps.pool, deps.log));
   }
 
-  /** Runs the lead's pending work; waits while another turn of the same lead runs. */
-  async run(leadId: string, signal?: AbortSignal): Promise<TurnJobResult> {
+  /** The lead's pending work; waits while another turn of the lead runs. `lastAttempt`: a failing model hands over. */
+  async run(leadId: string, signal?: AbortSignal, opts: { lastAttempt?: boolean } = {}): Promise<TurnJobResult> {
     // From the lock on, a new message must enqueue a job of its own: this one may already be past it.
     const lock = await lockLead(this.#d.pool, leadId, { startTurn: true });
     const db = lock.db;
@@ -93,7 +98,7 @@ export class TurnEngine {
     try {
       for (let i = 0; i < MAX_STEPS; i++) {
         if (stop.aborted) return stopped(lock.lost);
-        const step = await this.#step(db, leadId, stop);
+        const step = await this.#step(db, leadId, stop, opts.lastAttempt === true);
         if (step.kind !== 'continue') return step;
       }
       const subject = await loadTurnSubject(db, leadId);
@@ -172,16 +177,20 @@ export class TurnEngine {
     }
   }
 
-  async #step(db: PoolClient, leadId: string, signal?: AbortSignal): Promise<Step> {
+  async #step(db: PoolClient, leadId: string, signal: AbortSignal | undefined, lastAttempt: boolean): Promise<Step> {
     const subject = await loadTurnSubject(db, leadId);
     if (!subject) return done('lead_not_found');
     if (subject.openTurn) {
       const open = await q.findOpenTurn(db, leadId);
-      if (open?.state === 'generating') return this.#generate(db, subject, open, signal);
+      if (open?.state === 'generating') return this.#generate(db, subject, open, signal, lastAttempt);
       if (open?.state === 'ready') return this.#send(db, subject, open, signal);
       return CONTINUE; // finished meanwhile (cannot happen under the lead lock; harmless)
     }
     const blocked = blockedReason(subject, null);
+    // Switched off while the lead waits for an answer: the lead goes to a person (hand-over.ts).
+    const off = blocked === 'agent_off' && subject.anyTurn && subject.unanswered && !TERMINAL_STATUSES.has(subject.lead.status);
+    const turn = off ? await inTransaction(db, async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId))) : null;
+    if (turn) return this.#escalate(db, subject, turn, 'agent_off', AGENT_OFF);
     if (blocked) return done(blocked);
     if (subject.anyTurn && !subject.unanswered) return done('nothing_to_answer');
     const mode = await this.#mode(subject);
@@ -217,8 +226,9 @@ export class TurnEngine {
     return last === null || this.#d.clock().getTime() - last.getTime() >= WINDOW_MS;
   }
 
-  async #generate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal): Promise<Step> {
+  async #generate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal: AbortSignal | undefined, lastAttempt: boolean): Promise<Step> {
     const blocked = blockedReason(s, turn);
+    if (blocked === 'agent_off' && !TERMINAL_STATUSES.has(s.lead.status)) return this.#escalate(db, s, turn, 'agent_off', AGENT_OFF);
     if (blocked) return this.#end(db, turn, 'cancelled', blocked);
     if (this.#windowClosed(s)) return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the agent could answer.');
     const mode = await this.#mode(s);
@@ -226,7 +236,7 @@ export class TurnEngine {
     const { settings } = mode;
     const provider = settings.whatsapp?.provider;
     if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
-    const chat = mode.providers.chat(settings);
+    const chat = gated(this.#d.modelGate, `${s.workspace.id}:${s.lead.livemode}`, mode.providers.chat(settings));
     const history = historyMessages(await conversationHistory(db, s.lead.id, turn.id), turn.id);
     const agent = agentConfigOf(s.workspace);
     const result = await generateReply({
@@ -246,9 +256,11 @@ export class TurnEngine {
       },
     });
     switch (result.kind) {
-      case 'text':
-        await q.storeReply(db, { turnId: turn.id, leadId: s.lead.id, provider, text: clampMessage(result.text, MESSAGE_LIMITS[provider]) });
-        return CONTINUE;
+      case 'text': {
+        // The outbound guard: stored as one or more messages, put back to the model, or refused.
+        const d = await checkReply(db, { leadId: s.lead.id, turn, provider, agent, text: result.text, finishReason: result.finishReason });
+        return d.kind === 'hand_over' ? this.#escalate(db, s, turn, d.outcome, d.reason) : CONTINUE;
+      }
       case 'silent':
         await q.finishTurn(db, { turnId: turn.id, from: ['generating'], to: 'silent', modelCalls: 1 });
         return CONTINUE;
@@ -257,10 +269,8 @@ export class TurnEngine {
       case 'model_failed': {
         const f = result.failure;
         this.#warn(s, { provider: 'llm', kind: f.kind, message: f.message, ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}) });
-        if (f.kind === 'insufficient_quota') {
-          return this.#escalate(db, s, turn, 'insufficient_quota', 'The chat model account has no quota left (insufficient_quota); nobody answered the lead.');
-        }
-        return f.kind === 'retryable' ? { kind: 'retry', reason: f.message } : { kind: 'dead', reason: f.message };
+        const plan = planForFailure(f, lastAttempt, this.#d.maxModelWaitMs ?? 600_000);
+        return plan.kind === 'retry' ? plan : this.#escalate(db, s, turn, plan.outcome, plan.reason);
       }
     }
   }
@@ -348,17 +358,16 @@ export class TurnEngine {
     return { kind: 'dead', reason };
   }
 
-  /** Ends the turn without sending and hands the lead to a person, saying why, in one transaction. */
+  /**
+   * Hands the lead to a person, saying why, in one transaction (hand-over.ts). A turn that has no
+   * message yet gets the holding message instead while the window is open: the next step sends it.
+   */
   async #escalate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string): Promise<Step> {
-    await inTransaction(db, async (tx) => {
-      await lockLeadRow(tx, s.lead.id); // before the turn's message (lock order)
-      await q.finishTurn(tx, { turnId: turn.id, from: ['generating', 'ready'], to: 'failed', outcome });
-      const data = { reason, outcome, turnId: turn.id };
-      const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } });
-      if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'conversation.escalated', { ...data, status: s.lead.status, actor: 'system' });
-    });
-    this.#d.log.warn({ leadId: s.lead.id, turnId: turn.id, outcome }, 'whatsapp turn escalated to a person');
-    return done(outcome);
+    const provider = turn.state === 'generating' && !this.#windowClosed(s) ? (await this.#mode(s))?.settings.whatsapp?.provider : undefined;
+    const holding = provider ? { provider, text: holdingMessageOf(agentConfigOf(s.workspace)) } : null;
+    const stored = await inTransaction(db, (tx) => handOver(tx, { s, turn, outcome, reason, holding }));
+    this.#d.log.warn({ leadId: s.lead.id, turnId: turn.id, outcome, holdingMessage: stored }, 'whatsapp turn escalated to a person');
+    return stored ? CONTINUE : done(outcome);
   }
 
   async #end(db: PoolClient, turn: q.AgentTurn, to: 'cancelled' | 'failed', outcome: string): Promise<Step> {

@@ -7,14 +7,22 @@ import type { AgentData, Persona, TemplateFields } from './settings-types.ts';
 // zone, phone country, the WhatsApp first-contact template, the kill switch, and the system prompt
 // the agent would receive for a sample lead — rebuilt by the server from the unsaved edits.
 
-type Draft = { persona: Persona; criteria: string; timeZone: string; defaultCountry: string; template: TemplateFields | null };
+type Draft = {
+  persona: Persona; criteria: string; timeZone: string; defaultCountry: string; links: string; holding: string; template: TemplateFields | null;
+};
 
 const toDraft = (a: AgentData): Draft => ({
-  persona: a.agent.persona, criteria: a.agent.criteria, timeZone: a.agent.timeZone, defaultCountry: a.agent.defaultCountry ?? '', template: a.whatsappTemplate,
+  persona: a.agent.persona, criteria: a.agent.criteria, timeZone: a.agent.timeZone, defaultCountry: a.agent.defaultCountry ?? '',
+  links: (a.agent.allowedLinkDomains ?? []).join(' '), holding: a.agent.holdingMessage ?? '', template: a.whatsappTemplate,
 });
+
+const HOLDING_HINT = 'What a lead hears on WhatsApp when the agent hands it to a person without an answer (its model failed, '
+  + 'the kill switch, a limit). Empty: "Thanks — a colleague will reply shortly."';
 
 const body = (d: Draft) => ({
   persona: d.persona, criteria: d.criteria, timeZone: d.timeZone, defaultCountry: d.defaultCountry || null,
+  allowedLinkDomains: d.links.split(/[\s,]+/).filter((x) => x !== ''),
+  holdingMessage: d.holding.trim() || null,
   ...(d.template ? { whatsappTemplate: d.template.provider === 'twilio'
     ? { templateContentSid: d.template.templateContentSid ?? '', templateBody: d.template.templateBody || null }
     : { templateName: d.template.templateName ?? '', templateLanguage: d.template.templateLanguage ?? '', templateBody: d.template.templateBody || null } } : {}),
@@ -27,8 +35,8 @@ function KillSwitchText({ channel }: { channel: 'voice' | 'whatsapp' }) {
   }
   return (
     <ul>
-      <li><strong>Off</strong>: the agent sends nothing. New leads get no first-contact message (their turn ends without sending, and is not sent later); leads' messages are stored but not answered; a turn queued or being written ends without sending. Operators can still take a lead over and reply.</li>
-      <li><strong>On</strong>: a lead's next message is answered together with what they wrote meanwhile. Leads submitted while it was off are not contacted automatically.</li>
+      <li><strong>Off</strong>: the agent writes nothing. New leads get no first-contact message (their turn ends without sending, and is not sent later); a lead who writes is handed to a person (needs human) and gets the holding message while the 24-hour window is open. Operators can still take a lead over and reply.</li>
+      <li><strong>On</strong>: the agent answers again; leads handed over while it was off stay with a person until "Resume AI". Leads submitted while it was off are not contacted automatically.</li>
     </ul>
   );
 }
@@ -104,6 +112,8 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
       <Field label="Qualification criteria" value={draft.criteria} onChange={(v) => set({ criteria: v })} canEdit={canEdit} multiline hint="Empty: every lead who wants a consultation qualifies." />
       <Field label="Time zone" value={draft.timeZone} onChange={(v) => set({ timeZone: v })} canEdit={canEdit} hint="An IANA name such as Europe/Berlin: times offered and booked are in it." />
       <Field label="Default country for phone numbers" value={draft.defaultCountry} onChange={(v) => set({ defaultCountry: v })} canEdit={canEdit} hint="Two letters such as DE: completes numbers a form sends without +country code." />
+      <Field label="Allowed link domains" value={draft.links} onChange={(v) => set({ links: v })} canEdit={canEdit} hint="Such as sunnyroofs.example, separated by spaces: the only sites (and their subdomains) the agent's WhatsApp messages may link to; other links are removed before sending. Empty: no links." />
+      {saved.channel === 'whatsapp' && <Field label="Holding message" value={draft.holding} onChange={(v) => set({ holding: v })} canEdit={canEdit} multiline hint={HOLDING_HINT} />}
       {t && t.provider === 'twilio' && <Field label="Template Content SID (Twilio)" value={t.templateContentSid ?? ''} onChange={setTemplate('templateContentSid')} canEdit={canEdit} hint="The approved first-contact template, HX + 32 hex characters; {{1}} is the lead's first name." />}
       {t && t.provider === 'meta' && <Field label="Template name (Meta)" value={t.templateName ?? ''} onChange={setTemplate('templateName')} canEdit={canEdit} />}
       {t && t.provider === 'meta' && <Field label="Template language (Meta)" value={t.templateLanguage ?? ''} onChange={setTemplate('templateLanguage')} canEdit={canEdit} hint="Such as en_US." />}

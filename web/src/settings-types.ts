@@ -8,6 +8,9 @@ export interface Question {
   type: QuestionType;
   options?: string[];
   required: boolean;
+  /** Number questions: the range the agent accepts (blank min: 0 and up). */
+  min?: number;
+  max?: number;
 }
 
 export interface FormSettings {
@@ -32,6 +35,10 @@ export interface AgentData {
   channel: 'voice' | 'whatsapp';
   version: string;
   enabled: boolean;
-  agent: { persona: Persona; criteria: string; timeZone: string; defaultCountry: string | null };
+  agent: {
+    persona: Persona; criteria: string; timeZone: string; defaultCountry: string | null; allowedLinkDomains?: string[];
+    /** Absent: the default holding message. */
+    holdingMessage?: string;
+  };
   whatsappTemplate: TemplateFields | null;
 }

@@ -819,6 +819,8 @@ export interface components {
                 options?: string[];
                 /** @default false */
                 required: boolean;
+                min?: number;
+                max?: number;
             }[];
         };
         AdminAgentSave: {
@@ -832,6 +834,10 @@ export interface components {
             timeZone: string;
             /** @description ISO 3166-1 alpha-2; empty or null: none. */
             defaultCountry?: string | null;
+            /** @description Domains the agent's messages may link to (their subdomains too); empty: no links. Omitted: unchanged. */
+            allowedLinkDomains?: string[];
+            /** @description What a WhatsApp lead hears when the agent hands it to a person without an answer; empty or null: the default. Omitted: unchanged. */
+            holdingMessage?: string | null;
             /** @description WhatsApp workspaces whose provider is set. */
             whatsappTemplate?: {
                 /** @description Twilio: the approved template, HX + 32 hex characters. */
@@ -857,6 +863,10 @@ export interface components {
             timeZone: string;
             /** @description ISO 3166-1 alpha-2; empty or null: none. */
             defaultCountry?: string | null;
+            /** @description Domains the agent's messages may link to (their subdomains too); empty: no links. Omitted: unchanged. */
+            allowedLinkDomains?: string[];
+            /** @description What a WhatsApp lead hears when the agent hands it to a person without an answer; empty or null: the default. Omitted: unchanged. */
+            holdingMessage?: string | null;
             /** @description WhatsApp workspaces whose provider is set. */
             whatsappTemplate?: {
                 /** @description Twilio: the approved template, HX + 32 hex characters. */
@@ -1552,6 +1562,8 @@ export interface components {
                 type: "text" | "choice" | "number";
                 options?: string[];
                 required: boolean;
+                min?: number;
+                max?: number;
             }[];
             /** @description Questions taken off the form, with the label they had: old leads' answers keep it. */
             retiredQuestions: {
@@ -1579,6 +1591,10 @@ export interface components {
                 criteria: string;
                 timeZone: string;
                 defaultCountry: string | null;
+                /** @description Absent: none, the agent's messages carry no links. */
+                allowedLinkDomains?: string[];
+                /** @description The workspace's own holding message; absent: the default, "Thanks — a colleague will reply shortly." */
+                holdingMessage?: string;
             };
             /** @description Null on voice workspaces and until the WhatsApp provider is set. */
             whatsappTemplate: {

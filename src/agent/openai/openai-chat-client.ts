@@ -3,7 +3,7 @@ import { failureMessage, providerRequest, requestFailure, type ResponseHeaders }
 import { setTimeout as wait } from 'node:timers/promises';
 import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
-import { retryDelayMs, shouldRetryResponse } from './openai-retry.ts';
+import { isContextOverflow, requestedDelayMs, retryDelayMs, shouldRetryResponse } from './openai-retry.ts';
 import { ChatCompletionSchema, readErrorBody, type ChatCompletionBody } from './openai-wire.ts';
 
 // Client for any OpenAI-compatible chat-completions server (OpenAI itself, Ollama, vLLM,
@@ -28,6 +28,12 @@ export interface OpenAIChatClientOptions {
   random?: () => number;
   /** Set when a workspace chose the base URL: connect only where the address policy allows. */
   egress?: EgressOptions;
+  /**
+   * The longest Retry-After the client waits out itself. A server asking for more ends the call
+   * at once with `retryAfterMs`, for the caller to reschedule (the turn worker: no sleeping while a
+   * worker slot is held). Default: the SDK's rule (up to 60 s waited; longer asks ignored).
+   */
+  maxWaitMs?: number;
 }
 
 type Attempt =
@@ -47,6 +53,7 @@ export class OpenAIChatClient implements ChatModel {
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #egress: { egress?: EgressOptions };
+  readonly #maxWaitMs: number | undefined;
 
   constructor(opts: OpenAIChatClientOptions) {
     this.#baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -58,6 +65,7 @@ export class OpenAIChatClient implements ChatModel {
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
     this.#egress = opts.egress ? { egress: opts.egress } : {};
+    this.#maxWaitMs = opts.maxWaitMs;
   }
 
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
@@ -77,14 +85,29 @@ export class OpenAIChatClient implements ChatModel {
         if (!(await this.#pause(undefined, attempt, signal))) return cancelled();
         continue;
       }
-      if (a.status >= 200 && a.status < 300) return this.#success(a.status, a.text);
+      if (a.status >= 200 && a.status < 300) {
+        const result = this.#success(a.status, a.text);
+        // A malformed answer (no tool-call id, no choices, an error body with 200) is a server
+        // fault like a 5xx: retried, and in the end the caller's to hand over.
+        if (result.ok || result.kind !== 'retryable' || !retriesLeft) return result;
+        if (!(await this.#pause(undefined, attempt, signal))) return cancelled();
+        continue;
+      }
       const error = readErrorBody(a.text);
       const message = this.#describe(a.status, error, a.text);
       if (a.status === 429 && (error.code === 'insufficient_quota' || error.type === 'insufficient_quota')) {
         return { ok: false, kind: 'insufficient_quota', message, httpStatus: a.status };
       }
+      if (a.status >= 400 && a.status < 500 && isContextOverflow(error)) {
+        return { ok: false, kind: 'context_overflow', message, httpStatus: a.status };
+      }
       const retryable = shouldRetryResponse(a.status, a.headers);
-      if (!retryable || !retriesLeft) return { ok: false, kind: retryable ? 'retryable' : 'fatal', message, httpStatus: a.status };
+      const asked = requestedDelayMs(a.headers, this.#now());
+      const longWait = retryable && asked !== undefined && this.#maxWaitMs !== undefined && asked > this.#maxWaitMs;
+      if (!retryable || !retriesLeft || longWait) {
+        const wait = retryable && asked !== undefined && asked > 0 ? { retryAfterMs: asked } : {};
+        return { ok: false, kind: retryable ? 'retryable' : 'fatal', message, httpStatus: a.status, ...wait };
+      }
       if (!(await this.#pause(a.headers, attempt, signal))) return cancelled();
     }
   }
@@ -163,12 +186,15 @@ export class OpenAIChatClient implements ChatModel {
     try {
       data = JSON.parse(text);
     } catch {
-      return { ok: false, kind: 'fatal', message: 'The chat model server sent a response that is not JSON: is the base URL right?', httpStatus: status };
+      const message = 'The chat model server sent a response that is not JSON: is the base URL right?';
+      return { ok: false, kind: 'retryable', message, httpStatus: status };
     }
     const parsed = ChatCompletionSchema.safeParse(data);
     if (!parsed.success) {
       const where = parsed.error.issues.map((i) => i.path.join('.') || 'body').slice(0, 3).join(', ');
-      return { ok: false, kind: 'fatal', message: `The chat model server sent an unexpected response body (${where}).`, httpStatus: status };
+      const error = readErrorBody(text).message ? ' with an error in it' : '';
+      const message = `The chat model server sent an unexpected response body${error} (${where}).`;
+      return { ok: false, kind: 'retryable', message, httpStatus: status };
     }
     return toResult(parsed.data, status, (t) => this.#redact(t));
   }
@@ -204,8 +230,9 @@ function toResult(data: ChatCompletionBody, status: number, redact: (t: string) 
       arguments: typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}),
     },
   }));
-  if (toolCalls.length > 0) return { ok: true, message: { content: content ?? null, tool_calls: toolCalls } };
-  if (typeof content === 'string') return { ok: true, message: { content } };
+  const finish = typeof choice.finish_reason === 'string' ? { finishReason: choice.finish_reason } : {};
+  if (toolCalls.length > 0) return { ok: true, message: { content: content ?? null, tool_calls: toolCalls }, ...finish };
+  if (typeof content === 'string') return { ok: true, message: { content }, ...finish };
   const why = refusal ? `the model refused: ${redact(refusal).slice(0, 300)}` : `finish_reason ${choice.finish_reason ?? 'missing'}`;
   return { ok: false, kind: 'fatal', message: `The chat model answered with neither text nor tool calls (${why}).`, httpStatus: status };
 }
