@@ -10,7 +10,9 @@ let db: TestDatabase;
 
 function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return runBin(args, {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: '11'.repeat(32), LOG_LEVEL: 'warn', PUBLIC_BASE_URL: 'https://leads.example.com' },
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: '11'.repeat(32), LOG_LEVEL: 'warn', PUBLIC_BASE_URL: 'https://leads.example.com',
+      // The production cost (2^17, 128 MiB a hash) is tested in operator-security; here it only slows the suite.
+      PASSWORD_SCRYPT_LOG2_N: '14' },
   });
 }
 
