@@ -5,7 +5,7 @@ import type { Clock } from '../shared/clock.ts';
 import { AppError } from '../shared/errors.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import { analytics } from './analytics-days.ts';
 import { SPEED_BUCKETS } from './analytics-queries.ts';
 import { analyticsQuery, type AnalyticsBody } from './analytics-admin-schemas.ts';

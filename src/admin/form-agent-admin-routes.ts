@@ -7,7 +7,7 @@ import { AppError } from '../shared/errors.ts';
 import { setAgentEnabled } from '../whatsapp/conversation-queries.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import { agentEnabled, agentView, applyAgent, previewPrompt } from './agent-settings.ts';
 import { applyForm, formView } from './form-settings.ts';
 import * as s from './form-agent-admin-schemas.ts';

@@ -1,7 +1,7 @@
 import { agentConfigOf, agentConfigSchema, withQuestionIds, type AgentConfig, type QualificationQuestion, type RetiredQuestion } from '../agent/agent-config.ts';
 import { AppError } from '../shared/errors.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import type { FormBody } from './form-agent-admin-schemas.ts';
 import { requireVersion, versionOf } from './settings-version.ts';
 

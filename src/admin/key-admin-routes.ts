@@ -6,7 +6,7 @@ import type { OperatorService } from '../operators/operator-service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { KeyCaps, WorkspaceService } from '../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import * as s from './settings-admin-schemas.ts';
 
 // The API keys page's admin API (docs/DASHBOARD.md, "Providers, API keys and team"): the same

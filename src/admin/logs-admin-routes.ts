@@ -4,7 +4,7 @@ import type { OperatorService } from '../operators/operator-service.ts';
 import type { Permission } from '../operators/roles.ts';
 import { AppError } from '../shared/errors.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import type { DeadLetterAdmin } from './dead-letter-admin.ts';
 import { auditLogPage, integrationLogPage } from './logs-queries.ts';
 import * as s from './logs-admin-schemas.ts';

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Config } from '../config/config.ts';
+import { isSandboxOnly } from './sandbox-only.ts';
 import type { Pool } from '../db/pool.ts';
 import type { OperatorService } from '../operators/operator-service.ts';
 import type { Permission } from '../operators/roles.ts';
@@ -11,7 +12,7 @@ import { checkWorkspace } from '../workspaces/verify/workspace-checks.ts';
 import { parseWorkspaceConfig } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import { maskedSettings, mergeSecrets, pasteUrls, publicUrlWarning, SECRET_FIELDS, voiceAuthKind, type ProviderSection } from './provider-settings.ts';
 import * as s from './settings-admin-schemas.ts';
 
@@ -59,6 +60,7 @@ export function providerAdminRoutes(deps: ProviderAdminDeps) {
         urls: pasteUrls(deps.config.PUBLIC_BASE_URL, workspace),
         publicBaseUrl: deps.config.PUBLIC_BASE_URL,
         warning: publicUrlWarning(deps.config.PUBLIC_BASE_URL),
+        sandboxOnly: await isSandboxOnly(deps.pool, workspace.id),
       };
     });
 

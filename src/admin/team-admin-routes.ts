@@ -3,7 +3,7 @@ import type { OperatorService } from '../operators/operator-service.ts';
 import type { TeamService } from '../operators/team-service.ts';
 import { AppError } from '../shared/errors.ts';
 import { requireMembership, requireSession, sessionCookie } from './admin-auth.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import { rememberOperator } from './audit-trail.ts';
 import * as s from './settings-admin-schemas.ts';
 

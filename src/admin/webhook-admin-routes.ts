@@ -6,7 +6,7 @@ import {
 } from '../webhooks/webhook-endpoint-service.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-payload.ts';
 import { requireMembership, requireSession } from './admin-auth.ts';
-import { parse } from './admin-routes.ts';
+import { parse } from './admin-parse.ts';
 import * as s from './webhook-admin-schemas.ts';
 
 // The Webhooks page's admin API (docs/DASHBOARD.md, "Webhooks"): thin handlers over the same
