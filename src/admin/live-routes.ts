@@ -8,8 +8,8 @@ import type { LiveEvents } from './live-events.ts';
 
 // GET /api/admin/workspaces/:slug/events: Server-Sent Events of the workspace's changes
 // (live-events.ts). Each event names what changed and which leads; the page refetches what it
-// shows. After a reconnect the browser's EventSource opens a new stream, whose first event,
-// `ready`, tells the page to refetch: what happened while it was away is caught up that way
+// shows. After a reconnect (web/src/live.ts retries forever) the page opens a new stream, whose
+// first event, `ready`, tells the page to refetch: what happened while it was away is caught up that way
 // (simpler and exact, where replaying by Last-Event-ID would need a stored event log).
 //
 // A stream outlives the request that checked its session, so each heartbeat checks again: the
@@ -34,8 +34,13 @@ export function liveRoutes(deps: LiveRoutesDeps) {
     if (n > 0) perSession.set(token, n);
     else perSession.delete(token);
   };
+  let closing = false;
   return async function (scope: FastifyInstance): Promise<void> {
-    scope.addHook('onClose', async () => {
+    // Before the server closes, not after: it waits for every open connection, and a stream never
+    // ends by itself, so shutdown hung while a page was open (its stream silent, the page unaware).
+    // Ended at once, each page reconnects, with backoff, until the service answers again.
+    scope.addHook('preClose', async () => {
+      closing = true;
       for (const res of open) res.end();
     });
     scope.get<{ Params: { slug: string } }>('/api/admin/workspaces/:slug/events', async (request, reply) => {
@@ -70,8 +75,11 @@ export function liveRoutes(deps: LiveRoutesDeps) {
         throw err;
       }
       reply.hijack();
-      if (ended) {
-        unsubscribe();
+      // Gone, or opened while the server began to close: the page reconnects to its successor.
+      if (ended || closing) {
+        if (ended) unsubscribe();
+        else cleanUp();
+        res.destroy();
         return;
       }
       res.writeHead(200, {
@@ -82,7 +90,8 @@ export function liveRoutes(deps: LiveRoutesDeps) {
       });
       open.add(res);
       res.write('retry: 2000\n\n');
-      send('ready', { kind: 'ready', leadIds: null });
+      // heartbeatMs: the page takes a stream silent for about twice as long for dead (a network change).
+      send('ready', { kind: 'ready', leadIds: null, heartbeatMs: deps.heartbeatMs });
 
       let checking = false;
       const recheck = async () => {

@@ -1,5 +1,7 @@
 import { useEffect, useMemo, useRef } from 'react';
-import { watchWorkspace } from './api.ts';
+import { watchWorkspace } from './live-stream.ts';
+
+export { useLiveStatus, watchWorkspace, type LiveStatus } from './live-stream.ts';
 
 // A list page's requests overtake each other: a live refresh, a filter just changed, a search
 // typed letter by letter. Whichever answers last must not be an earlier request's answer, or the

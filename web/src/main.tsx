@@ -1,10 +1,15 @@
 import { StrictMode, useCallback, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { api, setCsrf, type Session } from './api.ts';
+import { HandOffAlerts } from './alerts.tsx';
 import { InboxPage } from './inbox.tsx';
 import { InvitePage } from './invite.tsx';
 import { LeadView } from './lead.tsx';
+import { useLiveStatus } from './live.ts';
 import { navigate } from './nav.ts';
+import { OfflineBanner } from './offline-banner.tsx';
+import { focusMain, useFocusHeadingOnNavigate } from './page-focus.ts';
+import { Shortcuts } from './shortcuts.tsx';
 import { SECTIONS } from './sections.tsx';
 import './styles.css';
 
@@ -22,7 +27,7 @@ function usePath(): string {
   return path;
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+function SignIn({ onSignedIn, signedOut }: { onSignedIn: (s: Session) => void; signedOut?: boolean }) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const submit = async (e: React.FormEvent<HTMLFormElement>) => {
@@ -41,6 +46,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   return (
     <main className="signin">
       <h1>Sign in</h1>
+      {signedOut && <p role="status" className="notice">You were signed out. Sign in again to go on.</p>}
       <form onSubmit={submit}>
         <label>E-mail <input name="email" type="email" autoComplete="username" required /></label>
         <label>Password <input name="password" type="password" autoComplete="current-password" required /></label>
@@ -62,10 +68,19 @@ function App() {
     // 401 (or the service unreachable): the sign-in form.
     api<Session>('GET', '/api/admin/session').then(signedIn, () => setSession(null));
   }, [signedIn]);
+  useFocusHeadingOnNavigate(path);
+  // The live stream ended (live.ts): signed out, here or elsewhere, or no longer a member. The
+  // session is asked again: the sign-in form, or the workspaces this operator still has.
+  const live = useLiveStatus();
+  const [signedOut, setSignedOut] = useState(false);
+  useEffect(() => {
+    if (live.state !== 'ended') return;
+    api<Session>('GET', '/api/admin/session').then(signedIn, () => { setSignedOut(true); setSession(null); });
+  }, [live, signedIn]);
   // An invitation link (team.tsx) works signed in or not: its page handles both.
   if (path === '/admin/invite') return <InvitePage />;
   if (session === undefined) return <p className="loading">Loading…</p>;
-  if (session === null) return <SignIn onSignedIn={signedIn} />;
+  if (session === null) return <SignIn onSignedIn={(s) => { setSignedOut(false); signedIn(s); }} signedOut={signedOut} />;
   const [, , slug, section, leadId] = path.split('/');
   const workspace = session.workspaces.find((w) => w.slug === slug) ?? session.workspaces[0];
   if (!workspace) {
@@ -84,6 +99,7 @@ function App() {
   };
   return (
     <>
+      <a className="skip-link" href="#content" onClick={(e) => { e.preventDefault(); focusMain(); }}>Skip to content</a>
       <header className="top">
         <a className="brand" href={`/admin/${workspace.slug}/leads`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>leadintake</a>
         <nav aria-label="Workspace">
@@ -97,10 +113,13 @@ function App() {
             {session.workspaces.map((w) => <option key={w.slug} value={w.slug}>{w.name} ({w.role})</option>)}
           </select>
         </label>
+        <HandOffAlerts key={workspace.slug} workspace={workspace} />
         <span className="who">{session.operator.name}</span>
         <button type="button" className="quiet" onClick={signOut}>Sign out</button>
       </header>
-      {current.render({ workspace, session, subpath: leadId })}
+      <OfflineBanner />
+      <div id="content" tabIndex={-1}>{current.render({ workspace, session, subpath: leadId })}</div>
+      <Shortcuts page={section === 'leads' ? (leadId ? 'lead' : 'inbox') : 'other'} />
     </>
   );
 }
