@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, type WorkspaceAccess } from './api.ts';
 import { saveErrorText } from './save-error.ts';
 import type { AgentData, Persona, TemplateFields } from './settings-types.ts';
+import { InboxSettingsBlock } from './inbox-settings.tsx';
 
 // The Agent page (docs/DASHBOARD.md, "Form builder and agent settings"): persona, criteria, time
 // zone, phone country, the WhatsApp first-contact template, the kill switch, and the system prompt
@@ -150,6 +151,7 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
           <pre className="prompt" role="region" aria-label="System prompt" tabIndex={0}>{prompt}</pre>
         </section>
       </div>
+      <InboxSettingsBlock workspace={workspace} />
     </main>
   );
 }
