@@ -8,13 +8,21 @@ import { inTransaction, lockLead } from '../whatsapp/lead-lock.ts';
 import { clampMessage, firstName, MESSAGE_LIMITS, templateText } from '../whatsapp/outbound-text.ts';
 import { WINDOW_MS } from '../whatsapp/turn-engine.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
-import type { OperatorRef } from './lead-actions.ts';
+import type { LeadStatus } from '../leads/lead-state.ts';
+import { KEPT_STATUSES, type OperatorRef } from './lead-actions.ts';
+
+/** The operator's text, or the workspace's approved template (the only message outside the window). */
+export type ReplyContent = { text: string } | { template: true };
+
+export const WINDOW_CLOSED_TEXT =
+  'The 24-hour WhatsApp window is closed: providers accept only the approved template now. Send the template, ' +
+  'or wait until the lead writes again.';
 
 // An operator's WhatsApp reply (docs/DASHBOARD.md, "Reply"). It goes out through the agent's own
 // outbound path: stored as the outbound message of an `operator` turn, ready to send, and sent by
 // the turn engine (checkpointed send under a random key stored with it, integration log, delivery
-// statuses). Inside the 24-hour window it is the operator's text; outside, the workspace's approved
-// template, the only message the providers accept then.
+// statuses). Inside the 24-hour window it is the operator's text; outside, only the workspace's
+// approved template, the only message the providers accept then, and only when asked for.
 
 export interface OperatorReplyDeps {
   pool: Pool;
@@ -31,8 +39,13 @@ export class OperatorReplies {
     this.#d = deps;
   }
 
-  /** Queues the reply; the lead must be with a person (Take over first). Returns the lead's status. */
-  async reply(workspaceId: string, leadId: string, op: OperatorRef, text: string): Promise<'needs_human'> {
+  /**
+   * Queues the reply: `text` inside the 24-hour window, else only `{ template: true }` — free text
+   * outside it is refused, never swapped for the template behind the operator's back. The lead
+   * must be with a person (taken over) or have its outcome (booked, unqualified), which the AI does
+   * not answer either. Returns the lead's status.
+   */
+  async reply(workspaceId: string, leadId: string, op: OperatorRef, message: ReplyContent): Promise<LeadStatus> {
     // The lead's turn lock: no agent turn is half-way while the operator's message is written.
     const lock = await lockLead(this.#d.pool, leadId);
     try {
@@ -45,7 +58,9 @@ export class OperatorReplies {
         const lead = rows[0];
         if (!lead) throw new AppError('lead_not_found');
         if (lead.channel !== 'whatsapp') throw new AppError('validation_failed', { issues: [{ path: [], message: 'Only WhatsApp leads can be replied to.' }] });
-        if (lead.status !== 'needs_human') throw new AppError('lead_status_conflict', { message: lead.status });
+        if (lead.status !== 'needs_human' && !KEPT_STATUSES.has(lead.status)) {
+          throw new AppError('lead_status_conflict', { message: lead.status });
+        }
         const whatsapp = await this.#whatsappSettings(workspaceId, lead.livemode);
         if (!whatsapp) throw new AppError('validation_failed', { issues: [{ path: [], message: 'WhatsApp is not configured for this workspace.' }] });
         await lockLeadRow(tx, leadId);
@@ -57,10 +72,14 @@ export class OperatorReplies {
         );
         await tx.query(`UPDATE whatsapp_messages SET status = 'cancelled', status_at = now() WHERE lead_id = $1 AND direction = 'outbound' AND status = 'pending'`, [leadId]);
         const windowOpen = lead.last_inbound_at !== null && this.#d.clock().getTime() - new Date(lead.last_inbound_at).getTime() < WINDOW_MS;
+        // Refused, not swapped for the template: the operator's text is never thrown away unseen.
+        if (!windowOpen && 'text' in message) {
+          throw new AppError('validation_failed', { issues: [{ path: ['text'], message: WINDOW_CLOSED_TEXT }] });
+        }
         const variables = [firstName(lead.name)];
         const templateId = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
-        const content = windowOpen
-          ? { kind: 'text', body: clampMessage(text, MESSAGE_LIMITS[whatsapp.provider]), variables: null }
+        const content = 'text' in message
+          ? { kind: 'text', body: clampMessage(message.text, MESSAGE_LIMITS[whatsapp.provider]), variables: null }
           : { kind: 'template', body: templateText({ id: templateId, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables), variables };
         const { rows: turn } = await tx.query(
           `WITH turn AS (
@@ -79,16 +98,23 @@ export class OperatorReplies {
         );
         await recordLeadEvent(tx, leadId, 'operator.replied', {
           operator: op.name, operatorId: op.id, messageId: turn[0].id, kind: content.kind,
-          ...(windowOpen ? {} : { note: 'The 24-hour window is closed: the approved template was sent instead of the text.' }),
         });
         // The send itself is the turn engine's (a worker), like every message of the lead.
-        return requestTurn(tx, leadId, lead.workspace_id);
+        return { queued: await requestTurn(tx, leadId, lead.workspace_id), status: lead.status as LeadStatus };
       });
-      if (queued) this.#d.wake();
+      if (queued.queued) this.#d.wake();
+      return queued.status;
     } finally {
       await lock.release();
     }
-    return 'needs_human';
+  }
+
+  /** The approved template as this lead would get it (the composer shows it), or null when not configured. */
+  async templateFor(workspaceId: string, livemode: boolean, name: string): Promise<string | null> {
+    const whatsapp = await this.#whatsappSettings(workspaceId, livemode);
+    if (!whatsapp) return null;
+    const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
+    return templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, [firstName(name)]);
   }
 
   async #whatsappSettings(workspaceId: string, livemode: boolean) {

@@ -16,6 +16,8 @@ export interface AgentLead {
   /** Collected by the agent, by question id. */
   answers: Record<string, string>;
   notes: string | null;
+  /** Operators' notes shared with the agent (lead_notes.visible_to_agent), newest first. */
+  teamNotes?: string[];
   bookingUid: string | null;
   bookingStart: Date | null;
 }
@@ -29,7 +31,10 @@ export async function findAgentLead(db: Queryable, workspaceId: string, leadId: 
   const { rows } = await db.query({
     name: 'find-agent-lead',
     text: `SELECT id, workspace_id, status, name, email, goal, phone_normalized, metadata, form_responses, answers,
-                  agent_notes, booking_uid, booking_start
+                  agent_notes, booking_uid, booking_start,
+                  -- The newest few: the prompt's notes budget shows less still (lead-data-block.ts).
+                  ARRAY(SELECT text FROM lead_notes n WHERE n.lead_id = leads.id AND n.visible_to_agent
+                         ORDER BY created_at DESC, id DESC LIMIT 20) AS team_notes
              FROM leads WHERE id = $1 AND workspace_id = $2`,
     values: [leadId, workspaceId],
   });
@@ -47,6 +52,7 @@ export async function findAgentLead(db: Queryable, workspaceId: string, leadId: 
     formResponses: r.form_responses,
     answers: r.answers,
     notes: r.agent_notes,
+    teamNotes: r.team_notes,
     bookingUid: r.booking_uid,
     bookingStart: r.booking_start,
   };

@@ -53,6 +53,8 @@ export interface LeadDataInput {
   /** Answers to ids the form does not have: the id is the form's (the lead's) too. */
   unknownAnswers: Array<{ id: string; label: string | null; answer: string }>;
   notes: string | null;
+  /** Notes operators shared with the agent, newest first; they share the notes budget with `notes`. */
+  teamNotes?: string[];
   metadata: Record<string, unknown>;
 }
 
@@ -69,7 +71,7 @@ export function leadDataBlock(d: LeadDataInput): string {
           quoted(answer)
         : `Answer to a question no longer on the form, id ${quoted(id, KEY_MAX)}: ${quoted(answer)}`,
     ),
-    ...(d.notes ? [`Your notes so far: ${quotedTail(d.notes, LEAD_NOTES_MAX_CHARS)}`] : []),
+    ...notesLines(d.notes, d.teamNotes ?? []),
   ];
   const pairs = metadataPairs(d.metadata);
   if (pairs.length > 0) {
@@ -78,6 +80,25 @@ export function leadDataBlock(d: LeadDataInput): string {
     for (const [key, text] of pairs) lines.push(`- ${quoted(key, KEY_MAX)}: ${metadataValue(d.metadata[key], text)}`);
   }
   return [LEAD_DATA_OPEN, ...withinBudget(lines, LEAD_DATA_MAX_CHARS), LEAD_DATA_CLOSE].join('\n');
+}
+
+/**
+ * The agent's notes and the team's shared notes within LEAD_NOTES_MAX_CHARS together: the team's
+ * newest first, up to half of it (what they leave unused goes to the agent's notes), then the tail
+ * of the agent's. A team note is an operator's, but it is quoted like the lead's data all the same.
+ */
+function notesLines(notes: string | null, teamNotes: string[]): string[] {
+  const lines: string[] = [];
+  let left = Math.floor(LEAD_NOTES_MAX_CHARS / 2);
+  for (const note of teamNotes) {
+    if (left < 20) break;
+    const line = `Note from the team: ${quoted(note, Math.min(note.length, left))}`;
+    lines.push(line);
+    left -= Math.min(note.length, left);
+  }
+  const used = Math.floor(LEAD_NOTES_MAX_CHARS / 2) - left;
+  if (notes) lines.push(`Your notes so far: ${quotedTail(notes, LEAD_NOTES_MAX_CHARS - used)}`);
+  return lines;
 }
 
 /** A string quoted; any other value as its JSON text (already one line) when it fits, else quoted and cut. */

@@ -12,7 +12,9 @@ import { describeQuestion, qualificationState } from './qualification-answers.ts
 // the lead or a form controls is in the one lead-data block (lead-data-block.ts), quoted, so the
 // lead can add a line to that block but never a section or an instruction of its own.
 
-export type PromptLead = Pick<AgentLead, 'name' | 'email' | 'goal' | 'metadata' | 'formResponses' | 'answers' | 'notes'>;
+export type PromptLead = Pick<
+  AgentLead, 'name' | 'email' | 'goal' | 'metadata' | 'formResponses' | 'answers' | 'notes' | 'teamNotes'
+>;
 
 export interface PromptInput {
   agent: AgentConfig;
@@ -79,6 +81,7 @@ function leadSection(agent: AgentConfig, lead: PromptLead): string {
     answers: state.answered.map(({ question, answer }) => ({ label: question.label, answer })),
     unknownAnswers: state.orphaned.map(({ id, answer }) => ({ id, label: retired.get(id) ?? null, answer })),
     notes: lead.notes,
+    ...(lead.teamNotes ? { teamNotes: lead.teamNotes } : {}),
     metadata: lead.metadata,
   });
   return section('What we know about the lead', [

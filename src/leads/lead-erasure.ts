@@ -8,7 +8,8 @@ import { inTransaction, lockLead } from '../whatsapp/lead-lock.ts';
 // erased which lead id of which workspace, and when — no name, phone, e-mail or text.
 //
 // What goes, in one transaction:
-//   the lead row, and by cascade its timeline, call sessions, agent turns and WhatsApp messages;
+//   the lead row, and by cascade its timeline, call sessions, agent turns, WhatsApp messages and
+//   operators' internal notes (lead_notes);
 //   delivery statuses parked for its messages; Vapi tool-call results of its calls;
 //   its turn jobs (outbox rows, agent-turn and dead-letter jobs — all but one running right now);
 //   the payloads of its integration-log entries: those tagged with the lead, and those of its
