@@ -45,6 +45,13 @@ export const analyticsSchema = z.object({
   to: z.string().meta({ description: 'Last local day of the period (included; today for the presets).' }),
   sandbox: z.boolean().meta({ description: 'Sandbox leads counted too (live leads only when false).' }),
   totals: z.object({ ...funnel, speedP50Seconds: seconds, speedP90Seconds: seconds, medianTimeToBookingSeconds: seconds }),
+  outcomes: z.object({
+    booked: z.object({ ai: z.number().int(), person: z.number().int() }),
+    unqualified: z.object({ ai: z.number().int(), person: z.number().int() }),
+  }).meta({
+    description: 'Outcomes (status now) reached by the AI alone (`ai`) and after a person stepped in (`person`: '
+      + 'a hand-over to a person, a take-over, a reply or an outcome set by an operator is in the timeline).',
+  }),
   days: z.array(z.object({
     day: z.string(), ...funnel, new: z.number().int(), inConversation: z.number().int(), speedP50Seconds: seconds, speedP90Seconds: seconds,
   })),

@@ -46,13 +46,16 @@ const DAY_SUMMARIES = (daysSql: string) => `
   SELECT days.day, days.starts_at, days.ends_at,
          coalesce(agg.leads, 0) AS leads, coalesce(agg.contacted, 0) AS contacted, coalesce(agg.conversation, 0) AS conversation,
          coalesce(agg.booked, 0) AS booked, coalesce(agg.unqualified, 0) AS unqualified, coalesce(agg.needs_human, 0) AS needs_human,
+         coalesce(agg.booked_after_person, 0) AS booked_after_person,
+         coalesce(agg.unqualified_after_person, 0) AS unqualified_after_person,
          coalesce(agg.new, 0) AS new, coalesce(agg.in_conversation, 0) AS in_conversation, agg.speed_p50, agg.speed_p90,
          coalesce(agg.speed_histogram, array_fill(0, ARRAY[${SPEED_BUCKETS.length + 1}])) AS speed_histogram,
          coalesce(speed.vs, '{}') AS speed_values, coalesce(speed.ns, '{}') AS speed_counts,
          coalesce(booking.vs, '{}') AS booking_values, coalesce(booking.ns, '{}') AS booking_counts
     FROM days LEFT JOIN agg USING (day) LEFT JOIN speed USING (day) LEFT JOIN booking USING (day)`;
 
-const COLUMNS = `to_char(day, 'YYYY-MM-DD') AS day, leads, contacted, conversation, booked, unqualified, needs_human, new, in_conversation,
+const COLUMNS = `to_char(day, 'YYYY-MM-DD') AS day, leads, contacted, conversation, booked, unqualified, needs_human,
+  booked_after_person, unqualified_after_person, new, in_conversation,
   speed_p50, speed_p90, speed_histogram, speed_values, speed_counts, booking_values, booking_counts`;
 
 /**
@@ -93,7 +96,8 @@ async function splitDays(db: Queryable, timeZone: string, from: string | null, t
 async function fillDays(tx: Queryable, q: Pick<AnalyticsQuery, 'workspaceId' | 'timeZone' | 'sandbox'>, past: string[]): Promise<void> {
   await tx.query(
     `INSERT INTO analytics_days (workspace_id, time_zone, with_sandbox, day, starts_at, ends_at, leads, contacted, conversation, booked,
-       unqualified, needs_human, new, in_conversation, speed_p50, speed_p90, speed_histogram, speed_values, speed_counts, booking_values, booking_counts)
+       unqualified, needs_human, booked_after_person, unqualified_after_person, new, in_conversation, speed_p50, speed_p90,
+       speed_histogram, speed_values, speed_counts, booking_values, booking_counts)
      SELECT $1, $3, $6, s.* FROM (${DAY_SUMMARIES(`SELECT d FROM unnest($5::date[]) d
          WHERE NOT EXISTS (SELECT 1 FROM analytics_days a WHERE a.workspace_id = $1 AND a.time_zone = $3 AND a.with_sandbox = $6 AND a.day = d)`)}) s`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, SPEED_BUCKETS, past, q.sandbox],

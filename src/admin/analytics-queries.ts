@@ -6,12 +6,22 @@ import type { Queryable } from '../db/pool.ts';
 // later steps happened on.
 //
 // From the timeline (lead_events):
-// - contacted: a first contact went out — `message.sent` (WhatsApp) or `call.dispatched` (voice),
-//   the same entries the inbox's "speed to lead" reads; speed to lead is the time to the first one;
+// - contacted: a first contact went out — `message.sent` (WhatsApp), `call.dispatched` or
+//   `call.reconciled` (voice: a call whose first server message came before we recorded it);
+//   speed to lead (here and in the inbox) is the time to the first one;
 // - conversation: the lead answered — `message.received` (a WhatsApp message from the lead) or
 //   `call.started` (the call was picked up: Vapi reported it in progress);
 // - booked, unqualified, needs human: the lead's status now; time to booking is from the lead's
-//   creation to the first timeline entry that moved it to `booked` (transitionLead writes `to`).
+//   creation to the first timeline entry that moved it to `booked` (transitionLead writes `to`);
+// - after a person: a person stepped in at some point (HUMAN_EVENT): the outcomes split into
+//   those the AI reached alone and those reached after a person.
+
+/** Timeline entries that are a first contact (migration 042 keeps the same list in lead_funnel's trigger). */
+export const CONTACT_EVENT = (e: string) => `${e}.type IN ('message.sent', 'call.dispatched', 'call.reconciled')`;
+/** Timeline entries that mean a person stepped in (the same in migration 042's trigger). */
+export const HUMAN_EVENT = (e: string) =>
+  `(${e}.data->>'to' = 'needs_human'
+    OR ${e}.type IN ('operator.took_over', 'operator.replied', 'operator.outcome_set'))`;
 
 /** Upper bounds (seconds, exclusive) of the speed-to-lead histogram's buckets; the last is open. */
 export const SPEED_BUCKETS = [10, 30, 60, 120, 300, 900, 3600, 86400] as const;
@@ -36,6 +46,12 @@ export interface Funnel {
   needsHuman: number;
 }
 
+/** Outcomes reached by the AI alone, and after a person stepped in. */
+export interface OutcomeSplit {
+  booked: { ai: number; person: number };
+  unqualified: { ai: number; person: number };
+}
+
 export interface AnalyticsDay extends Funnel {
   day: string;
   new: number;
@@ -50,6 +66,7 @@ export interface AnalyticsResult {
     speedP90Seconds: number | null;
     medianTimeToBookingSeconds: number | null;
   };
+  outcomes: OutcomeSplit;
   days: AnalyticsDay[];
   /** One count per bucket: below SPEED_BUCKETS[0], …, at or above the last bound. */
   speedHistogram: number[];
@@ -80,27 +97,29 @@ const PERIOD = (t: string) => `${t}.workspace_id = $1 AND ${t}.livemode = ANY($2
 
 const SOURCES = {
   timeline: `
-    SELECT l.status, l.created_at, f.contacted_at, f.conversed_at, f.booked_at
+    SELECT l.status, l.created_at, f.contacted_at, f.conversed_at, f.booked_at, f.human_at
       FROM leads l
       LEFT JOIN LATERAL (
-        SELECT min(e.at) FILTER (WHERE e.type IN ('message.sent', 'call.dispatched')) AS contacted_at,
+        SELECT min(e.at) FILTER (WHERE ${CONTACT_EVENT('e')}) AS contacted_at,
                min(e.at) FILTER (WHERE e.type IN ('message.received', 'call.started')) AS conversed_at,
-               min(e.at) FILTER (WHERE e.data->>'to' = 'booked') AS booked_at
+               min(e.at) FILTER (WHERE e.data->>'to' = 'booked') AS booked_at,
+               min(e.at) FILTER (WHERE ${HUMAN_EVENT('e')}) AS human_at
           FROM lead_events e WHERE e.lead_id = l.id
       ) f ON true
      WHERE ${PERIOD('l')}`,
   funnel: `
-    SELECT f.status, f.created_at, f.contacted_at, f.conversed_at, f.booked_at
+    SELECT f.status, f.created_at, f.contacted_at, f.conversed_at, f.booked_at, f.human_at
       FROM lead_funnel f
      WHERE ${PERIOD('f')}`,
 } as const;
 export type AnalyticsSource = keyof typeof SOURCES;
 
 /**
- * A lead's figures from its moments (the columns status, created_at, contacted_at, conversed_at
- * and booked_at of `t`), shared by this query and the day summaries (analytics-days.ts).
+ * A lead's figures from its moments (the columns status, created_at, contacted_at, conversed_at,
+ * booked_at and human_at of `t`), shared by this query and the day summaries (analytics-days.ts).
  */
 export const LEAD_FACTS = (t: string) => `${t}.status, ${t}.contacted_at IS NOT NULL AS contacted, ${t}.conversed_at IS NOT NULL AS conversed,
+           ${t}.human_at IS NOT NULL AS after_person,
            -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
            CASE WHEN ${t}.contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM ${t}.contacted_at - ${t}.created_at))::float8 END AS speed,
            CASE WHEN ${t}.status = 'booked' AND ${t}.booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM ${t}.booked_at - ${t}.created_at))::float8 END AS to_booking`;
@@ -109,6 +128,8 @@ export const LEAD_FACTS = (t: string) => `${t}.status, ${t}.contacted_at IS NOT 
 export const FUNNEL_AGGREGATES = (buckets: string) => `count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
            count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
            count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
+           count(*) FILTER (WHERE status = 'booked' AND after_person)::int AS booked_after_person,
+           count(*) FILTER (WHERE status = 'unqualified' AND after_person)::int AS unqualified_after_person,
            count(*) FILTER (WHERE status = 'new')::int AS "new", count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
            ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, ${buckets}::float8[]) = ${i})::int`).join(', ')}] AS speed_histogram`;
 
@@ -126,7 +147,10 @@ export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, sourc
       GROUP BY GROUPING SETS ((day), ())`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, q.from, q.to, SPEED_BUCKETS],
   );
-  const empty = { leads: 0, contacted: 0, conversation: 0, booked: 0, unqualified: 0, needs_human: 0, new: 0, in_conversation: 0, p50: null, p90: null, to_booking: null };
+  const empty = {
+    leads: 0, contacted: 0, conversation: 0, booked: 0, unqualified: 0, needs_human: 0,
+    booked_after_person: 0, unqualified_after_person: 0, new: 0, in_conversation: 0, p50: null, p90: null, to_booking: null,
+  };
   const totalRow = groups.find((g) => g.total) ?? { ...empty, speed_histogram: new Array(SPEED_BUCKETS.length + 1).fill(0) };
   const row = { totals: totalRow, days: groups.filter((g) => !g.total) };
   const funnel = (r: Record<string, any>): Funnel => ({
@@ -140,11 +164,21 @@ export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, sourc
       speedP90Seconds: seconds(row.totals.p90),
       medianTimeToBookingSeconds: seconds(row.totals.to_booking),
     },
+    outcomes: split(row.totals.booked, row.totals.booked_after_person,
+      row.totals.unqualified, row.totals.unqualified_after_person),
     days: daysBetween(q.from, q.to).map((day) => {
       const d = byDay.get(day) ?? empty;
       return { day, ...funnel(d), new: d.new, inConversation: d.in_conversation, speedP50Seconds: seconds(d.p50), speedP90Seconds: seconds(d.p90) };
     }),
     speedHistogram: row.totals.speed_histogram as number[],
+  };
+}
+
+function split(booked: number, bookedAfterPerson: number, unqualified: number, unqualifiedAfterPerson: number)
+  : OutcomeSplit {
+  return {
+    booked: { ai: booked - bookedAfterPerson, person: bookedAfterPerson },
+    unqualified: { ai: unqualified - unqualifiedAfterPerson, person: unqualifiedAfterPerson },
   };
 }
 
@@ -157,6 +191,8 @@ export interface DaySummary {
   booked: number;
   unqualified: number;
   needs_human: number;
+  booked_after_person: number;
+  unqualified_after_person: number;
   new: number;
   in_conversation: number;
   speed_p50: number | null;
@@ -191,7 +227,9 @@ function mergedPercentiles(days: DaySummary[], values: 'speed_values' | 'booking
 /** The page's answer from one summary per day of the period (days without leads may be absent). */
 export function assembleAnalytics(q: AnalyticsQuery, summaries: DaySummary[]): AnalyticsResult {
   const byDay = new Map(summaries.map((d) => [d.day, d]));
-  const sum = (k: 'leads' | 'contacted' | 'conversation' | 'booked' | 'unqualified' | 'needs_human') => summaries.reduce((n, d) => n + d[k], 0);
+  type Summed = 'leads' | 'contacted' | 'conversation' | 'booked' | 'unqualified' | 'needs_human'
+    | 'booked_after_person' | 'unqualified_after_person';
+  const sum = (k: Summed) => summaries.reduce((n, d) => n + d[k], 0);
   const [p50, p90] = mergedPercentiles(summaries, 'speed_values', 'speed_counts', [0.5, 0.9]);
   const [toBooking] = mergedPercentiles(summaries, 'booking_values', 'booking_counts', [0.5]);
   const histogram = new Array<number>(SPEED_BUCKETS.length + 1).fill(0);
@@ -202,6 +240,7 @@ export function assembleAnalytics(q: AnalyticsQuery, summaries: DaySummary[]): A
       unqualified: sum('unqualified'), needsHuman: sum('needs_human'),
       speedP50Seconds: seconds(p50), speedP90Seconds: seconds(p90), medianTimeToBookingSeconds: seconds(toBooking),
     },
+    outcomes: split(sum('booked'), sum('booked_after_person'), sum('unqualified'), sum('unqualified_after_person')),
     days: daysBetween(q.from, q.to).map((day) => {
       const d = byDay.get(day);
       return {

@@ -1,7 +1,7 @@
 import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { insertWebhookReceipt } from '../integration-log/webhook-receipt-queries.ts';
-import { isStartError, mergeReport, mergeStatusUpdate, statusRank, type SessionState } from './call-session-merge.ts';
+import { isStartError, mergeReport, mergeStatusUpdate, type SessionState } from './call-session-merge.ts';
 import * as q from './call-session-queries.ts';
 import type { CallRef, VapiMessage } from './vapi/vapi-message.ts';
 
@@ -55,10 +55,18 @@ async function reconcile(tx: PoolClient, workspaceId: string, ref: CallRef, call
   return q.lockSession(tx, workspaceId, callId);
 }
 
+/** Picked up: in progress (or forwarded), or a start time is known (a call never answered has none). */
+function answered(s: SessionState): boolean {
+  return s.status === 'in-progress' || s.status === 'forwarding' || s.startedAt !== null;
+}
+
 async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionState): Promise<void> {
   const leadId = before.leadId;
   const providerCallId = before.providerCallId;
-  if (statusRank(before.status) < statusRank('in-progress') && next.status === 'in-progress') {
+  // The first message that shows the call was answered: usually the in-progress status update,
+  // but the report may come first (then the in-progress update changes nothing), so a start
+  // time known for the first time counts as well; the funnel's "conversation" reads this entry.
+  if (!answered(before) && answered(next)) {
     await recordLeadEvent(tx, leadId, 'call.started', { providerCallId, actor: 'system' });
   }
   const endedNow = before.status !== 'ended' && next.status === 'ended';

@@ -3,16 +3,20 @@ import { useEffect, useMemo, useState } from 'react';
 import { api, type WorkspaceAccess } from './api.ts';
 import { ChartFigure, cssColor, DataTable, useColorScheme } from './chart-figure.tsx';
 import { duration } from './format.ts';
+import { LeadsLink, type UrlFilters } from './inbox-filters.tsx';
+import type { Status } from './api.ts';
 
 // The Analytics page (/admin/<slug>/analytics; docs/DASHBOARD.md, "Analytics"): speed to lead
 // first — the figure the product exists for — then the funnel, bookings and leads per day by
-// outcome, for a period of the workspace's local days. Every chart has its numbers in a table.
+// outcome, for a period of the workspace's local days. Every chart has its numbers in a table,
+// and links to the leads behind it: the inbox filtered to them (inbox-filters.tsx).
 
 interface Funnel { leads: number; contacted: number; conversation: number; booked: number; unqualified: number; needsHuman: number }
 interface Day extends Funnel { day: string; new: number; inConversation: number; speedP50Seconds: number | null; speedP90Seconds: number | null }
 interface Analytics {
   channel: 'voice' | 'whatsapp'; timeZone: string; period: string; from: string; to: string; sandbox: boolean;
   totals: Funnel & { speedP50Seconds: number | null; speedP90Seconds: number | null; medianTimeToBookingSeconds: number | null };
+  outcomes: { booked: { ai: number; person: number }; unqualified: { ai: number; person: number } };
   days: Day[]; speedBuckets: number[]; speedHistogram: number[];
 }
 
@@ -93,6 +97,17 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
   }, [data, scheme]);
 
   const t = data?.totals;
+  type Filter = UrlFilters & { status?: Status };
+  /** A link to the period's leads of a figure (same days, same Sandbox switch). */
+  const link = (f: Filter, text: string | number, label?: string) => data && (
+    <LeadsLink slug={workspace.slug} {...(label ? { label } : {})}
+      filter={{ from: data.from, to: data.to, ...(data.sandbox ? { sandbox: true } : {}), ...f }}>{text}</LeadsLink>
+  );
+  const dayLink = (day: string) => link({ from: day, to: day }, day);
+  const STEP_FILTERS: Record<string, Filter> = {
+    Leads: {}, Contacted: { reached: 'contacted' }, Conversation: { reached: 'conversation' },
+    Booked: { status: 'booked' }, Unqualified: { status: 'unqualified' }, 'Needs human': { status: 'needs_human' },
+  };
   // Outcomes are shares of all leads only: an operator may book or close a lead that never answered.
   const steps: Array<[string, number, number | null]> = t ? [
     ['Leads', t.leads, null], ['Contacted', t.contacted, t.leads], ['Conversation', t.conversation, t.contacted],
@@ -130,10 +145,12 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
           <div className="charts">
             <ChartFigure title="Speed to lead, distribution" config={charts.histogram}
               summary={`Bar chart: leads by time from arrival to first contact. ${charts.labels.map((l, i) => `${l}: ${data.speedHistogram[i]}`).join('; ')}.`}
+              leads={link({ reached: 'contacted' }, 'Show the contacted leads')}
               table={{ caption: 'Speed to lead, leads per bucket', columns: ['Time to first contact', 'Leads'], rows: charts.labels.map((l, i) => [l, data.speedHistogram[i]!]) }} />
             <ChartFigure title="Speed to lead per day, p50 and p90" config={charts.speedDays}
               summary={`Line chart: median and 90th percentile of the time to first contact per day; over the period p50 ${duration(t.speedP50Seconds)}, p90 ${duration(t.speedP90Seconds)}.`}
-              table={{ caption: 'Speed to lead per day (seconds)', columns: ['Day', 'p50', 'p90', 'Contacted'], rows: data.days.map((d) => [d.day, d.speedP50Seconds ?? '—', d.speedP90Seconds ?? '—', d.contacted]) }} />
+              leads={link({ reached: 'contacted' }, 'Show the contacted leads')}
+              table={{ caption: 'Speed to lead per day (seconds)', columns: ['Day', 'p50', 'p90', 'Contacted'], rows: data.days.map((d) => [dayLink(d.day), d.speedP50Seconds ?? '—', d.speedP90Seconds ?? '—', d.contacted]) }} />
           </div>
         </section>
         <section aria-labelledby="funnel-h">
@@ -141,7 +158,26 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
           <DataTable table={{
             caption: 'Funnel of the period: leads at each step, as a share of all leads and of the step before',
             columns: ['Step', 'Leads', 'Of all leads', 'Of the step before'],
-            rows: steps.map(([name, n, prev]) => [name, n, pct(n, t.leads), prev === null ? '—' : pct(n, prev)]),
+            rows: steps.map(([name, n, prev]) => [
+              name, link(STEP_FILTERS[name]!, n, `${n} leads: ${name}`), pct(n, t.leads), prev === null ? '—' : pct(n, prev),
+            ]),
+          }} />
+        </section>
+        <section aria-labelledby="handled-h">
+          <h2 id="handled-h">Outcomes by who reached them</h2>
+          <DataTable table={{
+            caption: "Outcomes reached by the AI alone, and after a person stepped in (a hand-over or take-over in the lead's history)",
+            columns: ['Outcome', 'AI alone', 'After a person', 'Share by the AI alone'],
+            rows: (['booked', 'unqualified'] as const).map((o) => {
+              const name = o === 'booked' ? 'Booked' : 'Unqualified';
+              const { ai, person } = data.outcomes[o];
+              return [
+                name,
+                link({ status: o, handledBy: 'ai' }, ai, `${ai} ${name.toLowerCase()} by the AI alone`),
+                link({ status: o, handledBy: 'person' }, person, `${person} ${name.toLowerCase()} after a person stepped in`),
+                pct(ai, ai + person),
+              ];
+            }),
           }} />
         </section>
         <section aria-labelledby="bookings-h">
@@ -153,12 +189,14 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
           <div className="charts">
             <ChartFigure title="Booking rate per day" config={charts.bookingRate}
               summary={`Line chart: booked leads as a share of the day's leads; ${pct(t.booked, t.leads)} over the period.`}
-              table={{ caption: 'Booking rate per day', columns: ['Day', 'Leads', 'Booked', 'Booking rate'], rows: data.days.map((d) => [d.day, d.leads, d.booked, pct(d.booked, d.leads)]) }} />
+              leads={link({ status: 'booked' }, 'Show the booked leads')}
+              table={{ caption: 'Booking rate per day', columns: ['Day', 'Leads', 'Booked', 'Booking rate'], rows: data.days.map((d) => [dayLink(d.day), d.leads, d.booked, pct(d.booked, d.leads)]) }} />
             <ChartFigure title="Leads per day by outcome" config={charts.perDay}
               summary={`Stacked bar chart: the leads of each day by their status now; ${t.leads} leads in all.`}
+              leads={link({}, `Show the period's ${t.leads} leads`)}
               table={{
                 caption: 'Leads per day by outcome', columns: ['Day', 'Booked', 'Unqualified', 'Needs human', 'In conversation', 'New', 'All'],
-                rows: data.days.map((d) => [d.day, d.booked, d.unqualified, d.needsHuman, d.inConversation, d.new, d.leads]),
+                rows: data.days.map((d) => [dayLink(d.day), d.booked, d.unqualified, d.needsHuman, d.inConversation, d.new, d.leads]),
               }} />
           </div>
         </section>

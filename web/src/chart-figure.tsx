@@ -30,7 +30,8 @@ export function useColorScheme(): string {
 export interface TableData {
   caption: string;
   columns: string[];
-  rows: Array<Array<string | number>>;
+  /** Cells; a link (to the leads behind a number) where the page gives one. */
+  rows: Array<Array<string | number | ReactNode>>;
 }
 
 export function DataTable({ table, hidden }: { table: TableData; hidden?: boolean }) {
@@ -47,8 +48,10 @@ export function DataTable({ table, hidden }: { table: TableData; hidden?: boolea
   );
 }
 
-export function ChartFigure({ title, summary, config, table, children }: {
+export function ChartFigure({ title, summary, config, table, leads, children }: {
   title: string;
+  /** A link to the leads the chart counts (the inbox filtered to them). */
+  leads?: ReactNode;
   /** The chart's text alternative: what it shows, in a sentence. */
   summary: string;
   config: ChartConfiguration;
@@ -74,6 +77,7 @@ export function ChartFigure({ title, summary, config, table, children }: {
       <button type="button" className="link" aria-expanded={showTable} onClick={() => setShowTable((s) => !s)}>
         {showTable ? 'Hide table' : 'Show as table'}
       </button>
+      {leads && <p className="chart-leads">{leads}</p>}
       <DataTable table={table} hidden={!showTable} />
     </figure>
   );
