@@ -82,6 +82,8 @@ export interface LeadDetailsQuery {
   workspaceId?: string;
   /** How many integration-log entries (default 20, at most 200). */
   logLimit?: number;
+  /** False: the lead without timeline, messages and integration log (the lead page pages them itself). */
+  history?: boolean;
 }
 
 const iso = (v: Date | string | null | undefined): string | null => (v == null ? null : new Date(v).toISOString());
@@ -96,10 +98,13 @@ export async function getLeadDetails(db: Queryable, q: LeadDetailsQuery): Promis
   const l = rows[0];
   if (!l) return null;
   const logLimit = Math.min(Math.max(q.logLimit ?? 20, 1), 200);
+  const history = q.history !== false;
+  const none = Promise.resolve({ rows: [] as any[] });
   // Independent reads of one lead: a consistent enough picture for a person looking at it.
   const [events, messages, call, log] = await Promise.all([
-    db.query(`SELECT id, type, data, at FROM lead_events WHERE lead_id = $1 ORDER BY id DESC LIMIT $2`, [q.leadId, MAX_TIMELINE_ROWS + 1]),
-    db.query(
+    !history ? none : db.query(
+      `SELECT id, type, data, at FROM lead_events WHERE lead_id = $1 ORDER BY id DESC LIMIT $2`, [q.leadId, MAX_TIMELINE_ROWS + 1]),
+    !history ? none : db.query(
       `SELECT id, direction, provider, kind, body, status, error_code, error_message, created_at, status_at
          FROM whatsapp_messages WHERE lead_id = $1 ORDER BY id DESC LIMIT $2`,
       [q.leadId, MAX_TIMELINE_ROWS + 1],
@@ -109,7 +114,7 @@ export async function getLeadDetails(db: Queryable, q: LeadDetailsQuery): Promis
          FROM call_sessions WHERE lead_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`,
       [q.leadId],
     ),
-    db.query(
+    !history ? none : db.query(
       `SELECT id, provider, direction, kind, http_status, outcome, payload, created_at
          FROM integration_events WHERE lead_id = $1 AND workspace_id = $2 ORDER BY id DESC LIMIT $3`,
       [q.leadId, l.workspace_id, logLimit],
