@@ -7,6 +7,8 @@ import type { Logger } from './shared/logger.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { WorkspaceService } from './workspaces/workspace-service.ts';
 
+const POOL_NAME = 'leadintake';
+
 export interface Database {
   url: string;
   pool: Pool;
@@ -21,7 +23,7 @@ export interface Database {
 export async function openDatabase(config: Config, log: Logger, opts: { poolMax?: number } = {}): Promise<Database> {
   const embedded = config.DATABASE_URL ? null : await ensureEmbeddedPostgres(config.LEADINTAKE_DATA_DIR, log);
   const url = config.DATABASE_URL ?? embedded!.url;
-  const pool = createPool(url, opts.poolMax ?? config.DB_POOL_MAX, 'leadintake', log);
+  const pool = createPool(url, opts.poolMax ?? config.DB_POOL_MAX, POOL_NAME, log);
   try {
     const applied = await migrate(pool, undefined, log);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
@@ -39,6 +41,10 @@ export async function openDatabase(config: Config, log: Logger, opts: { poolMax?
     url,
     pool,
     close: async () => {
+      // The embedded PostgreSQL stops at once ("fast" shutdown) and cuts any connection still
+      // open, whose owner then logs an error: pg-boss's pool closes its connections without
+      // waiting for them. Ours is the last pool to close, so it waits (briefly) to be alone.
+      if (embedded) await untilLastConnection(pool).catch(() => {});
       await pool.end();
       await embedded?.stop();
     },
@@ -65,4 +71,17 @@ async function jobQueuesExist(pool: Pool): Promise<boolean> {
   // A queue added by an upgrade (webhook-delivery) is created by the first command after it.
   const found = await pool.query('SELECT count(*)::int AS n FROM pgboss.queue WHERE name = ANY($1)', [[...ALL_QUEUES]]);
   return found.rows[0].n === ALL_QUEUES.length;
+}
+
+/** Waits, at most about two seconds, until the connections of this database's user are this pool's only. */
+async function untilLastConnection(pool: Pool): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND usename = current_user AND application_name <> $1`,
+      [POOL_NAME],
+    );
+    if (rows[0].n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

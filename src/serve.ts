@@ -5,7 +5,9 @@ import { OutboxRelay } from './jobs/outbox-relay.ts';
 import { encryptionKey, openDatabase, workspaceService } from './runtime.ts';
 import { lazySandbox } from './sandbox/sandbox.ts';
 import { demoOperatorLines, ensureDemoOperator } from './sandbox/demo-operator.ts';
-import { demoBanner, ensureDemoWorkspaces, isFirstEmbeddedStart, writeDemoKeysFile } from './sandbox/demo-workspaces.ts';
+import {
+  demoBanner, demoKeysFile, ensureDemoWorkspaces, isFirstEmbeddedStart, laterStartBanner, writeDemoKeysFile,
+} from './sandbox/demo-workspaces.ts';
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
 import type { Pool } from './db/pool.ts';
 import { systemClock } from './shared/clock.ts';
@@ -23,7 +25,10 @@ export interface RunningServer {
   workspaces: WorkspaceService;
   /** The dashboard's operators (the demo creates its operator with it). */
   operators: OperatorService;
-  /** The demo's keys and curls, on the first start of an empty embedded database (printed by the CLI). */
+  /**
+   * What the CLI prints once started: on the first start of an empty embedded database the demo's
+   * keys and curls; on a later one the dashboard's address and where those keys were saved.
+   */
   demo: string | null;
   close(): Promise<void>;
 }
@@ -71,6 +76,8 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
     const operator = demoOperatorLines(config.PUBLIC_BASE_URL, await ensureDemoOperator(app.operators, workspaces));
     const file = writeDemoKeysFile(config.LEADINTAKE_DATA_DIR, demoBanner(config.PUBLIC_BASE_URL, keys, null, operator));
     demo = demoBanner(config.PUBLIC_BASE_URL, keys, file, operator);
+  } else if (opts.firstRunDemo !== false) {
+    demo = laterStartBanner(config.PUBLIC_BASE_URL, demoKeysFile(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL));
   }
   return {
     address,

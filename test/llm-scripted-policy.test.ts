@@ -120,10 +120,21 @@ describe('each persona, start to end', () => {
       "You're booked for Monday, 5 September 2050 at 09:00. The confirmation is on its way to your e-mail. See you then!",
     ]);
     assert.deepEqual(c.calls, ['updateLeadProfile', 'updateLeadProfile', 'updateLeadProfile', 'listSlots', 'bookConsult']);
-    assert.deepEqual(c.leadSaid, [PERSONA_PHRASES.answer, PERSONA_PHRASES.answer, PERSONA_PHRASES.answer, PERSONA_PHRASES.pickFirstSlot]);
+    // The persona answers the question asked: an option, an amount that meets the criteria.
+    assert.deepEqual(c.leadSaid, ['Yes.', PERSONA_PHRASES.amount, PERSONA_PHRASES.answer, PERSONA_PHRASES.pickFirstSlot]);
     assert.deepEqual([c.row.status, c.row.booking_start.toISOString()], ['booked', '2050-09-05T07:00:00.000Z']);
-    assert.deepEqual(c.row.answers, { q_owner: 'Yes', q_bill: '20', q_when: PERSONA_PHRASES.answer });
+    assert.deepEqual(c.row.answers, { q_owner: 'Yes', q_bill: '120', q_when: PERSONA_PHRASES.answer });
     assert.deepEqual(c.events.map((e) => e.type), ['lead.profile_updated', 'lead.profile_updated', 'lead.profile_updated', 'booking.created']);
+  });
+
+  it('an answer below a minimum the criteria state: saved, then unqualified, never booked', async () => {
+    const c = await converse('books', { reply: (text) => (text.includes('electricity bill') ? 'about 20 people' : personaReply('books', text)) });
+    assert.deepEqual(c.calls, ['updateLeadProfile', 'updateLeadProfile', 'markUnqualified']);
+    assert.equal(c.row.status, 'unqualified');
+    assert.equal(c.row.answers.q_bill, '20');
+    assert.equal(c.row.qualification_notes, "Monthly electricity bill (EUR): 20, below the criteria's minimum of 80.");
+    assert.match(c.texts.at(-1)!, /not the right fit .* goodbye!$/);
+    assert.equal(c.row.booking_start, null);
   });
 
   it('not-a-fit: unqualified with the lead\'s words as the reason, then silence after the goodbye', async () => {

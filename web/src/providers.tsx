@@ -17,6 +17,8 @@ interface Providers {
   urls: Array<{ provider: string; label: string; url: string; note: string }>;
   publicBaseUrl: string;
   warning: string | null;
+  /** No live key and no live lead: every lead so far used simulated providers. */
+  sandboxOnly: boolean;
 }
 interface TestResult {
   passed: boolean;
@@ -74,7 +76,9 @@ function unmasked(v: unknown): unknown {
   return Object.fromEntries(Object.entries(v as Json).filter(([, x]) => !isMasked(x)).map(([k, x]) => [k, unmasked(x)]));
 }
 
-function ProviderForm({ base, section, stored, onSaved }: { base: string; section: Section; stored: Json | null; onSaved: () => void }) {
+function ProviderForm({ base, section, stored, onSaved, sandboxOnly }: {
+  base: string; section: Section; stored: Json | null; onSaved: () => void; sandboxOnly: boolean;
+}) {
   const [provider, setProvider] = useState<string>(String(stored?.provider ?? (section === 'whatsapp' ? 'twilio' : '')));
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
@@ -129,6 +133,7 @@ function ProviderForm({ base, section, stored, onSaved }: { base: string; sectio
   return (
     <section className="provider" aria-labelledby={`${section}-h`}>
       <h2 id={`${section}-h`}>{TITLES[section]}</h2>
+      {sandboxOnly && stored === null && <p className="notice">Sandbox: simulated provider. Set it here for live leads.</p>}
       <form onSubmit={save} className="provider-form">
         {section === 'whatsapp' && (
           <label>Provider{' '}
@@ -185,6 +190,10 @@ export function ProvidersPage({ workspace }: { workspace: WorkspaceAccess }) {
   return (
     <main className="providers">
       <h1>Providers</h1>
+      {data.sandboxOnly && (
+        <p className="notice" role="note"><strong>Sandbox: simulated providers.</strong> This workspace has no live key and no live lead yet:
+          its sandbox leads talk to simulated providers (calls, messages, bookings), whatever is set below. What you set here is for live leads.</p>
+      )}
       <p>Credentials are stored encrypted. Secrets are never shown again: a saved secret appears as "set, ending …" with its last 4 characters.</p>
       <section aria-labelledby="urls-h">
         <h2 id="urls-h">URLs to paste into your providers</h2>
@@ -203,7 +212,7 @@ export function ProvidersPage({ workspace }: { workspace: WorkspaceAccess }) {
           </tbody>
         </table>
       </section>
-      {sections.map((s) => <ProviderForm key={s} base={base} section={s} stored={data.providers[s]} onSaved={load} />)}
+      {sections.map((s) => <ProviderForm key={s} base={base} section={s} stored={data.providers[s]} onSaved={load} sandboxOnly={data.sandboxOnly} />)}
     </main>
   );
 }

@@ -16,6 +16,10 @@ export interface PromptFacts {
   leadName?: string;
   /** Open questions in form order; undefined when the prompt has no such section. */
   open?: OpenQuestion[];
+  /** The "Qualification criteria" section's text. */
+  criteria?: string;
+  /** Answers the lead-data block shows ('Answer to "label": "value"'). */
+  answers?: Array<{ label: string; value: string }>;
 }
 
 // `describeQuestion`: "q_abc: Do you own the property? (required; one of: Yes, No)".
@@ -44,7 +48,39 @@ export function readPrompt(system: string): PromptFacts {
   if (name) facts.leadName = (JSON.parse(name[1]!) as string).trim();
   const open = sectionBody(system, 'Questions still open');
   if (open !== undefined) facts.open = questionLines(open);
+  const criteria = sectionBody(system, 'Qualification criteria');
+  if (criteria !== undefined) facts.criteria = criteria.trim();
+  const block = sectionBody(system, 'What we know about the lead') ?? '';
+  facts.answers = [...block.matchAll(/^Answer to "([^"\n]+)": ("(?:[^"\\]|\\.)*")$/gm)]
+    .map((m) => ({ label: m[1]!, value: JSON.parse(m[2]!) as string }));
   return facts;
+}
+
+export interface Minimum {
+  min: number;
+  /** The clause's words that tie it to a question's label ("electricity", "eur"). */
+  words: string[];
+}
+
+const NOT_TELLING = new Set(['least', 'more', 'than', 'with', 'that', 'have', 'pays', 'a', 'the', 'for', 'and', 'per']);
+
+/** Minimums the criteria state in words ("pays at least 80 EUR a month for electricity"), clause by clause. */
+export function criteriaMinimums(criteria: string): Minimum[] {
+  return criteria.split(/[,;.](?!\d)|\band\b/).flatMap((clause) => {
+    const m = /\b(?:at least|minimum(?: of)?|no less than)\s+(?:[€$£]\s*)?(\d+(?:[.,]\d+)?)/i.exec(clause);
+    if (!m) return [];
+    return [{ min: Number(m[1]!.replace(',', '.')), words: wordsOf(clause).filter((w) => !NOT_TELLING.has(w)) }];
+  });
+}
+
+/** The minimum a numeric answer to `label` falls below, if the criteria tie one to it. */
+export function belowMinimum(minimums: Minimum[], label: string, value: number): Minimum | undefined {
+  const words = wordsOf(label);
+  return minimums.find((m) => value < m.min && m.words.some((w) => words.includes(w)));
+}
+
+function wordsOf(text: string): string[] {
+  return (text.toLowerCase().match(/[a-z€$£]{3,}/g) ?? []).map((w) => (w === '€' ? 'eur' : w));
 }
 
 /** The body of the last `## title` section (lead data shown earlier in the prompt cannot fake it). */

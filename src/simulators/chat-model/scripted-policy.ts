@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ChatMessage, ChatToolCall, ChatToolDeclaration } from '../../agent/chat-model.ts';
 import {
-  answerFor, emailIn, excerpt, notAFit, offeredLabels, optsOut, pickedLabel, questionLines, readPrompt, slotLines, wantsHuman,
-  type OpenQuestion, type PromptFacts,
+  answerFor, belowMinimum, criteriaMinimums, emailIn, excerpt, notAFit, offeredLabels, optsOut, pickedLabel, questionLines,
+  readPrompt, slotLines, wantsHuman, type OpenQuestion, type PromptFacts,
 } from './policy-reading.ts';
 import { PERSONA_PHRASES } from '../personas/lead-personas.ts';
 
@@ -129,7 +129,7 @@ function afterTool(s: State, e: Exchange): Decision {
   if (e.name === 'optOut') return { say: "Understood, we won't contact you again. Goodbye!" };
   if (e.name === 'escalateToHuman') return { say: closing(s, 'human') }; // also when it failed: never loop on it
   if (e.name === 'markUnqualified' && r.startsWith('The lead is now unqualified')) return { say: closing(s, 'unqualified') };
-  if (e.name === 'updateLeadProfile' && r.startsWith('Saved ')) return nextStep(s);
+  if (e.name === 'updateLeadProfile' && r.startsWith('Saved ')) return belowCriteria(s, e) ?? nextStep(s);
   if (e.name === 'listSlots' || e.name === 'bookConsult') {
     const booked = /^Booked for (.+?) \(/.exec(r);
     if (booked) return { say: `You're booked for ${booked[1]}. The confirmation is on its way to your e-mail. See you then!` };
@@ -148,6 +148,28 @@ function afterTool(s: State, e: Exchange): Decision {
     if (r.includes('Try once more') && tries < 2) return { call: e.name, args: e.args };
   }
   return escalate(`The ${e.name} tool answered: ${excerpt(r, 300)}`);
+}
+
+/**
+ * The agent applies the criteria it was given: an answer below a minimum they state ("at least
+ * 80 EUR a month for electricity") makes the lead unqualified once the answer is saved.
+ */
+function belowCriteria(s: State, saved: Exchange): Decision | undefined {
+  const minimums = criteriaMinimums(s.facts.criteria ?? '');
+  if (minimums.length === 0) return undefined;
+  const sent = (saved.args.answers ?? {}) as Record<string, unknown>;
+  const labelOf = (id: string) => s.facts.open?.find((q) => q.id === id)?.label;
+  const answers = [
+    ...Object.entries(sent).flatMap(([id, value]) => (labelOf(id) ? [{ label: labelOf(id)!, value: String(value) }] : [])),
+    ...(s.facts.answers ?? []),
+  ];
+  for (const { label, value } of answers) {
+    const n = Number(value.replace(',', '.'));
+    const below = Number.isFinite(n) && value.trim() !== '' ? belowMinimum(minimums, label, n) : undefined;
+    const reason = `${label}: ${value}, below the criteria's minimum of ${below?.min}.`;
+    if (below) return { call: 'markUnqualified', args: { reason } };
+  }
+  return undefined;
 }
 
 function escalate(reason: string): Decision {

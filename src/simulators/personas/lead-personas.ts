@@ -8,8 +8,12 @@ export type LeadPersonaName = (typeof LEAD_PERSONAS)[number];
 
 /** Phrases the scripted model reacts to; personas use them and the model's policy matches them. */
 export const PERSONA_PHRASES = {
-  /** An answer to any qualification question (the model stores it as the answer). */
+  /** An answer to a question the persona cannot place (the model stores it as the answer). */
   answer: 'Yes, that works for us — about 20 people, budget approved, we would like to start next month.',
+  /** An amount of money asked for (a bill, a budget): above the demo's criteria. */
+  amount: 'About 120 EUR a month.',
+  /** How many (people, rooms, …). */
+  count: 'About 20.',
   /** Picks the first offered slot. */
   pickFirstSlot: 'The first time works for me, please book it.',
   /** Asked for an e-mail address (a lead submitted without one): gives one, so the booking goes ahead. */
@@ -46,8 +50,23 @@ export function personaReply(persona: LeadPersonaName, agentText: string): strin
       if (asksForEmail(agentText)) return PERSONA_PHRASES.email;
       // Confirmation or goodbye: nothing more to say.
       if (/\b(booked|confirmed|see you)\b/i.test(agentText)) return null;
-      return PERSONA_PHRASES.answer;
+      return answerTo(agentText);
   }
+}
+
+/**
+ * A qualifying answer to the question asked, as the scripted model asks it (src/simulators/
+ * chat-model/scripted-policy.ts, `ask`): a choice by its option ("Yes" where offered), an amount
+ * of money, a count, else the all-purpose answer.
+ */
+export function answerTo(agentText: string): string {
+  const question = agentText.split('\n').filter((l) => l.includes('?') || /\)\s*$/.test(l)).at(-1) ?? agentText;
+  const choice = /\((?:one of: )?([^()]+)\)\s*$/.exec(question.trim())?.[1];
+  const options = choice ? choice.split(/, | or /).map((o) => o.trim()).filter(Boolean) : [];
+  if (options.length >= 2) return `${options.find((o) => /^yes\b/i.test(o)) ?? options[0]}.`;
+  if (/\b(eur|usd|gbp|bill|budget|cost|spend|price|pay)\b|[€$£]/i.test(question)) return PERSONA_PHRASES.amount;
+  if (/\bhow many\b|\bnumber of\b/i.test(question)) return PERSONA_PHRASES.count;
+  return PERSONA_PHRASES.answer;
 }
 
 /** The scripted model offers slots as a numbered list: "1) Tue 3 Dec, 10:00". */
