@@ -20,14 +20,18 @@ import { liveRoutes } from './admin/live-routes.ts';
 import { OperatorReplies } from './admin/operator-reply.ts';
 import { webRoutes } from './admin/web-routes.ts';
 import { formAgentAdminRoutes } from './admin/form-agent-admin-routes.ts';
+import { inboxSettingsRoutes } from './admin/inbox-settings.ts';
 import { webhookAdminRoutes } from './admin/webhook-admin-routes.ts';
 import { keyAdminRoutes } from './admin/key-admin-routes.ts';
 import { providerAdminRoutes } from './admin/provider-admin-routes.ts';
 import { teamAdminRoutes } from './admin/team-admin-routes.ts';
 import { TeamService } from './operators/team-service.ts';
 import { DeadLetterAdmin } from './admin/dead-letter-admin.ts';
+import { leadHistoryRoutes } from './admin/lead-history-routes.ts';
 import { logsAdminRoutes } from './admin/logs-admin-routes.ts';
 import { analyticsAdminRoutes } from './admin/analytics-admin-routes.ts';
+import { inboxCsvRoutes } from './admin/inbox-csv-routes.ts';
+import { leadNotesRoutes } from './admin/lead-notes-routes.ts';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { OperatorService } from './operators/operator-service.ts';
@@ -203,10 +207,17 @@ export function buildApp(deps: AppDeps): App {
   }));
   // The Logs page: integration log, dead letters (through the relay's pg-boss handle), audit log.
   http.register(logsAdminRoutes({ pool: deps.pool, operators, deadLetters: new DeadLetterAdmin(deps.pool, () => deps.relay.boss) }));
+  // The lead page's older messages and events, and its provider traffic, in pages.
+  http.register(leadHistoryRoutes({ pool: deps.pool, operators }));
   // The Form and Agent pages: the workspace's questions, persona, template and kill switch.
   http.register(formAgentAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
+  // The inbox's waiting thresholds (edited on the Agent page).
+  http.register(inboxSettingsRoutes({ pool: deps.pool, operators, workspaces: deps.workspaces }));
   // The Analytics page: funnel, speed to lead and bookings from the lead timeline.
   http.register(analyticsAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
+  http.register(inboxCsvRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
+  // The lead page's internal notes.
+  http.register(leadNotesRoutes({ pool: deps.pool, operators }));
   http.register(liveRoutes({
     operators, live, heartbeatMs: deps.config.LIVE_HEARTBEAT_SECONDS * 1000, streamsPerSession: deps.config.LIVE_STREAMS_PER_SESSION,
   }));

@@ -218,7 +218,7 @@ describe('the lead page and the actions', () => {
     assert.ok(page.body.lead.consent.at);
     assert.equal(page.body.lead.consent.ip, '127.0.0.1');
     assert.deepEqual(page.body.timeline.map((e: { type: string }) => e.type), ['lead.created']);
-    assert.deepEqual(page.body.whatsappWindow, { open: false, until: null });
+    assert.deepEqual(page.body.whatsappWindow, { open: false, until: null, template: null });
   });
 
   it("a call's transcript comes split into turns, each with its speaker", async () => {
@@ -314,7 +314,7 @@ describe('the lead page and the actions', () => {
     const id = await newLead();
     const booked = await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${id}/outcome`, { outcome: 'booked', note: 'Booked by phone for Tuesday' });
     assert.deepEqual(booked.body, { ok: true, status: 'booked' });
-    const again = await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${id}/resume`);
+    const again = await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${id}/outcome`, { outcome: 'unqualified', note: 'Changed their mind' });
     assert.deepEqual([again.status, again.body], [409, { ok: false, error: "The lead's status does not allow this.", status: 'booked' }]);
     const noNote = await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${id}/outcome`, { outcome: 'booked' });
     assert.equal(noNote.status, 400);

@@ -93,9 +93,10 @@ test('sign in → empty inbox → a sandbox lead appears and is booked live → 
   await page.goto(`${base}/admin/acme/leads/${quiet.body.leadId}`);
   await page.getByRole('button', { name: 'Take over' }).click();
   await page.locator('h1').getByText('Needs human').waitFor(WAIT);
-  await page.getByLabel('Message').fill('Hi Quinn, Sam here from the team.');
-  await page.getByRole('button', { name: 'Reply' }).click();
-  // Outside the 24-hour window (Quinn never wrote) the approved template goes instead, marked so.
+  // Outside the 24-hour window (Quinn never wrote) only the approved template can go: the composer
+  // keeps the text and offers the template.
+  await page.getByRole('textbox', { name: 'Message' }).fill('Hi Quinn, Sam here from the team.');
+  await page.getByRole('button', { name: 'Send template' }).click();
   await page.locator('.bubble.outbound').last().getByText(/delivered|read/).waitFor(WAIT);
   await page.getByText('Sam Agent replied').waitFor(WAIT);
   await accessible(page, 'lead page after reply');

@@ -124,10 +124,10 @@ describe('pages', () => {
       (e) => console.error('Content-Security-Policy: ' + e.violatedDirective + ' ' + e.blockedURI));`);
     const res = await page.goto(`${base}/docs`);
     assert.equal(res?.status(), 200);
-    await page.locator('#operations-Leads-submitLead .opblock-body').waitFor({ timeout: 20_000 });
+    await page.locator('#operations-Leads-submitLead .opblock-body').waitFor();
     // "Try it out" fills the example body: Swagger UI's own scripts at work under the policy.
     await page.locator('#operations-Leads-submitLead button.try-out__btn').click();
-    await page.locator('#operations-Leads-submitLead textarea.body-param__text').waitFor({ timeout: 20_000 });
+    await page.locator('#operations-Leads-submitLead textarea.body-param__text').waitFor();
     assert.deepEqual(violations, []);
     await page.close();
   });

@@ -2,10 +2,14 @@ import { z } from 'zod';
 import type { OpenApiBuilder, Ref } from '../http/openapi-builder.ts';
 import * as s from './admin-schemas.ts';
 import { describeFormAgentAdminApi } from './form-agent-admin-openapi.ts';
+import { describeInboxSettingsApi } from './inbox-settings.ts';
 import { describeWebhookAdminApi } from './webhook-admin-openapi.ts';
 import { describeSettingsAdminApi } from './settings-admin-openapi.ts';
 import { describeLogsAdminApi } from './logs-admin-openapi.ts';
 import { describeAnalyticsAdminApi } from './analytics-admin-openapi.ts';
+import { describeInboxCsvApi, INBOX_FILTER_PARAMETERS } from './inbox-csv-openapi.ts';
+import { describeLeadHistoryAdminApi } from './lead-history-openapi.ts';
+import { describeLeadNotesAdminApi } from './lead-notes-openapi.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: what the dashboard's page calls,
 // so every action is scriptable with a session cookie and its CSRF token.
@@ -18,11 +22,12 @@ export const ADMIN_ERROR_STRINGS = [
   'Sign in required.', 'Email or password is incorrect.', 'Too many sign-in attempts; retry later.', 'Missing or invalid CSRF token.',
   'Too many live-update streams for this session: close other dashboard tabs.',
   'Your role in this workspace does not allow this.', 'Workspace not found.', 'Lead not found.', "The lead's status does not allow this.",
+  'Someone else has taken this lead over.',
   'Webhook endpoint not found in this workspace.',
   'API key not found in this workspace.', 'Member not found in this workspace.', 'A workspace keeps at least one owner: make another member owner first.',
   'That e-mail address is already a member of this workspace.', 'Invitation not found, already used or expired: ask an owner for a new link.',
   'An account with this e-mail address exists: sign in to accept the invitation.', 'This invitation is for another e-mail address: sign in with that address.',
-  'No such dead-lettered turn in this workspace (it may have been retried already).',
+  'No such dead-lettered turn in this workspace (it may have been retried already).', 'Note not found.',
   'These settings were changed meanwhile.', 'Workspace limit reached.', 'Rate limit exceeded.',
   'Internal server error.',
 ] as const;
@@ -62,7 +67,7 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
       '401': 'Not signed in, or the session expired after inactivity.',
       '403': 'CSRF token missing or wrong, or the role does not allow the action.',
       '404': 'Not a workspace of the operator, or no such lead in it.',
-      '409': "The lead's status does not allow the action.",
+      '409': "The lead's status does not allow the action, or (Take over) another operator took the lead first: `message` says who.",
       '413': 'The body is over 64 KiB.',
       '415': 'The body is not JSON.',
       '429': 'Too many failed sign-ins for this account or address; retry after `Retry-After` seconds.',
@@ -97,17 +102,22 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
       { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['new', 'in_conversation', 'booked', 'unqualified', 'needs_human'] } },
       { name: 'q', in: 'query', required: false, description: 'A phone number in any format, an e-mail address, or part of a name: at least 3 characters '
         + '(a phone number: 3 digits), else 400.', schema: { type: 'string' } },
-      { name: 'sandbox', in: 'query', required: false, description: '`true`: sandbox leads too.', schema: { type: 'string', enum: ['true', 'false'] } },
-      { name: 'sort', in: 'query', required: false, description: '`newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first.', schema: { type: 'string', enum: ['newest', 'activity'] } },
+      { name: 'sandbox', in: 'query', required: false, description: '`true`: sandbox leads too; `false`: live leads only. Absent: '
+        + 'sandbox leads too while the workspace has no live lead (`sandbox` in the answer says which).', schema: { type: 'string', enum: ['true', 'false'] } },
+      { name: 'sort', in: 'query', required: false, description: '`newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. '
+        + '`waiting`: only the leads waiting for a person (needs_human), the longest waiting first.', schema: { type: 'string', enum: ['newest', 'activity', 'waiting'] } },
       { name: 'cursor', in: 'query', required: false, description: '`nextCursor` of the previous page, with the same `sort`.', schema: { type: 'string' } },
       { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      ...INBOX_FILTER_PARAMETERS,
     ],
     responses: { '200': json('A page of leads.', ref.inbox), ...errors('400', '401', '403', '404', '500') },
   });
   doc.operation('get', '/api/admin/workspaces/{slug}/leads/{id}', {
     ...secured, operationId: 'getLeadPage', summary: 'Everything about one lead',
     parameters: [SLUG, ID],
-    responses: { '200': json('The lead, its timeline, messages, calls and provider traffic.', ref.lead), ...errors('401', '403', '404', '500') },
+    description: 'The newest page of the thread and of the timeline (older ones: `…/messages`, `…/timeline`); '
+      + 'the provider traffic is `…/provider-traffic`.',
+    responses: { '200': json('The lead, the newest of its timeline and messages, its calls.', ref.lead), ...errors('401', '403', '404', '500') },
   });
   doc.operation('delete', '/api/admin/workspaces/{slug}/leads/{id}', {
     ...secured, operationId: 'deleteLead', summary: 'Delete lead', description: 'Erases the lead (admin and owner); an audit row remains.',
@@ -115,10 +125,13 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
     responses: { '200': json('Erased.', ref.ok), ...errors('401', '403', '404', '500') },
   });
   const actions: Array<[string, string, string, Ref | null]> = [
-    ['take-over', 'takeOver', 'Take over: the lead goes to a person; the agent sends nothing more.', null],
-    ['resume', 'resumeAi', 'Resume AI: back to the agent, which answers an unanswered message now.', null],
+    ['take-over', 'takeOver', 'Take over: the lead goes to a person; the agent sends nothing more. '
+      + 'A booked or unqualified lead keeps its status.', null],
+    ['resume', 'resumeAi', 'Resume AI: back to the agent, which answers an unanswered message now. '
+      + 'A booked or unqualified lead keeps its status.', null],
     ['outcome', 'setOutcome', 'Set outcome by hand: booked with a note, or unqualified with a reason.', ref.outcome],
-    ['reply', 'reply', "Reply on WhatsApp (after Take over): the text inside the 24-hour window, the approved template outside.", ref.reply],
+    ['reply', 'reply', 'Reply on WhatsApp (after Take over, or to a booked or unqualified lead): `text` inside the 24-hour window '
+      + '(400 outside it: nothing is sent), or `template: true` for the approved template.', ref.reply],
   ];
   for (const [path, operationId, summary, input] of actions) {
     doc.operation('post', `/api/admin/workspaces/{slug}/leads/{id}/${path}`, {
@@ -142,7 +155,11 @@ export function describeAdminApi(doc: OpenApiBuilder): void {
   describeSettingsAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
   describeLogsAdminApi(doc, { error, empty: ref.empty });
   describeFormAgentAdminApi(doc, { error, ok: ref.ok, empty: ref.empty });
+  describeInboxSettingsApi(doc, { error });
   describeAnalyticsAdminApi(doc, { error });
+  describeInboxCsvApi(doc, { error });
+  describeLeadHistoryAdminApi(doc, { error });
+  describeLeadNotesAdminApi(doc, { error, ok: ref.ok });
   // Every call that carries a session cookie counts against the session's rate limit (admin-rate-limit.ts).
   const limited =
     'More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds.';

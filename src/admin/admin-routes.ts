@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
 import type { Pool } from '../db/pool.ts';
 import type { OperatorService, SignedIn } from '../operators/operator-service.ts';
 import { permissionsOf, type Permission } from '../operators/roles.ts';
@@ -8,8 +7,12 @@ import { AppError } from '../shared/errors.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { clearSessionCookie, requireMembership, requireSession, sessionCookie } from './admin-auth.ts';
 import * as s from './admin-schemas.ts';
-import { countInbox, COUNT_CAP, listInbox } from './inbox-queries.ts';
+import { filtersOf } from './inbox-filters.ts';
+import { countInbox, COUNT_CAP, hasLiveLeads, listInbox } from './inbox-queries.ts';
 import type { LeadActions } from './lead-actions.ts';
+import { parse } from './admin-parse.ts';
+import { inboxSettingsOf } from './inbox-settings.ts';
+import { markRead } from './lead-ownership.ts';
 import { leadPage } from './lead-page.ts';
 import type { OperatorReplies } from './operator-reply.ts';
 
@@ -27,11 +30,6 @@ export interface AdminRouteDeps {
   secureCookies: boolean;
 }
 
-export function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  throw new AppError('validation_failed', { issues: r.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) });
-}
 
 const sessionBody = (session: SignedIn): s.SessionBody => ({
   ok: true,
@@ -81,8 +79,11 @@ export function adminRoutes(deps: AdminRouteDeps) {
       const query = parse(s.inboxQuery, request.query);
       const workspace = await deps.workspaces.findBySlug(membership.slug);
       if (!workspace) throw new AppError('workspace_not_found');
-      const sandbox = query.sandbox === 'true';
-      const [page, counts] = await Promise.all([
+      // No choice made: a workspace with only sandbox leads (a new or demo one) shows them.
+      const sandbox = query.sandbox === undefined
+        ? !(await hasLiveLeads(deps.pool, workspace.id))
+        : query.sandbox === 'true';
+      const [page, counts, settings] = await Promise.all([
         listInbox(deps.pool, {
           workspaceId: workspace.id, sandbox, limit: query.limit ?? 50,
           ...(query.status ? { status: query.status } : {}),
@@ -90,17 +91,27 @@ export function adminRoutes(deps: AdminRouteDeps) {
           ...(query.sort ? { sort: query.sort } : {}),
           ...(query.cursor ? { cursor: query.cursor } : {}),
           ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
+          operatorId: session.operator.id,
+          filters: filtersOf(query, workspace.agent?.timeZone ?? 'UTC'),
         }),
         countInbox(deps.pool, workspace.id, sandbox),
+        inboxSettingsOf(deps.pool, workspace.id),
       ]);
-      return { ok: true, ...page, counts, countCap: COUNT_CAP };
+      return { ok: true, ...page, counts, countCap: COUNT_CAP, sandbox,
+        waiting: { amberMinutes: settings.waitingAmberMinutes, redMinutes: settings.waitingRedMinutes } };
     });
 
     scope.get<LeadParams>('/api/admin/workspaces/:slug/leads/:id', async (request) => {
-      const { membership, leadId } = await leadScope(request, 'leads.read');
+      const { membership, leadId, operator } = await leadScope(request, 'leads.read');
       const workspace = await deps.workspaces.findBySlug(membership.slug);
       const page = workspace ? await leadPage(deps.pool, workspace, leadId, deps.clock()) : null;
       if (!page) throw new AppError('lead_not_found');
+      // Opened: what the lead wrote so far is read, for this operator only.
+      await markRead(deps.pool, membership.workspaceId, leadId, operator.id);
+      // The composer shows what a reply outside the window sends.
+      if (page.whatsappWindow) {
+        page.whatsappWindow.template = await deps.replies.templateFor(membership.workspaceId, page.lead.livemode, page.lead.name);
+      }
       return page;
     });
 
@@ -116,7 +127,8 @@ export function adminRoutes(deps: AdminRouteDeps) {
     });
     action('reply', 'leads.act', async (a, raw) => {
       const body = parse(s.replyBody, raw);
-      return { ok: true, status: await deps.replies.reply(a.membership.workspaceId, a.leadId, a.operator, body.text) };
+      const message = body.text !== undefined ? { text: body.text } : { template: true as const };
+      return { ok: true, status: await deps.replies.reply(a.membership.workspaceId, a.leadId, a.operator, message) };
     });
 
     scope.delete<LeadParams>('/api/admin/workspaces/:slug/leads/:id', async (request) => {

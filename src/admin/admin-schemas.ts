@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { LEAD_STATUSES } from '../leads/lead-state.ts';
 import { PERMISSIONS, ROLES } from '../operators/roles.ts';
 import { INBOX_SORTS, PAGE_SIZE_MAX, SEARCH_TOO_SHORT, searchTooShort } from './inbox-queries.ts';
+import { inboxFilterFields } from './inbox-filters.ts';
+import { messageSchema, olderCursorSchema, timelineEventSchema } from './lead-history-schemas.ts';
 
 // Requests and responses of the admin API (docs/DASHBOARD.md) as zod schemas: they validate the
 // requests, type the handlers' answers and become the OpenAPI document's admin part.
@@ -20,9 +22,18 @@ export const inboxQuery = z.object({
   sort: z.enum(INBOX_SORTS).optional(),
   cursor: z.string().max(200).optional(),
   limit: z.coerce.number().int().min(1).max(PAGE_SIZE_MAX).optional(),
+  ...inboxFilterFields,
 });
 export const outcomeBody = z.object({ outcome: z.enum(['booked', 'unqualified']), note: z.string().trim().min(1).max(2000) });
-export const replyBody = z.object({ text: z.string().trim().min(1).max(1600) });
+export const replyBody = z
+  .object({
+    text: z.string().trim().min(1).max(1600).optional()
+      .meta({ description: 'Free text: only inside the 24-hour window (400 naming `text` outside it).' }),
+    template: z.literal(true).optional()
+      .meta({ description: "The workspace's approved template, inside or outside the window." }),
+  })
+  .refine((b) => (b.text === undefined) !== (b.template === undefined),
+    { message: 'Send either text or template: true.' });
 export const emptyBody = z.object({}).optional();
 
 // --- responses
@@ -44,6 +55,12 @@ export const sessionSchema = z.object({
 export const okSchema = z.object({ ok: z.literal(true) });
 export const actionResultSchema = z.object({ ok: z.literal(true), status });
 
+const ownerSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('ai') }),
+  z.object({ kind: z.literal('nobody') }),
+  z.object({ kind: z.literal('operator'), id: z.uuid(), name: z.string() }),
+]).meta({ description: 'Who has the lead: the agent, the operator who took it over, or nobody (waiting for a person).' });
+
 export const inboxLeadSchema = z.object({
   id: z.uuid(),
   name: z.string(),
@@ -54,6 +71,9 @@ export const inboxLeadSchema = z.object({
   createdAt: timestamp,
   lastActivityAt: timestamp,
   speedToLeadSeconds: z.number().nullable(),
+  owner: ownerSchema,
+  waitingSince: nullableTimestamp.meta({ description: 'Since when the lead waits for a person (needs_human); null otherwise.' }),
+  unread: z.boolean().meta({ description: 'The lead wrote after you last opened it (read markers are per operator).' }),
 });
 
 export const inboxSchema = z.object({
@@ -63,6 +83,10 @@ export const inboxSchema = z.object({
   counts: z.object({ new: z.int(), in_conversation: z.int(), booked: z.int(), unqualified: z.int(), needs_human: z.int(), all: z.int() })
     .meta({ description: 'Leads per status (all of the filter but the status and search); each stops at `countCap`.' }),
   countCap: z.int(),
+  waiting: z.object({ amberMinutes: z.int(), redMinutes: z.int() })
+    .meta({ description: "The workspace's thresholds (inbox settings): a lead waiting this long for a person shows amber, then red." }),
+  sandbox: z.boolean().meta({ description: 'Whether sandbox leads are shown: the `sandbox` parameter, or when it is absent, '
+    + 'true while the workspace has no live lead (a new or demo workspace shows its sandbox leads).' }),
 });
 
 const anyObject = z.record(z.string(), z.unknown());
@@ -81,6 +105,8 @@ export const leadPageSchema = z.object({
     email: z.string().nullable(),
     goal: z.string().nullable(),
     qualificationNotes: z.string().nullable(),
+    agentNotes: z.string().nullable()
+      .meta({ description: 'What the agent (voice or WhatsApp) noted for the team with updateLeadProfile.' }),
     answers: z.array(z.object({ id: z.string(), label: z.string().nullable(), value: z.string() })),
     metadata: anyObject,
     formAnswers: z.array(z.object({ id: z.string(), label: z.string().nullable(), value: z.unknown() })),
@@ -95,21 +121,19 @@ export const leadPageSchema = z.object({
       .nullable()
       .meta({ description: 'The API key that created the lead (its name and prefix, never the key); null when not created through the public API or before keys were recorded.' }),
   }),
+  owner: ownerSchema,
   timeZone: z.string().nullable().meta({ description: "The workspace's time zone (the agent's), for the booking." }),
-  whatsappWindow: z.object({ open: z.boolean(), until: nullableTimestamp }).nullable(),
-  timeline: z.array(z.object({ id: z.int(), type: z.string(), data: anyObject, at: timestamp })),
-  messages: z.array(z.object({
-    id: z.int(),
-    direction: z.enum(['inbound', 'outbound']),
-    kind: z.string(),
-    body: z.string(),
-    status: z.string(),
-    errorCode: z.string().nullable(),
-    errorMessage: z.string().nullable(),
-    createdAt: timestamp,
-    statusAt: timestamp,
-  })),
-  truncated: z.boolean(),
+  whatsappWindow: z.object({
+    open: z.boolean(),
+    until: nullableTimestamp,
+    template: z.string().nullable().optional()
+      .meta({ description: 'The approved template as this lead would get it (the only reply outside the window); '
+        + 'null when not configured.' }),
+  }).nullable(),
+  timeline: z.array(timelineEventSchema).meta({ description: "The timeline's newest page, oldest first." }),
+  timelineOlderCursor: olderCursorSchema.meta({ description: 'GET …/leads/{id}/timeline?before= it for older events; null: none.' }),
+  messages: z.array(messageSchema).meta({ description: "The WhatsApp thread's newest page, oldest first." }),
+  messagesOlderCursor: olderCursorSchema.meta({ description: 'GET …/leads/{id}/messages?before= it for older messages; null: none.' }),
   calls: z.array(z.object({
     providerCallId: z.string(),
     status: z.string(),
@@ -123,16 +147,6 @@ export const leadPageSchema = z.object({
       .array(z.object({ speaker: z.enum(['Assistant', 'Lead']), text: z.string() }))
       .meta({ description: 'The transcript split by speaker; empty when there is none.' }),
     recordingUrl: z.string().nullable(),
-  })),
-  integrationLog: z.array(z.object({
-    id: z.int(),
-    provider: z.string(),
-    direction: z.enum(['in', 'out']),
-    kind: z.string(),
-    httpStatus: z.int().nullable(),
-    outcome: z.string().nullable(),
-    payload: z.unknown(),
-    createdAt: timestamp,
   })),
 });
 

@@ -1,9 +1,11 @@
 import type { Queryable } from '../db/pool.ts';
 import { LEAD_STATUSES, type LeadStatus } from '../leads/lead-state.ts';
 import { normalizePhone } from '../leads/phone.ts';
+import { filterCondition, type InboxFilters } from './inbox-filters.ts';
 
 // The leads inbox (docs/DASHBOARD.md, "Inbox"): newest first or by last activity, keyset pages
-// (no OFFSET) each read off an index of migrations 011/013/028, a search by phone (any format:
+// (no OFFSET) each read off an index of migrations 011/013/028, a search by phone (any format, or
+// the national digits without the country code, which match the end of the stored number:
 // normalised, then the unique index), e-mail (exact, its own index) or name (substring, the
 // trigram index), at least MIN_SEARCH_LENGTH long, and counts per status that stop at COUNT_CAP so
 // a workspace of a million leads costs no more than one of ten thousand.
@@ -29,10 +31,15 @@ export function searchTooShort(search: string): boolean {
   return [...s].length < MIN_SEARCH_LENGTH;
 }
 
-export const INBOX_SORTS = ['newest', 'activity'] as const;
+export const INBOX_SORTS = ['newest', 'activity', 'waiting'] as const;
 export type InboxSort = (typeof INBOX_SORTS)[number];
-/** The column each order walks (indexes leads_inbox and leads_inbox_activity, migrations 028 and 013). */
-const SORT_COLUMN: Record<InboxSort, 'created_at' | 'updated_at'> = { newest: 'created_at', activity: 'updated_at' };
+/**
+ * The column each order walks (indexes leads_inbox, leads_inbox_activity and leads_waiting,
+ * migrations 028, 013 and 040). `waiting` lists only the leads waiting for a person, the longest
+ * waiting first.
+ */
+const SORT_COLUMN: Record<InboxSort, 'created_at' | 'updated_at' | 'needs_human_since'> =
+  { newest: 'created_at', activity: 'updated_at', waiting: 'needs_human_since' };
 
 export interface InboxQuery {
   workspaceId: string;
@@ -46,7 +53,14 @@ export interface InboxQuery {
   cursor?: string;
   limit: number;
   defaultCountry?: string;
+  /** The operator asking: `unread` is theirs (per-operator read markers, migration 040). */
+  operatorId?: string;
+  /** Period, stage reached, handled by (inbox-filters.ts). */
+  filters?: InboxFilters;
 }
+
+/** Who has the lead: the agent, the operator who took it over, or nobody (waiting for a person). */
+export type InboxOwner = { kind: 'ai' } | { kind: 'nobody' } | { kind: 'operator'; id: string; name: string };
 
 export interface InboxRow {
   id: string;
@@ -59,6 +73,16 @@ export interface InboxRow {
   lastActivityAt: string;
   /** Seconds from the lead's creation to the first message or call; null until then. */
   speedToLeadSeconds: number | null;
+  owner: InboxOwner;
+  /** Since when the lead waits for a person (needs_human); null otherwise. */
+  waitingSince: string | null;
+  /** The lead wrote after this operator last opened it. */
+  unread: boolean;
+}
+
+function ownerOf(r: { status: LeadStatus; owner_id: string | null; owner_name: string | null }): InboxOwner {
+  if (r.owner_id) return { kind: 'operator', id: r.owner_id, name: r.owner_name ?? '' };
+  return r.status === 'needs_human' ? { kind: 'nobody' } : { kind: 'ai' };
 }
 
 // `at` is the sort column to the microsecond, as PostgreSQL stores it: a JavaScript Date keeps
@@ -73,8 +97,8 @@ export function decodeCursor(cursor: string): { at: string; id: string } | null 
   return { at, id };
 }
 
-/** The search's SQL condition on `l` and its one parameter. */
-function searchCondition(search: string | undefined, defaultCountry: string | undefined): { sql: string; value: string | null } {
+/** The search's SQL condition on `l` and its one parameter (`$SEARCH`, possibly used more than once). */
+function searchCondition(search: string | undefined, defaultCountry: string | undefined): { sql: string; value: string | string[] | null } {
   const s = search?.trim();
   if (!s) return { sql: '$SEARCH::text IS NULL', value: null };
   // `email IS NOT NULL` spells out the partial index's condition for the planner.
@@ -83,27 +107,43 @@ function searchCondition(search: string | undefined, defaultCountry: string | un
   // Not a possible number for the library (a stored number from before migration 007, say):
   // its digits with a "+" are still worth one exact look-up before a name search.
   const phone = /\d{5,}/.test(s.replace(/[\s().-]/g, '')) ? (normalizePhone(s, defaultCountry) ?? (digits.length >= 7 ? `+${digits}` : null)) : null;
-  if (phone) return { sql: `l.phone_normalized = $SEARCH`, value: phone };
+  // Typed without its country code ("555 010 0001"), a number is the tail of the stored E.164
+  // one: its digits also match the end of phone_normalized (a scan of the workspace's leads,
+  // only for searches of 5 digits or more). A number typed with "+" matches exactly.
+  if (phone && s.startsWith('+')) return { sql: `l.phone_normalized = $SEARCH[1]`, value: [phone] };
+  const tail = `right(l.phone_normalized, length($SEARCH[2])) = $SEARCH[2]`;
+  if (phone) return { sql: `(l.phone_normalized = $SEARCH[1] OR ${tail})`, value: [phone, digits] };
   return { sql: `l.name ILIKE $SEARCH`, value: `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%` };
 }
+
+const FILTER_PARAM = 9;
 
 export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: InboxRow[]; nextCursor: string | null }> {
   const after = q.cursor ? decodeCursor(q.cursor) : null;
   const search = searchCondition(q.search, q.defaultCountry);
   const col = SORT_COLUMN[q.sort ?? 'newest'];
+  const waiting = q.sort === 'waiting';
+  // Numbered after the statement's own parameters (FILTER_PARAM: keep it one past the last).
+  const filter = filterCondition(q.filters, FILTER_PARAM);
   const { rows } = await db.query(
     `SELECT l.id, l.name, l.phone, l.email, l.status, l.livemode, l.created_at, l.updated_at,
             to_char(l.${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,
-            (SELECT extract(epoch FROM min(e.at) - l.created_at) FROM lead_events e
-              WHERE e.lead_id = l.id AND e.type IN ('message.sent', 'call.dispatched')) AS speed
-       FROM leads l
+            l.owner_operator_id AS owner_id, o.name AS owner_name, l.needs_human_since,
+            (l.last_inbound_at IS NOT NULL AND l.last_inbound_at > COALESCE((SELECT r.read_through FROM lead_reads r
+              WHERE r.lead_id = l.id AND r.operator_id = $8::uuid), '-infinity')) AS unread,
+            -- The first contact as the Analytics page counts it (lead_funnel, migrations 017 and 042).
+            (SELECT extract(epoch FROM f.contacted_at - l.created_at) FROM lead_funnel f
+              WHERE f.lead_id = l.id) AS speed
+       FROM leads l LEFT JOIN operators o ON o.id = l.owner_operator_id
       WHERE l.workspace_id = $1 AND l.livemode = ANY($2::boolean[])
-        AND ($3::text IS NULL OR l.status = $3)
-        AND ($4::timestamptz IS NULL OR (l.${col}, l.id) < ($4, $5::uuid))
-        AND ${search.sql.replace('$SEARCH', '$7')}
-      ORDER BY l.${col} DESC, l.id DESC
+        AND ($3::text IS NULL OR l.status = $3)${waiting ? ` AND l.status = 'needs_human'` : ''}
+        AND ($4::timestamptz IS NULL OR (l.${col}, l.id) ${waiting ? '>' : '<'} ($4, $5::uuid))
+        AND ${search.sql.replaceAll('$SEARCH[', '($7::text[])[').replaceAll('$SEARCH', '$7')}
+        AND ${filter.sql}
+      ORDER BY l.${col} ${waiting ? 'ASC' : 'DESC'}, l.id ${waiting ? 'ASC' : 'DESC'}
       LIMIT $6`,
-    [q.workspaceId, q.sandbox ? [true, false] : [true], q.status ?? null, after?.at ?? null, after?.id ?? null, q.limit + 1, search.value],
+    [q.workspaceId, q.sandbox ? [true, false] : [true], q.status ?? null, after?.at ?? null, after?.id ?? null, q.limit + 1, search.value,
+      q.operatorId ?? null, ...filter.values],
   );
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
@@ -118,9 +158,18 @@ export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: 
       createdAt: new Date(r.created_at).toISOString(),
       lastActivityAt: new Date(r.updated_at).toISOString(),
       speedToLeadSeconds: r.speed === null ? null : Math.max(0, Math.round(Number(r.speed) * 10) / 10),
+      owner: ownerOf(r),
+      waitingSince: r.status === 'needs_human' && r.needs_human_since ? new Date(r.needs_human_since).toISOString() : null,
+      unread: r.unread === true,
     })),
     nextCursor: rows.length > q.limit && last ? encodeCursor(last.cursor_at, last.id) : null,
   };
+}
+
+/** Whether the workspace has a live lead (the inbox shows sandbox leads by default until it does). */
+export async function hasLiveLeads(db: Queryable, workspaceId: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT EXISTS (SELECT 1 FROM leads WHERE workspace_id = $1 AND livemode) AS live`, [workspaceId]);
+  return rows[0].live === true;
 }
 
 export type StatusCounts = Record<LeadStatus | 'all', number>;

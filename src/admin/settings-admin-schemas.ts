@@ -25,6 +25,7 @@ export const providersSchema = z.object({
   urls: z.array(z.object({ provider: z.string(), label: z.string(), url: z.string(), note: z.string() })),
   publicBaseUrl: z.string(),
   warning: z.string().nullable().meta({ description: 'Set when PUBLIC_BASE_URL is not a public https address.' }),
+  sandboxOnly: z.boolean().meta({ description: 'No live key and no live lead: every lead so far reached simulated providers.' }),
 });
 export { maskedSecret };
 

@@ -63,6 +63,7 @@ export function renderError(err: AppError): Rendering {
     invite_not_found: () => ({ status: 404, body: { error: 'Invitation not found, already used or expired: ask an owner for a new link.' } }),
     invite_account_exists: () => ({ status: 409, body: { error: 'An account with this e-mail address exists: sign in to accept the invitation.' } }),
     invite_other_account: () => ({ status: 403, body: { error: 'This invitation is for another e-mail address: sign in with that address.' } }),
+note_not_found: () => ({ status: 404, body: { error: 'Note not found.' } }),
     dead_letter_not_found: () => ({ status: 404, body: { error: 'No such dead-lettered turn in this workspace (it may have been retried already).' } }),
     settings_conflict: () => ({
       status: 409,
@@ -74,6 +75,8 @@ export function renderError(err: AppError): Rendering {
       body: { error: 'Workspace limit reached.', issues: [{ path: [], message: d.message ?? '' }] },
     }),
     lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
+    // Another operator took the lead over first: the message says who and when ("Taken over by Ada a moment ago.").
+    lead_taken: () => ({ status: 409, body: { error: 'Someone else has taken this lead over.', message: d.message ?? '' } }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };
   const r = table[err.code]();

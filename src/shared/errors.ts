@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'csrf_failed'
   | 'forbidden'
   | 'lead_status_conflict'
+  | 'lead_taken'
   | 'webhook_endpoint_not_found'
   | 'api_key_not_found'
   | 'member_not_found'
@@ -37,6 +38,7 @@ export type ErrorCode =
   | 'invite_account_exists'
   | 'invite_other_account'
   | 'dead_letter_not_found'
+  | 'note_not_found'
   | 'settings_conflict'
   | 'limit_reached'
   | 'internal';

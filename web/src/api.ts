@@ -30,6 +30,12 @@ export interface InboxLead {
   createdAt: string;
   lastActivityAt: string;
   speedToLeadSeconds: number | null;
+  /** The agent, the operator who took the lead over, or nobody (waiting for a person). */
+  owner: { kind: 'ai' } | { kind: 'nobody' } | { kind: 'operator'; id: string; name: string };
+  /** Since when the lead waits for a person (needs_human). */
+  waitingSince: string | null;
+  /** The lead wrote after this operator last opened it. */
+  unread: boolean;
 }
 
 export interface Inbox {
@@ -37,23 +43,31 @@ export interface Inbox {
   nextCursor: string | null;
   counts: Record<Status | 'all', number>;
   countCap: number;
+  /** The workspace's waiting thresholds (inbox settings). */
+  waiting: { amberMinutes: number; redMinutes: number };
+  /** Whether sandbox leads are shown (the API's default when the page did not choose). */
+  sandbox: boolean;
 }
 
 export interface LeadPage {
   lead: {
     id: string; workspaceSlug: string; channel: 'voice' | 'whatsapp'; status: Status; livemode: boolean; name: string; phone: string;
-    email: string | null; goal: string | null; qualificationNotes: string | null; answers: Array<{ id: string; label: string | null; value: string }>;
+    email: string | null; goal: string | null; qualificationNotes: string | null; agentNotes?: string | null;
+    answers: Array<{ id: string; label: string | null; value: string }>;
     metadata: Record<string, unknown>; formAnswers: Array<{ id: string; label: string | null; value: unknown }>;
     consent: { at: string; ip: string | null; userAgent: string | null }; bookingUid: string | null; bookingStart: string | null;
     optedOutAt: string | null; createdAt: string; updatedAt: string;
     apiKey: { name: string; prefix: string } | null;
   };
+  owner: InboxLead['owner'];
   timeZone: string | null;
-  whatsappWindow: { open: boolean; until: string | null } | null;
+  whatsappWindow: { open: boolean; until: string | null; template?: string | null } | null;
   timeline: Array<{ id: number; type: string; data: Record<string, unknown>; at: string }>;
+  /** The lead page carries the newest 50 messages and events; these fetch the older ones (lead-history.tsx). */
+  timelineOlderCursor: string | null;
+  messagesOlderCursor: string | null;
   messages: Array<{ id: number; direction: 'inbound' | 'outbound'; kind: string; body: string; status: string; errorCode: string | null; errorMessage: string | null; createdAt: string }>;
   calls: Array<{ providerCallId: string; status: string; startedAt: string | null; durationSeconds: number | null; endedReason: string | null; summary: string | null; transcript: string | null; transcriptTurns: Array<{ speaker: 'Assistant' | 'Lead'; text: string }>; recordingUrl: string | null }>;
-  integrationLog: Array<{ id: number; provider: string; direction: 'in' | 'out'; kind: string; httpStatus: number | null; outcome: string | null; payload: unknown; createdAt: string }>;
 }
 
 export class ApiError extends Error {
@@ -75,25 +89,5 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   return json as T;
 }
 
-/**
- * Calls `onChange(leadIds)` for each change of the workspace (null: anything may have changed, refetch).
- * `kinds`: only changes of these kinds (e.g. `['integration']`, a new integration-log entry); by
- * default every kind but `integration`, which only the Logs page shows (the inbox would refetch
- * for each provider exchange otherwise).
- */
-export function watchWorkspace(slug: string, onChange: (leadIds: string[] | null) => void, kinds?: readonly string[]): () => void {
-  const source = new EventSource(`/api/admin/workspaces/${encodeURIComponent(slug)}/events`);
-  const wanted = (kind: string) => (kinds ? kinds.includes(kind) : kind !== 'integration');
-  const handle = (e: MessageEvent<string>) => {
-    try {
-      const change = JSON.parse(e.data) as { kind: string; leadIds: string[] | null };
-      if (wanted(change.kind)) onChange(change.leadIds);
-    } catch {
-      onChange(null);
-    }
-  };
-  source.addEventListener('change', handle);
-  // `ready` comes first on every (re)connection: what happened while disconnected is refetched.
-  source.addEventListener('ready', () => onChange(null));
-  return () => source.close();
-}
+// The live updates, with their reconnection, offline state and polling, are in live.ts.
+export { watchWorkspace } from './live.ts';

@@ -3,6 +3,10 @@ import { api, type Inbox, type InboxLead, type Status, type WorkspaceAccess } fr
 import { duration, since, STATUS_LABELS } from './format.ts';
 import { useLatest, useLiveRefresh } from './live.ts';
 import { navigate } from './nav.ts';
+import { AlertControls } from './alerts.tsx';
+import { OwnerCell, UnreadMark, useNow, WaitingCell } from './inbox-owner.tsx';
+import { addFilters, CsvExportLink, FilterSummary, inboxParams, readUrlFilters, useUrlFilters }
+  from './inbox-filters.tsx';
 
 // The leads inbox (/admin/<slug>/leads): tabs per status with counts, search, the Sandbox switch,
 // a table of the newest leads, more on demand (keyset), live through the workspace's event stream.
@@ -14,10 +18,14 @@ export function StatusBadge({ status }: { status: Status }) {
 }
 
 export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
-  const [tab, setTab] = useState<Status | 'all'>('all');
+  // A link from the Analytics page names the status, the Sandbox switch and the filters in the address.
+  const [tab, setTab] = useState<Status | 'all'>(() => readUrlFilters(location.search).status ?? 'all');
   const [search, setSearch] = useState('');
-  const [sandbox, setSandbox] = useState(false);
-  const [sort, setSort] = useState<'newest' | 'activity'>('newest');
+  // null: the API's default (sandbox leads shown while the workspace has no live lead).
+  const [sandbox, setSandbox] = useState<boolean | null>(() => readUrlFilters(location.search).sandbox ?? null);
+  const [sort, setSort] = useState<'newest' | 'activity' | 'waiting'>('newest');
+  const now = useNow();
+  const { filters, clear: clearFilters } = useUrlFilters();
   const [data, setData] = useState<Inbox | null>(null);
   const [more, setMore] = useState<InboxLead[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -26,11 +34,12 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
     const p = new URLSearchParams();
     if (tab !== 'all') p.set('status', tab);
     if (searchLongEnough(search)) p.set('q', search.trim());
-    if (sandbox) p.set('sandbox', 'true');
+    if (sandbox !== null) p.set('sandbox', String(sandbox));
     if (sort !== 'newest') p.set('sort', sort);
+    addFilters(p, filters);
     if (after) p.set('cursor', after);
     return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
-  }, [tab, search, sandbox, sort, workspace.slug]);
+  }, [tab, search, sandbox, sort, filters, workspace.slug]);
   const latest = useLatest();
   const refresh = useCallback(() => {
     const current = latest.begin();
@@ -70,29 +79,38 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
           ))}
         </nav>
         <label className="search">Search leads <input type="search" value={search} placeholder="Name, phone or e-mail (3+ characters)" onChange={(e) => setSearch(e.target.value)} /></label>
-        <label className="sort">Sort <select value={sort} onChange={(e) => setSort(e.target.value === 'activity' ? 'activity' : 'newest')}>
+        <label className="sort">Sort <select value={sort} onChange={(e) => setSort(e.target.value === 'activity' || e.target.value === 'waiting' ? e.target.value : 'newest')}>
           <option value="newest">Newest first</option>
           <option value="activity">Last activity</option>
+          <option value="waiting">Waiting longest</option>
         </select></label>
-        <label className="check"><input type="checkbox" checked={sandbox} onChange={(e) => setSandbox(e.target.checked)} /> Sandbox</label>
+        <label className="check"><input type="checkbox" checked={sandbox ?? data?.sandbox ?? false} onChange={(e) => setSandbox(e.target.checked)} /> Sandbox</label>
+        <AlertControls />
+        <CsvExportLink slug={workspace.slug} params={inboxParams({
+          tab, search: searchLongEnough(search) ? search.trim() : '', sandbox: sandbox ?? data?.sandbox ?? false, sort, filters,
+        })} />
       </div>
+      <FilterSummary filters={filters} onClear={clearFilters} />
       {error && <p role="alert" className="error">{error}</p>}
-      {data && leads.length === 0 ? <p className="empty">No leads yet.</p> : (
+      {data && leads.length === 0 ? <InboxEmpty search={searchLongEnough(search) ? search.trim() : ''} filtered={tab !== 'all'} onClear={() => setSearch('')} /> : (
         <table className="leads">
           <caption className="visually-hidden">Leads, newest first</caption>
           <thead>
-            <tr><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">Channel</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last activity</th><th scope="col">Speed to lead</th></tr>
+            <tr><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">Channel</th><th scope="col">Status</th><th scope="col">Owner</th><th scope="col">Waiting</th><th scope="col">Created</th><th scope="col">Last activity</th><th scope="col">Speed to lead</th></tr>
           </thead>
           <tbody>
             {leads.map((l) => (
-              <tr key={l.id} className={l.status === 'needs_human' ? 'row-attention' : undefined}>
+              <tr key={l.id} className={[l.status === 'needs_human' ? 'row-attention' : '', l.unread ? 'unread' : ''].join(' ').trim() || undefined}>
                 <td>
-                  <a href={`/admin/${workspace.slug}/leads/${l.id}`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads/${l.id}`); }}>{l.name}</a>
+                  <UnreadMark lead={l} />
+                  <a href={`/admin/${workspace.slug}/leads/${l.id}`} className="lead-name" title={l.name} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads/${l.id}`); }}>{l.name}</a>
                   {!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}
                 </td>
                 <td>{l.phone}</td>
                 <td>{workspace.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</td>
                 <td><StatusBadge status={l.status} /></td>
+                <td><OwnerCell lead={l} /></td>
+                <td>{data && <WaitingCell lead={l} thresholds={data.waiting} now={now} />}</td>
                 <td><time dateTime={l.createdAt}>{since(l.createdAt)}</time></td>
                 <td><time dateTime={l.lastActivityAt}>{since(l.lastActivityAt)}</time></td>
                 <td>{duration(l.speedToLeadSeconds)}</td>
@@ -104,6 +122,19 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
       {cursor && <button type="button" onClick={loadMore}>Load more</button>}
     </main>
   );
+}
+
+/** What an empty list means: the search found nothing (with a way back), a tab with none, or no lead at all. */
+function InboxEmpty({ search, filtered, onClear }: { search: string; filtered: boolean; onClear: () => void }) {
+  if (search) {
+    return (
+      <p className="empty" role="status">
+        No leads match &ldquo;{search}&rdquo;{filtered ? ' in this tab' : ''}.{' '}
+        <button type="button" onClick={onClear}>Clear search</button>
+      </p>
+    );
+  }
+  return <p className="empty">{filtered ? 'No leads with this status.' : 'No leads yet.'}</p>;
 }
 
 /** The API refuses shorter searches (3 characters, or 3 digits for a phone number): until then, none. */

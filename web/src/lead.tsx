@@ -1,8 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, watchWorkspace, type LeadPage, type WorkspaceAccess } from './api.ts';
-import { dateTime, describeEvent } from './format.ts';
+import { api, ApiError, watchWorkspace, type LeadPage, type WorkspaceAccess } from './api.ts';
+import { dateTime } from './format.ts';
 import { StatusBadge } from './inbox.tsx';
+import { LeadOwner } from './inbox-owner.tsx';
+import { ProviderTraffic, Thread, Timeline } from './lead-history.tsx';
 import { navigate } from './nav.ts';
+import { LeadNotes } from './lead-notes.tsx';
+import { ReplyComposer } from './reply-composer.tsx';
 
 // The lead page (/admin/<slug>/leads/<id>): who, what happened, the WhatsApp thread or the calls,
 // the booking, the provider traffic (collapsed), and the operator's actions. Buttons the role may
@@ -28,7 +32,8 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
       setNotice(done ?? '');
       load();
     } catch (e) {
-      setError((e as Error).message);
+      // A 409 of Take over says who took the lead ("Taken over by Ada a moment ago.").
+      setError(e instanceof ApiError && e.body.message ? e.body.message : (e as Error).message);
     }
   };
   if (!page) return <main>{error ? <p role="alert" className="error">{error}</p> : <p className="loading">Loading…</p>}</main>;
@@ -51,11 +56,17 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
       <h1>{l.name} <StatusBadge status={l.status} />{!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}</h1>
       {error && <p role="alert" className="error">{error}</p>}
       <p role="status" className="notice">{notice}</p>
+      <LeadOwner owner={page.owner} />
       {(can('leads.act') || can('leads.delete')) && (
         <section aria-labelledby="actions-h" className="actions">
           <h2 id="actions-h">Actions</h2>
-          {can('leads.act') && l.status !== 'needs_human' && <button type="button" onClick={() => act('take-over', undefined, 'Taken over: the agent sends nothing more.')}>Take over</button>}
-          {can('leads.act') && l.status === 'needs_human' && <button type="button" onClick={() => act('resume', undefined, 'Handed back to the AI.')}>Resume AI</button>}
+          {can('leads.act') && (kept(l.status) ? page.owner.kind !== 'operator' : l.status !== 'needs_human' || page.owner.kind === 'nobody')
+            && <button type="button" onClick={() => act('take-over', undefined, kept(l.status)
+            ? `Taken over: the lead stays ${l.status}.` : 'Taken over: the agent sends nothing more.')}>Take over</button>}
+          {/* A kept outcome that someone took over is handed back; the status stays either way. */}
+          {can('leads.act') && (l.status === 'needs_human' || (kept(l.status) && page.owner.kind === 'operator')) && (
+            <button type="button" onClick={() => act('resume', undefined, kept(l.status) ? `Handed back: the lead stays ${l.status}.` : 'Handed back to the AI.')}>Resume AI</button>
+          )}
           {can('leads.delete') && <button type="button" className="danger" onClick={remove}>Delete lead</button>}
           {can('leads.act') && (l.status === 'needs_human' || l.status === 'in_conversation' || l.status === 'new') && (
             <form className="outcome" onSubmit={(e) => {
@@ -82,6 +93,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
             <dt>Created</dt><dd>{dateTime(l.createdAt)}</dd>
             <dt>Created by</dt><dd>{l.apiKey ? <>API key {l.apiKey.name} (<code>{l.apiKey.prefix}…</code>)</> : '—'}</dd>
             {l.qualificationNotes && <><dt>Notes</dt><dd>{l.qualificationNotes}</dd></>}
+            {l.agentNotes && <><dt>Agent's notes</dt><dd className="agent-notes">{l.agentNotes}</dd></>}
             <dt>Consent</dt><dd>{dateTime(l.consent.at)}, IP {l.consent.ip ?? 'unknown'}, {l.consent.userAgent ?? 'no user agent'}</dd>
             {l.answers.map((a) => <FragmentRow key={`a-${a.id}`} term={a.label ?? a.id} value={a.value} />)}
             {l.formAnswers.map((f) => <FragmentRow key={`f-${f.id}`} term={f.label ?? f.id} value={typeof f.value === 'string' ? f.value : JSON.stringify(f.value)} />)}
@@ -91,33 +103,18 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
           {l.bookingStart ? (
             <p>{dateTime(l.bookingStart, page.timeZone ?? undefined)} ({new Date(l.bookingStart).toISOString().slice(0, 16).replace('T', ' ')} UTC), booking {l.bookingUid}</p>
           ) : <p>No booking.</p>}
+          <LeadNotes base={base} canWrite={can('leads.act')} />
         </section>
         <section aria-labelledby="conv-h">
           {l.channel === 'whatsapp' ? (
             <>
               <h2 id="conv-h">WhatsApp conversation</h2>
               {page.whatsappWindow && (
-                <p className="window">{page.whatsappWindow.open ? `24-hour window open until ${dateTime(page.whatsappWindow.until!)}` : '24-hour window closed: a reply sends the approved template.'}</p>
+                <p className="window">{page.whatsappWindow.open ? `24-hour window open until ${dateTime(page.whatsappWindow.until!)}` : '24-hour window closed: only the approved template can be sent.'}</p>
               )}
-              <ol className="thread">
-                {page.messages.map((m) => (
-                  <li key={m.id} className={`bubble ${m.direction}`}>
-                    {m.kind === 'template' && <span className="badge">Template</span>}
-                    <p>{m.body}</p>
-                    <small>{dateTime(m.createdAt)}{m.direction === 'outbound' && ` · ${m.status}`}{m.errorMessage && ` · ${m.errorMessage}`}</small>
-                  </li>
-                ))}
-              </ol>
-              {can('leads.act') && l.status === 'needs_human' && (
-                <form className="reply" onSubmit={(e) => {
-                  e.preventDefault();
-                  const form = e.currentTarget;
-                  const text = String(new FormData(form).get('text'));
-                  void act('reply', { text }, 'Reply queued.').then(() => form.reset());
-                }}>
-                  <label>Message <textarea name="text" required maxLength={1600} rows={3} /></label>
-                  <button type="submit">Reply</button>
-                </form>
+              <Thread base={base} messages={page.messages} olderCursor={page.messagesOlderCursor} />
+              {can('leads.act') && page.whatsappWindow && (l.status === 'needs_human' || kept(l.status)) && (
+                <ReplyComposer base={base} window={page.whatsappWindow} onSent={(n) => { setNotice(n); load(); }} />
               )}
             </>
           ) : (
@@ -142,25 +139,16 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
             </>
           )}
           <h2>Timeline</h2>
-          <ol className="timeline">
-            {page.timeline.map((e) => <li key={e.id}><time dateTime={e.at}>{dateTime(e.at)}</time> {describeEvent(e.type, e.data)}</li>)}
-          </ol>
-          <details>
-            <summary>Provider traffic ({page.integrationLog.length})</summary>
-            <table>
-              <thead><tr><th scope="col">When</th><th scope="col">Provider</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Outcome</th></tr></thead>
-              <tbody>
-                {page.integrationLog.map((e) => (
-                  <tr key={e.id}><td>{dateTime(e.createdAt)}</td><td>{e.provider} {e.direction === 'out' ? '→' : '←'}</td><td>{e.kind}</td><td>{e.httpStatus ?? '—'}</td><td>{e.outcome ?? ''}</td></tr>
-                ))}
-              </tbody>
-            </table>
-          </details>
+          <Timeline base={base} events={page.timeline} olderCursor={page.timelineOlderCursor} />
+          <ProviderTraffic base={base} />
         </section>
       </div>
     </main>
   );
 }
+
+/** Outcomes a take-over keeps (the API's rule too): the person handles the lead, the status stays. */
+const kept = (status: string) => status === 'booked' || status === 'unqualified';
 
 function FragmentRow({ term, value }: { term: string; value: string }) {
   return <><dt>{term}</dt><dd>{value}</dd></>;

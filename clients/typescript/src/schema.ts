@@ -94,7 +94,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Everything about one lead */
+        /**
+         * Everything about one lead
+         * @description The newest page of the thread and of the timeline (older ones: `…/messages`, `…/timeline`); the provider traffic is `…/provider-traffic`.
+         */
         get: operations["getLeadPage"];
         put?: never;
         post?: never;
@@ -117,7 +120,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Take over: the lead goes to a person; the agent sends nothing more. */
+        /** Take over: the lead goes to a person; the agent sends nothing more. A booked or unqualified lead keeps its status. */
         post: operations["takeOver"];
         delete?: never;
         options?: never;
@@ -134,7 +137,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume AI: back to the agent, which answers an unanswered message now. */
+        /** Resume AI: back to the agent, which answers an unanswered message now. A booked or unqualified lead keeps its status. */
         post: operations["resumeAi"];
         delete?: never;
         options?: never;
@@ -168,7 +171,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reply on WhatsApp (after Take over): the text inside the 24-hour window, the approved template outside. */
+        /** Reply on WhatsApp (after Take over, or to a booked or unqualified lead): `text` inside the 24-hour window (400 outside it: nothing is sent), or `template: true` for the approved template. */
         post: operations["reply"];
         delete?: never;
         options?: never;
@@ -687,6 +690,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/workspaces/{slug}/inbox-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inbox settings
+         * @description After how many minutes a lead waiting for a person turns amber, then red, in the inbox.
+         */
+        get: operations["getInboxSettings"];
+        /**
+         * Save inbox settings
+         * @description Owners and admins.
+         */
+        put: operations["saveInboxSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/workspaces/{slug}/analytics": {
         parameters: {
             query?: never;
@@ -702,6 +729,124 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The inbox's current filter as CSV
+         * @description The leads GET /api/admin/workspaces/{slug}/leads lists for the same parameters, in the same order, at most 10000. Columns: Name, Phone, E-mail, Status, Channel, Sandbox, Owner, Created, Last activity, Speed to lead (s). Every field is quoted; a field starting with = + - @ is prefixed with an apostrophe. Each export is written to the audit log (`leads.exported`).
+         */
+        get: operations["exportLeadsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the lead's WhatsApp thread
+         * @description Keyset pages by (time, id), newest page first; the lead page carries the newest one.
+         */
+        get: operations["listLeadMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the lead's timeline
+         * @description Keyset pages by (time, id), newest page first; the lead page carries the newest one.
+         */
+        get: operations["listLeadTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/provider-traffic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the lead's provider traffic
+         * @description Requests to and messages from providers about the lead, newest first, without payloads (`GET …/integration-log?leadId=` has them). Keyset pages by (time, id).
+         */
+        get: operations["listLeadProviderTraffic"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The lead's internal notes, newest first
+         * @description Operators only: the lead never sees them; the agent reads those with `visibleToAgent`.
+         */
+        get: operations["listLeadNotes"];
+        put?: never;
+        /** Add an internal note (agents and up) */
+        post: operations["addLeadNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/notes/{noteId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one of your own notes */
+        delete: operations["deleteLeadNote"];
         options?: never;
         head?: never;
         patch?: never;
@@ -760,7 +905,13 @@ export interface components {
             note: string;
         };
         AdminReply: {
-            text: string;
+            /** @description Free text: only inside the 24-hour window (400 naming `text` outside it). */
+            text?: string;
+            /**
+             * @description The workspace's approved template, inside or outside the window.
+             * @constant
+             */
+            template?: true;
         };
         AdminEmptyBody: Record<string, never>;
         AdminWebhookAdd: {
@@ -878,6 +1029,17 @@ export interface components {
                 /** @description Optional: the template's text with {{1}}; empty or null removes it. */
                 templateBody?: string | null;
             };
+        };
+        AdminInboxSettingsSave: {
+            /** @description A lead waiting for a person this many minutes turns amber (1–1440). */
+            waitingAmberMinutes: number;
+            /** @description And red after this many (1–10080, more than the amber threshold). */
+            waitingRedMinutes: number;
+        };
+        AdminLeadNoteInput: {
+            text: string;
+            /** @description Whether the agent may read it (in its prompt's lead data). Default false: operators only. */
+            visibleToAgent?: boolean;
         };
         /** @description Voice workspace: the provider accepted the call; the phone rings within about 10 seconds. */
         VoiceLeadAccepted: {
@@ -1071,7 +1233,7 @@ export interface components {
             /** @constant */
             ok: false;
             /** @enum {string} */
-            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
+            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
             /** @description With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows. */
             issues?: {
                 path: string[];
@@ -1129,6 +1291,24 @@ export interface components {
                 /** Format: date-time */
                 lastActivityAt: string;
                 speedToLeadSeconds: number | null;
+                /** @description Who has the lead: the agent, the operator who took it over, or nobody (waiting for a person). */
+                owner: {
+                    /** @constant */
+                    kind: "ai";
+                } | {
+                    /** @constant */
+                    kind: "nobody";
+                } | {
+                    /** @constant */
+                    kind: "operator";
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                };
+                /** @description Since when the lead waits for a person (needs_human); null otherwise. */
+                waitingSince: string | null;
+                /** @description The lead wrote after you last opened it (read markers are per operator). */
+                unread: boolean;
             }[];
             nextCursor: string | null;
             /** @description Leads per status (all of the filter but the status and search); each stops at `countCap`. */
@@ -1141,6 +1321,13 @@ export interface components {
                 all: number;
             };
             countCap: number;
+            /** @description The workspace's thresholds (inbox settings): a lead waiting this long for a person shows amber, then red. */
+            waiting: {
+                amberMinutes: number;
+                redMinutes: number;
+            };
+            /** @description Whether sandbox leads are shown: the `sandbox` parameter, or when it is absent, true while the workspace has no live lead (a new or demo workspace shows its sandbox leads). */
+            sandbox: boolean;
         };
         AdminLeadPage: {
             /** @constant */
@@ -1160,6 +1347,8 @@ export interface components {
                 email: string | null;
                 goal: string | null;
                 qualificationNotes: string | null;
+                /** @description What the agent (voice or WhatsApp) noted for the team with updateLeadProfile. */
+                agentNotes: string | null;
                 answers: {
                     id: string;
                     label: string | null;
@@ -1192,12 +1381,29 @@ export interface components {
                     prefix: string;
                 } | null;
             };
+            /** @description Who has the lead: the agent, the operator who took it over, or nobody (waiting for a person). */
+            owner: {
+                /** @constant */
+                kind: "ai";
+            } | {
+                /** @constant */
+                kind: "nobody";
+            } | {
+                /** @constant */
+                kind: "operator";
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
             /** @description The workspace's time zone (the agent's), for the booking. */
             timeZone: string | null;
             whatsappWindow: {
                 open: boolean;
                 until: string | null;
+                /** @description The approved template as this lead would get it (the only reply outside the window); null when not configured. */
+                template?: string | null;
             } | null;
+            /** @description The timeline's newest page, oldest first. */
             timeline: {
                 id: number;
                 type: string;
@@ -1207,6 +1413,9 @@ export interface components {
                 /** Format: date-time */
                 at: string;
             }[];
+            /** @description GET …/leads/{id}/timeline?before= it for older events; null: none. */
+            timelineOlderCursor: string | null;
+            /** @description The WhatsApp thread's newest page, oldest first. */
             messages: {
                 id: number;
                 /** @enum {string} */
@@ -1221,7 +1430,8 @@ export interface components {
                 /** Format: date-time */
                 statusAt: string;
             }[];
-            truncated: boolean;
+            /** @description GET …/leads/{id}/messages?before= it for older messages; null: none. */
+            messagesOlderCursor: string | null;
             calls: {
                 providerCallId: string;
                 status: string;
@@ -1238,18 +1448,6 @@ export interface components {
                     text: string;
                 }[];
                 recordingUrl: string | null;
-            }[];
-            integrationLog: {
-                id: number;
-                provider: string;
-                /** @enum {string} */
-                direction: "in" | "out";
-                kind: string;
-                httpStatus: number | null;
-                outcome: string | null;
-                payload: unknown;
-                /** Format: date-time */
-                createdAt: string;
             }[];
         };
         AdminWebhookEndpoints: {
@@ -1359,6 +1557,8 @@ export interface components {
             publicBaseUrl: string;
             /** @description Set when PUBLIC_BASE_URL is not a public https address. */
             warning: string | null;
+            /** @description No live key and no live lead: every lead so far reached simulated providers. */
+            sandboxOnly: boolean;
         };
         AdminProviderTest: {
             /** @constant */
@@ -1617,6 +1817,12 @@ export interface components {
             ok: true;
             enabled: boolean;
         };
+        AdminInboxSettings: {
+            /** @constant */
+            ok: true;
+            waitingAmberMinutes: number;
+            waitingRedMinutes: number;
+        };
         AdminAnalytics: {
             /** @constant */
             ok: true;
@@ -1646,6 +1852,17 @@ export interface components {
                 speedP90Seconds: number | null;
                 medianTimeToBookingSeconds: number | null;
             };
+            /** @description Outcomes (status now) reached by the AI alone (`ai`) and after a person stepped in (`person`: a hand-over to a person, a take-over, a reply or an outcome set by an operator is in the timeline). */
+            outcomes: {
+                booked: {
+                    ai: number;
+                    person: number;
+                };
+                unqualified: {
+                    ai: number;
+                    person: number;
+                };
+            };
             days: {
                 day: string;
                 leads: number;
@@ -1663,6 +1880,102 @@ export interface components {
             speedBuckets: number[];
             /** @description Leads per speed-to-lead bucket (one more than speedBuckets). */
             speedHistogram: number[];
+        };
+        AdminLeadMessages: {
+            /** @constant */
+            ok: true;
+            /** @description Oldest first within the page. */
+            messages: {
+                id: number;
+                /** @enum {string} */
+                direction: "inbound" | "outbound";
+                kind: string;
+                body: string;
+                status: string;
+                errorCode: string | null;
+                errorMessage: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                statusAt: string;
+            }[];
+            /** @description Pass it as `before` for the next older page; null when this page reaches the oldest item. */
+            olderCursor: string | null;
+        };
+        AdminLeadTimeline: {
+            /** @constant */
+            ok: true;
+            /** @description Oldest first within the page. */
+            timeline: {
+                id: number;
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+                /** Format: date-time */
+                at: string;
+            }[];
+            /** @description Pass it as `before` for the next older page; null when this page reaches the oldest item. */
+            olderCursor: string | null;
+        };
+        AdminLeadProviderTraffic: {
+            /** @constant */
+            ok: true;
+            /** @description Newest first, without payloads (the Logs page shows them, filtered by lead). */
+            entries: {
+                id: number;
+                provider: string;
+                /**
+                 * @description `out`: we called the provider; `in`: the provider called us.
+                 * @enum {string}
+                 */
+                direction: "in" | "out";
+                kind: string;
+                httpStatus: number | null;
+                outcome: string | null;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+            /** @description Pass it as `before` for the next older page; null when this page reaches the oldest item. */
+            olderCursor: string | null;
+        };
+        AdminLeadNotes: {
+            /** @constant */
+            ok: true;
+            notes: {
+                id: number;
+                text: string;
+                visibleToAgent: boolean;
+                /** @description The author; null once their account was removed. */
+                operator: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+                /** @description Written by you: only its author may delete a note. */
+                mine: boolean;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+        };
+        AdminLeadNote: {
+            /** @constant */
+            ok: true;
+            note: {
+                id: number;
+                text: string;
+                visibleToAgent: boolean;
+                /** @description The author; null once their account was removed. */
+                operator: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+                /** @description Written by you: only its author may delete a note. */
+                mine: boolean;
+                /** Format: date-time */
+                createdAt: string;
+            };
         };
     };
     responses: never;
@@ -2103,13 +2416,21 @@ export interface operations {
                 status?: "new" | "in_conversation" | "booked" | "unqualified" | "needs_human";
                 /** @description A phone number in any format, an e-mail address, or part of a name: at least 3 characters (a phone number: 3 digits), else 400. */
                 q?: string;
-                /** @description `true`: sandbox leads too. */
+                /** @description `true`: sandbox leads too; `false`: live leads only. Absent: sandbox leads too while the workspace has no live lead (`sandbox` in the answer says which). */
                 sandbox?: "true" | "false";
-                /** @description `newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. */
-                sort?: "newest" | "activity";
+                /** @description `newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. `waiting`: only the leads waiting for a person (needs_human), the longest waiting first. */
+                sort?: "newest" | "activity" | "waiting";
                 /** @description `nextCursor` of the previous page, with the same `sort`. */
                 cursor?: string;
                 limit?: number;
+                /** @description Created on or after this local day (YYYY-MM-DD, the workspace's time zone). */
+                from?: string;
+                /** @description Created on or before this local day (YYYY-MM-DD, the workspace's time zone). */
+                to?: string;
+                /** @description Reached this stage of the funnel, as the Analytics page counts it. */
+                reached?: "contacted" | "conversation";
+                /** @description `ai`: no person stepped in; `person`: a hand-over, take-over, reply or outcome by an operator is in the timeline. */
+                handledBy?: "ai" | "person";
             };
             header?: never;
             path: {
@@ -2199,7 +2520,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The lead, its timeline, messages, calls and provider traffic. */
+            /** @description The lead, the newest of its timeline and messages, its calls. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2394,7 +2715,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The lead's status does not allow the action. */
+            /** @description The lead's status does not allow the action, or (Take over) another operator took the lead first: `message` says who. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2507,7 +2828,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The lead's status does not allow the action. */
+            /** @description The lead's status does not allow the action, or (Take over) another operator took the lead first: `message` says who. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2620,7 +2941,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The lead's status does not allow the action. */
+            /** @description The lead's status does not allow the action, or (Take over) another operator took the lead first: `message` says who. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2733,7 +3054,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description The lead's status does not allow the action. */
+            /** @description The lead's status does not allow the action, or (Take over) another operator took the lead first: `message` says who. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5744,6 +6065,167 @@ export interface operations {
             };
         };
     };
+    getInboxSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings (the defaults, 5 and 15, until saved). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminInboxSettings"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    saveInboxSettings: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminInboxSettingsSave"];
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminInboxSettings"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a save) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
     getAnalytics: {
         parameters: {
             query?: {
@@ -5793,6 +6275,584 @@ export interface operations {
                 };
             };
             /** @description Not a workspace of the operator. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    exportLeadsCsv: {
+        parameters: {
+            query?: {
+                status?: "new" | "in_conversation" | "booked" | "unqualified" | "needs_human";
+                /** @description As for the inbox. */
+                q?: string;
+                /** @description `true`: sandbox leads too. */
+                sandbox?: "true" | "false";
+                /** @description As for the inbox. */
+                sort?: "newest" | "activity" | "waiting";
+                /** @description Created on or after this local day (YYYY-MM-DD, the workspace's time zone). */
+                from?: string;
+                /** @description Created on or before this local day (YYYY-MM-DD, the workspace's time zone). */
+                to?: string;
+                /** @description Reached this stage of the funnel, as the Analytics page counts it. */
+                reached?: "contacted" | "conversation";
+                /** @description `ai`: no person stepped in; `person`: a hand-over, take-over, reply or outcome by an operator is in the timeline. */
+                handledBy?: "ai" | "person";
+            };
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file (UTF-8 with a byte-order mark, CRLF lines, a header row). */
+            200: {
+                headers: {
+                    /** @description `true`: the filter matched more than 10000 leads. */
+                    "X-Leads-Truncated": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description A bad filter or search. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The role may not read leads. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    listLeadMessages: {
+        parameters: {
+            query?: {
+                /** @description `olderCursor` of the newer page (or the lead page's `messagesOlderCursor` / `timelineOlderCursor`); none: the newest page. */
+                before?: string;
+                /** @description Default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page, and the cursor of the next older one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadMessages"];
+                };
+            };
+            /** @description A `before` that is not an `olderCursor`, or a `limit` out of range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The role does not allow reading leads. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    listLeadTimeline: {
+        parameters: {
+            query?: {
+                /** @description `olderCursor` of the newer page (or the lead page's `messagesOlderCursor` / `timelineOlderCursor`); none: the newest page. */
+                before?: string;
+                /** @description Default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page, and the cursor of the next older one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadTimeline"];
+                };
+            };
+            /** @description A `before` that is not an `olderCursor`, or a `limit` out of range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The role does not allow reading leads. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    listLeadProviderTraffic: {
+        parameters: {
+            query?: {
+                /** @description `olderCursor` of the newer page (or the lead page's `messagesOlderCursor` / `timelineOlderCursor`); none: the newest page. */
+                before?: string;
+                /** @description Default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page, and the cursor of the next older one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadProviderTraffic"];
+                };
+            };
+            /** @description A `before` that is not an `olderCursor`, or a `limit` out of range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The role does not allow reading leads. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    listLeadNotes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadNotes"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead (or note) in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    addLeadNote: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminLeadNoteInput"];
+            };
+        };
+        responses: {
+            /** @description The note. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadNote"];
+                };
+            };
+            /** @description A bad note: empty, or over 2,000 characters. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, the role does not allow it (viewers), or the note is not yours. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead (or note) in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The lead holds the most notes it may: delete some first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    deleteLeadNote: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+                /** @description The note. */
+                noteId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOk"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, the role does not allow it (viewers), or the note is not yours. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead (or note) in it. */
             404: {
                 headers: {
                     [name: string]: unknown;
