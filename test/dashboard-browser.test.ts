@@ -67,8 +67,10 @@ test('sign in → empty inbox → a sandbox lead appears and is booked live → 
   const page = await newPage();
   await signInAs(page, op.email, op.password);
   assert.equal(new URL(page.url()).pathname, '/admin/acme/leads');
-  await page.getByLabel('Sandbox').check();
+  // A workspace with no live lead shows sandbox leads without the switch (its answer, not a click,
+  // sets it: clicking while the first answer arrives could undo it).
   await page.getByText('No leads yet.').waitFor(WAIT);
+  assert.equal(await page.getByLabel('Sandbox').isChecked(), true);
   await accessible(page, 'empty inbox');
 
   const booked = await postLead(app.http, ws.sandboxKey, { name: 'Ada Booker', phone: '+1 555 010 0001', email: 'ada@example.com', consent: true });
