@@ -2,77 +2,53 @@ import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Authenticator } from './auth/authenticator.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
-import type { Config } from './config/config.ts';
 import { fastifyTrustProxy } from './config/trust-proxy.ts';
-import type { Pool } from './db/pool.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { clientErrorHandler, errorHandler, isUnroutable, notFoundHandler } from './http/error-handler.ts';
 import { healthRoutes } from './http/health-routes.ts';
 import { installOverloadGuard, type PressureReport } from './http/overload-guard.ts';
 import { openApiRoute } from './http/openapi.ts';
+import { API_PARTS } from './api-parts.ts';
 import { installSecurityHeaders, securityHeaders } from './http/security-headers.ts';
-import { adminRoutes } from './admin/admin-routes.ts';
+import { adminRoutes } from './admin/leads/admin-routes.ts';
 import { installAdminRateLimit } from './admin/admin-rate-limit.ts';
 import { auditTrail } from './admin/audit-trail.ts';
-import { LeadActions } from './admin/lead-actions.ts';
-import { LiveEvents } from './admin/live-events.ts';
-import { liveRoutes } from './admin/live-routes.ts';
-import { OperatorReplies } from './admin/operator-reply.ts';
+import { LeadActions } from './admin/leads/lead-actions.ts';
+import { LiveEvents } from './admin/leads/live-events.ts';
+import { liveRoutes } from './admin/leads/live-routes.ts';
+import { OperatorReplies } from './admin/leads/operator-reply.ts';
 import { webRoutes } from './admin/web-routes.ts';
-import { formAgentAdminRoutes } from './admin/form-agent-admin-routes.ts';
-import { inboxSettingsRoutes } from './admin/inbox-settings.ts';
-import { webhookAdminRoutes } from './admin/webhook-admin-routes.ts';
-import { keyAdminRoutes } from './admin/key-admin-routes.ts';
-import { providerAdminRoutes } from './admin/provider-admin-routes.ts';
-import { teamAdminRoutes } from './admin/team-admin-routes.ts';
+import { formAgentAdminRoutes } from './admin/settings/form-agent-admin-routes.ts';
+import { inboxSettingsRoutes } from './admin/leads/inbox-settings.ts';
+import { webhookAdminRoutes } from './admin/webhooks/webhook-admin-routes.ts';
+import { keyAdminRoutes } from './admin/settings/key-admin-routes.ts';
+import { providerAdminRoutes } from './admin/settings/provider-admin-routes.ts';
+import { teamAdminRoutes } from './admin/team/team-admin-routes.ts';
 import { TeamService } from './operators/team-service.ts';
-import { DeadLetterAdmin } from './admin/dead-letter-admin.ts';
-import { leadHistoryRoutes } from './admin/lead-history-routes.ts';
-import { logsAdminRoutes } from './admin/logs-admin-routes.ts';
-import { analyticsAdminRoutes } from './admin/analytics-admin-routes.ts';
-import { inboxCsvRoutes } from './admin/inbox-csv-routes.ts';
-import { leadNotesRoutes } from './admin/lead-notes-routes.ts';
-import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
-import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
-import { OperatorService } from './operators/operator-service.ts';
-import { scryptParams } from './operators/password.ts';
-import type { OutboxRelay } from './jobs/outbox-relay.ts';
-import { SANDBOX_ROUTE_PREFIX, type Sandbox } from './sandbox/sandbox.ts';
-import { pruneSandboxLeads } from './sandbox/sandbox-retention.ts';
+import { DeadLetterAdmin } from './admin/logs/dead-letter-admin.ts';
+import { leadHistoryRoutes } from './admin/leads/lead-history-routes.ts';
+import { logsAdminRoutes } from './admin/logs/logs-admin-routes.ts';
+import { analyticsAdminRoutes } from './admin/analytics/analytics-admin-routes.ts';
+import { inboxCsvRoutes } from './admin/leads/inbox-csv-routes.ts';
+import { leadNotesRoutes } from './admin/leads/lead-notes-routes.ts';
+import type { OperatorService } from './operators/operator-service.ts';
+import { SANDBOX_ROUTE_PREFIX } from './sandbox/sandbox.ts';
+import type { Composition } from './composition.ts';
 
 import { observeHttpRequest } from './metrics/metrics.ts';
-import { leadBatchStatement, type LeadOp, type LeadOpResult } from './leads/lead-batch-statement.ts';
+import { LeadBatches } from './leads/lead-batch-statement.ts';
 import { leadRoutes, unroutableLeadId } from './leads/lead-routes.ts';
 import { LeadService } from './leads/lead-service.ts';
-import { InboundService } from './whatsapp/inbound-service.ts';
-import { WhatsappWebhookService } from './whatsapp/whatsapp-webhook-service.ts';
 import { whatsappWebhookRoutes } from './whatsapp/whatsapp-webhook-routes.ts';
 import { calcomWebhookRoutes } from './scheduling/booking-webhook-routes.ts';
-import { CalcomWebhookService } from './scheduling/booking-webhook-service.ts';
-import type { Clock } from './shared/clock.ts';
-import { createAccessLogger, type Logger } from './shared/logger.ts';
-import { maintainAnalyticsDays } from './admin/analytics-days.ts';
-import { integrationLogPruning } from './integration-log/integration-log-pruner.ts';
-import { pruneVoiceToolCalls } from './voice/call-session-queries.ts';
-import { voiceChannel } from './voice/voice-channel.ts';
-import type { VoiceProvider } from './voice/voice-provider.ts';
-import type { WorkspaceService } from './workspaces/workspace-service.ts';
+import { createAccessLogger } from './shared/logger.ts';
 
-export interface AppDeps {
-  config: Config;
-  pool: Pool;
-  log: Logger;
-  clock: Clock;
-  voice: VoiceProvider;
-  relay: OutboxRelay;
-  workspaces: WorkspaceService;
-  /** Sandbox leads' simulated providers (src/sandbox/sandbox-providers.ts). */
-  sandbox: Sandbox;
-}
+/** The process's clients and services, built once by the composition root (src/composition.ts). */
+export type AppDeps = Composition;
 
 export interface App {
   http: FastifyInstance;
-  rateLimiter: RateLimiter<LeadOp, LeadOpResult>;
+  rateLimiter: RateLimiter;
   authenticator: Authenticator;
   /** Load shedding's view of the process (also in /healthz and /readyz). */
   pressure: () => PressureReport;
@@ -86,7 +62,7 @@ function noRouteSchemas(): never {
   throw new Error('Fastify route schemas are not used here: validate with zod in the handler.');
 }
 
-/** The HTTP application as a function of its dependencies; serve.ts and tests call it. */
+/** The HTTP application as a function of its dependencies; serve.ts and tests call it. Builds no provider client. */
 export function buildApp(deps: AppDeps): App {
   const secureHeaders = securityHeaders(deps.config.PUBLIC_BASE_URL);
   const http = Fastify({
@@ -118,16 +94,12 @@ export function buildApp(deps: AppDeps): App {
     log: deps.log,
     cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
   });
-  // More than a rate limiter: the statement it runs per batch of a key's requests also reads the
-  // GETs' leads and inserts the POSTs' WhatsApp leads (lead-batch-statement.ts), so a request is
-  // counted and done in one round trip.
-  // Any request may be admitted from a lease of the key's count (src/auth/rate-limiter.ts, leaseSize).
-  const rateLimiter = new RateLimiter(deps.pool, deps.clock, leadBatchStatement, () => true);
-  const unroutedLead = unroutableLeadId({ authenticator, rateLimiter });
-  const voice = voiceChannel(deps);
+  const rateLimiter = new RateLimiter(deps.pool, deps.clock);
+  const voice = deps.voiceChannel;
   const leads = new LeadService({
-    pool: deps.pool, log: deps.log, voice: voice.provider, relay: deps.relay, callOptions: voice.callOptions, sandboxDial: voice.sandboxDial,
+    pool: deps.pool, rateLimiter, batches: new LeadBatches(deps.pool), log: deps.log, voice: voice.provider, relay: deps.relay, callOptions: voice.callOptions, sandboxDial: voice.sandboxDial,
   });
+  const unroutedLead = unroutableLeadId({ authenticator, leads });
 
   http.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
@@ -155,32 +127,17 @@ export function buildApp(deps: AppDeps): App {
     retryAfterSeconds: deps.config.BUSY_RETRY_AFTER_SECONDS,
   });
   http.register(healthRoutes(deps.pool, pressure));
-  http.register(openApiRoute(deps.config.PUBLIC_BASE_URL));
+  http.register(openApiRoute(deps.config.PUBLIC_BASE_URL, API_PARTS));
   http.register(docsRoutes());
-  http.register(leadRoutes({ authenticator, rateLimiter, leads, workspaces: deps.workspaces }));
+  http.register(leadRoutes({ authenticator, leads, workspaces: deps.workspaces }));
   http.register(voice.routes);
   // The providers' callbacks about sandbox leads come from the simulators, to the same routes under /sandbox.
   http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });
-  http.register(integrationLogPruning({
-    pool: deps.pool,
-    log: deps.log,
-    policy: { maxAgeDays: deps.config.INTEGRATION_LOG_RETENTION_DAYS, maxPerWorkspace: deps.config.INTEGRATION_LOG_MAX_PER_WORKSPACE },
-    alsoPrune: [
-      pruneVoiceToolCalls,
-      pruneSandboxLeads,
-      // Rides the same ten-minute pass; it deletes no log rows, so it adds nothing to the count.
-      async (pool) => (await maintainAnalyticsDays(pool, deps.log), 0),
-    ],
-  }));
-  http.register(calcomWebhookRoutes({ webhooks: new CalcomWebhookService({ pool: deps.pool, log: deps.log, workspaces: deps.workspaces }), workspaces: deps.workspaces }));
-  const inbound = new InboundService({ pool: deps.pool, log: deps.log, wake: () => deps.relay.wake() });
-  const webhookDeps = { pool: deps.pool, log: deps.log, clock: deps.clock, workspaces: deps.workspaces, inbound, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
-  const whatsapp = new WhatsappWebhookService(webhookDeps);
-  http.register(whatsappWebhookRoutes({ webhooks: whatsapp, workspaces: deps.workspaces }));
-  const sandboxWhatsapp = new WhatsappWebhookService({ ...webhookDeps, sandbox: deps.sandbox });
-  http.register(whatsappWebhookRoutes({ webhooks: sandboxWhatsapp, workspaces: deps.workspaces }), { prefix: SANDBOX_ROUTE_PREFIX });
+  http.register(calcomWebhookRoutes({ webhooks: deps.calcomWebhooks, workspaces: deps.workspaces }));
+  http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.live, workspaces: deps.workspaces }));
+  http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.sandbox, workspaces: deps.workspaces }), { prefix: SANDBOX_ROUTE_PREFIX });
   // The operators' dashboard: the admin API and its live updates (docs/DASHBOARD.md).
-  const operators = operatorService(deps);
+  const operators = deps.operators;
   const live = new LiveEvents(deps.pool, deps.log);
   http.addHook('onClose', () => live.close());
   const wake = () => deps.relay.wake();
@@ -192,9 +149,7 @@ export function buildApp(deps: AppDeps): App {
     secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
   }));
   // The Webhooks page: the same endpoint operations as `leadintake webhook …`.
-  const secrets = new SecretBox(resolveEncryptionKey({ envKey: deps.config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: deps.config.DATABASE_URL, dataDir: deps.config.LEADINTAKE_DATA_DIR }));
-  const egress = { allowPrivateNetworks: deps.config.EGRESS_ALLOW_PRIVATE_NETWORKS };
-  http.register(webhookAdminRoutes({ operators, endpoints: new WebhookEndpointService(deps.pool, secrets, deps.clock, egress, deps.config.MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE) }));
+  http.register(webhookAdminRoutes({ operators, endpoints: deps.webhookEndpoints }));
   // Providers, API keys and Team: the same services as `leadintake workspace verify|update`, `key …` and `user …`.
   http.register(providerAdminRoutes({ config: deps.config, pool: deps.pool, log: deps.log, operators, workspaces: deps.workspaces, authenticator }));
   http.register(keyAdminRoutes({
@@ -223,16 +178,4 @@ export function buildApp(deps: AppDeps): App {
   }));
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };
-}
-
-export function operatorService(deps: Pick<AppDeps, 'config' | 'pool' | 'clock'>): OperatorService {
-  const c = deps.config;
-  return new OperatorService({
-    pool: deps.pool,
-    clock: deps.clock,
-    idleMs: c.SESSION_IDLE_MINUTES * 60_000,
-    maxAgeMs: c.SESSION_MAX_HOURS * 3_600_000,
-    throttle: { windowMs: c.SIGN_IN_WINDOW_MINUTES * 60_000, maxPerAccount: c.SIGN_IN_MAX_FAILURES, maxPerIp: c.SIGN_IN_MAX_FAILURES_PER_IP },
-    password: scryptParams(c.PASSWORD_SCRYPT_LOG2_N),
-  });
 }

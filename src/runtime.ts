@@ -1,13 +1,21 @@
 import type { Config } from './config/config.ts';
 import { ensureEmbeddedPostgres } from './db/embedded.ts';
-import { migrate } from './db/migrate.ts';
+import { migrate, readMigrations, type DataSteps } from './db/migrate.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { ALL_QUEUES } from './jobs/queues.ts';
+import { renormalizeLeadPhones } from './leads/phone-renormalization.ts';
+import { OperatorService } from './operators/operator-service.ts';
+import { scryptParams } from './operators/password.ts';
+import type { Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
+import { WebhookEndpointService } from './webhooks/webhook-endpoint-service.ts';
 import { resolveEncryptionKey, SecretBox } from './workspaces/secret-box.ts';
 import { WorkspaceService } from './workspaces/workspace-service.ts';
 
 const POOL_NAME = 'leadintake';
+
+/** The migrations' data steps, by version: feature code that db/migrate.ts is handed, not imports. */
+export const MIGRATION_DATA_STEPS: DataSteps = { 7: renormalizeLeadPhones };
 
 export interface Database {
   url: string;
@@ -25,7 +33,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { poolMax?
   const url = config.DATABASE_URL ?? embedded!.url;
   const pool = createPool(url, opts.poolMax ?? config.DB_POOL_MAX, POOL_NAME, log);
   try {
-    const applied = await migrate(pool, undefined, log);
+    const applied = await migrate(pool, readMigrations(MIGRATION_DATA_STEPS), log);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     if (!(await jobQueuesExist(pool))) {
       // Loaded only when needed: most commands find the queues and never start pg-boss.
@@ -51,17 +59,44 @@ export async function openDatabase(config: Config, log: Logger, opts: { poolMax?
   };
 }
 
-/** The installation's key: from LEADINTAKE_ENCRYPTION_KEY, or generated into the embedded data folder. */
-export function encryptionKey(config: Config): Buffer {
-  return resolveEncryptionKey({
-    envKey: config.LEADINTAKE_ENCRYPTION_KEY,
-    databaseUrl: config.DATABASE_URL,
-    dataDir: config.LEADINTAKE_DATA_DIR,
-  });
+/** The installation's key: LEADINTAKE_ENCRYPTION_KEY, or generated into the embedded data folder. */
+export function installationKey(config: Config): Buffer {
+  return resolveEncryptionKey({ envKey: config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: config.DATABASE_URL, dataDir: config.LEADINTAKE_DATA_DIR });
 }
 
-export function workspaceService(config: Config, pool: Pool): WorkspaceService {
-  return new WorkspaceService(pool, new SecretBox(encryptionKey(config)), config.DEFAULT_HOURLY_LIMIT);
+/** The secrets and the services on them that the CLI commands share with the processes (src/composition.ts builds on it). */
+export interface Core {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  pool: Pool;
+  secrets: SecretBox;
+  workspaces: WorkspaceService;
+  operators: OperatorService;
+  webhookEndpoints: WebhookEndpointService;
+}
+
+export function composeCore(config: Config, log: Logger, clock: Clock, pool: Pool, key = installationKey(config)): Core {
+  const secrets = new SecretBox(key);
+  return {
+    config, log, clock, pool, secrets,
+    workspaces: new WorkspaceService(pool, secrets, config.DEFAULT_HOURLY_LIMIT),
+    operators: operatorService(config, pool, clock),
+    webhookEndpoints: new WebhookEndpointService(
+      pool, secrets, clock, { allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS }, config.MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE,
+    ),
+  };
+}
+
+export function operatorService(config: Config, pool: Pool, clock: Clock): OperatorService {
+  return new OperatorService({
+    pool,
+    clock,
+    idleMs: config.SESSION_IDLE_MINUTES * 60_000,
+    maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000,
+    throttle: { windowMs: config.SIGN_IN_WINDOW_MINUTES * 60_000, maxPerAccount: config.SIGN_IN_MAX_FAILURES, maxPerIp: config.SIGN_IN_MAX_FAILURES_PER_IP },
+    password: scryptParams(config.PASSWORD_SCRYPT_LOG2_N),
+  });
 }
 
 /** Whether pg-boss's schema and our queues are there (one cheap look, before any pg-boss start). */

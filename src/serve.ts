@@ -1,9 +1,9 @@
 import type { Config } from './config/config.ts';
 import { buildApp } from './app.ts';
 import { startBoss } from './jobs/boss.ts';
-import { OutboxRelay } from './jobs/outbox-relay.ts';
-import { encryptionKey, openDatabase, workspaceService } from './runtime.ts';
-import { lazySandbox } from './sandbox/sandbox.ts';
+import { compose } from './composition.ts';
+import { retentionPolicy, startMaintenance } from './maintenance.ts';
+import { openDatabase } from './runtime.ts';
 import { demoOperatorLines, ensureDemoOperator } from './sandbox/demo-operator.ts';
 import {
   demoBanner, demoKeysFile, ensureDemoWorkspaces, isFirstEmbeddedStart, laterStartBanner, writeDemoKeysFile,
@@ -11,11 +11,8 @@ import {
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
 import type { Pool } from './db/pool.ts';
 import { systemClock } from './shared/clock.ts';
-import { listenPublic } from './http/accept-sockets.ts';
-import { startMemoryReducer } from './http/memory-reducer.ts';
 import { startMetricsServer } from './metrics/metrics-routes.ts';
 import type { Logger } from './shared/logger.ts';
-import { VapiClient } from './voice/vapi/vapi-client.ts';
 import { startJobHandlers, turnPool } from './worker.ts';
 import type { OperatorService } from './operators/operator-service.ts';
 
@@ -34,18 +31,17 @@ export interface RunningServer {
 }
 
 /**
- * `leadintake serve`: database, queue relay, the job handlers (unless `worker: false`, for
- * deployments that run `leadintake worker` apart), HTTP; stops them in reverse order.
+ * `leadintake serve`: database, the composition (src/composition.ts) and its relay, the job
+ * handlers (unless `worker: false`, for deployments that run `leadintake worker` apart), the
+ * maintenance timer (src/maintenance.ts), HTTP; stops them in reverse order.
  */
 export async function serve(config: Config, log: Logger, opts: { worker?: boolean; firstRunDemo?: boolean } = {}): Promise<RunningServer> {
   const db = await openDatabase(config, log);
-  const workspaces = workspaceService(config, db.pool);
   const boss = await startBoss(db.url, log, { heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS, monitorIntervalSeconds: config.JOB_MONITOR_SECONDS });
-  const relay = new OutboxRelay({ pool: db.pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
+  const c = compose({ config, log, clock: systemClock, pool: db.pool, boss });
+  const { relay, workspaces, sandbox } = c;
   relay.start();
-  const voice = new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
-  const sandbox = lazySandbox({ config, log, secret: encryptionKey(config) }, () => import('./sandbox/sandbox-providers.ts'));
-  const app = buildApp({ config, pool: db.pool, log, clock: systemClock, voice, relay, workspaces, sandbox });
+  const app = buildApp(c);
   const jobsPool = opts.worker === false ? null : turnPool(db.url, config, log);
   // Requests first: while the public API sheds or queues requests, the in-process turns run one
   // at a time (docs/RELIABILITY.md, "Overload").
@@ -53,21 +49,19 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
     const p = app.pressure();
     return p.underPressure || p.waiting > 0;
   };
-  if (jobsPool) await startJobHandlers({ config, pool: jobsPool, boss, log, workspaces, sandbox, apiUnderPressure });
+  if (jobsPool) await startJobHandlers(c, jobsPool, { apiUnderPressure });
+  const maintenance = startMaintenance({ pool: db.pool, log, policy: retentionPolicy(config) });
   const pruner = setInterval(() => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')), 600_000);
   pruner.unref();
-  // Gives back the memory a flood grew into once the public API is quiet again.
-  const stopMemoryReducer = startMemoryReducer(app.pressure, log);
   // /metrics only on a port of its own, never on the public one, and before it: a taken
   // metrics port stops the start before any request is accepted (src/metrics/metrics-routes.ts).
   const metrics = config.METRICS_PORT === undefined
     ? null
     : await startMetricsServer({ host: config.HOST, port: config.METRICS_PORT, pool: db.pool, log });
   // Node's default backlog (511) overflows under a flood of new connections; the kernel then
-  // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read. Several
-  // sockets, so that a flood of connections is accepted quickly (src/http/accept-sockets.ts).
-  const listener = await listenPublic(app.http, { port: config.PORT, host: config.HOST, backlog: 4096, sockets: config.HTTP_ACCEPT_SOCKETS });
-  const address = listener.address;
+  // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read. A
+  // flood of new connections belongs in front of the service, in a proxy (docs/OPERATIONS.md).
+  const address = await app.http.listen({ port: config.PORT, host: config.HOST, backlog: 4096 });
   log.info({ address, metrics: metrics?.address ?? null }, 'leadintake listening');
   // A newcomer's first `npm start` (embedded database, empty data folder) gets the demo workspaces.
   let demo: string | null = null;
@@ -87,8 +81,8 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
     demo,
     close: async () => {
       clearInterval(pruner);
-      stopMemoryReducer();
-      await listener.close();
+      await maintenance.stop();
+      await app.http.close();
       await metrics?.close();
       await relay.stop();
       await boss.stop({ graceful: true, timeout: config.SHUTDOWN_GRACE_SECONDS * 1000 });

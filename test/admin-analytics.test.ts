@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { analytics, maintainAnalyticsDays } from '../src/admin/analytics-days.ts';
-import { analyticsFromLeads } from '../src/admin/analytics-queries.ts';
+import { analytics, maintainAnalyticsDays } from '../src/admin/analytics/analytics-days.ts';
+import { analyticsFromLeads } from '../src/admin/analytics/analytics-queries.ts';
 import { transitionLead } from '../src/leads/lead-state.ts';
 import type { Role } from '../src/operators/roles.ts';
 import { admin, makeOperator, signIn, type AdminSession } from './helpers/admin.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { publicUrlWarning } from '../src/admin/provider-settings.ts';
+import { publicUrlWarning } from '../src/admin/settings/provider-settings.ts';
 import type { Role } from '../src/operators/roles.ts';
 import { TeamService } from '../src/operators/team-service.ts';
 import type { AppError } from '../src/shared/errors.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { agentConfigSchema } from '../src/agent/agent-config.ts';
+import { agentConfigSchema } from '../src/workspaces/agent-config.ts';
 import type { ChatMessage } from '../src/agent/chat-model.ts';
 import { HOSTILE_MODELS } from '../src/simulators/chat-model/hostile-models.ts';
 import { scriptedReply } from '../src/simulators/chat-model/scripted-policy.ts';

@@ -2,7 +2,7 @@
 // the encrypted settings, and form answers to unknown question ids at submission.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { withQuestionIds, type AgentConfigInput } from '../src/agent/agent-config.ts';
+import { withQuestionIds, type AgentConfigInput } from '../src/workspaces/agent-config.ts';
 import { parseWorkspaceConfig } from '../src/workspaces/workspace-config.ts';
 import { parseEncryptionKey, SecretBox } from '../src/workspaces/secret-box.ts';
 import { postLead, validLead } from './helpers/http.ts';

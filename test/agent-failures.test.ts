@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { JobWithMetadata } from 'pg-boss';
 import { ModelGate } from '../src/agent/model-gate.ts';
 import { OpenAIChatClient } from '../src/agent/openai/openai-chat-client.ts';
-import { modelGate } from '../src/worker.ts';
+import { modelGate } from '../src/composition.ts';
 import { AGENT_TURN_QUEUE } from '../src/jobs/queues.ts';
 import { CalcomClient } from '../src/scheduling/calcom/calcom-client.ts';
 import { CHAT_FAILURES, startChatSimulator, type ChatSimulator } from '../src/simulators/chat-model/chat-simulator.ts';
@@ -42,6 +42,7 @@ function workerWith(o: { gate?: ModelGate | null; concurrency?: number } = {}): 
   // As `serve` builds it: here 1 call per workspace at once (the env below), 3 failures open the breaker.
   const gate = o.gate !== undefined ? o.gate : modelGate(h.app.config);
   const engine = new TurnEngine({
+    integrationLog: h.app.integrationLog,
     pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces, providers,
     maxModelWaitMs: h.app.config.LLM_RETRY_AFTER_MAX_SECONDS * 1000, ...(gate ? { modelGate: gate } : {}),
   });

@@ -2,7 +2,7 @@
 // block, quoted and size-capped, and cannot add a section, a rule or an instruction of its own.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentConfigSchema, withQuestionIds } from '../src/agent/agent-config.ts';
+import { agentConfigSchema, withQuestionIds } from '../src/workspaces/agent-config.ts';
 import { LEAD_DATA_MAX_CHARS, LEAD_NOTES_MAX_CHARS } from '../src/agent/lead-data-block.ts';
 import { buildAgentPrompt, type PromptLead } from '../src/agent/prompt.ts';
 import { renderMetadata } from '../src/leads/metadata-render.ts';

@@ -2,7 +2,7 @@
 // like code), plus the rules that snapshots alone would not make obvious.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentConfigSchema, defaultAgentConfig, withQuestionIds } from '../src/agent/agent-config.ts';
+import { agentConfigSchema, defaultAgentConfig, withQuestionIds } from '../src/workspaces/agent-config.ts';
 import { buildAgentPrompt, type PromptLead } from '../src/agent/prompt.ts';
 import { agentTools } from '../src/agent/tool-registry.ts';
 import { SOLAR_AGENT } from './helpers/agent-harness.ts';

@@ -5,7 +5,6 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 // @ts-expect-error plain JavaScript without types, on purpose (it must run on any Node)
 import { installHint, nodeVersionProblem } from '../scripts/check-node.js';
-import { SERVICE_NODE_FLAGS } from '../bench/procs.ts';
 
 // The Node version check every entry point runs first (issue 11): on Node 20 the user saw
 // `bad option: --experimental-strip-types` and `ERR_UNKNOWN_FILE_EXTENSION ".ts"` instead of
@@ -68,8 +67,7 @@ describe('every entry point checks first', () => {
     const bin = fileURLToPath(new URL('bin/leadintake.js', root));
     const script = fileURLToPath(new URL('scripts/check-node.js', root));
     for (const args of [[bin, 'workspace', 'list'], [script], [script, '--typescript']]) {
-      // The shebang's V8 flags, as `npx leadintake` passes them: the old Node must accept them too.
-      const r = spawnSync(oldNode!, [...SERVICE_NODE_FLAGS, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+      const r = spawnSync(oldNode!, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
       assert.equal(r.status, 1, r.stderr);
       assert.equal(r.stdout, '');
       assert.match(r.stderr, /^leadintake: found Node\.js \d+\.\d+\.\d+ \([^)]+\); needs Node\.js >=22\.1[28][^\n]*Get Node 24: npm install --prefix[^\n]+\n$/);

@@ -33,7 +33,7 @@ const problems: string[] = [];
 
 before(async () => {
   ({ app, base } = await startListeningApp({ startRelay: true, env: { JOB_POLL_SECONDS: '1' } }));
-  const engine = new TurnEngine({ pool: app.db.pool, log: app.log, clock: () => new Date(), workspaces: app.workspaces, providers: defaultConversationProviders(app.config), sandbox: app.sandbox });
+  const engine = new TurnEngine({ integrationLog: app.integrationLog, pool: app.db.pool, log: app.log, clock: () => new Date(), workspaces: app.workspaces, providers: defaultConversationProviders(app.config, { scheduling: app.scheduling }), sandbox: app.sandbox });
   worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2, pollSeconds: 1 });
   await worker.start();
   ws = await app.createWorkspace('whatsapp', { agent: SOLAR_AGENT }, 'acme');

@@ -34,7 +34,7 @@ before(async () => {
     base = `http://127.0.0.1:${port}`;
     config = loadConfig({
       DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent', PORT: String(port),
-      HOST: '127.0.0.1', PUBLIC_BASE_URL: base, HTTP_ACCEPT_SOCKETS: '1', PASSWORD_SCRYPT_LOG2_N: '14',
+      HOST: '127.0.0.1', PUBLIC_BASE_URL: base, PASSWORD_SCRYPT_LOG2_N: '14',
       // Each heartbeat re-checks the session: a signed-out session's stream ends within a second.
       LIVE_HEARTBEAT_SECONDS: '1',
     });

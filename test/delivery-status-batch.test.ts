@@ -96,10 +96,10 @@ it('a status the database refuses fails alone; the others of its statement are a
   assert.equal((await messageOf(b.leadId)).status, 'delivered', 'the refused status changed nothing');
 });
 
-it('statuses that only move their message forward are applied by one UPDATE for the batch (migrations/031)', async () => {
+it('statuses about different messages are applied by one UPDATE for the batch (migrations/031, one path since 044)', async () => {
   // Each UPDATE statement of whatsapp_messages runs its statement-level trigger (the live pages')
   // once: counted here by one more such trigger. A status about a message another status of the
-  // batch is also about, and anything that writes the timeline, still go one by one.
+  // batch is also about waits for a later wave of the same statements.
   const fresh = await sentLeads(4);
   await h.app.db.pool.query(`CREATE TABLE message_updates (at timestamptz NOT NULL DEFAULT now());
     CREATE FUNCTION count_message_updates() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN INSERT INTO message_updates DEFAULT VALUES; RETURN NULL; END $f$;
@@ -117,7 +117,7 @@ it('statuses that only move their message forward are applied by one UPDATE for 
     const before = await updates();
     assert.deepEqual(await Promise.all([statuses.apply(item(d!.sid, 'delivered')), statuses.apply(item(d!.sid, 'read')), statuses.apply(item(d!.sid, 'read'))]),
       [{ kind: 'stale' }, { kind: 'applied', leadId: d!.leadId }, { kind: 'stale' }]);
-    assert.equal((await updates()) - before, 1, 'the one status applied: one UPDATE, by the status on its own');
+    assert.equal((await updates()) - before, 1, 'the one status applied: one UPDATE; the waves with nothing to write ran none');
     assert.equal((await messageOf(d!.leadId)).status, 'read');
   } finally {
     await h.app.db.pool.query('DROP TRIGGER count_message_updates ON whatsapp_messages; DROP FUNCTION count_message_updates(); DROP TABLE message_updates;');
@@ -125,7 +125,7 @@ it('statuses that only move their message forward are applied by one UPDATE for 
 });
 
 it('in a batch, a status under our key with another provider id is a duplicate send, and one for a send not yet recorded records its id', async () => {
-  // Neither is a plain status (migrations/031): each goes through whatsapp_apply_status.
+  // Neither only moves its message forward: the first writes the timeline, the second the provider id.
   const [dup, unrecorded] = await sentLeads(2);
   await h.app.db.pool.query(`UPDATE whatsapp_messages SET provider_message_id = NULL, status = 'accepted' WHERE lead_id = $1 AND direction = 'outbound'`, [unrecorded!.leadId]);
   const statuses = new DeliveryStatuses(h.app.db.pool);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Job, JobResult } from 'pg-boss';
-import { lockLead, tryLockLeads } from '../src/whatsapp/lead-lock.ts';
+import { lockLead, tryLockLeads } from '../src/leads/lead-lock.ts';
 import { TurnEngine } from '../src/whatsapp/turn-engine.ts';
 import { defaultConversationProviders } from '../src/whatsapp/turn-providers.ts';
 import { TurnWorker } from '../src/whatsapp/turn-worker.ts';
@@ -25,8 +25,9 @@ before(async () => {
   tw = await h.workspace('twilio');
   meta = await h.workspace('meta');
   engine = new TurnEngine({
+    integrationLog: h.app.integrationLog,
     pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces,
-    providers: defaultConversationProviders(h.app.config),
+    providers: defaultConversationProviders(h.app.config, { scheduling: h.app.scheduling }),
   });
   const counting = {
     run: (leadId: string, signal?: AbortSignal) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CSV_HEADER, CSV_MAX_ROWS } from '../src/admin/inbox-csv.ts';
+import { CSV_HEADER, CSV_MAX_ROWS } from '../src/admin/leads/inbox-csv.ts';
 import { admin, makeOperator, signIn, type AdminSession } from './helpers/admin.ts';
 import { insertLead } from './helpers/agent-harness.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';

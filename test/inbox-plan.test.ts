@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { listInbox } from '../src/admin/inbox-queries.ts';
+import { listInbox } from '../src/admin/leads/inbox-queries.ts';
 import type { Queryable } from '../src/db/pool.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
 

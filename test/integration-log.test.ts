@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import Fastify from 'fastify';
 import {
   listIntegrationEvents,
   MAX_PAYLOAD_CHARS,
@@ -12,7 +11,7 @@ import {
   recordIntegrationEventSafely,
   type IntegrationEventInput,
 } from '../src/integration-log/integration-log.ts';
-import { integrationLogPruning, startIntegrationLogPruner } from '../src/integration-log/integration-log-pruner.ts';
+import { startMaintenance } from '../src/maintenance.ts';
 import { IntegrationLogWriter } from '../src/integration-log/integration-log-writer.ts';
 import { redactSecrets } from '../src/integration-log/redact.ts';
 import { createLogger } from '../src/shared/logger.ts';
@@ -128,13 +127,13 @@ describe('retention', () => {
     assert.equal(await count(null), nullBefore - 1, 'rows without a workspace are pruned by age only');
   });
 
-  test('the pruner: one pass prunes the log and the feature tables given; stop() waits for it', async () => {
+  test('the maintenance pass (src/maintenance.ts): one pass prunes the log and runs the tasks given; stop() waits for it', async () => {
     const ws = await workspace();
     await recordIntegrationEvent(db.pool, entry(ws, { at: new Date(Date.now() - 40 * 86_400_000) }));
     const ages: number[] = [];
-    const pruner = startIntegrationLogPruner({
+    const pruner = startMaintenance({
       pool: db.pool, log, policy: { maxAgeDays: 30, maxPerWorkspace: 1000 }, intervalMs: 3_600_000,
-      alsoPrune: [async (_pool, maxAgeDays) => (ages.push(maxAgeDays), 2)],
+      tasks: [async (_pool, maxAgeDays) => (ages.push(maxAgeDays), 2)],
     });
     const pass = pruner.runOnce();
     assert.equal(pruner.runOnce(), pass, 'one pass at a time');
@@ -142,13 +141,6 @@ describe('retention', () => {
     assert.deepEqual(ages, [30]);
     assert.equal(await count(ws), 0);
     await pruner.stop();
-  });
-
-  test('as a Fastify plugin it starts with the app and stops with it', async () => {
-    const app = Fastify();
-    app.register(integrationLogPruning({ pool: db.pool, log, policy: { maxAgeDays: 30, maxPerWorkspace: 1000 } }));
-    await app.ready();
-    await app.close();
   });
 });
 

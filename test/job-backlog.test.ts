@@ -40,8 +40,9 @@ async function drainBacklog(opts: { concurrency: number; batchSize: number; agen
   assert.equal(await h.app.relay.drain(), LEADS);
 
   const inner = new TurnEngine({
+    integrationLog: h.app.integrationLog,
     pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces,
-    providers: defaultConversationProviders(h.app.config),
+    providers: defaultConversationProviders(h.app.config, { scheduling: h.app.scheduling }),
   });
   // Counts the turns running at once: never more than the concurrency, however they are fetched.
   let running = 0;

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { lockLead, tryLockLeads } from '../src/whatsapp/lead-lock.ts';
+import { lockLead, tryLockLeads } from '../src/leads/lead-lock.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/test-db.ts';
 
-// The lead lock of a WhatsApp turn (src/whatsapp/lead-lock.ts): when its connection is lost, and
+// The lead lock of a WhatsApp turn (src/leads/lead-lock.ts): when its connection is lost, and
 // the "turn requested" flag a turn's start clears.
 
 describe('lead lock', () => {

@@ -30,8 +30,9 @@ after(async () => {
 /** A worker whose engine has the given per-lead bound of agent turns (the config's by default). */
 function workerWith(maxAgentTurns = app.config.MAX_AGENT_TURNS_PER_LEAD): TurnWorker {
   const engine = new TurnEngine({
+    integrationLog: app.integrationLog,
     pool: app.db.pool, log: app.log, clock: () => new Date(), workspaces: app.workspaces,
-    providers: defaultConversationProviders(app.config), sandbox: app.sandbox, maxAgentTurns,
+    providers: defaultConversationProviders(app.config, { scheduling: app.scheduling }), sandbox: app.sandbox, maxAgentTurns,
   });
   return new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2 });
 }

@@ -3,7 +3,7 @@
 // the real OpenAI client, and the scripted lead personas answering the agent's texts.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { agentConfigOf } from '../src/agent/agent-config.ts';
+import { agentConfigOf } from '../src/workspaces/agent-config.ts';
 import { findAgentLead } from '../src/agent/agent-lead-queries.ts';
 import type { ChatMessage } from '../src/agent/chat-model.ts';
 import { startChatSimulator, type ChatSimulator } from '../src/simulators/chat-model/chat-simulator.ts';

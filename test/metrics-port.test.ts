@@ -23,7 +23,7 @@ before(async () => {
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     const config = loadConfig({
       DATABASE_URL: db.url, LEADINTAKE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent',
-      PORT: String(port), METRICS_PORT: String(metricsPort), HTTP_ACCEPT_SOCKETS: '1',
+      PORT: String(port), METRICS_PORT: String(metricsPort),
     });
     return serve(config, createLogger('silent'), { worker: false, firstRunDemo: false });
   });

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { renderError as render } from '../src/http/error-handler.ts';
+import { z } from 'zod';
+import { apiDocument } from '../src/api-parts.ts';
 import { buildOpenApiDocument } from '../src/http/openapi.ts';
+import { defineRoute, named } from '../src/http/route-contract.ts';
 import { parseLeadSubmission } from '../src/leads/lead-submission.ts';
 import { AppError, type ErrorCode } from '../src/shared/errors.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';
@@ -10,7 +16,8 @@ import { OpenApiConformance } from './helpers/openapi-conformance.ts';
 import { startTestApp, type TestApp } from './helpers/test-app.ts';
 
 type Json = Record<string, any>;
-const document = buildOpenApiDocument('http://127.0.0.1:3000') as Json;
+const SRC = path.resolve(import.meta.dirname, '../src');
+const document = apiDocument('http://127.0.0.1:3000') as Json;
 const conformance = new OpenApiConformance(document);
 const POST = { method: 'POST', route: '/api/public/leads' };
 const GET = { method: 'GET', route: '/api/public/leads/:id' };
@@ -159,6 +166,69 @@ describe('the OpenAPI document', () => {
     assert.equal(conformance.problems({ ...POST, status: 201, headers: { 'x-request-id': 'x' }, body: JSON.stringify(ok) }).length, 2);
     assert.equal(conformance.problems({ ...POST, status: 418, headers: ALL_HEADERS, body: '{}' }).length, 1);
     assert.equal(conformance.problems({ ...GET, status: 404, headers: ALL_HEADERS, body: JSON.stringify({ ok: false, error: 'Not found.' }) }).length, 1);
+  });
+});
+
+describe('one contract per route', () => {
+  // The public and admin routes are registered from their contracts (route-contract.ts), which
+  // the document is built from: a route written with scope.get/post/… would be served undocumented.
+  const routeFiles = () => {
+    const admin = fs.readdirSync(path.join(SRC, 'admin'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts')).map((f) => path.join(SRC, 'admin', f));
+    return [...admin, path.join(SRC, 'leads/lead-routes.ts')];
+  };
+  const handWritten = (files: string[]) => files.flatMap((file) =>
+    [...fs.readFileSync(file, 'utf8').matchAll(/\.(get|post|put|patch|delete|route)(<[^>]*>)?\(\s*[`'"]\/api\//g)]
+      .map((m) => `${path.relative(SRC, file)}: ${m[0]}`));
+
+  test('no route under /api/public or /api/admin is registered by hand', () => {
+    assert.deepEqual(handWritten(routeFiles()), []);
+  });
+
+  test('the check sees a route registered by hand (it can fail)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'contract-probe-'));
+    try {
+      const probe = path.join(dir, 'probe.ts');
+      fs.writeFileSync(probe, "scope.get<{ Params: { slug: string } }>('/api/admin/workspaces/:slug/x', async () => ({}));\n");
+      assert.equal(handWritten([probe]).length, 1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('every operation of the document is a route the app serves, with the same method and path', () => {
+    let operations = 0;
+    for (const [route, item] of Object.entries<Json>(document.paths)) {
+      for (const method of Object.keys(item)) {
+        operations++;
+        const url = route.replace(/\{(\w+)\}/g, ':$1');
+        assert.ok(app.http.hasRoute({ method: method.toUpperCase() as 'GET', url }), `${method} ${route} is documented but not served`);
+      }
+    }
+    assert.ok(operations > 50);
+  });
+
+  test('a component name or an operationId used twice fails the build, not the client generator', () => {
+    const contract = (operationId: string, answer: z.ZodType) => defineRoute({
+      method: 'GET', url: `/x/${operationId}`, operationId, summary: 'x', tags: [],
+      responses: { '200': { description: 'x', body: named('Same', answer) } },
+    });
+    const one = z.object({ a: z.string() });
+    assert.doesNotThrow(() => buildOpenApiDocument('http://x', [{ routes: [contract('a', one), contract('b', one)] }]));
+    assert.throws(() => buildOpenApiDocument('http://x', [{ routes: [contract('a', one), contract('b', z.object({ b: z.string() }))] }]), /two schemas are named output:Same/);
+    assert.throws(() => buildOpenApiDocument('http://x', [{ routes: [contract('a', one), contract('a', one)] }]), /two operations are named a/);
+  });
+
+  test('a parameter is documented from its zod schema: description, requiredness, limits', () => {
+    const inbox = conformance.operation('GET', '/api/admin/workspaces/:slug/leads')!;
+    const param = (name: string) => inbox.parameters.find((p: Json) => p.name === name);
+    assert.deepEqual(param('slug'), { name: 'slug', in: 'path', required: true, description: 'The workspace.', schema: { type: 'string' } });
+    assert.deepEqual(param('limit').schema, { type: 'integer', minimum: 1, maximum: 100 });
+    assert.equal(param('limit').required, false);
+    assert.match(param('q').description, /at least 3 characters/);
+    const take = conformance.operation('POST', '/api/admin/workspaces/:slug/leads/:id/take-over')!;
+    assert.deepEqual(take.parameters.map((p: Json) => `${p.in}:${p.name}`), ['path:slug', 'path:id', 'header:X-CSRF-Token']);
+    assert.ok(take.responses['429'].description.includes('ADMIN_RATE_LIMIT_PER_MINUTE'));
   });
 });
 

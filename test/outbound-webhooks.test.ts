@@ -43,7 +43,7 @@ before(async () => {
   const port = await freePort();
   app = await startTestApp({ env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
   await app.http.listen({ port, host: '127.0.0.1' });
-  const engine = new TurnEngine({ pool: app.db.pool, log: app.log, clock: () => new Date(), workspaces: app.workspaces, providers: defaultConversationProviders(app.config), sandbox: app.sandbox });
+  const engine = new TurnEngine({ integrationLog: app.integrationLog, pool: app.db.pool, log: app.log, clock: () => new Date(), workspaces: app.workspaces, providers: defaultConversationProviders(app.config, { scheduling: app.scheduling }), sandbox: app.sandbox });
   worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2 });
   receiver = await startWebhookReceiver();
   endpoints = new WebhookEndpointService(app.db.pool, secrets, clock, { allowPrivateNetworks: true });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isPhoneCountry, isPhoneShaped, normalizePhone } from '../src/leads/phone.ts';
+import { isPhoneShaped, normalizePhone } from '../src/leads/phone.ts';
+import { isPhoneCountry } from '../src/shared/phone-country.ts';
 
 // Phone numbers as forms send them, normalised to E.164 by libphonenumber-js.
 

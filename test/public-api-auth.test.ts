@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { revokeApiKey } from '../src/auth/api-key-queries.ts';
+import { revokeApiKey } from '../src/workspaces/api-key-queries.ts';
 import { Authenticator } from '../src/auth/authenticator.ts';
 import { RateLimiter } from '../src/auth/rate-limiter.ts';
-import { leadBatchStatement } from '../src/leads/lead-batch-statement.ts';
 import { getLead, postLead, validLead } from './helpers/http.ts';
 import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 
@@ -121,7 +120,7 @@ describe('GET /api/public/leads/:id', () => {
   });
 });
 
-describe('GET reads batched with the rate-limit count', () => {
+describe('GET reads batched across requests', () => {
   test('concurrent GETs of one key each get their own lead, scoped to the workspace', async () => {
     const ours = await app.createWorkspace('whatsapp');
     const theirs = await app.createWorkspace('whatsapp');
@@ -145,17 +144,17 @@ describe('GET reads batched with the rate-limit count', () => {
 });
 
 describe('rate limit', () => {
-  test('requests of one key that arrive in the same pass of the event loop share one statement', async () => {
+  test('requests of one key that arrive in the same pass of the event loop are counted by one statement', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const statements: string[] = [];
     const db = { query: ((config: { name?: string }, values?: unknown[]) => {
       statements.push(config.name ?? 'unnamed');
       return app.db.pool.query(config as never, values as never);
     }) as typeof app.db.pool.query };
-    const limiter = new RateLimiter(db, clock.read, leadBatchStatement);
+    const limiter = new RateLimiter(db, clock.read);
     const first = await Promise.all(Array.from({ length: 5 }, () => limiter.admit(ws.apiKeyId, 100)));
     assert.deepEqual(statements, ['rate-limit-count']);
-    assert.deepEqual(first.map((a) => a.decision.remaining), [99, 98, 97, 96, 95]);
+    assert.deepEqual(first.map((a) => a.remaining), [99, 98, 97, 96, 95]);
   });
 
   test('exact under 50 concurrent requests with a quota of 10, with an accurate Retry-After', async () => {
@@ -221,11 +220,35 @@ describe('rate limit', () => {
     const ws = await app.createWorkspace('whatsapp');
     const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 3 });
     const { buildApp } = await import('../src/app.ts');
-    const second = buildApp({ config: app.config, pool: app.db.pool, log: (await import('../src/shared/logger.ts')).createLogger('silent'), clock: clock.read, voice: { placeCall: async () => ({ ok: false, message: 'unused' }) }, relay: app.relay, workspaces: app.workspaces, sandbox: app.sandbox });
+    const second = buildApp({ ...app, log: (await import('../src/shared/logger.ts')).createLogger('silent'), clock: clock.read });
     await getLead(app.http, key!.key, crypto.randomUUID());
     await getLead(second.http, key!.key, crypto.randomUUID());
     await getLead(app.http, key!.key, crypto.randomUUID());
     assert.equal((await getLead(second.http, key!.key, crypto.randomUUID())).status, 429);
     await second.http.close();
+  });
+
+  test('a request whose count fails is answered 500 after one counting statement: the error hook does not count it again', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    let counts = 0;
+    const failing = new Proxy(app.db.pool, {
+      get(target, prop) {
+        if (prop !== 'query') return Reflect.get(target, prop, target);
+        return (config: { name?: string }, values?: unknown[]) => {
+          if (config?.name !== 'rate-limit-count') return target.query(config as never, values as never);
+          counts += 1;
+          return Promise.reject(Object.assign(new Error('relation "rate_limit_counters" does not exist'), { code: '42P01' }));
+        };
+      },
+    });
+    const { buildApp } = await import('../src/app.ts');
+    const second = buildApp({ ...app, pool: failing, log: (await import('../src/shared/logger.ts')).createLogger('silent') });
+    try {
+      assert.equal((await getLead(second.http, ws.apiKey, crypto.randomUUID())).status, 500);
+      assert.equal((await postLead(second.http, ws.apiKey, validLead())).status, 500);
+      assert.equal(counts, 2);
+    } finally {
+      await second.http.close();
+    }
   });
 });

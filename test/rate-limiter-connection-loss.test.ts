@@ -4,11 +4,12 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { Authenticator } from '../src/auth/authenticator.ts';
 import { connectionFault, createPool, type Pool } from '../src/db/pool.ts';
-import { e164Phone, insertOp, recordingLimiter as recordingOn } from './helpers/lead-batch.ts';
+import { e164Phone, newLead, recordingBatches, recordingLimiter as recordingOn } from './helpers/lead-batch.ts';
 import { startTestApp, TestClock, type TestApp } from './helpers/test-app.ts';
 
-// A batch statement of the public API whose connection is lost is run again on another
-// connection (src/auth/rate-limiter.ts, docs/RELIABILITY.md "Database faults"). The loss is made
+// A batch statement of the public API (the count, src/auth/rate-limiter.ts; the leads' inserts and
+// reads, src/leads/lead-batch-statement.ts) whose connection is lost is run again on another
+// connection (docs/RELIABILITY.md "Database faults"). The loss is made
 // by a TCP proxy in front of PostgreSQL that closes a connection when the batch statement is
 // sent on it, before PostgreSQL sees it: what a pooled connection whose backend was just
 // terminated does, without the race of a real termination.
@@ -18,7 +19,8 @@ let proxy: net.Server;
 let pool: Pool;
 /** How many more statements whose name matches `cutting` the proxy cuts. */
 let cuts = 0;
-let cutting = /lead-batch|rate-limit-count/;
+const BATCHES = /lead-insert|lead-read|rate-limit-count/;
+let cutting = BATCHES;
 /** While set, the proxy accepts connections and never answers (a host that drops packets). */
 let blackhole = false;
 const clock = new TestClock(Date.parse('2026-11-26T10:15:00.000Z'));
@@ -61,63 +63,86 @@ after(async () => {
 
 /** A limiter through the proxy (or `through`) that records the name of every statement it sends. */
 const recordingLimiter = (through: Pool = pool) => recordingOn(through, clock.read);
+/** The lead batches through the proxy (or `through`), recording likewise. */
+const recording = (through: Pool = pool) => recordingBatches(through);
 const phone = e164Phone;
-const insert = insertOp;
 const leadsWith = async (phones: string[]) =>
   (await app.db.pool.query('SELECT count(*)::int AS n FROM leads WHERE phone_normalized = ANY($1)', [phones])).rows[0].n as number;
 
 describe('a batch statement whose connection is lost', () => {
-  test('a request alone: run once more on a fresh connection, and its lead is inserted once', async () => {
+  test('an insert alone: run once more on a fresh connection, and its lead is inserted once', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const p = phone();
-    const { statements, limiter } = recordingLimiter();
+    const { statements, batches } = recording();
     await pool.query('SELECT 1'); // a pooled connection for the statement to be sent on
     cuts = 1;
-    const answer = await limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p));
+    const answer = await batches.insert(newLead(ws.workspaceId, p));
     assert.equal(cuts, 0, 'the proxy cut the first statement');
-    assert.equal(answer.output?.kind, 'inserted');
-    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
-    assert.equal(answer.decision.remaining, 99, 'counted once: the lost statement did nothing');
+    assert.equal(answer.kind, 'inserted');
+    assert.deepEqual(statements, ['lead-insert', 'lead-insert']);
     assert.equal(await leadsWith([p]), 1);
+  });
+
+  test('a count alone: run once more, and counted once (the lost statement did nothing)', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const { statements, limiter } = recordingLimiter();
+    await pool.query('SELECT 1');
+    cuts = 1;
+    const decision = await limiter.admit(ws.apiKeyId, 100);
+    assert.equal(cuts, 0, 'the proxy cut the first statement');
+    assert.deepEqual(statements, ['rate-limit-count', 'rate-limit-count']);
+    assert.deepEqual([decision.allowed, decision.remaining], [true, 99]);
+  });
+
+  test('a read: run once more, and the lead found', async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const { batches } = recording(app.db.pool);
+    const inserted = await batches.insert(newLead(ws.workspaceId, phone()));
+    const { statements, batches: viaProxy } = recording();
+    await pool.query('SELECT 1');
+    cuts = 1;
+    const found = await viaProxy.read({ leadId: inserted.leadId!, workspaceId: ws.workspaceId, livemode: true, withCall: false });
+    assert.equal(found?.lead.id, inserted.leadId);
+    assert.deepEqual(statements, ['lead-read', 'lead-read']);
   });
 
   test('a batch of several: run whole once more, not split request by request', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const phones = [phone(), phone(), phone(), phone()];
-    const { statements, limiter } = recordingLimiter();
+    const { statements, batches } = recording();
     cuts = 1;
-    const answers = await Promise.all(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
-    assert.deepEqual(answers.map((a) => a.output?.kind), ['inserted', 'inserted', 'inserted', 'inserted']);
-    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i']);
+    const answers = await Promise.all(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
+    assert.deepEqual(answers.map((a) => a.kind), ['inserted', 'inserted', 'inserted', 'inserted']);
+    assert.deepEqual(statements, ['lead-insert', 'lead-insert']);
     assert.equal(await leadsWith(phones), 4);
   });
 
   test('several dead connections in a row (a failover kills them all at once): tried until one works, three tries more at most', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const phones = [phone(), phone()];
-    const { statements, limiter } = recordingLimiter();
+    const { statements, batches } = recording();
     cuts = 3;
-    const answers = await Promise.all(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
-    assert.deepEqual(answers.map((a) => a.output?.kind), ['inserted', 'inserted']);
-    assert.deepEqual(statements, ['lead-batch-i', 'lead-batch-i', 'lead-batch-i', 'lead-batch-i']);
+    const answers = await Promise.all(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
+    assert.deepEqual(answers.map((a) => a.kind), ['inserted', 'inserted']);
+    assert.deepEqual(statements, ['lead-insert', 'lead-insert', 'lead-insert', 'lead-insert']);
     assert.equal(await leadsWith(phones), 2);
   });
 
   test('lost on every try: every request of the batch gets the error at once, after four statements', async () => {
     const ws = await app.createWorkspace('whatsapp');
     const phones = [phone(), phone(), phone()];
-    const { statements, limiter } = recordingLimiter();
+    const { statements, batches } = recording();
     cuts = 4;
-    const answers = await Promise.allSettled(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
+    const answers = await Promise.allSettled(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
     for (const a of answers) {
       assert.equal(a.status, 'rejected');
       assert.equal(connectionFault(a.reason), 'lost', String(a.reason));
     }
     assert.equal(statements.length, 4);
     assert.equal(await leadsWith(phones), 0);
-    // The pool carries on: the next request is admitted on a fresh connection.
-    const next = await limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, phones[0]!));
-    assert.equal(next.output?.kind, 'inserted');
+    // The pool carries on: the next request is done on a fresh connection.
+    const next = await batches.insert(newLead(ws.workspaceId, phones[0]!));
+    assert.equal(next.kind, 'inserted');
   });
 });
 
@@ -133,7 +158,7 @@ describe('an API key looked up on a connection that is lost', () => {
       assert.equal(cuts, 0, 'the proxy cut the first lookup');
       assert.equal(outcome.ok, true);
     } finally {
-      cutting = /lead-batch|rate-limit-count/;
+      cutting = BATCHES;
       cuts = 0;
     }
   });
@@ -151,14 +176,19 @@ describe('a database host that does not answer', () => {
     fresh.on('error', () => {});
     blackhole = true;
     try {
-      const { statements, limiter } = recordingLimiter(fresh);
+      const { statements, batches } = recording(fresh);
       const phones = Array.from({ length: 8 }, phone);
-      const answers = await Promise.allSettled(phones.map((p) => limiter.admit(ws.apiKeyId, 100, insert(ws.workspaceId, p))));
+      const answers = await Promise.allSettled(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
       for (const a of answers) {
         assert.equal(a.status, 'rejected');
         assert.equal(connectionFault(a.reason), 'unreachable', String(a.reason));
       }
-      assert.deepEqual(statements, ['lead-batch-i']);
+      assert.deepEqual(statements, ['lead-insert']);
+      // The count likewise: one statement for the eight.
+      const counting = recordingLimiter(fresh);
+      const counts = await Promise.allSettled(phones.map(() => counting.limiter.admit(ws.apiKeyId, 100)));
+      assert.ok(counts.every((a) => a.status === 'rejected' && connectionFault(a.reason) === 'unreachable'));
+      assert.deepEqual(counting.statements, ['rate-limit-count']);
     } finally {
       blackhole = false;
       await fresh.end();

@@ -7,10 +7,10 @@ import { flushTableCounts, insertBulkLeads } from './helpers/table-growth.ts';
 import { startWhatsappHarness, type WhatsappHarness } from './helpers/whatsapp-harness.ts';
 
 // The accepted sends of a batch of first contacts, recorded together by one statement
-// (whatsapp_record_sends: migrations/025, by set since 030) must write exactly what recording each send on its own
-// (whatsapp_record_send) writes: the comparisons below check it field by field, for leads that move
-// into their conversation and leads that do not, for a status held before the recording, and for
-// a status already applied by our key.
+// (whatsapp_record_sends: migrations/025, by set since 030, one path since 043) must write exactly
+// what recording each send on its own (a batch of one, recordAcceptedSend) writes: the comparisons
+// below check it field by field, for leads that move into their conversation and leads that do
+// not, for a status held before the recording, and for a status already applied by our key.
 
 let h: WhatsappHarness;
 let w: { apiKey: string; workspaceId: string };
@@ -126,7 +126,9 @@ describe('a batch recorded by one statement per table (migrations/030)', () => {
     }
   });
 
-  it('a batch naming one lead twice is recorded send by send: the second send sees the first\'s move', async () => {
+  // Since migrations/043 there is no send-by-send fallback: the second send is in a later wave of
+  // the same set statements.
+  it('a batch naming one lead twice is recorded in two waves: the second send sees the first\'s move', async () => {
     const pair = async () => {
       const [first] = await pendingSends(1);
       // A lead has one open turn at a time (agent_turns_one_open): the first one's is closed here.

@@ -59,8 +59,9 @@ before(async () => {
     voice: { provider: 'vapi', apiKey: 'vapi-live-key', assistantId: 'live-assistant', phoneNumberId: 'live-number' },
   });
   const engine = new TurnEngine({
+    integrationLog: app.integrationLog,
     pool: app.db.pool, log: app.log, clock: () => new Date(), workspaces: app.workspaces,
-    providers: defaultConversationProviders(app.config), sandbox: app.sandbox,
+    providers: defaultConversationProviders(app.config, { scheduling: app.scheduling }), sandbox: app.sandbox,
   });
   worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 4 });
 });

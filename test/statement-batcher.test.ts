@@ -87,3 +87,34 @@ test('a statement that returns the wrong number of outputs fails its items inste
   const results = await Promise.allSettled([1, 2].map((i) => b.submit(i)));
   assert.ok(results.every((r) => r.status === 'rejected'));
 });
+
+test('with maxInFlight 2: what arrives while one statement runs starts a second; later items wait for either to end', async () => {
+  const batches: number[][] = [];
+  const gates: Array<() => void> = [];
+  const b = new StatementBatcher<number, number>({
+    maxInFlight: 2,
+    run: async (items) => {
+      batches.push(items);
+      await new Promise<void>((open) => gates.push(open));
+      return items;
+    },
+  });
+  const pass = async () => {
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+  };
+  const first = [1, 2].map((i) => b.submit(i));
+  await pass();
+  const second = [3].map((i) => b.submit(i));
+  await pass();
+  const third = [4, 5].map((i) => b.submit(i));
+  await pass();
+  assert.deepEqual(batches, [[1, 2], [3]], 'two statements in flight, the third batch waits');
+  assert.equal(b.waiting, 2);
+  gates.shift()!();
+  assert.deepEqual(await Promise.all(first), [1, 2]);
+  await pass();
+  assert.deepEqual(batches, [[1, 2], [3], [4, 5]], 'the waiting items went in one statement once the first ended');
+  gates.splice(0).forEach((open) => open());
+  assert.deepEqual(await Promise.all([...second, ...third]), [3, 4, 5]);
+});

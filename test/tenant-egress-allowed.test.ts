@@ -100,7 +100,7 @@ describe('Test connection of a model server on the installation\'s network', () 
   });
 
   it("a turn's failed model request logs the status, not what the server answered", async () => {
-    const providers = defaultConversationProviders(h.app.config, { chat: { sleep: async () => {}, maxRetries: 0 } });
+    const providers = defaultConversationProviders(h.app.config, { scheduling: h.app.scheduling, chat: { sleep: async () => {}, maxRetries: 0 } });
     const chat = providers.chat({ llm: { baseUrl: `${internal.url}/v1`, apiKey: OWN_KEY } });
     const r = await chat.model.complete({ model: chat.name, messages: [{ role: 'user', content: 'hello' }] });
     assert.equal(r.ok, false);

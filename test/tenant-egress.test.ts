@@ -143,7 +143,7 @@ describe('llm.baseUrl and the installation\'s network', () => {
   });
 
   it("a turn's model request to it is not sent either", async () => {
-    const providers = defaultConversationProviders(app.config, { chat: { sleep: async () => {} } });
+    const providers = defaultConversationProviders(app.config, { scheduling: app.scheduling, chat: { sleep: async () => {} } });
     const chat = providers.chat({ llm: { baseUrl: `http://localhost:${internal.port}/v1`, apiKey: OWN_KEY } });
     const r = await chat.model.complete({ model: chat.name, messages: [{ role: 'user', content: 'hello' }] });
     assert.equal(r.ok, false);

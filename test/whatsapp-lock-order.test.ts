@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { CalcomClient } from '../src/scheduling/calcom/calcom-client.ts';
 import { transitionLead } from '../src/leads/lead-state.ts';
+import { DeliveryStatuses } from '../src/whatsapp/delivery-status.ts';
 import { InboundService } from '../src/whatsapp/inbound-service.ts';
 import { TurnEngine } from '../src/whatsapp/turn-engine.ts';
 import { defaultConversationProviders } from '../src/whatsapp/turn-providers.ts';
@@ -31,12 +32,12 @@ it(`inbound messages, delivery statuses and turns of one lead, concurrently, ${R
   const { leadId } = await h.submit(w.apiKey, { phone: raw });
   await h.settle();
   const pool = h.app.db.pool;
-  const inbound = new InboundService({ pool, log: h.app.log, wake: () => {} });
+  const inbound = new InboundService({ pool, log: h.app.log, statuses: new DeliveryStatuses(pool), wake: () => {} });
   const providers = defaultConversationProviders(h.app.config, {
     chat: { sleep: async () => {} },
     scheduling: new CalcomClient({ baseUrl: h.calcom.url, sleep: async () => {} }),
   });
-  const engine = new TurnEngine({ pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces, providers });
+  const engine = new TurnEngine({ integrationLog: h.app.integrationLog, pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces, providers });
 
   const failures: unknown[] = [];
   const attempt = async (what: string, fn: () => Promise<unknown>) => {

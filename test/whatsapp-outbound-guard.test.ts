@@ -160,7 +160,7 @@ describe('a long answer is split at sentence boundaries, not cut', () => {
     await h.leadSays('twilio', tw.slug, phone, 'Tell me everything.');
     // A worker that stops (shutdown, lost connection) right after the provider accepted part 1.
     const stop = new AbortController();
-    const base = defaultConversationProviders(h.app.config, { chat: { sleep: async () => {} } });
+    const base = defaultConversationProviders(h.app.config, { scheduling: h.app.scheduling, chat: { sleep: async () => {} } });
     const providers = {
       ...base,
       messaging: (...a: Parameters<typeof base.messaging>) => {
@@ -172,7 +172,7 @@ describe('a long answer is split at sentence boundaries, not cut', () => {
         } };
       },
     };
-    const engine = new TurnEngine({ pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces, providers });
+    const engine = new TurnEngine({ integrationLog: h.app.integrationLog, pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces, providers });
     const first = await engine.run(leadId, stop.signal);
     assert.equal(first.kind, 'retry');
     const texts = () => h.twilio.messages.filter((m) => m.to === phone && m.kind === 'text').map((m) => m.params.Body!);

@@ -128,8 +128,9 @@ describe('statuses that arrive before the send is recorded', () => {
   // The provider calls back before our commit: the send's result is handed back only once the
   // simulator has delivered its status webhooks, so they find no recorded message yet.
   function engineWithSlowRecording() {
-    const base = defaultConversationProviders(h.app.config);
+    const base = defaultConversationProviders(h.app.config, { scheduling: h.app.scheduling });
     return new TurnEngine({
+    integrationLog: h.app.integrationLog,
       pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces,
       providers: {
         ...base,
@@ -301,8 +302,9 @@ describe('switches that stop the agent', () => {
         return { ok: true as const, message: { content: 'Thanks! One more question…' } };
       },
     };
-    const base = defaultConversationProviders(h.app.config);
+    const base = defaultConversationProviders(h.app.config, { scheduling: h.app.scheduling });
     const engine = new TurnEngine({
+    integrationLog: h.app.integrationLog,
       pool: h.app.db.pool, log: h.app.log, clock: h.clock.read, workspaces: h.app.workspaces,
       providers: { ...base, messaging: base.messaging, chat: () => ({ model: slowModel, name: 'slow' }) },
     });

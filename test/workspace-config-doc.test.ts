@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import type { z } from 'zod';
-import { agentConfigSchema } from '../src/agent/agent-config.ts';
-import { vapiHmacSettingsSchema, vapiSettingsSchema } from '../src/voice/vapi/vapi-server-settings.ts';
-import { calcomSettingsSchema, llmSettingsSchema, whatsappSettingsSchema, workspaceConfigSchema } from '../src/workspaces/workspace-config.ts';
+import { agentConfigSchema } from '../src/workspaces/agent-config.ts';
+import {
+  calcomSettingsSchema, llmSettingsSchema, vapiHmacSettingsSchema, vapiSettingsSchema, whatsappSettingsSchema, workspaceConfigSchema,
+} from '../src/workspaces/workspace-config.ts';
 
 // docs/WORKSPACE-CONFIG.md against the zod schemas that check the file (issue 11: `agent.timeZone`
 // was required but not marked so). Every table headed "`<section>` field" must list exactly the

@@ -1,5 +1,5 @@
 import type { Channel } from '../workspaces/workspace-queries.ts';
-import type { AgentConfig } from './agent-config.ts';
+import type { AgentConfig } from '../workspaces/agent-config.ts';
 import type { AgentLead } from './agent-lead-queries.ts';
 import { LEAD_DATA_CLOSE, LEAD_DATA_OPEN, leadDataBlock } from './lead-data-block.ts';
 import { formatLocalDate } from './local-time.ts';

@@ -1,4 +1,4 @@
-import type { QualificationQuestion } from './agent-config.ts';
+import type { QualificationQuestion } from '../workspaces/agent-config.ts';
 
 // What the lead has answered so far, from two sources: the form (form_responses, as sent) and
 // the agent (answers). The agent's answer wins: it is the later one.

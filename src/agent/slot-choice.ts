@@ -1,5 +1,5 @@
 import type { Slot } from '../scheduling/scheduling-provider.ts';
-import { ymd } from '../scheduling/zoned-time.ts';
+import { ymd } from '../shared/zoned-time.ts';
 
 /**
  * At most `max` slots to offer, spread over the days instead of the first `max` of the first

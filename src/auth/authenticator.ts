@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import { retryOnLostConnection, type Pool } from '../db/pool.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
-import { hashApiKey } from './api-key.ts';
-import { findApiKeyByHash, touchApiKeys, type ApiKeyRecord } from './api-key-queries.ts';
+import { hashApiKey } from '../workspaces/api-key.ts';
+import { findApiKeyByHash, touchApiKeys, type ApiKeyRecord } from '../workspaces/api-key-queries.ts';
 
 export type AuthOutcome =
   | { ok: true; key: ApiKeyRecord }

@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
-import { listApiKeys, revokeApiKey } from '../auth/api-key-queries.ts';
-import { workspaceService } from '../runtime.ts';
+import type { Core } from '../runtime.ts';
+import { listApiKeys, revokeApiKey } from '../workspaces/api-key-queries.ts';
 import { AppError } from '../shared/errors.ts';
 import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
 
@@ -18,10 +18,11 @@ function capRefused(err: unknown): never {
   throw new CliError(`${text} (${setting} sets this limit.)`);
 }
 
-export async function keyCommand(args: string[], config: Config, pool: Pool): Promise<number> {
+export async function keyCommand(args: string[], core: Core): Promise<number> {
+  const { config, pool } = core;
   const [sub, ...rest] = args;
   const { values, positionals } = parseCommandArgs(rest, { name: 'string', 'hourly-limit': 'string', json: 'boolean', sandbox: 'boolean' }, `key ${sub}`, KEY_OPTIONS[sub ?? '']);
-  const service = workspaceService(config, pool);
+  const service = core.workspaces;
   switch (sub) {
     case 'create': {
       const slug = required(positionals[0], 'workspace slug');

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../config/config.ts';
-import { openDatabase } from '../runtime.ts';
+import { composeCore, openDatabase } from '../runtime.ts';
+import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/logger.ts';
 import { CliError, parseCommandArgs } from './args.ts';
 import { jobsCommand } from './jobs-commands.ts';
@@ -98,12 +99,14 @@ async function main(argv: string[]): Promise<number> {
       console.log('Migrations are up to date.');
       return 0;
     }
-    if (command === 'workspace') return await workspaceCommand(rest, config, db.pool);
-    if (command === 'key') return await keyCommand(rest, config, db.pool);
+    // Built only for the commands that use the installation's key (it is required with DATABASE_URL).
+    const core = () => composeCore(config, log, systemClock, db.pool);
+    if (command === 'workspace') return await workspaceCommand(rest, core());
+    if (command === 'key') return await keyCommand(rest, core());
     if (command === 'jobs') return await jobsCommand(rest, db.url, log);
     if (command === 'lead') return await leadCommand(rest, db.pool);
     if (command === 'user') return await userCommand(rest, config, db.pool);
-    if (command === 'webhook') return await webhookCommand(rest, config, db.pool);
+    if (command === 'webhook') return await webhookCommand(rest, core());
     throw new CliError(`Unknown command "${command}". Run "leadintake help".`);
   } finally {
     await db.close();

@@ -1,10 +1,9 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
-import { OperatorService } from '../operators/operator-service.ts';
-import { scryptParams } from '../operators/password.ts';
+import { operatorService } from '../runtime.ts';
 import { ROLES, type Role } from '../operators/roles.ts';
 import { systemClock } from '../shared/clock.ts';
-import { workspaceService } from '../runtime.ts';
+import { findLiveWorkspaceBySlug } from '../workspaces/workspace-queries.ts';
 import { CliError, parseCommandArgs, required } from './args.ts';
 
 // `leadintake user …`: the dashboard's operators (docs/DASHBOARD.md). Passwords are generated and
@@ -14,22 +13,11 @@ const USER_OPTIONS: Record<string, Array<'email' | 'name' | 'workspace' | 'role'
   create: ['email', 'name'], add: ['workspace', 'role'], list: ['json'], remove: [], 'reset-password': [],
 };
 
-export function cliOperatorService(config: Config, pool: Pool): OperatorService {
-  return new OperatorService({
-    pool,
-    clock: systemClock,
-    idleMs: config.SESSION_IDLE_MINUTES * 60_000,
-    maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000,
-    throttle: { windowMs: config.SIGN_IN_WINDOW_MINUTES * 60_000, maxPerAccount: config.SIGN_IN_MAX_FAILURES, maxPerIp: config.SIGN_IN_MAX_FAILURES_PER_IP },
-    password: scryptParams(config.PASSWORD_SCRYPT_LOG2_N),
-  });
-}
-
 export async function userCommand(args: string[], config: Config, pool: Pool): Promise<number> {
   const [sub, ...rest] = args;
   const spec = { email: 'string', name: 'string', workspace: 'string', role: 'string', json: 'boolean' } as const;
   const { values, positionals } = parseCommandArgs(rest, spec, `user ${sub}`, USER_OPTIONS[sub ?? '']);
-  const operators = cliOperatorService(config, pool);
+  const operators = operatorService(config, pool, systemClock);
   const signIn = `${config.PUBLIC_BASE_URL}/admin`;
   switch (sub) {
     case 'create': {
@@ -46,7 +34,8 @@ export async function userCommand(args: string[], config: Config, pool: Pool): P
       const slug = required(values.workspace, '--workspace');
       const role = required(values.role, '--role');
       if (!(ROLES as readonly string[]).includes(role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}.`);
-      const workspace = await workspaceService(config, pool).findBySlug(slug);
+      // A lookup only: no settings are decrypted, so no installation key is needed.
+      const workspace = await findLiveWorkspaceBySlug(pool, slug);
       if (!workspace) throw new CliError(`No workspace "${slug}".`);
       if (!(await operators.addMembership(email, workspace.id, role as Role))) throw new CliError(`No user "${email}".`);
       console.log(`${email.trim().toLowerCase()} is ${role} of ${slug}.`);

@@ -1,12 +1,6 @@
-import type { Config } from '../config/config.ts';
-import type { Pool } from '../db/pool.ts';
-import { encryptionKey } from '../runtime.ts';
-import { systemClock } from '../shared/clock.ts';
-import {
-  endpointLimitText, WebhookEndpointService, isEndpointError, type EndpointError,
-} from '../webhooks/webhook-endpoint-service.ts';
+import type { Core } from '../runtime.ts';
+import { endpointLimitText, isEndpointError, type EndpointError } from '../webhooks/webhook-endpoint-service.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-payload.ts';
-import { SecretBox } from '../workspaces/secret-box.ts';
 import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -26,7 +20,7 @@ const OPTIONS: Record<string, Option[]> = {
 export const WEBHOOK_USAGE = 'Usage: leadintake webhook add|list|remove|rotate-secret|deliveries|replay|enable ...';
 
 /** `leadintake webhook …`: a workspace's outbound webhook endpoints (docs/OUTBOUND-WEBHOOKS.md). */
-export async function webhookCommand(args: string[], config: Config, pool: Pool): Promise<number> {
+export async function webhookCommand(args: string[], core: Core): Promise<number> {
   const [sub, ...rest] = args;
   if (!sub || !(sub in OPTIONS)) throw new CliError(WEBHOOK_USAGE);
   const { values, positionals } = parseCommandArgs(
@@ -35,9 +29,7 @@ export async function webhookCommand(args: string[], config: Config, pool: Pool)
     `webhook ${sub}`,
     OPTIONS[sub],
   );
-  const egress = { allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS };
-  const box = new SecretBox(encryptionKey(config));
-  const service = new WebhookEndpointService(pool, box, systemClock, egress, config.MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE);
+  const service = core.webhookEndpoints;
   const endpointId = () => {
     const id = required(positionals[0], 'endpoint id');
     if (!UUID.test(id)) throw new CliError(`No webhook endpoint "${id}".`);

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
+import type { Core } from '../runtime.ts';
 import { setAgentEnabled } from '../whatsapp/conversation-queries.ts';
-import { workspaceService } from '../runtime.ts';
 import { llmSettingsProblem } from '../workspaces/model-endpoint.ts';
 import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
@@ -19,7 +19,8 @@ const WORKSPACE_OPTIONS: Record<string, Array<'slug' | 'name' | 'channel' | 'con
   verify: ['json', 'show-secret'],
 };
 
-export async function workspaceCommand(args: string[], config: Config, pool: Pool): Promise<number> {
+export async function workspaceCommand(args: string[], core: Core): Promise<number> {
+  const { config, pool } = core;
   const [sub, ...rest] = args;
   const { values, positionals } = parseCommandArgs(rest, {
     slug: 'string',
@@ -29,7 +30,7 @@ export async function workspaceCommand(args: string[], config: Config, pool: Poo
     json: 'boolean',
     'show-secret': 'boolean',
   }, `workspace ${sub}`, WORKSPACE_OPTIONS[sub ?? '']);
-  const service = workspaceService(config, pool);
+  const service = core.workspaces;
   switch (sub) {
     case 'create': {
       const slug = required(values.slug, '--slug');

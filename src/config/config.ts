@@ -115,12 +115,6 @@ export const configSchema = z
     MAX_EVENT_LOOP_DELAY_MS: wholeNumber(0, 60_000).default(1000),
     /** For this long after listening (ms), the event-loop delay sheds nothing: its samples still hold the start's own work. */
     EVENT_LOOP_GRACE_MS: wholeNumber(0, 600_000).default(5000),
-    /**
-     * Listening sockets of `serve`'s port (SO_REUSEPORT, Linux; elsewhere one): each accepts one
-     * connection per turn of the event loop, so a flood of new connections is taken in this many
-     * times faster. 1: one ordinary socket.
-     */
-    HTTP_ACCEPT_SOCKETS: wholeNumber(1, 1024).default(256),
     /** Retry-After (seconds) of the 503 `Service is busy; retry shortly.` */
     BUSY_RETRY_AFTER_SECONDS: wholeNumber(1, 3600).default(1),
     /** Operators' dashboard: a session unused this long ends (sign in again). */

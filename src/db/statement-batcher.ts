@@ -3,8 +3,9 @@
 // the statement's own work, and each one wakes a backend; a burst of leads made about 47 of them
 // per lead. What callers submit while the previous statement of the same kind runs (or in the
 // same pass of the event loop) is therefore done by the next statement together: one round
-// trip and one commit for all of them. The public API's batch (src/auth/rate-limiter.ts) works
-// the same way for leads.
+// trip and one commit for all of them. The public API counts its requests
+// (src/auth/rate-limiter.ts) and writes and reads its leads (src/leads/lead-batch-statement.ts)
+// the same way, whatever their keys and workspaces.
 
 export interface StatementBatcherOptions<In, Out> {
   /**
@@ -15,6 +16,12 @@ export interface StatementBatcherOptions<In, Out> {
   run(items: In[]): Promise<Out[]>;
   /** At most this many items per statement. */
   maxBatch?: number;
+  /**
+   * At most this many statements of this kind in flight (default 1): with two, a statement that
+   * keeps its PostgreSQL backend busy until its commit (a batch of new leads) does not leave the
+   * second core idle while the items behind it wait.
+   */
+  maxInFlight?: number;
 }
 
 interface Waiting<In, Out> {
@@ -26,19 +33,23 @@ interface Waiting<In, Out> {
 export class StatementBatcher<In, Out> {
   readonly #run: (items: In[]) => Promise<Out[]>;
   readonly #max: number;
+  readonly #maxInFlight: number;
   #waiting: Waiting<In, Out>[] = [];
-  #busy = false;
+  #inFlight = 0;
+  /** A statement is being gathered: it starts once the event loop's current pass has run. */
+  #gathering = false;
 
   constructor(opts: StatementBatcherOptions<In, Out>) {
     this.#run = opts.run;
     this.#max = opts.maxBatch ?? 500;
+    this.#maxInFlight = opts.maxInFlight ?? 1;
   }
 
   /** Resolves with the item's output once the statement that carried it has committed. */
   submit(item: In): Promise<Out> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ item, resolve, reject });
-      if (!this.#busy) void this.#flush();
+      this.#pump();
     });
   }
 
@@ -47,18 +58,22 @@ export class StatementBatcher<In, Out> {
     return this.#waiting.length;
   }
 
-  // One statement of this kind in flight: what arrives meanwhile makes the next one. The first
-  // statement waits for the event loop's current pass, so what arrived in the same pass joins it.
-  async #flush(): Promise<void> {
-    this.#busy = true;
-    try {
-      while (this.#waiting.length > 0) {
-        await new Promise((resolve) => setImmediate(resolve));
-        await this.#settle(this.#waiting.splice(0, this.#max));
-      }
-    } finally {
-      this.#busy = false;
-    }
+  // While `maxInFlight` statements run, what arrives makes the next one. A statement waits for
+  // the event loop's current pass first, so what arrived in the same pass joins it: under load
+  // that doubled the public API's batches at 64 connections (docs/PERFORMANCE.md).
+  #pump(): void {
+    if (this.#gathering || this.#inFlight >= this.#maxInFlight || this.#waiting.length === 0) return;
+    this.#gathering = true;
+    setImmediate(() => {
+      this.#gathering = false;
+      if (this.#inFlight >= this.#maxInFlight || this.#waiting.length === 0) return;
+      this.#inFlight += 1;
+      void this.#settle(this.#waiting.splice(0, this.#max)).finally(() => {
+        this.#inFlight -= 1;
+        this.#pump();
+      });
+      this.#pump();
+    });
   }
 
   // One item's failure (data the database refuses, a deadlock it broke) must not fail the others:

@@ -10,7 +10,7 @@ interface Rendering {
 
 // The public strings are a contract (docs/API.md): keep them byte for byte. None of them
 // repeats anything of the request (path, headers, body): a client's bytes never come back. The
-// OpenAPI document lists them too (src/http/public-api-schemas.ts); test/openapi.test.ts compares both.
+// OpenAPI document lists them too (src/leads/public-api-schemas.ts); test/openapi.test.ts compares both.
 export function renderError(err: AppError): Rendering {
   const d = err.details;
   const table: Record<ErrorCode, () => Rendering> = {

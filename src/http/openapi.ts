@@ -1,18 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { OpenApiBuilder } from './openapi-builder.ts';
-import { describeAdminApi } from '../admin/admin-openapi.ts';
-import { describePublicApi } from './public-api-openapi.ts';
+import type { ApiPart } from './route-contract.ts';
 
-// The OpenAPI 3.1 document, generated from the zod schemas that validate requests and type the
-// responses. Each part of the API describes itself with a function of the builder
-// (openapi-builder.ts); add a new part (the admin API, say) to DOCUMENT_PARTS.
+// The OpenAPI 3.1 document, built from the route contracts (route-contract.ts) whose zod schemas
+// validate the requests and type the responses. The parts come from the composition
+// (src/api-parts.ts): each feature declares its own routes, and http/ knows none of them.
 type Json = Record<string, unknown>;
 
-const DOCUMENT_PARTS: ((doc: OpenApiBuilder) => void)[] = [describePublicApi, describeAdminApi];
-
-export function buildOpenApiDocument(publicBaseUrl: string): Json {
+export function buildOpenApiDocument(publicBaseUrl: string, parts: ApiPart[]): Json {
   const doc = new OpenApiBuilder();
-  for (const part of DOCUMENT_PARTS) part(doc);
+  for (const part of parts) {
+    for (const n of part.schemas ?? []) (n.as ? doc.shared(n.id, n.schema, n.as) : doc.output(n.id, n.schema));
+    for (const [id, header] of Object.entries(part.headers ?? {})) doc.header(id, header);
+    for (const route of part.routes) doc.contract(route);
+  }
   return doc.build({
     info: {
       title: 'leadintake API',
@@ -33,8 +34,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): Json {
   });
 }
 
-export function openApiRoute(publicBaseUrl: string) {
-  const document = buildOpenApiDocument(publicBaseUrl);
+export function openApiRoute(publicBaseUrl: string, parts: ApiPart[]) {
+  const document = buildOpenApiDocument(publicBaseUrl, parts);
   return async function (scope: FastifyInstance): Promise<void> {
     scope.get('/openapi.json', async () => document);
   };

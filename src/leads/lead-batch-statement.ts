@@ -1,41 +1,38 @@
-import { COUNT_CTE, countsInOrder, countValues, isAdmitted, type BatchOp, type BatchStatement, type KeyCount } from '../auth/rate-limiter.ts';
-import type { Queryable } from '../db/pool.ts';
+import { retryOnLostConnection, type Queryable } from '../db/pool.ts';
+import { StatementBatcher } from '../db/statement-batcher.ts';
 import { leadsByIdPairsSql, toLeadWithCall, type LeadWithCall, type NewLead } from './lead-queries.ts';
 
-// The public API's work, done by the statement that counts a batch of requests (see
-// RateLimiter) — the requests of every key and workspace in flight in the process: the GETs'
-// leads are read and the WhatsApp POSTs' leads are inserted with their timeline event and
-// outbox row, all in one round trip and one transaction. One commit (one WAL flush) for a whole
-// batch of leads is what lets POST keep up with the bare one-lead-per-transaction write
-// (docs/PERFORMANCE.md).
+// The public API's lead statements, each for the requests of every workspace in flight in the
+// process together (src/db/statement-batcher.ts): the WhatsApp POSTs' leads are inserted with
+// their timeline event and outbox row, the GETs' leads read. One commit (one WAL flush) for a
+// whole batch of leads is what lets POST keep up with the bare one-lead-per-transaction write
+// (docs/PERFORMANCE.md). The requests are counted against their keys' quotas before they get
+// here (src/auth/rate-limiter.ts): a refused request never reaches these statements.
 
-export type LeadOp =
-  /** `livemode`: the key's mode; a lead of the other mode reads as not found (docs/SANDBOX.md). */
-  | { kind: 'read'; leadId: string; workspaceId: string; livemode: boolean; withCall: boolean }
-  /** A WhatsApp lead: inserted with its `lead.created` event and the outbox row of its first agent turn. */
-  | { kind: 'insert'; lead: NewLead };
-
-export type LeadOpResult =
-  | { kind: 'read'; lead: LeadWithCall | null }
+export type InsertOutcome =
   | { kind: 'inserted'; leadId: string }
   /** The phone is already a lead of the workspace; the id when this batch created it, else null. */
   | { kind: 'duplicate'; leadId: string | null };
 
-// $4: the inserts as a JSON array; each row carries its key (`key`), its place among its key's
-// requests (`ord`), its key's batch size and limit, and its place in the batch (`seq`); and, like
-// `livemode`, its lead's own columns, `api_key_id` among them (the lead page's "created by").
-// Requests past their key's limit are filtered out before anything is written; DISTINCT ON keeps
-// the first of two same-phone requests of one workspace, so each inserted lead maps back to
-// exactly one request. Leads are inserted in (workspace, phone) order, so two processes
-// inserting overlapping phones wait for each other instead of deadlocking.
-const INSERTS = `,
-  x AS (
+/** One GET's lead: `livemode` is the key's mode; a lead of the other mode reads as not found (docs/SANDBOX.md). */
+export interface LeadLookup {
+  leadId: string;
+  workspaceId: string;
+  livemode: boolean;
+  /** Voice workspaces: with the lead's latest call session. */
+  withCall: boolean;
+}
+
+// $1: the leads as a JSON array, each with its place in the batch (`seq`) and its own columns,
+// `api_key_id` among them (the lead page's "created by"). DISTINCT ON keeps the first of two
+// same-phone leads of one workspace and mode, so each inserted lead maps back to exactly one
+// request. Leads are inserted in (workspace, phone) order, so two statements inserting
+// overlapping phones wait for each other instead of deadlocking.
+const INSERT_LEADS = `WITH x AS (
     SELECT DISTINCT ON (x.workspace_id, x.livemode, x.phone_normalized) x.*
-      FROM jsonb_to_recordset($4::jsonb) AS x(key uuid, ord int, size int, lim int, seq int, workspace_id uuid, livemode boolean,
+      FROM jsonb_to_recordset($1::jsonb) AS x(seq int, workspace_id uuid, livemode boolean,
              name text, phone text, phone_normalized text, email text, goal text, consent_ip text, consent_user_agent text,
              metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid)
-      LEFT JOIN c ON c.api_key_id = x.key
-     WHERE x.key IS NULL OR c.count - x.size + x.ord <= x.lim
      ORDER BY x.workspace_id, x.livemode, x.phone_normalized, x.seq
   ), lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
@@ -50,77 +47,77 @@ const INSERTS = `,
   ), turn AS (
     INSERT INTO outbox (queue, payload)
     SELECT 'agent-turn', jsonb_build_object('leadId', id, 'workspaceId', workspace_id) FROM lead
-  )`;
+  )
+  SELECT id, workspace_id, livemode, phone_normalized FROM lead`;
 
-function statementText(inserts: boolean, reads: boolean, withCall: boolean): string {
-  // Reads: the ids, their workspaces and their keys' modes, after the inserts' parameter when there is one.
-  const first = inserts ? 5 : 4;
-  return `${COUNT_CTE}${inserts ? INSERTS : ''}
-    SELECT (SELECT jsonb_object_agg(api_key_id, count) FROM c) AS rate_limit_counts,
-           ${inserts ? `(SELECT jsonb_agg(jsonb_build_array(id, workspace_id, livemode, phone_normalized)) FROM lead)` : 'NULL::jsonb'} AS inserted
-           ${reads ? ', r.*' : ''}
-      ${reads ? `FROM (SELECT) one LEFT JOIN LATERAL (${leadsByIdPairsSql(`$${first}`, `$${first + 1}`, `$${first + 2}`, withCall)}) r ON true` : ''}`;
+/**
+ * Inserts WhatsApp leads of any workspaces in one statement, each with its `lead.created` event
+ * and the outbox row of its first agent turn; one outcome per lead, in their order.
+ */
+export async function insertLeads(db: Queryable, leads: readonly NewLead[]): Promise<InsertOutcome[]> {
+  const { rows } = await db.query({ name: 'lead-insert', text: INSERT_LEADS, values: [JSON.stringify(leads.map(insertRow))] });
+  const created = new Map<string, string>(rows.map((r: { id: string; workspace_id: string; livemode: boolean; phone_normalized: string }) =>
+    [scopeKey(r.workspace_id, r.livemode, r.phone_normalized), r.id]));
+  const claimed = new Set<string>();
+  return leads.map((l): InsertOutcome => {
+    const phone = scopeKey(l.workspaceId, l.livemode, l.phoneNormalized);
+    const id = created.get(phone);
+    // The first lead of the batch with this phone created it; later ones are duplicates.
+    if (id && !claimed.has(phone)) {
+      claimed.add(phone);
+      return { kind: 'inserted', leadId: id };
+    }
+    return { kind: 'duplicate', leadId: id ?? null };
+  });
 }
 
-export const leadBatchStatement: BatchStatement<LeadOp, LeadOpResult> = {
-  async run(db: Queryable, windowStart: Date, keys: readonly KeyCount[], ops: readonly BatchOp<LeadOp>[]) {
-    const reads = new Map<string, { leadId: string; workspaceId: string; livemode: boolean }>();
-    let withCall = false;
-    const inserts: ReturnType<typeof insertRow>[] = [];
-    ops.forEach((o, seq) => {
-      if (o.op.kind === 'read') {
-        reads.set(scopeKey(o.op.workspaceId, o.op.livemode, o.op.leadId), o.op);
-        withCall ||= o.op.withCall;
-      } else {
-        // key -1: admitted from a lease (RateLimiter), inserted without a count to check.
-        const k = o.key === -1 ? null : keys[o.key]!;
-        inserts.push(insertRow(k ? { key: k.apiKeyId, ord: o.ord, size: k.size, lim: k.limit, seq } : { key: null, ord: 0, size: 0, lim: 0, seq }, o.op.lead));
-      }
-    });
-    const values = [
-      ...countValues(windowStart, keys),
-      ...(inserts.length > 0 ? [JSON.stringify(inserts)] : []),
-      ...(reads.size > 0 ? [[...reads.values()].map((r) => r.leadId), [...reads.values()].map((r) => r.workspaceId), [...reads.values()].map((r) => r.livemode)] : []),
-    ];
-    const { rows } = await db.query({
-      name: `lead-batch-${inserts.length > 0 ? 'i' : ''}${reads.size > 0 ? (withCall ? 'rc' : 'r') : ''}`,
-      text: statementText(inserts.length > 0, reads.size > 0, withCall),
-      values,
-    });
-    // NULL when every request of the batch was admitted from a lease (no key counted).
-    const counted = (rows[0].rate_limit_counts ?? {}) as Record<string, number>;
-    const counts = countsInOrder(keys, Object.entries(counted).map(([api_key_id, count]) => ({ api_key_id, count })));
-    const leads = new Map<string, LeadWithCall>();
-    for (const { rate_limit_counts: _c, inserted: _i, read_workspace_id: ws, read_livemode: live, ...row } of rows) {
-      if (row.id) leads.set(scopeKey(ws, live, row.id), toLeadWithCall(row));
-    }
-    const created = new Map<string, string>(
-      (rows[0].inserted ?? []).map(([id, ws, live, phone]: [string, string, boolean, string]) => [scopeKey(ws, live, phone), id]),
-    );
-    const claimed = new Set<string>();
-    const outputs = ops.map((o): LeadOpResult | undefined => {
-      if (o.op.kind === 'read') return { kind: 'read', lead: leads.get(scopeKey(o.op.workspaceId, o.op.livemode, o.op.leadId)) ?? null };
-      // A refused request inserted nothing and has no answer here (RateLimiter answers 429).
-      if (!isAdmitted(keys, counts, o)) return undefined;
-      const phone = scopeKey(o.op.lead.workspaceId, o.op.lead.livemode, o.op.lead.phoneNormalized);
-      const id = created.get(phone);
-      // The first admitted request of the batch with this phone created it; later ones are duplicates.
-      if (id && !claimed.has(phone)) {
-        claimed.add(phone);
-        return { kind: 'inserted', leadId: id };
-      }
-      return { kind: 'duplicate', leadId: id ?? null };
-    });
-    return { counts, outputs };
-  },
-};
+/** Reads the leads of GETs of any workspaces in one statement; null for one not found in its workspace and mode. */
+export async function readLeads(db: Queryable, reads: readonly LeadLookup[]): Promise<Array<LeadWithCall | null>> {
+  const withCall = reads.some((r) => r.withCall);
+  const { rows } = await db.query({
+    name: withCall ? 'lead-read-call' : 'lead-read',
+    text: leadsByIdPairsSql('$1', '$2', '$3', withCall),
+    values: [reads.map((r) => r.leadId), reads.map((r) => r.workspaceId), reads.map((r) => r.livemode)],
+  });
+  const found = new Map<string, LeadWithCall>();
+  for (const { read_workspace_id: ws, read_livemode: live, ...row } of rows) found.set(scopeKey(ws, live, row.id), toLeadWithCall(row));
+  return reads.map((r) => found.get(scopeKey(r.workspaceId, r.livemode, r.leadId)) ?? null);
+}
+
+/**
+ * The public API's leads, batched across requests and workspaces. A lost connection is no
+ * request's fault: the whole batch runs again on another connection (docs/RELIABILITY.md). That
+ * is safe: reads are reads, and a lead whose insert did commit although its answer was lost is a
+ * duplicate (409 with its id, which the spec tells clients to treat as success).
+ */
+export class LeadBatches {
+  readonly #inserts: StatementBatcher<NewLead, InsertOutcome>;
+  readonly #reads: StatementBatcher<LeadLookup, LeadWithCall | null>;
+
+  constructor(db: Queryable) {
+    // Two inserts in flight: a batch of new leads keeps one PostgreSQL backend busy until its
+    // commit (its inserts, their triggers, the WAL flush); with one, PostgreSQL used one of the two
+    // cores while the leads behind it waited (docs/PERFORMANCE.md, "Many workspaces").
+    this.#inserts = new StatementBatcher({ run: (leads) => retryOnLostConnection(() => insertLeads(db, leads)), maxInFlight: 2 });
+    this.#reads = new StatementBatcher({ run: (reads) => retryOnLostConnection(() => readLeads(db, reads)) });
+  }
+
+  /** Inserts a WhatsApp lead; resolves once it is committed. */
+  insert(lead: NewLead): Promise<InsertOutcome> {
+    return this.#inserts.submit(lead);
+  }
+
+  read(r: LeadLookup): Promise<LeadWithCall | null> {
+    return this.#reads.submit(r);
+  }
+}
 
 /** Leads are scoped by workspace and mode: a live key never sees a sandbox lead (docs/SANDBOX.md). */
 const scopeKey = (workspaceId: string, livemode: boolean, v: string) => `${workspaceId}/${livemode ? 'live' : 'test'}/${v}`;
 
-function insertRow(place: { key: string | null; ord: number; size: number; lim: number; seq: number }, l: NewLead) {
+function insertRow(l: NewLead, seq: number) {
   return {
-    ...place,
+    seq,
     workspace_id: l.workspaceId,
     name: l.name,
     phone: l.phone,

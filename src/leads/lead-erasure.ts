@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
 import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE } from '../jobs/queues.ts';
-import { inTransaction, lockLead } from '../whatsapp/lead-lock.ts';
+import { inTransaction, lockLead } from './lead-lock.ts';
 
 // Erasing a lead (issue 11; `leadintake lead delete`, the dashboard's delete): the API refuses a
 // repeated phone "until the existing lead is deleted", and a person may ask to be

@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyRecord } from '../auth/api-key-queries.ts';
+import type { ApiKeyRecord } from '../workspaces/api-key-queries.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { rateLimitHeaders, type RateLimiter } from '../auth/rate-limiter.ts';
+import { rateLimitHeaders } from '../auth/rate-limiter.ts';
 import { AppError } from '../shared/errors.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
-import type { LeadOp, LeadOpResult } from './lead-batch-statement.ts';
-import type { LeadService } from './lead-service.ts';
-import { parseLeadSubmission } from './lead-submission.ts';
+import type { Caller, LeadService } from './lead-service.ts';
 import { leadResponse } from './lead-view.ts';
-import type { LeadAccepted } from '../http/public-api-schemas.ts';
+import type { LeadAccepted } from './public-api-schemas.ts';
+import { registerRoute } from '../http/route-contract.ts';
+import { getLeadContract, submitLeadContract } from './public-api-contracts.ts';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
 
@@ -22,9 +22,24 @@ declare module 'fastify' {
 
 export interface LeadRouteDeps {
   authenticator: Authenticator;
-  rateLimiter: RateLimiter<LeadOp, LeadOpResult>;
   leads: LeadService;
   workspaces: WorkspaceService;
+}
+
+/**
+ * The request's key as LeadService needs it, which counts the request first; the key's count,
+ * once known, sets the RateLimit headers of whatever the answer turns out to be.
+ */
+function callerOf(key: ApiKeyRecord, request: FastifyRequest, reply: FastifyReply): Caller {
+  // Handed over to be counted: a count that fails is not tried again by the onError hook.
+  request.counted = true;
+  return {
+    apiKeyId: key.id,
+    hourlyLimit: key.hourlyLimit,
+    workspace: key.workspace,
+    livemode: key.livemode,
+    onCounted: (decision) => void reply.headers(rateLimitHeaders(decision)),
+  };
 }
 
 /** The public API (docs/API.md): thin handlers over LeadService. */
@@ -38,42 +53,25 @@ export function leadRoutes(deps: LeadRouteDeps) {
     );
     scope.decorateRequest('apiKey', null);
     scope.decorateRequest('counted', false);
-    // Authentication first: a request that fails it spends nothing. The handlers then count the
-    // request in the same statement that does its work (one round trip, see RateLimiter).
+    // Authentication first: a request that fails it spends nothing. LeadService then counts the
+    // request before it does anything else.
     scope.addHook('onRequest', async (request: FastifyRequest) => {
       const auth = await deps.authenticator.authenticate(request.headers.authorization);
       if (!auth.ok) throw new AppError(auth.reason);
       request.apiKey = auth.key;
     });
     // Every authenticated request counts, also one that failed before its handler ran (a body
-    // over the limit): it is counted here, and its RateLimit headers are set.
+    // over the limit): it is counted here, its RateLimit headers are set, and it keeps its own
+    // error (413 stays 413, also over the quota).
     scope.addHook('onError', async (request, reply) => {
-      if (request.apiKey && !request.counted) await admit(request, reply).catch(() => {});
+      if (request.apiKey && !request.counted) await deps.leads.count(callerOf(request.apiKey, request, reply)).catch(() => {});
     });
-    const admit = async (request: FastifyRequest, reply: FastifyReply, op?: LeadOp): Promise<LeadOpResult | undefined> => {
-      const key = request.apiKey!;
-      request.counted = true;
-      const { decision, output } = await deps.rateLimiter.admit(key.id, key.hourlyLimit, op);
-      void reply.headers(rateLimitHeaders(decision));
-      if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
-      return output;
-    };
 
-    scope.post('/api/public/leads', async (request, reply) => {
+    registerRoute(scope, submitLeadContract, async (request, reply) => {
       const key = request.apiKey!;
-      let submission;
-      try {
-        submission = parseLeadSubmission(parseJsonBody(request.body), key.workspace.agent?.defaultCountry);
-      } catch (err) {
-        await admit(request, reply); // a bad request counts, and over the limit it is a 429
-        throw err;
-      }
-      const result = await deps.leads.submit(submission, {
-        admit: (op) => admit(request, reply, op),
-        workspace: key.workspace,
+      const result = await deps.leads.submit(request.body, {
+        ...callerOf(key, request, reply),
         settings: () => deps.workspaces.settingsOf(key.workspace),
-        apiKeyId: key.id,
-        livemode: key.livemode,
         clientIp: request.ip ?? null,
         userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
       });
@@ -84,12 +82,9 @@ export function leadRoutes(deps: LeadRouteDeps) {
       return accepted;
     });
 
-    scope.get<{ Params: { id: string } }>('/api/public/leads/:id', async (request, reply) => {
+    registerRoute(scope, getLeadContract, async (request, reply) => {
       const key = request.apiKey!;
-      const read = deps.leads.readOp(request.params.id, key.workspace, key.livemode);
-      const result = await admit(request, reply, read ?? undefined);
-      const found = result?.kind === 'read' ? result.lead : null;
-      if (!found) throw new AppError('lead_not_found');
+      const found = await deps.leads.read(request.params.id, callerOf(key, request, reply));
       return leadResponse(found, key.workspace.channel);
     });
   };
@@ -101,22 +96,12 @@ export function leadRoutes(deps: LeadRouteDeps) {
  * answered as the route answers an unknown one: authenticated and counted first, then 404
  * `Lead not found.` (or 401 / 429 as the route would).
  */
-export function unroutableLeadId(deps: Pick<LeadRouteDeps, 'authenticator' | 'rateLimiter'>) {
+export function unroutableLeadId(deps: Pick<LeadRouteDeps, 'authenticator' | 'leads'>) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<never> => {
     const auth = await deps.authenticator.authenticate(request.headers.authorization);
     if (!auth.ok) throw new AppError(auth.reason);
-    const { decision } = await deps.rateLimiter.admit(auth.key.id, auth.key.hourlyLimit);
-    void reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+    // '' is no lead's id: counted (429 over the quota), then not found.
+    await deps.leads.read('', callerOf(auth.key, request, reply));
     throw new AppError('lead_not_found');
   };
-}
-
-function parseJsonBody(body: unknown): unknown {
-  if (typeof body !== 'string' || body.trim() === '') throw new AppError('invalid_json');
-  try {
-    return JSON.parse(body);
-  } catch {
-    throw new AppError('invalid_json');
-  }
 }

@@ -1,40 +1,47 @@
+import type { RateLimitDecision, RateLimiter } from '../auth/rate-limiter.ts';
 import { countLeadCreated, countLeadTransition, observeSpeedToLead } from '../metrics/metrics.ts';
 import type { Pool } from '../db/pool.ts';
 import type { OutboxRelay } from '../jobs/outbox-relay.ts';
 import { AppError } from '../shared/errors.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
-import type { QualificationQuestion } from '../agent/agent-config.ts';
+import type { QualificationQuestion } from '../workspaces/agent-config.ts';
 import { callSessionExists } from '../voice/call-session-queries.ts';
 import type { CallOptions, SandboxDial } from '../voice/voice-channel.ts';
 import type { VoiceProvider } from '../voice/voice-provider.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { VapiSettings, WorkspaceSettings } from '../workspaces/workspace-config.ts';
-import type { LeadOp, LeadOpResult } from './lead-batch-statement.ts';
+import type { LeadBatches } from './lead-batch-statement.ts';
 import { renderMetadata } from './metadata-render.ts';
-import type { LeadSubmission } from './lead-submission.ts';
+import { parseLeadBody, type LeadSubmission } from './lead-submission.ts';
 import * as q from './lead-queries.ts';
 
 export type SubmitResult =
   | { channel: 'whatsapp'; leadId: string }
   | { channel: 'voice'; leadId: string; providerCallId: string };
 
-export interface SubmissionContext {
-  /**
-   * Counts the request against its key's quota (throws `rate_limited` when it is over) and, in
-   * the same statement, runs `op`: a WhatsApp lead is committed by it (lead-batch-statement.ts).
-   */
-  admit(op?: LeadOp): Promise<LeadOpResult | undefined>;
-  workspace: WorkspaceRow;
-  settings: () => WorkspaceSettings;
+/** The API key a request came with (as the authenticator found it), and who hears its count. */
+export interface Caller {
   apiKeyId: string;
-  /** The key's mode: false submits a sandbox lead (every provider simulated, docs/SANDBOX.md). */
+  hourlyLimit: number;
+  workspace: WorkspaceRow;
+  /** The key's mode: false reads and submits sandbox leads (every provider simulated, docs/SANDBOX.md). */
   livemode: boolean;
+  /** Told the key's count as soon as it is known, so every answer after it carries the RateLimit headers. */
+  onCounted(decision: RateLimitDecision): void;
+}
+
+export interface SubmissionContext extends Caller {
+  settings: () => WorkspaceSettings;
   clientIp: string | null;
   userAgent: string | null;
 }
 
 export interface LeadServiceDeps {
   pool: Pool;
+  /** Counts every request against its key's hourly quota (src/auth/rate-limiter.ts). */
+  rateLimiter: RateLimiter;
+  /** The public API's lead inserts and reads, batched across requests and workspaces. */
+  batches: LeadBatches;
   log: Logger;
   voice: VoiceProvider;
   relay: OutboxRelay;
@@ -52,7 +59,14 @@ export class LeadService {
     this.#d = deps;
   }
 
-  async submit(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
+  /**
+   * Counts the request against its key's quota (`rate_limited` when it is over), then validates
+   * `body` (the POST's text), then stores the lead. The quota is checked first: a bad body over
+   * the quota is a 429, and a bad body within it counts (docs/API.md, "Rate limit").
+   */
+  async submit(body: unknown, ctx: SubmissionContext): Promise<SubmitResult> {
+    await this.count(ctx);
+    const s = parseLeadBody(body, ctx.workspace.agent?.defaultCountry);
     const result = ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitWhatsapp(s, ctx);
     countLeadCreated(result.channel, ctx.livemode);
     this.#reportUnknownQuestions(s, ctx.workspace, result.leadId);
@@ -76,18 +90,33 @@ export class LeadService {
   }
 
   /**
-   * What GET /api/public/leads/:id reads (in the statement that counts it) for a key of this
-   * workspace and mode; null for an id that cannot exist.
+   * Counts one request of the caller's key (every authenticated request counts, whatever its
+   * outcome) and tells the caller; throws `rate_limited` when it is over the key's hourly limit.
    */
-  readOp(id: string, workspace: WorkspaceRow, livemode: boolean): LeadOp & { kind: 'read' } | null {
-    if (!UUID.test(id)) return null;
-    return { kind: 'read', leadId: id, workspaceId: workspace.id, livemode, withCall: workspace.channel === 'voice' };
+  async count(caller: Caller): Promise<void> {
+    const decision = await this.#d.rateLimiter.admit(caller.apiKeyId, caller.hourlyLimit);
+    caller.onCounted(decision);
+    if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+  }
+
+  /**
+   * GET /api/public/leads/:id: counts the request, then reads the lead in the caller's workspace
+   * and mode (with its latest call in a voice workspace); `lead_not_found` for an id no lead of
+   * theirs has, whatever its form.
+   */
+  async read(id: string, caller: Caller): Promise<q.LeadWithCall> {
+    await this.count(caller);
+    const found = UUID.test(id)
+      ? await this.#d.batches.read({ leadId: id, workspaceId: caller.workspace.id, livemode: caller.livemode, withCall: caller.workspace.channel === 'voice' })
+      : null;
+    if (!found) throw new AppError('lead_not_found');
+    return found;
   }
 
   async #submitWhatsapp(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
     const lead = newLead(s, ctx);
-    const result = await ctx.admit({ kind: 'insert', lead });
-    if (result?.kind !== 'inserted') throw await this.#duplicate(lead, result?.kind === 'duplicate' ? result.leadId : null);
+    const result = await this.#d.batches.insert(lead);
+    if (result.kind !== 'inserted') throw await this.#duplicate(lead, result.leadId);
     // The lead and its outbox row are committed: wake the relay to hand the turn to pg-boss.
     this.#d.relay.wake();
     return { channel: 'whatsapp', leadId: result.leadId };
@@ -97,7 +126,6 @@ export class LeadService {
   // anyone is called; then the provider is called with no transaction or connection held;
   // then the outcome is recorded. A rejected call deletes the reservation.
   async #submitVoice(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
-    await ctx.admit();
     const dial = await this.#dial(ctx);
     const vapi = dial.settings;
     if (!vapi) {

@@ -104,6 +104,21 @@ export function parseLeadSubmission(body: unknown, defaultCountry?: string): Lea
   throw new AppError('validation_failed', { issues });
 }
 
+/**
+ * The body of POST /api/public/leads as received: text read as JSON whatever the Content-Type
+ * says (a client that forgets the JSON header keeps its lead), then validated as above.
+ */
+export function parseLeadBody(body: unknown, defaultCountry?: string): LeadSubmission {
+  if (typeof body !== 'string' || body.trim() === '') throw new AppError('invalid_json');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new AppError('invalid_json');
+  }
+  return parseLeadSubmission(parsed, defaultCountry);
+}
+
 export const NUL_MESSAGE = 'Text must not contain the NUL character (\\u0000).';
 export const SURROGATE_MESSAGE = 'Text must be valid Unicode: a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair) cannot be stored.';
 

@@ -1,5 +1,5 @@
 import type { Channel } from '../workspaces/workspace-queries.ts';
-import type { LeadRead } from '../http/public-api-schemas.ts';
+import type { LeadRead } from './public-api-schemas.ts';
 import type { LeadWithCall } from './lead-queries.ts';
 
 const iso = (v: Date | string | null | undefined): string | null => (v == null ? null : new Date(v).toISOString());

@@ -1,4 +1,5 @@
-import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { isPhoneCountry } from '../shared/phone-country.ts';
 
 // Phone numbers are accepted the way people type them in forms (digits with an optional leading
 // +, spaces, dashes, dots, parentheses; 7 to 32 characters, as the API promises) and normalised
@@ -29,11 +30,6 @@ export function isE164(stored: string): boolean {
 /** What the API's schema checks before any workspace is known: characters and length. */
 export function isPhoneShaped(raw: string): boolean {
   return raw.length >= 7 && raw.length <= 32 && ALLOWED.test(raw);
-}
-
-/** ISO 3166-1 alpha-2 codes the library has a numbering plan for (what `agent.defaultCountry` accepts). */
-export function isPhoneCountry(code: string): boolean {
-  return /^[A-Z]{2}$/.test(code) && isSupportedCountry(code);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { onProviderRequest, type ProviderOutcome } from '../shared/provider-request.ts';
 
 // The process's Prometheus metrics (docs/OPERATIONS.md). Labels take only values from small
 // closed sets — routes are templates, statuses are HTTP codes, channels and providers are our own
@@ -93,9 +94,10 @@ export function observeSpeedToLead(channel: 'voice' | 'whatsapp', seconds: numbe
   speedToLead.observe({ channel }, Math.max(0, seconds));
 }
 
-export type ProviderOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network_error';
-
-export function observeProviderRequest(provider: string, outcome: ProviderOutcome, seconds: number): void {
+function observeProviderRequest(provider: string, outcome: ProviderOutcome, seconds: number): void {
   providerRequests.inc({ provider, outcome });
   providerDuration.observe({ provider, outcome }, seconds);
 }
+// The client lives in shared/, below this layer, so it is told where to report rather than
+// importing us; whichever process loads its metrics counts its provider requests.
+onProviderRequest(observeProviderRequest);

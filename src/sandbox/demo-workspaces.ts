@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AgentConfigInput } from '../agent/agent-config.ts';
+import type { AgentConfigInput } from '../workspaces/agent-config.ts';
 import type { Channel } from '../workspaces/workspace-queries.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { SANDBOX_OUTCOME_TABLE, sandboxPhone } from './sandbox-outcomes.ts';

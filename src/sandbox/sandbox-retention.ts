@@ -2,8 +2,8 @@ import type { Queryable } from '../db/pool.ts';
 
 // Sandbox leads are test data: they are deleted 7 days after their submission, with everything
 // that hangs off them (events, call sessions, turns and messages cascade; integration-log rows
-// keep their own retention with the lead reference cleared). Run by the integration-log pruner's
-// timer in every `serve` process (every 10 minutes); deletes are idempotent, so several processes
+// keep their own retention with the lead reference cleared). Run by the maintenance pass
+// (src/maintenance.ts) of every `serve` process; deletes are idempotent, so several processes
 // pruning at once only repeat each other's work.
 
 export const SANDBOX_RETENTION_DAYS = 7;

@@ -1,4 +1,4 @@
-import { ymd } from './zoned-time.ts';
+import { ymd } from '../shared/zoned-time.ts';
 
 // An event type's limits on when it can be booked (Cal.com's `minimumBookingNotice` and
 // `bookingWindow`, GET /v2/event-types/{id}). bookConsult checks a start against them when it

@@ -1,25 +1,22 @@
-import http from 'node:http';
-import https from 'node:https';
-import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { observeProviderRequest, type ProviderOutcome } from '../metrics/metrics.ts';
+import { Agent, errors, request, type Dispatcher } from 'undici';
 import { checkedLookup, literalRefusal } from './egress-lookup.ts';
 import type { EgressOptions } from './egress-policy.ts';
 
 // Every request to a provider (Twilio, Meta, Vapi, Cal.com, the chat model) goes through here:
-// one HTTP/1.1 request on a keep-alive connection, its whole body read as text, counted and timed
-// per provider and outcome (leadintake_provider_requests_total).
+// undici's `request` on a kept-alive agent, the whole body read as text, reported to one observer
+// (the metrics, which subscribe from their own layer: shared/ imports nothing above it).
 //
-// Why not `fetch`: in a burst of WhatsApp leads each lead costs one provider request, and fetch
-// spent 184–252 µs of the caller's CPU on one against 66–92 for `http.request` on a keep-alive
-// agent (`node bench/http-client-cost.ts`; docs/PERFORMANCE.md). The clients never needed what
-// fetch adds: streams, redirects (an API that answers 3xx is misconfigured, and the status says
-// so; following a 301 on a POST would have turned it into a GET), CORS.
+// Not `fetch`: in a burst of WhatsApp leads each lead costs one provider request, and fetch's
+// Request/Response/Headers/streams cost the caller two to three times the CPU of `request`
+// (docs/PERFORMANCE.md, "The provider requests without fetch"). Redirects are not followed: an
+// API that answers 3xx is misconfigured and the status says so (following a 301 on a POST turns
+// it into a GET).
 //
-// Failures keep fetch's shapes, which requestFailure reads for the clients' messages: a timeout or an abort
-// rejects with the signal's reason (a DOMException named TimeoutError or AbortError); a connection
-// that fails rejects with a ProviderNetworkError whose `cause` is the socket's error (its `code`:
-// ECONNREFUSED, ENOTFOUND, ECONNRESET, …).
+// Failures keep the shapes requestFailure reads for the clients' messages: a timeout or an abort
+// rejects with the signal's reason (a DOMException named TimeoutError or AbortError); anything
+// else rejects with a ProviderNetworkError whose `cause` is the socket's or undici's error (its
+// `code`: ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET, ADDRESS_REFUSED, …).
 
 export interface ProviderRequestInit {
   method: string;
@@ -57,9 +54,20 @@ export class ProviderNetworkError extends Error {
   }
 }
 
+export type ProviderOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network_error';
+export type ProviderRequestObserver = (provider: string, outcome: ProviderOutcome, seconds: number) => void;
+
+let observer: ProviderRequestObserver = () => {};
+
+/** Who hears of every request: its provider, outcome and duration (src/metrics/metrics.ts). */
+export function onProviderRequest(o: ProviderRequestObserver): void {
+  observer = o;
+}
+
 /**
- * The largest answer read. Providers answer in kilobytes (a month of Cal.com slots is well under
- * one MB); a base URL that points at something else must not fill the process's memory.
+ * The largest answer read, on the wire and inflated. Providers answer in kilobytes (a month of
+ * Cal.com slots is well under one MB); a base URL that points at something else must not fill the
+ * process's memory.
  */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
@@ -69,28 +77,25 @@ export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
  * hint wins. A request in progress is bounded by its signal, not by this.
  */
 export const IDLE_CONNECTION_MS = 4_000;
-const agentOptions = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
-type Transports = Record<string, { request: typeof http.request; agent: http.Agent }>;
-const transports: Transports = {
-  'http:': { request: http.request, agent: new http.Agent(agentOptions) },
-  'https:': { request: https.request, agent: new https.Agent(agentOptions) },
-};
+
+function agent(connect?: { lookup: ReturnType<typeof checkedLookup> }): Agent {
+  return new Agent({
+    keepAliveTimeout: IDLE_CONNECTION_MS,
+    keepAliveMaxTimeout: IDLE_CONNECTION_MS,
+    maxResponseSize: MAX_RESPONSE_BYTES,
+    ...(connect ? { connect } : {}),
+  });
+}
+const installationAgent = agent();
 // Checked connections keep agents of their own: a kept-alive socket the installation opened to
-// its own servers must never carry a request to a URL a workspace chose.
-const guarded = new Map<boolean, Transports>();
-function transportsFor(egress: EgressOptions | undefined): Transports {
-  if (!egress) return transports;
-  let t = guarded.get(egress.allowPrivateNetworks);
-  if (!t) {
-    // The agent hands `lookup` to every socket it opens: the check runs at each connect.
-    const options = { ...agentOptions, lookup: checkedLookup(egress) };
-    t = {
-      'http:': { request: http.request, agent: new http.Agent(options) },
-      'https:': { request: https.request, agent: new https.Agent(options) },
-    };
-    guarded.set(egress.allowPrivateNetworks, t);
-  }
-  return t;
+// its own servers must never carry a request to a URL a workspace chose. The agent hands `lookup`
+// to every socket it opens, so the check runs at each connect.
+const guarded = new Map<boolean, Agent>();
+function agentFor(egress: EgressOptions | undefined): Agent {
+  if (!egress) return installationAgent;
+  let a = guarded.get(egress.allowPrivateNetworks);
+  if (!a) guarded.set(egress.allowPrivateNetworks, (a = agent({ lookup: checkedLookup(egress) })));
+  return a;
 }
 
 /**
@@ -129,86 +134,61 @@ export async function providerRequest(provider: string, url: string, init: Provi
     if (requestFailure(err).timedOut) outcome = 'timeout';
     throw err;
   } finally {
-    observeProviderRequest(provider, outcome, (performance.now() - started) / 1000);
+    observer(provider, outcome, (performance.now() - started) / 1000);
   }
 }
 
-function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
+async function send(url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
   const { signal } = init;
-  if (signal.aborted) return Promise.reject(signal.reason);
+  signal.throwIfAborted();
   const target = new URL(url);
-  const transport = transportsFor(init.egress)[target.protocol];
-  if (!transport) return Promise.reject(new ProviderNetworkError(target.origin, new Error(`unsupported protocol ${target.protocol}`)));
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new ProviderNetworkError(target.origin, new Error(`unsupported protocol ${target.protocol}`));
+  }
   const refused = init.egress && literalRefusal(target, init.egress);
-  if (refused) return Promise.reject(new ProviderNetworkError(target.origin, refused));
-  // A user agent, as fetch sent one: some API front ends turn away requests without.
-  const headers: Record<string, string> = { 'user-agent': 'leadintake', ...init.headers };
-  if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
-
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const finish = (err: unknown, res?: ProviderResponse) => {
-      if (done) return;
-      done = true;
-      signal.removeEventListener('abort', onAbort);
-      if (err === undefined) return resolve(res!);
-      req.destroy();
-      reject(err);
-    };
-    const onAbort = () => finish(signal.reason);
-    const req = transport.request(target, { method: init.method, headers, agent: transport.agent }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const body = decoded(res);
-      body.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) return finish(new ProviderNetworkError(target.origin, tooLarge()));
-        chunks.push(chunk);
-      });
-      body.on('end', () => {
-        const status = res.statusCode ?? 0;
-        finish(undefined, { status, ok: status >= 200 && status < 300, headers: new RawHeaders(res.headers), text: utf8(Buffer.concat(chunks)) });
-      });
-      body.on('error', (err) => finish(new ProviderNetworkError(target.origin, err)));
+  if (refused) throw new ProviderNetworkError(target.origin, refused);
+  try {
+    const res = await request(target, {
+      dispatcher: agentFor(init.egress),
+      method: init.method as Dispatcher.HttpMethod,
+      // A user agent, as fetch sent one: some API front ends turn away requests without.
+      headers: { 'user-agent': 'leadintake', ...init.headers },
+      body: init.body ?? null,
+      signal,
     });
-    req.on('error', (err) => finish(new ProviderNetworkError(target.origin, err)));
-    signal.addEventListener('abort', onAbort, { once: true });
-    req.end(init.body);
+    const status = res.statusCode;
+    return { status, ok: status >= 200 && status < 300, headers: headerReader(res.headers), text: await bodyText(res) };
+  } catch (err) {
+    // undici rejects with the signal's reason once it fired, whatever the request was doing.
+    if (signal.aborted) throw signal.reason;
+    throw new ProviderNetworkError(target.origin, err as Error);
+  }
+}
+
+// A server may compress although we did not ask (without Accept-Encoding any coding is
+// acceptable, RFC 9110). Not undici's decompress interceptor: it is experimental in 7.x and prints
+// a warning on the process's stderr, which `workspace verify`'s output must not carry.
+const INFLATE: Record<string, typeof zlib.gunzip> = { gzip: zlib.gunzip, 'x-gzip': zlib.gunzip, deflate: zlib.inflate, br: zlib.brotliDecompress };
+
+async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
+  const inflate = INFLATE[String(res.headers['content-encoding'] ?? '').trim().toLowerCase()];
+  if (!inflate) return res.body.text();
+  const compressed = await res.body.bytes();
+  const plain = await new Promise<Buffer>((resolve, reject) => {
+    inflate(compressed, { maxOutputLength: MAX_RESPONSE_BYTES }, (err, out) => {
+      if ((err as { code?: string } | null)?.code === 'ERR_BUFFER_TOO_LARGE') reject(new errors.ResponseExceededMaxSizeError());
+      else if (err) reject(err);
+      else resolve(out);
+    });
   });
+  return new TextDecoder().decode(plain);
 }
 
-/** The body as sent, or inflated when the server compressed it although we did not ask it to. */
-function decoded(res: http.IncomingMessage): Readable {
-  const encoding = res.headers['content-encoding']?.trim().toLowerCase();
-  const inflate = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip()
-    : encoding === 'deflate' ? zlib.createInflate()
-    : encoding === 'br' ? zlib.createBrotliDecompress()
-    : undefined;
-  if (!inflate) {
-    // A connection cut mid-body is an 'error' on the response ("aborted", ECONNRESET).
-    return res;
-  }
-  // pipeline hands a cut on `res` to `inflate` as its error.
-  return pipeline(res, inflate, () => {});
-}
-
-function tooLarge(): Error {
-  return Object.assign(new Error(`the answer is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MB`), { code: 'RESPONSE_TOO_LARGE' });
-}
-
-function utf8(buf: Buffer): string {
-  const text = buf.toString('utf8');
-  // Like fetch's text(): a byte-order mark is not part of the text (JSON.parse would refuse it).
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-}
-
-class RawHeaders implements ResponseHeaders {
-  readonly #raw: http.IncomingHttpHeaders;
-  constructor(raw: http.IncomingHttpHeaders) {
-    this.#raw = raw;
-  }
-  get(name: string): string | null {
-    const v = this.#raw[name.toLowerCase()];
-    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
-  }
+function headerReader(headers: Dispatcher.ResponseData['headers']): ResponseHeaders {
+  return {
+    get(name) {
+      const v = headers[name.toLowerCase()];
+      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    },
+  };
 }

@@ -1,7 +1,6 @@
 import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
-import { CalcomClient } from '../scheduling/calcom/calcom-client.ts';
 import type { SchedulingProvider } from '../scheduling/scheduling-provider.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -15,7 +14,7 @@ import { vapiCallTools } from './vapi/vapi-tools.ts';
 import { withVoiceExchangeLog } from './voice-exchange-log.ts';
 import type { PlaceCallRequest, VoiceProvider } from './voice-provider.ts';
 
-// The voice channel's pieces, wired once by buildApp: the provider (with its integration log),
+// The voice channel's pieces, wired once by the composition root (src/composition.ts): the provider (with its integration log),
 // what each call is told about our server, and the routes Vapi calls.
 
 /** The only server messages we act on; Vapi sends these to the call's server URL. */
@@ -44,8 +43,7 @@ export interface VoiceChannelDeps {
   clock: Clock;
   voice: VoiceProvider;
   workspaces: WorkspaceService;
-  /** Default: the Cal.com client on CALCOM_BASE_URL. */
-  scheduling?: SchedulingProvider;
+  scheduling: SchedulingProvider;
   sandbox: Sandbox;
 }
 
@@ -57,11 +55,10 @@ export interface SandboxDial {
 }
 
 export function voiceChannel(deps: VoiceChannelDeps) {
-  const common = { pool: deps.pool, log: deps.log, clock: deps.clock, workspaces: deps.workspaces, toolDeadlineMs: deps.config.VAPI_TOOL_DEADLINE_MS };
-  const scheduling = deps.scheduling ?? new CalcomClient({ baseUrl: deps.config.CALCOM_BASE_URL });
-  const service = new VapiServerService({ ...common, scheduling });
+  const common = { pool: deps.pool, log: deps.log, clock: deps.clock, workspaces: deps.workspaces, scheduling: deps.scheduling, toolDeadlineMs: deps.config.VAPI_TOOL_DEADLINE_MS };
+  const service = new VapiServerService(common);
   // The twin for sandbox calls, mounted under /sandbox: same code, simulated credentials and calendar.
-  const sandboxService = new VapiServerService({ ...common, scheduling, sandbox: deps.sandbox });
+  const sandboxService = new VapiServerService({ ...common, sandbox: deps.sandbox });
   return {
     provider: withVoiceExchangeLog(deps.voice, deps.pool, deps.log),
     callOptions: (workspace: WorkspaceRow, voice: VapiSettings) => vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice),

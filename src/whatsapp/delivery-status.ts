@@ -57,7 +57,7 @@ interface StatusRow {
   r_moved_from: LeadStatus | null;
 }
 
-/** Applies statuses, those submitted together in one statement (migrations/022's whatsapp_apply_statuses). */
+/** Applies statuses, those submitted together in one statement (migrations/044's whatsapp_apply_statuses). */
 export class DeliveryStatuses {
   readonly #batch: StatementBatcher<StatusItem, StatusOutcome>;
 
@@ -109,21 +109,16 @@ export interface AcceptedSend {
 /**
  * The provider accepted our message: the message and its turn are sent, the lead moves into its
  * conversation (by `actor`), the timeline gets `message.sent` with `data`, and statuses that
- * arrived first are applied — one statement, under the message's lock. Returns the status the
- * lead moved from (null when it did not move).
+ * arrived first are applied — one statement, under the message's lock (a batch of one for
+ * whatsapp_record_sends). Returns the status the lead moved from (null when it did not move).
  */
 export async function recordAcceptedSend(db: Queryable, s: AcceptedSend): Promise<LeadStatus | null> {
-  const { rows } = await db.query<RecordRow>({
-    name: 'delivery-record-send',
-    text: 'SELECT r_moved_from, r_escalated_from FROM whatsapp_record_send($1, $2, $3, $4, $5, $6, $7::text[], $8::jsonb, $9::text[])',
-    values: [s.provider, s.providerMessageId, s.messageId, s.turnId, s.leadId, s.actor, allowedFrom(s.actor, 'in_conversation'), JSON.stringify(s.data), escalateFrom()],
-  });
-  return counted(rows[0]);
+  return (await recordAcceptedSends(db, [s]))[0] ?? null;
 }
 
 /**
  * Several accepted sends recorded as recordAcceptedSend records each, in one statement and one
- * transaction (migrations/025's whatsapp_record_sends, which takes every lock up front in the
+ * transaction (migrations/043's whatsapp_record_sends, which takes every lock up front in the
  * order all callers use). Results in the order given.
  */
 export async function recordAcceptedSends(db: Queryable, sends: AcceptedSend[]): Promise<(LeadStatus | null)[]> {
@@ -139,6 +134,18 @@ export async function recordAcceptedSends(db: Queryable, sends: AcceptedSend[]):
   const out = new Array<LeadStatus | null>(sends.length).fill(null);
   for (const r of rows) out[r.r_ord - 1] = counted(r);
   return out;
+}
+
+/**
+ * Records each accepted send of a batch of first contacts on `db` as soon as it is given, not
+ * when its slowest sibling's provider call returns: a worker killed mid-batch then sends again
+ * only what was truly in flight (a send the provider accepted but we had not recorded is sent
+ * twice). Sends given while a recording runs go together in the next statement, so a batch
+ * whose answers come back together is still recorded by few statements.
+ */
+export function sendRecorder(db: Queryable): (s: AcceptedSend) => Promise<LeadStatus | null> {
+  const batch = new StatementBatcher<AcceptedSend, LeadStatus | null>({ run: (sends) => recordAcceptedSends(db, sends) });
+  return (s) => batch.submit(s);
 }
 
 interface RecordRow {

@@ -4,7 +4,7 @@ import type { InboundEvent } from './messaging-provider.ts';
 import type { Logger } from '../shared/logger.ts';
 import { REPAIRED_TEXT_EVENT, repairedTextData } from '../shared/storable-text.ts';
 import * as c from './conversation-queries.ts';
-import { DeliveryStatuses, type StatusOutcome } from './delivery-status.ts';
+import type { DeliveryStatuses, StatusOutcome } from './delivery-status.ts';
 import * as m from './message-queries.ts';
 import { inboundIntent } from './opt-out.ts';
 import { recordOptOut } from '../leads/lead-opt-out.ts';
@@ -36,17 +36,17 @@ export type { StatusOutcome };
 export interface InboundDeps {
   pool: Pool;
   log: Logger;
+  /** The delivery statuses' batched statement (one per process, src/composition.ts). */
+  statuses: DeliveryStatuses;
   /** Called after a commit that queued a turn (the relay moves it into pg-boss at once). */
   wake: () => void;
 }
 
 export class InboundService {
   readonly #d: InboundDeps;
-  readonly #statuses: DeliveryStatuses;
 
   constructor(deps: InboundDeps) {
     this.#d = deps;
-    this.#statuses = new DeliveryStatuses(deps.pool);
   }
 
   /** `livemode` false: a message to the sandbox, for the workspace's sandbox lead with that phone. */
@@ -95,7 +95,7 @@ export class InboundService {
     workspaceId: string, provider: m.Provider, e: StatusEvent, outboundKey: string | null,
     log: Logger = this.#d.log, livemode = true,
   ): Promise<StatusOutcome> {
-    const outcome = await this.#statuses.apply({
+    const outcome = await this.#d.statuses.apply({
       workspaceId, livemode,
       provider, providerMessageId: e.providerMessageId, key: outboundKey, status: e.status, errorCode: e.errorCode, errorMessage: e.errorMessage,
       repaired: e.textRepaired ? { type: REPAIRED_TEXT_EVENT, data: repairedTextData(provider, 'delivery status') } : null,

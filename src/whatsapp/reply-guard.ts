@@ -1,11 +1,11 @@
 import type { ChatMessage } from '../agent/chat-model.ts';
 import { changed, checkOutbound, correctionFor } from '../agent/outbound-guard.ts';
 import type { GuardChanges, GuardProblem } from '../agent/outbound-guard.ts';
-import type { AgentConfig } from '../agent/agent-config.ts';
+import type { AgentConfig } from '../workspaces/agent-config.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { recordLeadEvent } from '../leads/lead-state.ts';
 import { lockLeadRow } from './conversation-queries.ts';
-import { inTransaction } from './lead-lock.ts';
+import { inTransaction } from '../leads/lead-lock.ts';
 import { MESSAGE_LIMITS } from './outbound-text.ts';
 import * as q from './turn-queries.ts';
 

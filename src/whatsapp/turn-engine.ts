@@ -1,5 +1,5 @@
 import { observeSpeedToLead } from '../metrics/metrics.ts';
-import { agentConfigOf } from '../agent/agent-config.ts';
+import { agentConfigOf } from '../workspaces/agent-config.ts';
 import { findAgentLead } from '../agent/agent-lead-queries.ts';
 import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../leads/lead-state.ts';
 import { buildAgentPrompt } from '../agent/prompt.ts';
@@ -12,13 +12,13 @@ import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { historyMessages } from './chat-history.ts';
 import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
-import { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
-import { recordAcceptedSend, recordAcceptedSends, type AcceptedSend } from './delivery-status.ts';
+import type { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
+import { recordAcceptedSend, sendRecorder } from './delivery-status.ts';
 import { loadTurnSubject, loadTurnSubjects, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import type { ConversationProviders } from './turn-providers.ts';
 import { gated, type ModelGate } from '../agent/model-gate.ts';
 import { AGENT_OFF, handOver, holdingMessageOf, planForFailure, type RetryResult } from './hand-over.ts';
-import { inTransaction, lockLead, tryLockLeads } from './lead-lock.ts';
+import { inTransaction, lockLead, tryLockLeads } from '../leads/lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
 import { checkReply } from './reply-guard.ts';
 import { generateReply } from './reply-generator.ts';
@@ -47,6 +47,8 @@ export interface TurnEngineDeps {
   clock: Clock;
   workspaces: WorkspaceService;
   providers: ConversationProviders;
+  /** Where the conversation's provider traffic is written (one writer per process, src/composition.ts). */
+  integrationLog: IntegrationLogWriter;
   /** OPENAI_API_KEY, masked in the integration log like the workspace's own keys. */
   globalLlmKey?: string;
   /** The simulated providers of sandbox leads; without it a sandbox lead's turn is dead-lettered, never run live. */
@@ -59,10 +61,7 @@ export interface TurnEngineDeps {
 }
 
 /** The settings and provider clients one lead's turn uses: the workspace's, or the sandbox's. */
-interface Mode {
-  settings: WorkspaceSettings;
-  providers: ConversationProviders;
-}
+type Mode = { settings: WorkspaceSettings; providers: ConversationProviders };
 
 const CONTINUE: Step = { kind: 'continue' };
 const firstContactResult = (step: Step): TurnJobResult => (step.kind === 'continue' ? { kind: 'done', outcome: 'first_contact_sent' } : step);
@@ -85,7 +84,7 @@ export class TurnEngine {
 
   constructor(deps: TurnEngineDeps) {
     this.#d = deps;
-    this.#journal = new ConversationLog(new IntegrationLogWriter(deps.pool, deps.log));
+    this.#journal = new ConversationLog(deps.integrationLog);
   }
 
   /** The lead's pending work; waits while another turn of the lead runs. `lastAttempt`: a failing model hands over. */
@@ -112,10 +111,10 @@ export class TurnEngine {
   /**
    * The first contacts of several leads at once, for a batch of fetched jobs (docs/WHATSAPP.md,
    * "First contacts in batches"): one connection takes the leads' locks, one statement reads their
-   * subjects and one stores their turns and templates; the sends run side by side, then one
-   * statement records the accepted ones. It takes only leads whose whole job is a plain first contact (lock free, no turn yet,
-   * nothing written by the lead, nothing blocking, WhatsApp configured): the others are left out
-   * of the result, for the caller to run one by one once this has released its locks.
+   * subjects and one stores their turns and templates; the sends run side by side, each recorded
+   * as soon as its provider accepts it. It takes only leads whose job is a plain first contact (lock
+   * free, no turn yet, nothing from the lead, nothing blocking, WhatsApp configured); the caller runs
+   * the others one by one once this has released its locks.
    */
   async runFirstContacts(leadIds: string[], signal?: AbortSignal): Promise<Map<string, TurnJobResult>> {
     const results = new Map<string, TurnJobResult>();
@@ -143,24 +142,24 @@ export class TurnEngine {
         for (const x of outgoing) results.set(x.s.lead.id, { kind: 'retry', reason: 'stopped before the send' });
         return results;
       }
-      const answers = await Promise.all(outgoing.map((x) => this.#deliver(x.s, x.o)));
-      const accepted: { s: TurnSubject; turn: q.AgentTurn; send: AcceptedSend }[] = [];
-      for (const [i, x] of outgoing.entries()) {
-        const answer = answers[i]!;
-        if (answer.ok) {
-          accepted.push({ s: x.s, turn: x.turn, send: acceptedSend(x.s, x.turn, x.message, x.o.settings.whatsapp!.provider, answer.providerMessageId) });
-          continue;
-        }
-        // A refused send is settled for its lead alone; one at a time, as it may escalate the lead
-        // in a transaction on this connection.
-        await this.#settled(results, x.s, () => this.#sendFailed(db, x.s, x.turn, x.o.provider.name, answer));
+      // Each accepted send recorded as soon as its provider call returns (with those that return
+      // while a recording runs): a worker killed mid-batch sends again only the sends in flight.
+      const record = sendRecorder(db);
+      const refused: { x: (typeof outgoing)[number]; answer: Extract<SendMessageResult, { ok: false }> }[] = [];
+      const sends = await Promise.allSettled(outgoing.map(async (x) => {
+        const { answer, journaled } = await this.#deliver(x.s, x.o);
+        if (!answer.ok) return void (await journaled, refused.push({ x, answer }));
+        const send = acceptedSend(x.s, x.turn, x.message, x.o.settings.whatsapp!.provider, answer.providerMessageId);
+        await this.#settled(results, x.s, async () => (this.#sentNow(x.s, x.turn, await record(send)), CONTINUE));
+        await journaled;
+      }));
+      // A lead whose send threw is left out of the results: its job runs on its own.
+      for (const [i, r] of sends.entries()) {
+        if (r.status === 'rejected') this.#d.log.error({ err: r.reason, leadId: outgoing[i]!.s.lead.id }, 'a first contact of a batch failed');
       }
-      // The accepted sends recorded together: one statement, one commit.
-      const recorded = accepted.length > 0 ? recordAcceptedSends(db, accepted.map((a) => a.send)) : Promise.resolve([]);
-      await Promise.all(accepted.map((a, i) => this.#settled(results, a.s, async () => {
-        this.#sentNow(a.s, a.turn, (await recorded)[i] ?? null);
-        return CONTINUE;
-      })));
+      // A refused send is settled for its lead alone, after the recordings (nothing else then runs
+      // on this connection): it may escalate the lead in a transaction on it.
+      for (const { x, answer } of refused) await this.#settled(results, x.s, () => this.#sendFailed(db, x.s, x.turn, x.o.provider.name, answer));
       return results;
     } finally {
       await lock.release();
@@ -283,8 +282,9 @@ export class TurnEngine {
     if (!isOutgoing(ready)) return ready;
     // Last moment to stop: past it the message is out and must be recorded.
     if (signal?.aborted) return { kind: 'retry', reason: 'stopped before the send' };
-    const result = await this.#deliver(s, ready);
-    return result.ok ? this.#accepted(db, s, turn, message, result.providerMessageId) : this.#sendFailed(db, s, turn, ready.provider.name, result);
+    const { answer, journaled } = await this.#deliver(s, ready);
+    const step = answer.ok ? this.#accepted(db, s, turn, message, answer.providerMessageId) : this.#sendFailed(db, s, turn, ready.provider.name, answer);
+    return (await Promise.all([step, journaled]))[0];
   }
 
   /** What the send needs, or the step that replaces it (already sent, blocked, window closed, no settings). */
@@ -304,13 +304,14 @@ export class TurnEngine {
     return { provider, settings, request: { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey } };
   }
 
-  /** The provider's call, journaled; touches no lead row, so several run at once. */
-  async #deliver(s: TurnSubject, o: Outgoing): Promise<SendMessageResult> {
+  // The provider's call; touches no lead row, so several run at once. The caller records the send
+  // before it awaits the journal entry (the writer never rejects): a worker killed now resends less.
+  async #deliver(s: TurnSubject, o: Outgoing): Promise<{ answer: SendMessageResult; journaled: Promise<void> }> {
     const started = Date.now();
-    const result = await o.provider.send(o.request);
+    const answer = await o.provider.send(o.request);
     const ms = Date.now() - started;
-    await this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: o.provider.name, request: o.request, result, ms, secrets: this.#secrets(o.settings) });
-    return result;
+    const journaled = this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: o.provider.name, request: o.request, result: answer, ms, secrets: this.#secrets(o.settings) });
+    return { answer, journaled };
   }
 
   async #accepted(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {

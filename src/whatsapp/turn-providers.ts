@@ -4,7 +4,6 @@ import type { Config } from '../config/config.ts';
 import { MetaWhatsAppClient } from './meta/meta-client.ts';
 import type { MessagingProvider } from './messaging-provider.ts';
 import { TwilioClient } from './twilio/twilio-client.ts';
-import { CalcomClient } from '../scheduling/calcom/calcom-client.ts';
 import type { SchedulingProvider } from '../scheduling/scheduling-provider.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
@@ -37,11 +36,10 @@ const TURN_MAX_WAIT_MS = 2_000;
 
 export function defaultConversationProviders(
   config: Config,
-  opts: { chat?: Partial<Pick<OpenAIChatClientOptions, 'sleep' | 'maxRetries'>>; scheduling?: SchedulingProvider } = {},
+  opts: { chat?: Partial<Pick<OpenAIChatClientOptions, 'sleep' | 'maxRetries'>>; scheduling: SchedulingProvider },
 ): ConversationProviders {
-  const scheduling = opts.scheduling ?? new CalcomClient({ baseUrl: config.CALCOM_BASE_URL });
   return {
-    scheduling,
+    scheduling: opts.scheduling,
     messaging(workspace, settings) {
       const w = settings.whatsapp;
       if (!w) return null;

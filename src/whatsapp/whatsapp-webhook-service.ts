@@ -11,7 +11,7 @@ import type { Logger } from '../shared/logger.ts';
 import type { WhatsappSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
-import { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
+import type { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
 import type { InboundService, MessageEvent, StatusEvent } from './inbound-service.ts';
 
 // WhatsApp webhooks of one workspace (URL per workspace slug): authenticate with the workspace's
@@ -35,6 +35,7 @@ export interface WhatsappWebhookDeps {
   clock: Clock;
   workspaces: WorkspaceService;
   inbound: InboundService;
+  integrationLog: IntegrationLogWriter;
   /** Twilio signs the public URL it called: PUBLIC_BASE_URL + path and query. */
   publicBaseUrl: string;
   /**
@@ -50,7 +51,7 @@ export class WhatsappWebhookService {
 
   constructor(deps: WhatsappWebhookDeps) {
     this.#d = deps;
-    this.#journal = new ConversationLog(new IntegrationLogWriter(deps.pool, deps.log));
+    this.#journal = new ConversationLog(deps.integrationLog);
   }
 
   /** An inbound Twilio message (form body as received, `pathAndQuery` as the request URL). */

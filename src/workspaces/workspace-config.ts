@@ -1,11 +1,50 @@
 import { z } from 'zod';
-import { agentConfigSchema, type AgentConfigInput } from '../agent/agent-config.ts';
-import { vapiSettingsSchema, type VapiSettings } from '../voice/vapi/vapi-server-settings.ts';
-
-export type { VapiSettings };
+import { agentConfigSchema, type AgentConfigInput } from './agent-config.ts';
 
 // The JSON file given to `leadintake workspace create|update --config FILE`. Documented in
 // docs/WORKSPACE-CONFIG.md. Unknown keys are errors: a typo must not silently drop a setting.
+// Every section a workspace stores is defined here or in agent-config.ts, below the features
+// that use it: the providers' clients and the agent read their settings, they do not define them.
+
+/** `voice.hmac` in the workspace config: Vapi's webhook credential and the secret it signs with. */
+export const vapiHmacSettingsSchema = z
+  .object({
+    /** The credential created in Vapi (`POST /credential`, provider `webhook`, an `hmac` plan). */
+    credentialId: z.string().min(1).max(200),
+    secretKey: z.string().min(16, 'voice.hmac.secretKey must be at least 16 characters'),
+    algorithm: z.enum(['sha256', 'sha512', 'sha1']).optional(),
+    signatureHeader: z.string().regex(/^[A-Za-z0-9-]{1,100}$/).optional(),
+    timestampHeader: z.string().regex(/^[A-Za-z0-9-]{1,100}$/).optional(),
+    signaturePrefix: z.string().max(40).optional(),
+    payloadFormat: z
+      .string()
+      .max(200)
+      .refine((f) => f.includes('{body}'), 'must contain {body}')
+      .refine((f) => !/\{(?!body\}|timestamp\})/.test(f), 'only the placeholders {timestamp} and {body} are supported')
+      .optional(),
+    signatureEncoding: z.enum(['hex', 'base64']).optional(),
+    secretIsBase64: z.boolean().optional(),
+    /** How far a signed timestamp may be from our clock. Default 300. */
+    toleranceSeconds: z.number().int().min(30).max(3600).optional(),
+  })
+  .strict();
+
+/** The workspace config's `voice` section (docs/WORKSPACE-CONFIG.md); unknown keys are errors. */
+export const vapiSettingsSchema = z
+  .object({
+    provider: z.literal('vapi'),
+    apiKey: z.string().min(1, 'voice.apiKey is required (your Vapi private API key)'),
+    assistantId: z.string().min(1),
+    phoneNumberId: z.string().min(1),
+    /** X-Vapi-Secret Vapi sends us (docs/VOICE.md); default: derived from apiKey and the workspace id. */
+    serverSecret: z.string().min(16, 'voice.serverSecret must be at least 16 characters').max(200).optional(),
+    /** Vapi's HMAC credential plan instead of X-Vapi-Secret. */
+    hmac: vapiHmacSettingsSchema.optional(),
+    /** Add our six tools to the assistant on each call (default true). */
+    appendTools: z.boolean().optional(),
+  })
+  .strict();
+
 export const calcomSettingsSchema = z
   .object({
     provider: z.literal('calcom'),
@@ -82,6 +121,8 @@ export const workspaceConfigSchema = z
   .strict();
 
 export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
+export type VapiSettings = z.output<typeof vapiSettingsSchema>;
+export type VapiHmacSettings = z.output<typeof vapiHmacSettingsSchema>;
 export type CalcomSettings = z.output<typeof calcomSettingsSchema>;
 export type WhatsappSettings = z.output<typeof whatsappSettingsSchema>;
 export type LlmSettings = z.output<typeof llmSettingsSchema>;

@@ -1,4 +1,4 @@
-import { agentFromColumn, type AgentConfig } from '../agent/agent-config.ts';
+import { agentFromColumn, type AgentConfig } from './agent-config.ts';
 import type { Queryable } from '../db/pool.ts';
 
 export type Channel = 'voice' | 'whatsapp';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import { withQuestionIds, type AgentConfig } from '../agent/agent-config.ts';
-import { generateApiKey } from '../auth/api-key.ts';
-import { insertApiKey, lockAndCountActiveKeys } from '../auth/api-key-queries.ts';
+import { withQuestionIds, type AgentConfig } from './agent-config.ts';
+import { generateApiKey } from './api-key.ts';
+import { insertApiKey, lockAndCountActiveKeys } from './api-key-queries.ts';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import { StatementBatcher } from '../db/statement-batcher.ts';
 import { AppError } from '../shared/errors.ts';

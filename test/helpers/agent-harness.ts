@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { AgentConfigInput } from '../../src/agent/agent-config.ts';
+import type { AgentConfigInput } from '../../src/workspaces/agent-config.ts';
 import type { LeadStatus } from '../../src/leads/lead-state.ts';
 import { runTool, type ToolContext } from '../../src/agent/tool-registry.ts';
 import type { Queryable } from '../../src/db/pool.ts';

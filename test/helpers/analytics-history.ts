@@ -1,5 +1,5 @@
 import type { Queryable } from '../../src/db/pool.ts';
-import { defaultAgentConfig } from '../../src/agent/agent-config.ts';
+import { defaultAgentConfig } from '../../src/workspaces/agent-config.ts';
 
 // A known lead history for the Analytics page's tests (docs/DASHBOARD.md, "Analytics"), in a
 // workspace whose time zone is Europe/Berlin, around the change to summer time on 2026-03-29

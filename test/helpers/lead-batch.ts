@@ -1,24 +1,34 @@
 import { RateLimiter } from '../../src/auth/rate-limiter.ts';
 import type { Queryable } from '../../src/db/pool.ts';
-import { leadBatchStatement, type LeadOp, type LeadOpResult } from '../../src/leads/lead-batch-statement.ts';
+import { LeadBatches } from '../../src/leads/lead-batch-statement.ts';
 import type { NewLead } from '../../src/leads/lead-queries.ts';
 import type { Clock } from '../../src/shared/clock.ts';
 import { uniquePhone } from './http.ts';
 
-// The public API's batch (RateLimiter with the lead batch statement) driven directly, for tests
-// that count its statements: test/cross-key-batching.test.ts, test/rate-limiter-connection-loss.test.ts.
+// The public API's batches driven directly, for tests that count their statements: the count
+// (RateLimiter) and the leads' inserts and reads (LeadBatches). test/cross-key-batching.test.ts,
+// test/rate-limiter-connection-loss.test.ts.
 
-/**
- * A RateLimiter on `db` that records the name of every statement it sends. `leases`: every request
- * may be admitted from a lease, as src/app.ts sets up the public API's limiter.
- */
-export function recordingLimiter(db: Queryable, clock: Clock, leases = false) {
+/** `db`, recording the name of every statement sent through it. */
+function recording(db: Queryable): { statements: string[]; db: Queryable } {
   const statements: string[] = [];
-  const recording: Queryable = { query: ((config: { name?: string }, values?: unknown[]) => {
+  const query = ((config: { name?: string }, values?: unknown[]) => {
     statements.push(config.name ?? 'unnamed');
     return db.query(config as never, values as never);
-  }) as Queryable['query'] };
-  return { statements, limiter: new RateLimiter<LeadOp, LeadOpResult>(recording, clock, leadBatchStatement, leases ? () => true : undefined) };
+  }) as Queryable['query'];
+  return { statements, db: { query } };
+}
+
+/** A RateLimiter on `db` that records the name of every statement it sends. */
+export function recordingLimiter(db: Queryable, clock: Clock) {
+  const r = recording(db);
+  return { statements: r.statements, limiter: new RateLimiter(r.db, clock) };
+}
+
+/** The public API's lead batches on `db`, recording the name of every statement they send. */
+export function recordingBatches(db: Queryable) {
+  const r = recording(db);
+  return { statements: r.statements, batches: new LeadBatches(r.db) };
 }
 
 /** A new phone number, already in E.164. */
@@ -31,6 +41,3 @@ export function newLead(workspaceId: string, phone: string): NewLead {
     consentUserAgent: null, metadata: {}, formResponses: {}, createdEvent: { channel: 'whatsapp' }, livemode: true, apiKeyId: null,
   };
 }
-
-/** The batch op inserting that lead. */
-export const insertOp = (workspaceId: string, phone: string): LeadOp => ({ kind: 'insert', lead: newLead(workspaceId, phone) });

@@ -1,5 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { buildOpenApiDocument } from '../../src/http/openapi.ts';
+import { apiDocument } from '../../src/api-parts.ts';
 
 // Checks real responses against the OpenAPI document: the status must be documented for the
 // operation, the body must match its schema, and every header the document marks required must
@@ -20,7 +20,7 @@ export class OpenApiConformance {
   readonly document: Json;
   readonly #ajv: InstanceType<typeof Ajv2020>;
 
-  constructor(document: Json = buildOpenApiDocument('http://127.0.0.1')) {
+  constructor(document: Json = apiDocument('http://127.0.0.1')) {
     this.document = document;
     // Formats are not asserted (uuid and date-time carry patterns that are); unknown keywords
     // of the OpenAPI document around the schemas are ignored.

@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from '../../src/db/pool.ts';
 
-// For tests of how PostgreSQL plans on tables that grow (src/jobs/table-statistics.ts,
-// migrations/026): many leads in one statement, and a session's table counters made visible to
-// pg_stat_user_tables at once instead of at PostgreSQL's next periodic flush.
+// For tests of how PostgreSQL plans on tables that grow (migrations/026): many leads in one
+// statement, and a session's table counters made visible to pg_stat_user_tables at once instead
+// of at PostgreSQL's next periodic flush.
 
 /**
  * Leads number `from` … `from + n - 1` of the workspace (names and phones from the number), in one

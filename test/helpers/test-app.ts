@@ -1,18 +1,15 @@
 import { freePort } from '../../src/db/embedded.ts';
 import type { PgBoss } from 'pg-boss';
 import { buildApp, type App } from '../../src/app.ts';
-import { loadConfig, type Config } from '../../src/config/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { startBoss } from '../../src/jobs/boss.ts';
-import { OutboxRelay } from '../../src/jobs/outbox-relay.ts';
-import type { Sandbox } from '../../src/sandbox/sandbox.ts';
+import { compose, type Composition } from '../../src/composition.ts';
 import { createSandbox } from '../../src/sandbox/sandbox-providers.ts';
 import { createLogger, type Logger } from '../../src/shared/logger.ts';
-import { VapiClient } from '../../src/voice/vapi/vapi-client.ts';
 import type { VoiceProvider } from '../../src/voice/voice-provider.ts';
 import type { WorkspaceConfig } from '../../src/workspaces/workspace-config.ts';
 import type { Channel } from '../../src/workspaces/workspace-queries.ts';
-import { parseEncryptionKey, SecretBox } from '../../src/workspaces/secret-box.ts';
-import { WorkspaceService } from '../../src/workspaces/workspace-service.ts';
+import { parseEncryptionKey } from '../../src/workspaces/secret-box.ts';
 import { OpenApiConformance } from './openapi-conformance.ts';
 import { createTestDatabase, type TestDatabase } from './test-db.ts';
 
@@ -40,13 +37,10 @@ export interface TestAppOptions {
   sandboxPace?: 'life' | 'instant';
 }
 
-export interface TestApp extends App {
+/** The app and the composition it was built from (relay, integration log, providers, services). */
+export interface TestApp extends App, Omit<Composition, 'operators'> {
   db: TestDatabase;
-  config: Config;
   boss: PgBoss;
-  relay: OutboxRelay;
-  workspaces: WorkspaceService;
-  sandbox: Sandbox;
   /** Every log line the app wrote, for checks that no personal data is logged. */
   logs: string[];
   /** The app's logger (writes into `logs`), for components a test builds beside the app. */
@@ -81,13 +75,12 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     await db.drop().catch(() => {});
     throw err;
   });
-  const relay = new OutboxRelay({ pool: db.pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
-  if (opts.startRelay) relay.start();
-  const workspaces = new WorkspaceService(db.pool, new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)), config.DEFAULT_HOURLY_LIMIT);
-  const voice = opts.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
   const clock = opts.clock?.read ?? (() => new Date());
   const sandbox = createSandbox({ config, log, secret: parseEncryptionKey(TEST_ENCRYPTION_KEY), pace: opts.sandboxPace ?? 'instant' });
-  const app = buildApp({ config, pool: db.pool, log, clock, voice, relay, workspaces, sandbox });
+  const c = compose({ config, log, clock, pool: db.pool, boss }, { sandbox, ...(opts.voice ? { voice: opts.voice } : {}) });
+  const { relay, workspaces } = c;
+  if (opts.startRelay) relay.start();
+  const app = buildApp(c);
   // Every response of a documented route, in every test, is checked against the OpenAPI
   // document; close() fails the test file on the first mismatch.
   const openApiProblems: string[] = [];
@@ -101,13 +94,9 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   });
   await app.http.ready();
   return {
+    ...c,
     ...app,
     db,
-    config,
-    boss,
-    relay,
-    workspaces,
-    sandbox,
     logs,
     log,
     async createWorkspace(channel, wsConfig, slug = `ws-${process.pid}-${++counter}`) {

@@ -102,7 +102,7 @@ async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappH
     chat: { sleep: async () => {} },
     scheduling: new CalcomClient({ baseUrl: calcom.url, sleep: async () => {} }),
   });
-  const engine = new TurnEngine({ pool: app.db.pool, log: app.log, clock: clock.read, workspaces: app.workspaces, providers });
+  const engine = new TurnEngine({ integrationLog: app.integrationLog, pool: app.db.pool, log: app.log, clock: clock.read, workspaces: app.workspaces, providers });
   const worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 4 });
 
   const twilioInboundUrl = (slug: string) => `${baseUrl}/api/whatsapp/twilio/${slug}/inbound`;

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { saveErrorText } from './save-error.ts';
 import type { AgentData, Persona, TemplateFields } from './settings-types.ts';
 import { InboxSettingsBlock } from './inbox-settings.tsx';
@@ -20,7 +20,7 @@ const toDraft = (a: AgentData): Draft => ({
 const HOLDING_HINT = 'What a lead hears on WhatsApp when the agent hands it to a person without an answer (its model failed, '
   + 'the kill switch, a limit). Empty: "Thanks — a colleague will reply shortly."';
 
-const body = (d: Draft) => ({
+const body = (d: Draft): Schemas['AdminAgentDraft'] => ({
   persona: d.persona, criteria: d.criteria, timeZone: d.timeZone, defaultCountry: d.defaultCountry || null,
   allowedLinkDomains: d.links.split(/[\s,]+/).filter((x) => x !== ''),
   holdingMessage: d.holding.trim() || null,
@@ -72,7 +72,7 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
   useEffect(() => {
     if (!draft) return;
     const timer = setTimeout(() => {
-      api<{ prompt: string }>('POST', `${base}/preview`, body(draft)).then((r) => { setPrompt(r.prompt); setPreviewError(''); }, (e: unknown) => setPreviewError(`No preview: ${saveErrorText(e).replace(/^Not saved\. /, '')}`));
+      api<Schemas['AdminAgentPreview']>('POST', `${base}/preview`, body(draft)).then((r) => { setPrompt(r.prompt); setPreviewError(''); }, (e: unknown) => setPreviewError(`No preview: ${saveErrorText(e).replace(/^Not saved\. /, '')}`));
     }, 300);
     return () => clearTimeout(timer);
   }, [base, draft]);
@@ -96,7 +96,7 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
     if (off && !confirm('Switch the agent off? It stops sending messages to every lead of this workspace.')) return;
     setError('');
     try {
-      const r = await api<{ enabled: boolean }>('POST', `${base}/${off ? 'switch-off' : 'switch-on'}`);
+      const r = await api<Schemas['AdminAgentSwitched']>('POST', `${base}/${off ? 'switch-off' : 'switch-on'}`);
       setSaved({ ...saved, enabled: r.enabled });
       setNotice(r.enabled ? 'The agent is on.' : 'The agent is off.');
     } catch (err) {

@@ -1,26 +1,32 @@
 import type { ChartConfiguration } from 'chart.js';
 import { useEffect, useMemo, useState } from 'react';
-import { api, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { ChartFigure, cssColor, DataTable, useColorScheme } from './chart-figure.tsx';
 import { duration } from './format.ts';
 import { LeadsLink, type UrlFilters } from './inbox-filters.tsx';
+import { useQueryState } from './nav.ts';
 import type { Status } from './api.ts';
 
 // The Analytics page (/admin/<slug>/analytics; docs/DASHBOARD.md, "Analytics"): speed to lead
 // first — the figure the product exists for — then the funnel, bookings and leads per day by
 // outcome, for a period of the workspace's local days. Every chart has its numbers in a table,
-// and links to the leads behind it: the inbox filtered to them (inbox-filters.tsx).
+// and links to the leads behind it: the inbox filtered to them (inbox-filters.tsx). The period
+// applied and the Sandbox switch are in the address (?period=custom&from=…&to=…&sandbox=true).
 
-interface Funnel { leads: number; contacted: number; conversation: number; booked: number; unqualified: number; needsHuman: number }
-interface Day extends Funnel { day: string; new: number; inConversation: number; speedP50Seconds: number | null; speedP90Seconds: number | null }
-interface Analytics {
-  channel: 'voice' | 'whatsapp'; timeZone: string; period: string; from: string; to: string; sandbox: boolean;
-  totals: Funnel & { speedP50Seconds: number | null; speedP90Seconds: number | null; medianTimeToBookingSeconds: number | null };
-  outcomes: { booked: { ai: number; person: number }; unqualified: { ai: number; person: number } };
-  days: Day[]; speedBuckets: number[]; speedHistogram: number[];
-}
+type Analytics = Schemas['AdminAnalytics'];
+type Day = Analytics['days'][number];
 
 const PERIODS = [['7d', 'Last 7 days'], ['30d', 'Last 30 days'], ['90d', 'Last 90 days'], ['custom', 'Custom']] as const;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The period an address names; a custom one without both days is the default. */
+function readPeriod(q: URLSearchParams): { period: string; from: string; to: string } {
+  const period = q.get('period') ?? '';
+  const from = q.get('from') ?? '';
+  const to = q.get('to') ?? '';
+  if (period === 'custom' && DAY.test(from) && DAY.test(to)) return { period, from, to };
+  return { period: PERIODS.some(([v]) => v === period && v !== 'custom') ? period : '30d', from: '', to: '' };
+}
 const CHANNELS = { whatsapp: 'WhatsApp', voice: 'Voice' } as const;
 
 const pct = (n: number, of: number) => (of === 0 ? '—' : `${((100 * n) / of).toFixed(1)} %`);
@@ -34,11 +40,21 @@ function Stat({ label, value }: { label: string; value: string }) {
 }
 
 export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
-  const [period, setPeriod] = useState<string>('30d');
-  const [from, setFrom] = useState('');
-  const [to, setTo] = useState('');
-  const [applied, setApplied] = useState({ period: '30d', from: '', to: '' });
-  const [sandbox, setSandbox] = useState(false);
+  const [query, setQuery] = useQueryState();
+  // Keyed by its values: the Sandbox switch changing the address must not reset the form's draft.
+  const appliedKey = JSON.stringify(readPeriod(query));
+  const applied = useMemo(() => JSON.parse(appliedKey) as ReturnType<typeof readPeriod>, [appliedKey]);
+  const sandbox = query.get('sandbox') === 'true';
+  const apply = (p: { period: string; from: string; to: string }) =>
+    setQuery({ period: p.period === '30d' ? undefined : p.period, from: p.from, to: p.to });
+  // The form's draft: a custom period is applied by its button; back/forward show what they apply.
+  const [period, setPeriod] = useState<string>(applied.period);
+  const [from, setFrom] = useState(applied.from);
+  const [to, setTo] = useState(applied.to);
+  useEffect(() => {
+    setPeriod(applied.period);
+    if (applied.period === 'custom') setFrom(applied.from), setTo(applied.to);
+  }, [applied]);
   const [data, setData] = useState<Analytics | null>(null);
   const [error, setError] = useState('');
   const scheme = useColorScheme();
@@ -57,7 +73,7 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
 
   const choosePeriod = (value: string) => {
     setPeriod(value);
-    if (value !== 'custom') setApplied({ period: value, from: '', to: '' });
+    if (value !== 'custom') apply({ period: value, from: '', to: '' });
     else if (data) setFrom(from || data.from), setTo(to || data.to);
   };
 
@@ -116,7 +132,7 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
   return (
     <main className="analytics">
       <h1>Analytics</h1>
-      <form className="toolbar" onSubmit={(e) => { e.preventDefault(); setApplied({ period: 'custom', from, to }); }}>
+      <form className="toolbar" onSubmit={(e) => { e.preventDefault(); apply({ period: 'custom', from, to }); }}>
         {/* Labelled by id: a label wrapped around a select would name it with the options' text too. */}
         <label htmlFor="analytics-period">Period</label>
         <select id="analytics-period" value={period} onChange={(e) => choosePeriod(e.target.value)}>
@@ -127,7 +143,7 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
           <label>To <input type="date" value={to} required onChange={(e) => setTo(e.target.value)} /></label>
           <button type="submit">Apply</button>
         </>}
-        <label className="check"><input type="checkbox" checked={sandbox} onChange={(e) => setSandbox(e.target.checked)} /> Sandbox</label>
+        <label className="check"><input type="checkbox" checked={sandbox} onChange={(e) => setQuery({ sandbox: e.target.checked })} /> Sandbox</label>
         <span className="muted">Channel: {CHANNELS[workspace.channel]} (the workspace's one channel)</span>
       </form>
       {error && <p role="alert" className="error">{error}</p>}

@@ -1,74 +1,18 @@
 // The admin API as the page calls it (the only server the page talks to). State-changing calls
 // carry the session's CSRF token; a 401 anywhere means "sign in again".
 
-export type Status = 'new' | 'in_conversation' | 'booked' | 'unqualified' | 'needs_human';
-export type Permission =
-  | 'leads.read' | 'leads.act' | 'leads.delete' | 'webhooks.manage'
-  | 'settings.read' | 'settings.manage' | 'keys.manage' | 'team.manage' | 'logs.read' | 'jobs.retry' | 'audit.read' | 'analytics.read';
+import type { components } from './admin-api-types.ts';
 
-export interface WorkspaceAccess {
-  slug: string;
-  name: string;
-  channel: 'voice' | 'whatsapp';
-  role: string;
-  permissions: Permission[];
-}
-
-export interface Session {
-  operator: { id: string; email: string; name: string };
-  csrfToken: string;
-  workspaces: WorkspaceAccess[];
-}
-
-export interface InboxLead {
-  id: string;
-  name: string;
-  phone: string;
-  email: string | null;
-  status: Status;
-  livemode: boolean;
-  createdAt: string;
-  lastActivityAt: string;
-  speedToLeadSeconds: number | null;
-  /** The agent, the operator who took the lead over, or nobody (waiting for a person). */
-  owner: { kind: 'ai' } | { kind: 'nobody' } | { kind: 'operator'; id: string; name: string };
-  /** Since when the lead waits for a person (needs_human). */
-  waitingSince: string | null;
-  /** The lead wrote after this operator last opened it. */
-  unread: boolean;
-}
-
-export interface Inbox {
-  leads: InboxLead[];
-  nextCursor: string | null;
-  counts: Record<Status | 'all', number>;
-  countCap: number;
-  /** The workspace's waiting thresholds (inbox settings). */
-  waiting: { amberMinutes: number; redMinutes: number };
-  /** Whether sandbox leads are shown (the API's default when the page did not choose). */
-  sandbox: boolean;
-}
-
-export interface LeadPage {
-  lead: {
-    id: string; workspaceSlug: string; channel: 'voice' | 'whatsapp'; status: Status; livemode: boolean; name: string; phone: string;
-    email: string | null; goal: string | null; qualificationNotes: string | null; agentNotes?: string | null;
-    answers: Array<{ id: string; label: string | null; value: string }>;
-    metadata: Record<string, unknown>; formAnswers: Array<{ id: string; label: string | null; value: unknown }>;
-    consent: { at: string; ip: string | null; userAgent: string | null }; bookingUid: string | null; bookingStart: string | null;
-    optedOutAt: string | null; createdAt: string; updatedAt: string;
-    apiKey: { name: string; prefix: string } | null;
-  };
-  owner: InboxLead['owner'];
-  timeZone: string | null;
-  whatsappWindow: { open: boolean; until: string | null; template?: string | null } | null;
-  timeline: Array<{ id: number; type: string; data: Record<string, unknown>; at: string }>;
-  /** The lead page carries the newest 50 messages and events; these fetch the older ones (lead-history.tsx). */
-  timelineOlderCursor: string | null;
-  messagesOlderCursor: string | null;
-  messages: Array<{ id: number; direction: 'inbound' | 'outbound'; kind: string; body: string; status: string; errorCode: string | null; errorMessage: string | null; createdAt: string }>;
-  calls: Array<{ providerCallId: string; status: string; startedAt: string | null; durationSeconds: number | null; endedReason: string | null; summary: string | null; transcript: string | null; transcriptTurns: Array<{ speaker: 'Assistant' | 'Lead'; text: string }>; recordingUrl: string | null }>;
-}
+// The API's shapes are generated from /openapi.json (admin-api-types.ts, `npm run client:generate`):
+// the page's names for them are aliases, so a change of the API shows as a type error here.
+export type Schemas = components['schemas'];
+export type Session = Schemas['AdminSession'];
+export type WorkspaceAccess = Session['workspaces'][number];
+export type Permission = WorkspaceAccess['permissions'][number];
+export type Inbox = Schemas['AdminInbox'];
+export type InboxLead = Inbox['leads'][number];
+export type Status = InboxLead['status'];
+export type LeadPage = Schemas['AdminLeadPage'];
 
 export class ApiError extends Error {
   constructor(readonly status: number, message: string, readonly body: { message?: string; issues?: Array<{ path: string[]; message: string }> } = {}) {

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { formResponsesExample, htmlSnippet } from './form-snippets.ts';
 import { saveErrorText } from './save-error.ts';
 import type { FormSettings, Question, QuestionType } from './settings-types.ts';
@@ -130,7 +130,7 @@ export function FormPage({ workspace }: { workspace: WorkspaceAccess }) {
   const save = async () => {
     setError('');
     try {
-      const questions = drafts.map(({ key: _key, ...q }) => ({
+      const questions: Schemas['AdminFormSave']['questions'] = drafts.map(({ key: _key, ...q }) => ({
         ...(q.id ? { id: q.id } : {}), label: q.label, type: q.type, required: q.required,
         ...(q.type === 'choice' ? { options: (q.options ?? []).map((o) => o.trim()).filter((o) => o !== '') } : {}),
         ...(q.type === 'number' && q.min !== undefined ? { min: q.min } : {}),

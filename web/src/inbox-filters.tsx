@@ -1,10 +1,11 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import type { Status } from './api.ts';
-import { navigate } from './nav.ts';
+import { Link } from './link.tsx';
 
-// The inbox's filters in the page's address (/admin/<slug>/leads?from=…&reached=…): the
-// Analytics page links each figure to the leads behind it this way, and the address can be
-// bookmarked or shared with a teammate. The CSV export sends the same filters.
+// The inbox's view in the page's address (/admin/<slug>/leads?status=…&q=…&from=…&reached=…):
+// the tab, the search, the Sandbox switch, the sort and the filters the Analytics page links each
+// figure with. A reload, a bookmark or a link shared with a teammate opens the same view, and
+// back/forward step through the views. The CSV export sends the same query to the API.
 
 export interface UrlFilters {
   from?: string;
@@ -13,30 +14,48 @@ export interface UrlFilters {
   handledBy?: 'ai' | 'person';
 }
 
+export type Sort = 'newest' | 'activity' | 'waiting';
+
+export interface InboxView {
+  tab: Status | 'all';
+  /** As typed (the API gets it trimmed, once long enough). */
+  search: string;
+  /** null: the API's default (sandbox leads shown while the workspace has no live lead). */
+  sandbox: boolean | null;
+  sort: Sort;
+  filters: UrlFilters;
+}
+
 const STATUSES: readonly Status[] = ['new', 'in_conversation', 'booked', 'unqualified', 'needs_human'];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
+export const FILTER_KEYS = ['from', 'to', 'reached', 'handledBy'] as const;
 
-/** The filters of an address's query; anything unknown is left out. */
-export function readUrlFilters(search: string): UrlFilters & { status?: Status; sandbox?: boolean } {
-  const p = new URLSearchParams(search);
-  const out: UrlFilters & { status?: Status; sandbox?: boolean } = {};
+/** The view an address's query names; anything unknown is left out (the default shows). */
+export function readInboxView(p: URLSearchParams): InboxView {
+  const filters: UrlFilters = {};
   const from = p.get('from');
   const to = p.get('to');
   const reached = p.get('reached');
   const handledBy = p.get('handledBy');
   const status = p.get('status');
-  if (from && DAY.test(from)) out.from = from;
-  if (to && DAY.test(to)) out.to = to;
-  if (reached === 'contacted' || reached === 'conversation') out.reached = reached;
-  if (handledBy === 'ai' || handledBy === 'person') out.handledBy = handledBy;
-  if (status && (STATUSES as string[]).includes(status)) out.status = status as Status;
-  if (p.get('sandbox') === 'true') out.sandbox = true;
-  return out;
+  const sort = p.get('sort');
+  const sandbox = p.get('sandbox');
+  if (from && DAY.test(from)) filters.from = from;
+  if (to && DAY.test(to)) filters.to = to;
+  if (reached === 'contacted' || reached === 'conversation') filters.reached = reached;
+  if (handledBy === 'ai' || handledBy === 'person') filters.handledBy = handledBy;
+  return {
+    tab: status && (STATUSES as string[]).includes(status) ? status as Status : 'all',
+    search: p.get('q') ?? '',
+    sandbox: sandbox === 'true' ? true : sandbox === 'false' ? false : null,
+    sort: sort === 'activity' || sort === 'waiting' ? sort : 'newest',
+    filters,
+  };
 }
 
 /** Adds the filters to an API query. */
 export function addFilters(p: URLSearchParams, f: UrlFilters): void {
-  for (const k of ['from', 'to', 'reached', 'handledBy'] as const) if (f[k]) p.set(k, f[k]!);
+  for (const k of FILTER_KEYS) if (f[k]) p.set(k, f[k]!);
 }
 
 /** The inbox's address for these filters (the Analytics page's links). */
@@ -48,23 +67,6 @@ export function inboxHref(slug: string, f: UrlFilters & { status?: Status; sandb
   const q = p.toString();
   return `/admin/${slug}/leads${q ? `?${q}` : ''}`;
 }
-
-/** The address's filters, following back and forward; `clear` drops them from the address too. */
-export function useUrlFilters(): { filters: UrlFilters; clear: () => void } {
-  const [filters, setFilters] = useState<UrlFilters>(() => strip(readUrlFilters(location.search)));
-  useEffect(() => {
-    const on = () => setFilters(strip(readUrlFilters(location.search)));
-    addEventListener('popstate', on);
-    return () => removeEventListener('popstate', on);
-  }, []);
-  const clear = () => {
-    history.replaceState(null, '', location.pathname);
-    setFilters({});
-  };
-  return { filters, clear };
-}
-
-const strip = ({ status: _s, sandbox: _b, ...f }: ReturnType<typeof readUrlFilters>): UrlFilters => f;
 
 const REACHED = { contacted: 'contacted', conversation: 'had a conversation' } as const;
 const HANDLED = { ai: 'handled by the AI alone', person: 'a person stepped in' } as const;
@@ -87,14 +89,17 @@ export function FilterSummary({ filters, onClear }: { filters: UrlFilters; onCle
   );
 }
 
-/** The inbox's API query for its current view (without page cursor): what the CSV export sends. */
+/**
+ * The inbox's API query for a view (without page cursor): what the list and the CSV export send.
+ * `sandbox` undefined leaves the API its default.
+ */
 export function inboxParams(
-  v: { tab: Status | 'all'; search: string; sandbox: boolean; sort: string; filters: UrlFilters },
+  v: { tab: Status | 'all'; search: string; sandbox: boolean | null; sort: string; filters: UrlFilters },
 ): URLSearchParams {
   const p = new URLSearchParams();
   if (v.tab !== 'all') p.set('status', v.tab);
   if (v.search) p.set('q', v.search);
-  p.set('sandbox', String(v.sandbox));
+  if (v.sandbox !== null) p.set('sandbox', String(v.sandbox));
   if (v.sort !== 'newest') p.set('sort', v.sort);
   addFilters(p, v.filters);
   return p;
@@ -104,6 +109,7 @@ export function inboxParams(
 export function CsvExportLink({ slug, params }: { slug: string; params: URLSearchParams }) {
   const q = params.toString();
   const href = `/api/admin/workspaces/${slug}/leads.csv${q ? `?${q}` : ''}`;
+  // A file from the API, not a page of the app: a plain anchor.
   return <a className="button" href={href} download>Export CSV</a>;
 }
 
@@ -115,6 +121,5 @@ export function LeadsLink({ slug, filter, children, label }: {
   /** The accessible name when the visible text alone is ambiguous (a bare count). */
   label?: string;
 }) {
-  const href = inboxHref(slug, filter);
-  return <a href={href} aria-label={label} onClick={(e) => { e.preventDefault(); navigate(href); }}>{children}</a>;
+  return <Link to={inboxHref(slug, filter)} aria-label={label}>{children}</Link>;
 }

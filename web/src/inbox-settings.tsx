@@ -1,11 +1,11 @@
 import { useEffect, useState } from 'react';
-import { api, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { saveErrorText } from './save-error.ts';
 
 // The inbox's settings block on the Agent page (docs/DASHBOARD.md, "The operator's day"): after how
 // many minutes a lead waiting for a person turns amber, then red, in every operator's inbox.
 
-interface InboxSettings { waitingAmberMinutes: number; waitingRedMinutes: number }
+type InboxSettings = Schemas['AdminInboxSettings'];
 
 export function InboxSettingsBlock({ workspace }: { workspace: WorkspaceAccess }) {
   const url = `/api/admin/workspaces/${encodeURIComponent(workspace.slug)}/inbox-settings`;
@@ -26,7 +26,7 @@ export function InboxSettingsBlock({ workspace }: { workspace: WorkspaceAccess }
       const r = await api<InboxSettings>('PUT', url, {
         waitingAmberMinutes: Number(f.get('amber')), waitingRedMinutes: Number(f.get('red')),
       });
-      setSaved({ waitingAmberMinutes: r.waitingAmberMinutes, waitingRedMinutes: r.waitingRedMinutes });
+      setSaved(r);
       setNotice('Inbox settings saved.');
     } catch (err) {
       setError(saveErrorText(err));

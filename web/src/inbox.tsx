@@ -1,15 +1,16 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, type Inbox, type InboxLead, type Status, type WorkspaceAccess } from './api.ts';
 import { duration, since, STATUS_LABELS } from './format.ts';
 import { useLatest, useLiveRefresh } from './live.ts';
-import { navigate } from './nav.ts';
+import { Link } from './link.tsx';
+import { useQueryState } from './nav.ts';
 import { AlertControls } from './alerts.tsx';
 import { OwnerCell, UnreadMark, useNow, WaitingCell } from './inbox-owner.tsx';
-import { addFilters, CsvExportLink, FilterSummary, inboxParams, readUrlFilters, useUrlFilters }
-  from './inbox-filters.tsx';
+import { CsvExportLink, FILTER_KEYS, FilterSummary, inboxParams, readInboxView } from './inbox-filters.tsx';
 
 // The leads inbox (/admin/<slug>/leads): tabs per status with counts, search, the Sandbox switch,
 // a table of the newest leads, more on demand (keyset), live through the workspace's event stream.
+// What it shows is in the address (inbox-filters.tsx): a reload or a shared link keeps the view.
 
 const TABS: Array<Status | 'all'> = ['new', 'in_conversation', 'needs_human', 'booked', 'unqualified', 'all'];
 
@@ -18,46 +19,46 @@ export function StatusBadge({ status }: { status: Status }) {
 }
 
 export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
-  // A link from the Analytics page names the status, the Sandbox switch and the filters in the address.
-  const [tab, setTab] = useState<Status | 'all'>(() => readUrlFilters(location.search).status ?? 'all');
-  const [search, setSearch] = useState('');
-  // null: the API's default (sandbox leads shown while the workspace has no live lead).
-  const [sandbox, setSandbox] = useState<boolean | null>(() => readUrlFilters(location.search).sandbox ?? null);
-  const [sort, setSort] = useState<'newest' | 'activity' | 'waiting'>('newest');
+  const [query, setQuery] = useQueryState();
+  const { tab, search, sandbox, sort, filters } = useMemo(() => readInboxView(query), [query]);
+  const searched = searchLongEnough(search) ? search.trim() : '';
   const now = useNow();
-  const { filters, clear: clearFilters } = useUrlFilters();
+  // A choice adds a history entry (back returns to the view before); typing a search adds one
+  // when it starts, then changes it, so back does not step through each key.
+  const setTab = (t: Status | 'all') => setQuery({ status: t === 'all' ? undefined : t });
+  const setSearch = (q: string) => setQuery({ q }, { replace: search !== '' && q !== '' });
+  const setSandbox = (on: boolean) => setQuery({ sandbox: String(on) });
+  const setSort = (s: string) => setQuery({ sort: s === 'activity' || s === 'waiting' ? s : undefined });
+  const clearFilters = () => setQuery(Object.fromEntries(FILTER_KEYS.map((k) => [k, undefined])));
+  // The API's query as a string: the list refetches when it changes, not on every render.
+  const apiQuery = inboxParams({ tab, search: searched, sandbox, sort, filters }).toString();
   const [data, setData] = useState<Inbox | null>(null);
   const [more, setMore] = useState<InboxLead[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
-  const query = useCallback((after?: string) => {
-    const p = new URLSearchParams();
-    if (tab !== 'all') p.set('status', tab);
-    if (searchLongEnough(search)) p.set('q', search.trim());
-    if (sandbox !== null) p.set('sandbox', String(sandbox));
-    if (sort !== 'newest') p.set('sort', sort);
-    addFilters(p, filters);
+  const fetchPage = useCallback((after?: string) => {
+    const p = new URLSearchParams(apiQuery);
     if (after) p.set('cursor', after);
     return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
-  }, [tab, search, sandbox, sort, filters, workspace.slug]);
+  }, [apiQuery, workspace.slug]);
   const latest = useLatest();
   const refresh = useCallback(() => {
     const current = latest.begin();
-    query().then((d) => {
+    fetchPage().then((d) => {
       if (!current()) return;
       setData(d);
       setMore([]);
       setCursor(d.nextCursor);
       setError('');
     }, (e: Error) => { if (current()) setError(e.message); });
-  }, [query, latest]);
+  }, [fetchPage, latest]);
   useEffect(refresh, [refresh]);
   // Live: any change of the workspace refetches the first page.
   useLiveRefresh(workspace.slug, refresh);
   const loadMore = async () => {
     if (!cursor) return;
     const current = latest.join();
-    const d = await query(cursor);
+    const d = await fetchPage(cursor);
     if (!current()) return;
     setMore((m) => [...m, ...d.leads]);
     setCursor(d.nextCursor);
@@ -79,7 +80,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
           ))}
         </nav>
         <label className="search">Search leads <input type="search" value={search} placeholder="Name, phone or e-mail (3+ characters)" onChange={(e) => setSearch(e.target.value)} /></label>
-        <label className="sort">Sort <select value={sort} onChange={(e) => setSort(e.target.value === 'activity' || e.target.value === 'waiting' ? e.target.value : 'newest')}>
+        <label className="sort">Sort <select value={sort} onChange={(e) => setSort(e.target.value)}>
           <option value="newest">Newest first</option>
           <option value="activity">Last activity</option>
           <option value="waiting">Waiting longest</option>
@@ -87,12 +88,12 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
         <label className="check"><input type="checkbox" checked={sandbox ?? data?.sandbox ?? false} onChange={(e) => setSandbox(e.target.checked)} /> Sandbox</label>
         <AlertControls />
         <CsvExportLink slug={workspace.slug} params={inboxParams({
-          tab, search: searchLongEnough(search) ? search.trim() : '', sandbox: sandbox ?? data?.sandbox ?? false, sort, filters,
+          tab, search: searched, sandbox: sandbox ?? data?.sandbox ?? false, sort, filters,
         })} />
       </div>
       <FilterSummary filters={filters} onClear={clearFilters} />
       {error && <p role="alert" className="error">{error}</p>}
-      {data && leads.length === 0 ? <InboxEmpty search={searchLongEnough(search) ? search.trim() : ''} filtered={tab !== 'all'} onClear={() => setSearch('')} /> : (
+      {data && leads.length === 0 ? <InboxEmpty search={searched} filtered={tab !== 'all'} onClear={() => setSearch('')} /> : (
         <table className="leads">
           <caption className="visually-hidden">Leads, newest first</caption>
           <thead>
@@ -103,7 +104,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
               <tr key={l.id} className={[l.status === 'needs_human' ? 'row-attention' : '', l.unread ? 'unread' : ''].join(' ').trim() || undefined}>
                 <td>
                   <UnreadMark lead={l} />
-                  <a href={`/admin/${workspace.slug}/leads/${l.id}`} className="lead-name" title={l.name} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads/${l.id}`); }}>{l.name}</a>
+                  <Link to={`/admin/${workspace.slug}/leads/${l.id}`} className="lead-name" title={l.name}>{l.name}</Link>
                   {!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}
                 </td>
                 <td>{l.phone}</td>

@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'react';
-import { api, setCsrf, type Session } from './api.ts';
+import { api, setCsrf, type Schemas, type Session } from './api.ts';
 
 // The invitee's page (/admin/invite#<token>; docs/DASHBOARD.md, "Providers, API keys and team"):
 // the token is after `#`, so the browser never sends it in a URL or a Referer; the page posts it.
 // The API does not say whether the address has an account (the owner who sent the link would learn
 // it too), so both ways are offered: create the account, or sign in as it, then accept.
 
-interface InviteInfo { email: string; role: string; workspace: { slug: string; name: string }; expiresAt: string }
+type InviteInfo = Schemas['AdminInvite'];
 
 export function InvitePage() {
   const token = location.hash.slice(1);

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { CopyButton } from './copy.tsx';
 import { dateTime } from './format.ts';
 
@@ -7,9 +7,8 @@ import { dateTime } from './format.ts';
 // sandbox keys, Create (the key shown once, in a dialog), Revoke after a confirmation. The API
 // holds only hashes: a key that was not copied at creation cannot be shown again.
 
-interface Key {
-  id: string; name: string; prefix: string; livemode: boolean; hourlyLimit: number; createdAt: string; lastUsedAt: string | null; revokedAt: string | null;
-}
+type Keys = Schemas['AdminApiKeys'];
+type Key = Keys['keys'][number];
 
 function NewKeyDialog({ created, onClose }: { created: { key: string; prefix: string }; onClose: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -51,7 +50,7 @@ export function KeysPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const load = useCallback(() => {
-    api<{ keys: Key[]; cacheTtlSeconds: number }>('GET', base).then((r) => {
+    api<Keys>('GET', base).then((r) => {
       setKeys(r.keys);
       setTtl(r.cacheTtlSeconds);
     }, (e: Error) => setError(e.message));
@@ -65,7 +64,7 @@ export function KeysPage({ workspace }: { workspace: WorkspaceAccess }) {
     setError('');
     try {
       const limit = String(f.get('hourlyLimit') ?? '').trim();
-      const r = await api<{ key: { key: string; prefix: string } }>('POST', base, { name: f.get('name'), sandbox: f.get('mode') === 'sandbox', ...(limit ? { hourlyLimit: Number(limit) } : {}) });
+      const r = await api<Schemas['AdminApiKeyCreated']>('POST', base, { name: f.get('name'), sandbox: f.get('mode') === 'sandbox', ...(limit ? { hourlyLimit: Number(limit) } : {}) });
       form.reset();
       setCreated(r.key);
       setNotice('Key created.');

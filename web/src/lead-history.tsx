@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
-import { api, type LeadPage } from './api.ts';
+import { api, type LeadPage, type Schemas } from './api.ts';
 import { dateTime, describeEvent } from './format.ts';
 
 // The lead page's history in pages: the lead page brings the newest 50 messages and events;
@@ -9,10 +9,8 @@ import { dateTime, describeEvent } from './format.ts';
 
 type Message = LeadPage['messages'][number];
 type Event = LeadPage['timeline'][number];
-type Traffic = {
-  id: number; provider: string; direction: 'in' | 'out'; kind: string;
-  httpStatus: number | null; outcome: string | null; createdAt: string;
-};
+type TrafficPage = Schemas['AdminLeadProviderTraffic'];
+type Traffic = TrafficPage['entries'][number];
 
 /**
  * The items shown: the older pages loaded so far, then the newest page. A refetch of the newest
@@ -134,7 +132,7 @@ export function ProviderTraffic({ base }: { base: string }) {
   const [open, setOpen] = useState(false);
   const fetchPage = async (before: string | null) => {
     try {
-      const r = await api<{ entries: Traffic[]; olderCursor: string | null }>(
+      const r = await api<TrafficPage>(
         'GET', `${base}/provider-traffic${before ? `?before=${encodeURIComponent(before)}` : ''}`);
       setEntries((e) => (before && e ? [...e, ...r.entries] : r.entries));
       setCursor(r.olderCursor);

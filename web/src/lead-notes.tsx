@@ -1,19 +1,13 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api } from './api.ts';
+import { api, type Schemas } from './api.ts';
 import { dateTime } from './format.ts';
 
 // The lead's internal notes: operators only, never sent to the lead. A note reaches the agent's
 // prompt only when its author ticks "Share with the AI agent" (off by default). Everyone reads
 // them; agents and up write; only a note's author deletes it (the API checks all three).
 
-export interface LeadNote {
-  id: number;
-  text: string;
-  visibleToAgent: boolean;
-  operator: { id: string; name: string } | null;
-  mine: boolean;
-  createdAt: string;
-}
+type Notes = Schemas['AdminLeadNotes'];
+export type LeadNote = Notes['notes'][number];
 
 export function LeadNotes({ base, canWrite }: { base: string; canWrite: boolean }) {
   const [notes, setNotes] = useState<LeadNote[] | null>(null);
@@ -22,7 +16,7 @@ export function LeadNotes({ base, canWrite }: { base: string; canWrite: boolean 
   const [error, setError] = useState('');
   const url = `${base}/notes`;
   const load = useCallback(() => {
-    api<{ notes: LeadNote[] }>('GET', url).then((r) => setNotes(r.notes), (e: Error) => setError(e.message));
+    api<Notes>('GET', url).then((r) => setNotes(r.notes), (e: Error) => setError(e.message));
   }, [url]);
   useEffect(load, [load]);
   const add = async () => {

@@ -4,6 +4,7 @@ import { dateTime } from './format.ts';
 import { StatusBadge } from './inbox.tsx';
 import { LeadOwner } from './inbox-owner.tsx';
 import { ProviderTraffic, Thread, Timeline } from './lead-history.tsx';
+import { Link } from './link.tsx';
 import { navigate } from './nav.ts';
 import { LeadNotes } from './lead-notes.tsx';
 import { ReplyComposer } from './reply-composer.tsx';
@@ -48,11 +49,12 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
       setError((e as Error).message);
       return;
     }
-    navigate(`/admin/${workspace.slug}/leads`);
+    // Replaced: back must not return to the page of a lead that no longer exists.
+    navigate(`/admin/${workspace.slug}/leads`, { replace: true });
   };
   return (
     <main className="lead">
-      <p><a href={`/admin/${workspace.slug}/leads`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>← Leads</a></p>
+      <p><Link to={`/admin/${workspace.slug}/leads`}>← Leads</Link></p>
       <h1>{l.name} <StatusBadge status={l.status} />{!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}</h1>
       {error && <p role="alert" className="error">{error}</p>}
       <p role="status" className="notice">{notice}</p>

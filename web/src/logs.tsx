@@ -1,19 +1,21 @@
-import { useCallback, useEffect, useState, type ReactNode } from 'react';
-import { api, type WorkspaceAccess } from './api.ts';
+import { useCallback, useEffect, useState } from 'react';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { dateTime } from './format.ts';
 import { useLatest, useLiveRefresh } from './live.ts';
-import { navigate } from './nav.ts';
+import { Link } from './link.tsx';
+import { useQueryState } from './nav.ts';
 
 // The Logs page (docs/DASHBOARD.md, "Logs, dead letters and the audit log"): three sub-pages,
 // /admin/<slug>/logs (the integration log, live), /logs/dead-letters (Retry one or all) and
-// /logs/audit (owners and admins). The API checks every permission again.
+// /logs/audit (owners and admins). The API checks every permission again. The sub-page is in the
+// path and the integration log's filters in the query (?provider=…&errors=true&leadId=…), so a
+// reload or a shared link shows the same entries.
 
-interface LogEntry {
-  id: string; at: string; provider: string; direction: 'in' | 'out'; operation: string; httpStatus: number | null; latencyMs: number | null;
-  outcome: string | null; error: string | null; failed: boolean; leadId: string | null; leadExists: boolean; payload: string; payloadChars: number;
-}
-interface DeadLetter { id: string; leadId: string; leadName: string; deadAt: string; createdAt: string | null; attempts: number; reason: string }
-interface AuditEvent { id: string; at: string; type: string; actor: string; operator: { name: string; email: string } | null; subjectId: string | null; subjectIsLead: boolean }
+type IntegrationLogPage = Schemas['AdminIntegrationLog'];
+type LogEntry = IntegrationLogPage['entries'][number];
+type DeadLetter = Schemas['AdminDeadLetters']['deadLetters'][number];
+type AuditLogPage = Schemas['AdminAuditLog'];
+type AuditEvent = AuditLogPage['events'][number];
 
 const PROVIDERS = ['vapi', 'twilio', 'meta', 'llm', 'calcom'];
 const TABS = [
@@ -21,10 +23,6 @@ const TABS = [
   { sub: 'dead-letters', label: 'Dead letters', permission: 'logs.read' },
   { sub: 'audit', label: 'Audit log', permission: 'audit.read' },
 ] as const;
-
-function Link({ to, children, className, current }: { to: string; children: ReactNode; className?: string; current?: boolean }) {
-  return <a href={to} className={className} aria-current={current ? 'page' : undefined} onClick={(e) => { e.preventDefault(); navigate(to); }}>{children}</a>;
-}
 
 function LeadLink({ slug, leadId, exists, name }: { slug: string; leadId: string | null; exists: boolean; name?: string }) {
   if (!leadId) return <>—</>;
@@ -42,9 +40,14 @@ export function auditWords(type: string): string {
 const INTEGRATION = ['integration'];
 
 function IntegrationLog({ workspace, base }: { workspace: WorkspaceAccess; base: string }) {
-  const [provider, setProvider] = useState('');
-  const [errorsOnly, setErrorsOnly] = useState(false);
-  const [leadId, setLeadId] = useState('');
+  const [params, setParams] = useQueryState();
+  const provider = PROVIDERS.includes(params.get('provider') ?? '') ? params.get('provider')! : '';
+  const errorsOnly = params.get('errors') === 'true';
+  const leadId = params.get('leadId') ?? '';
+  // A choice adds a history entry; typing an id adds one when it starts, then changes it.
+  const setProvider = (p: string) => setParams({ provider: p });
+  const setErrorsOnly = (on: boolean) => setParams({ errors: on });
+  const setLeadId = (id: string) => setParams({ leadId: id }, { replace: leadId !== '' && id !== '' });
   const [entries, setEntries] = useState<LogEntry[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
@@ -54,7 +57,7 @@ function IntegrationLog({ workspace, base }: { workspace: WorkspaceAccess; base:
     if (errorsOnly) p.set('errors', 'true');
     if (/^[0-9a-f-]{36}$/i.test(leadId.trim())) p.set('leadId', leadId.trim());
     if (after) p.set('cursor', after);
-    return api<{ entries: LogEntry[]; nextCursor: string | null }>('GET', `${base}/integration-log?${p}`);
+    return api<IntegrationLogPage>('GET', `${base}/integration-log?${p}`);
   }, [base, provider, errorsOnly, leadId]);
   const latest = useLatest();
   const refresh = useCallback(() => {
@@ -127,14 +130,14 @@ function DeadLetters({ workspace, base }: { workspace: WorkspaceAccess; base: st
   const [notice, setNotice] = useState('');
   const canRetry = workspace.permissions.includes('jobs.retry');
   const load = useCallback(() => {
-    api<{ deadLetters: DeadLetter[] }>('GET', `${base}/dead-letters`).then((r) => setRows(r.deadLetters), (e: Error) => setError(e.message));
+    api<Schemas['AdminDeadLetters']>('GET', `${base}/dead-letters`).then((r) => setRows(r.deadLetters), (e: Error) => setError(e.message));
   }, [base]);
   useEffect(load, [load]);
   const retry = async (id?: string) => {
     if (!id && !confirm(`Retry all ${rows?.length ?? 0} dead-lettered turns of this workspace?`)) return;
     setError('');
     try {
-      const r = await api<{ retried: number }>('POST', id ? `${base}/dead-letters/${id}/retry` : `${base}/dead-letters/retry`);
+      const r = await api<Schemas['AdminDeadLettersRetried']>('POST', id ? `${base}/dead-letters/${id}/retry` : `${base}/dead-letters/retry`);
       setNotice(`Sent ${r.retried} turn(s) back to the queue.`);
     } catch (e) {
       setError((e as Error).message);
@@ -175,7 +178,7 @@ function AuditLog({ workspace, base }: { workspace: WorkspaceAccess; base: strin
   const [events, setEvents] = useState<AuditEvent[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
-  const page = useCallback((after?: string) => api<{ events: AuditEvent[]; nextCursor: string | null }>('GET', `${base}/audit-log${after ? `?cursor=${after}` : ''}`), [base]);
+  const page = useCallback((after?: string) => api<AuditLogPage>('GET', `${base}/audit-log${after ? `?cursor=${after}` : ''}`), [base]);
   useEffect(() => {
     page().then((r) => { setEvents(r.events); setCursor(r.nextCursor); }, (e: Error) => setError(e.message));
   }, [page]);

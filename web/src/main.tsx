@@ -6,7 +6,8 @@ import { InboxPage } from './inbox.tsx';
 import { InvitePage } from './invite.tsx';
 import { LeadView } from './lead.tsx';
 import { useLiveStatus } from './live.ts';
-import { navigate } from './nav.ts';
+import { Link, Redirect } from './link.tsx';
+import { navigate, useLocation } from './nav.ts';
 import { OfflineBanner } from './offline-banner.tsx';
 import { focusMain, useFocusHeadingOnNavigate } from './page-focus.ts';
 import { Shortcuts } from './shortcuts.tsx';
@@ -14,18 +15,8 @@ import { SECTIONS } from './sections.tsx';
 import './styles.css';
 
 // The operators' dashboard (docs/DASHBOARD.md): sign in, then the workspace's pages (sections.tsx). Routes
-// are paths under /admin, handled here with the History API (the service answers index.html for
-// each of them).
-
-function usePath(): string {
-  const [path, setPath] = useState(location.pathname);
-  useEffect(() => {
-    const on = () => setPath(location.pathname);
-    addEventListener('popstate', on);
-    return () => removeEventListener('popstate', on);
-  }, []);
-  return path;
-}
+// are paths under /admin, handled here with the History API (nav.ts; the service answers
+// index.html for each of them).
 
 function SignIn({ onSignedIn, signedOut }: { onSignedIn: (s: Session) => void; signedOut?: boolean }) {
   const [error, setError] = useState('');
@@ -59,7 +50,7 @@ function SignIn({ onSignedIn, signedOut }: { onSignedIn: (s: Session) => void; s
 
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
-  const path = usePath();
+  const { path } = useLocation();
   const signedIn = useCallback((s: Session) => {
     setCsrf(s.csrfToken);
     setSession(s);
@@ -89,10 +80,7 @@ function App() {
   // The pages this operator's role may open (sections.tsx); anything else goes to the inbox.
   const sections = SECTIONS.filter((x) => workspace.permissions.includes(x.permission));
   const current = sections.find((x) => x.path === section);
-  if (slug !== workspace.slug || !current) {
-    queueMicrotask(() => navigate(`/admin/${workspace.slug}/leads`));
-    return null;
-  }
+  if (slug !== workspace.slug || !current) return <Redirect to={`/admin/${workspace.slug}/leads`} />;
   const signOut = async () => {
     await api('DELETE', '/api/admin/session').catch(() => {});
     setSession(null);
@@ -101,10 +89,10 @@ function App() {
     <>
       <a className="skip-link" href="#content" onClick={(e) => { e.preventDefault(); focusMain(); }}>Skip to content</a>
       <header className="top">
-        <a className="brand" href={`/admin/${workspace.slug}/leads`} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/leads`); }}>leadintake</a>
+        <Link className="brand" to={`/admin/${workspace.slug}/leads`}>leadintake</Link>
         <nav aria-label="Workspace">
           {sections.map((x) => (
-            <a key={x.path} href={`/admin/${workspace.slug}/${x.path}`} aria-current={x === current ? 'page' : undefined} onClick={(e) => { e.preventDefault(); navigate(`/admin/${workspace.slug}/${x.path}`); }}>{x.label}</a>
+            <Link key={x.path} to={`/admin/${workspace.slug}/${x.path}`} current={x === current}>{x.label}</Link>
           ))}
         </nav>
         <label className="switch">

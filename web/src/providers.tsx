@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { CopyButton } from './copy.tsx';
 
 // The Providers page (docs/DASHBOARD.md, "Providers, API keys and team"): one form per provider
@@ -11,20 +11,8 @@ type Section = 'voice' | 'whatsapp' | 'scheduling' | 'llm';
 type Json = Record<string, unknown>;
 interface Masked { set: true; last4: string | null }
 interface Field { path: string; label: string; secret?: boolean; number?: boolean; optional?: boolean; help?: string }
-interface Providers {
-  channel: 'voice' | 'whatsapp';
-  providers: Record<Section, Json | null>;
-  urls: Array<{ provider: string; label: string; url: string; note: string }>;
-  publicBaseUrl: string;
-  warning: string | null;
-  /** No live key and no live lead: every lead so far used simulated providers. */
-  sandboxOnly: boolean;
-}
-interface TestResult {
-  passed: boolean;
-  checks: Array<{ provider: string; check: string; ok: boolean; note: string }>;
-  notConfigured: Array<{ section: string; required: boolean; note: string }>;
-}
+type Providers = Schemas['AdminProviders'];
+type TestResult = Schemas['AdminProviderTest'];
 
 const TITLES: Record<Section, string> = { voice: 'Voice (Vapi)', whatsapp: 'WhatsApp', scheduling: 'Scheduling (Cal.com)', llm: 'Model' };
 const FIELDS: Record<string, Field[]> = {

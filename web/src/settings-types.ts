@@ -1,44 +1,12 @@
-// The Form and Agent pages' data, as the admin API sends it (src/admin/form-agent-admin-schemas.ts).
+import type { Schemas } from './api.ts';
 
-export type QuestionType = 'text' | 'choice' | 'number';
+// The Form and Agent pages' data, as the admin API sends it (src/admin/form-agent-admin-schemas.ts),
+// named from the generated types (admin-api-types.ts).
 
-export interface Question {
-  id: string;
-  label: string;
-  type: QuestionType;
-  options?: string[];
-  required: boolean;
-  /** Number questions: the range the agent accepts (blank min: 0 and up). */
-  min?: number;
-  max?: number;
-}
+export type FormSettings = Schemas['AdminForm'];
+export type Question = FormSettings['questions'][number];
+export type QuestionType = Question['type'];
 
-export interface FormSettings {
-  channel: 'voice' | 'whatsapp';
-  version: string;
-  questions: Question[];
-  retiredQuestions: Array<{ id: string; label: string }>;
-  leadsUrl: string;
-}
-
-export interface Persona { agentName: string; company: string; offer: string; tone: string }
-
-export interface TemplateFields {
-  provider: 'twilio' | 'meta';
-  templateContentSid?: string;
-  templateName?: string;
-  templateLanguage?: string;
-  templateBody: string | null;
-}
-
-export interface AgentData {
-  channel: 'voice' | 'whatsapp';
-  version: string;
-  enabled: boolean;
-  agent: {
-    persona: Persona; criteria: string; timeZone: string; defaultCountry: string | null; allowedLinkDomains?: string[];
-    /** Absent: the default holding message. */
-    holdingMessage?: string;
-  };
-  whatsappTemplate: TemplateFields | null;
-}
+export type AgentData = Schemas['AdminAgentSettings'];
+export type Persona = AgentData['agent']['persona'];
+export type TemplateFields = NonNullable<AgentData['whatsappTemplate']>;

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { usePageActions } from './page-actions.ts';
-import { api, type Session, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type Session, type WorkspaceAccess } from './api.ts';
 import { CopyButton } from './copy.tsx';
 import { dateTime } from './format.ts';
 
@@ -9,15 +9,16 @@ import { dateTime } from './format.ts';
 // refuses to leave the workspace without an owner (409), whatever the page shows.
 
 const ROLES = ['owner', 'admin', 'agent', 'viewer'] as const;
-interface Member { id: string; email: string; name: string; role: string; since: string }
-interface Invite { id: string; email: string; role: string; createdAt: string; expiresAt: string }
+type Team = Schemas['AdminTeam'];
+type Member = Team['members'][number];
+type Invite = Team['invites'][number];
 
 export function TeamPage({ workspace, session }: { workspace: WorkspaceAccess; session: Session }) {
   const base = `/api/admin/workspaces/${encodeURIComponent(workspace.slug)}/team`;
   const [team, setTeam] = useState<{ members: Member[]; invites: Invite[] } | null>(null);
   const [link, setLink] = useState<{ email: string; link: string } | null>(null);
   const load = useCallback(() => {
-    api<{ members: Member[]; invites: Invite[] }>('GET', base).then(setTeam, (e: Error) => setError(e.message));
+    api<Team>('GET', base).then(setTeam, (e: Error) => setError(e.message));
   }, [base]);
   useEffect(load, [load]);
 
@@ -27,7 +28,7 @@ export function TeamPage({ workspace, session }: { workspace: WorkspaceAccess; s
     const form = e.currentTarget;
     const f = new FormData(form);
     await run(null, async () => {
-      const r = await api<{ link: string; invite: Invite }>('POST', `${base}/invites`, { email: f.get('email'), role: f.get('role') });
+      const r = await api<Schemas['AdminInvited']>('POST', `${base}/invites`, { email: f.get('email'), role: f.get('role') });
       form.reset();
       setLink({ email: r.invite.email, link: r.link });
     }, 'Invitation created.');

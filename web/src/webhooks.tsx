@@ -1,19 +1,16 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { usePageActions } from './page-actions.ts';
-import { api, type WorkspaceAccess } from './api.ts';
+import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { dateTime } from './format.ts';
 
 // The Webhooks page (docs/DASHBOARD.md, "Webhooks"): the workspace's outbound webhook endpoints,
 // for owners and admins (the API refuses everyone else). The signing secret is shown once, in a
 // dialog, right after Add or Rotate secret; the API never returns it again.
 
-interface Endpoint {
-  id: string; url: string; eventTypes: string[]; enabled: boolean; disabledReason: string | null; disabledAt: string | null; createdAt: string;
-}
-interface Delivery {
-  deliveryId: string; eventType: string; status: string;
-  attempts: Array<{ at: string; outcome: string; statusCode: number | null; latencyMs: number; response: string }>;
-}
+type Endpoints = Schemas['AdminWebhookEndpoints'];
+type Endpoint = Endpoints['endpoints'][number];
+type Deliveries = Schemas['AdminWebhookDeliveries'];
+type Delivery = Deliveries['deliveries'][number];
 
 function SecretDialog({ secret, onClose }: { secret: string; onClose: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -36,7 +33,7 @@ function SecretDialog({ secret, onClose }: { secret: string; onClose: () => void
 function Deliveries({ base, endpoint, onError }: { base: string; endpoint: Endpoint; onError: (m: string) => void }) {
   const [rows, setRows] = useState<Delivery[] | null>(null);
   const load = useCallback(() => {
-    api<{ deliveries: Delivery[] }>('GET', `${base}/${endpoint.id}/deliveries`).then((r) => setRows(r.deliveries), (e: Error) => onError(e.message));
+    api<Deliveries>('GET', `${base}/${endpoint.id}/deliveries`).then((r) => setRows(r.deliveries), (e: Error) => onError(e.message));
   }, [base, endpoint.id, onError]);
   useEffect(load, [load]);
   const replay = async (deliveryId?: string) => {
@@ -86,7 +83,7 @@ export function WebhooksPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [eventTypes, setEventTypes] = useState<string[]>([]);
   const [secret, setSecret] = useState<string | null>(null);
   const load = useCallback(() => {
-    api<{ endpoints: Endpoint[]; eventTypes: string[] }>('GET', base).then((r) => {
+    api<Endpoints>('GET', base).then((r) => {
       setEndpoints(r.endpoints);
       setEventTypes(r.eventTypes);
     }, (e: Error) => setError(e.message));
@@ -99,7 +96,7 @@ export function WebhooksPage({ workspace }: { workspace: WorkspaceAccess }) {
     const form = e.currentTarget;
     const f = new FormData(form);
     await run(null, async () => {
-      const r = await api<{ secret: string }>('POST', base, { url: f.get('url'), eventTypes: f.getAll('eventTypes') });
+      const r = await api<Schemas['AdminWebhookEndpointAdded']>('POST', base, { url: f.get('url'), eventTypes: f.getAll('eventTypes') });
       form.reset();
       setSecret(r.secret);
     }, 'Endpoint added.');
@@ -136,7 +133,7 @@ export function WebhooksPage({ workspace }: { workspace: WorkspaceAccess }) {
             <div className="actions">
               {!ep.enabled && <button type="button" onClick={() => void run(`Enable ${ep.url}? Its pending deliveries resume.`, () => api('POST', `${base}/${ep.id}/enable`), 'Endpoint enabled.')}>Enable</button>}
               <button type="button" onClick={() => void run(`Rotate the secret of ${ep.url}? The old one keeps signing for 24 hours.`, async () => {
-                setSecret((await api<{ secret: string }>('POST', `${base}/${ep.id}/rotate-secret`)).secret);
+                setSecret((await api<Schemas['AdminWebhookSecretRotated']>('POST', `${base}/${ep.id}/rotate-secret`)).secret);
               }, 'Secret rotated.')}>Rotate secret</button>
               <button type="button" className="danger" onClick={() => void run(`Remove ${ep.url}? Its delivery history goes with it.`, () => api('DELETE', `${base}/${ep.id}`), 'Endpoint removed.')}>Remove</button>
             </div>

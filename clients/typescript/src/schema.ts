@@ -899,6 +899,7 @@ export interface components {
             email: string;
             password: string;
         };
+        AdminEmptyBody: Record<string, never>;
         AdminOutcome: {
             /** @enum {string} */
             outcome: "booked" | "unqualified";
@@ -913,7 +914,6 @@ export interface components {
              */
             template?: true;
         };
-        AdminEmptyBody: Record<string, never>;
         AdminWebhookAdd: {
             url: string;
             /**
@@ -1041,36 +1041,6 @@ export interface components {
             /** @description Whether the agent may read it (in its prompt's lead data). Default false: operators only. */
             visibleToAgent?: boolean;
         };
-        /** @description Voice workspace: the provider accepted the call; the phone rings within about 10 seconds. */
-        VoiceLeadAccepted: {
-            /** @constant */
-            ok: true;
-            /**
-             * Format: uuid
-             * @description The lead identifier.
-             */
-            leadId: string;
-            /** @constant */
-            status: "in_progress";
-            /** @description The voice provider's call identifier. */
-            providerCallId: string;
-            /** @constant */
-            callQueued: true;
-        };
-        /** @description WhatsApp workspace: the first message is queued and sent within seconds. */
-        WhatsappLeadAccepted: {
-            /** @constant */
-            ok: true;
-            /**
-             * Format: uuid
-             * @description The lead identifier.
-             */
-            leadId: string;
-            /** @constant */
-            status: "new";
-            /** @constant */
-            messageQueued: true;
-        };
         /**
          * @description `booked`, `unqualified` and `needs_human` are terminal: they change only by operator action.
          * @enum {string}
@@ -1136,12 +1106,35 @@ export interface components {
             /** @description For example `customer-ended-call`. */
             endedReason: string | null;
         };
-        LeadResponse: {
+        /** @description Voice workspace: the provider accepted the call; the phone rings within about 10 seconds. */
+        VoiceLeadAccepted: {
             /** @constant */
             ok: true;
-            lead: components["schemas"]["Lead"];
-            /** @description Null for WhatsApp workspaces and before a call exists. */
-            voiceCall: components["schemas"]["VoiceCall"] | null;
+            /**
+             * Format: uuid
+             * @description The lead identifier.
+             */
+            leadId: string;
+            /** @constant */
+            status: "in_progress";
+            /** @description The voice provider's call identifier. */
+            providerCallId: string;
+            /** @constant */
+            callQueued: true;
+        };
+        /** @description WhatsApp workspace: the first message is queued and sent within seconds. */
+        WhatsappLeadAccepted: {
+            /** @constant */
+            ok: true;
+            /**
+             * Format: uuid
+             * @description The lead identifier.
+             */
+            leadId: string;
+            /** @constant */
+            status: "new";
+            /** @constant */
+            messageQueued: true;
         };
         ValidationError: {
             /** @constant */
@@ -1176,13 +1169,6 @@ export interface components {
             ok: false;
             /** @constant */
             error: "Workspace not found.";
-        };
-        /** @description The id does not exist or belongs to another workspace (indistinguishable on purpose). */
-        LeadNotFoundError: {
-            /** @constant */
-            ok: false;
-            /** @constant */
-            error: "Lead not found.";
         };
         DuplicatePhoneError: {
             /** @constant */
@@ -1229,19 +1215,19 @@ export interface components {
             /** @constant */
             error: "Service is busy; retry shortly.";
         };
-        AdminError: {
+        LeadResponse: {
+            /** @constant */
+            ok: true;
+            lead: components["schemas"]["Lead"];
+            /** @description Null for WhatsApp workspaces and before a call exists. */
+            voiceCall: components["schemas"]["VoiceCall"] | null;
+        };
+        /** @description The id does not exist or belongs to another workspace (indistinguishable on purpose). */
+        LeadNotFoundError: {
             /** @constant */
             ok: false;
-            /** @enum {string} */
-            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
-            /** @description With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows. */
-            issues?: {
-                path: string[];
-                message: string;
-            }[];
-            message?: string;
-            /** @description With a 409: the lead's current status. */
-            status?: string;
+            /** @constant */
+            error: "Lead not found.";
         };
         AdminSession: {
             /** @constant */
@@ -1264,15 +1250,23 @@ export interface components {
                 permissions: ("leads.read" | "leads.act" | "leads.delete" | "webhooks.manage" | "settings.read" | "settings.manage" | "keys.manage" | "team.manage" | "logs.read" | "jobs.retry" | "audit.read" | "analytics.read")[];
             }[];
         };
+        AdminError: {
+            /** @constant */
+            ok: false;
+            /** @enum {string} */
+            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
+            /** @description With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows. */
+            issues?: {
+                path: string[];
+                message: string;
+            }[];
+            message?: string;
+            /** @description With a 409: the lead's current status. */
+            status?: string;
+        };
         AdminOk: {
             /** @constant */
             ok: true;
-        };
-        AdminActionResult: {
-            /** @constant */
-            ok: true;
-            /** @enum {string} */
-            status: "new" | "in_conversation" | "booked" | "unqualified" | "needs_human";
         };
         AdminInbox: {
             /** @constant */
@@ -1450,6 +1444,12 @@ export interface components {
                 recordingUrl: string | null;
             }[];
         };
+        AdminActionResult: {
+            /** @constant */
+            ok: true;
+            /** @enum {string} */
+            status: "new" | "in_conversation" | "booked" | "unqualified" | "needs_human";
+        };
         AdminWebhookEndpoints: {
             /** @constant */
             ok: true;
@@ -1499,6 +1499,12 @@ export interface components {
              */
             previousValidUntil: string;
         };
+        AdminWebhookReplayed: {
+            /** @constant */
+            ok: true;
+            /** @description How many failed deliveries were sent again. */
+            replayed: number;
+        };
         AdminWebhookDeliveries: {
             /** @constant */
             ok: true;
@@ -1516,12 +1522,6 @@ export interface components {
                     response: string;
                 }[];
             }[];
-        };
-        AdminWebhookReplayed: {
-            /** @constant */
-            ok: true;
-            /** @description How many failed deliveries were sent again. */
-            replayed: number;
         };
         AdminProviders: {
             /** @constant */
@@ -5034,7 +5034,7 @@ export interface operations {
             query?: {
                 /** @description `vapi`, `twilio`, `meta`, `llm`, … */
                 provider?: string;
-                /** @description `true`: failed exchanges only. */
+                /** @description `true`: failed exchanges only (an error text, or an HTTP status of 400 or more). */
                 errors?: "true" | "false";
                 /** @description One lead's entries. */
                 leadId?: string;
@@ -6307,11 +6307,11 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "new" | "in_conversation" | "booked" | "unqualified" | "needs_human";
-                /** @description As for the inbox. */
+                /** @description A phone number in any format, an e-mail address, or part of a name: at least 3 characters (a phone number: 3 digits), else 400. */
                 q?: string;
-                /** @description `true`: sandbox leads too. */
+                /** @description `true`: sandbox leads too; `false`: live leads only. Absent: sandbox leads too while the workspace has no live lead (`sandbox` in the answer says which). */
                 sandbox?: "true" | "false";
-                /** @description As for the inbox. */
+                /** @description `newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. `waiting`: only the leads waiting for a person (needs_human), the longest waiting first. */
                 sort?: "newest" | "activity" | "waiting";
                 /** @description Created on or after this local day (YYYY-MM-DD, the workspace's time zone). */
                 from?: string;

@@ -3,7 +3,7 @@ import { isPhoneShaped, PHONE_MESSAGE } from '../../leads/phone.ts';
 import { outsideWindow } from '../../scheduling/booking-window.ts';
 import type { Booking, ProviderFailure } from '../../scheduling/scheduling-provider.ts';
 import type { CalcomSettings } from '../../workspaces/workspace-config.ts';
-import { agentConfigOf } from '../agent-config.ts';
+import { agentConfigOf } from '../../workspaces/agent-config.ts';
 import { conversationKey, offeredAt } from '../conversation-scope.ts';
 import { decideAttendee, recordLeadEmail } from './booking-attendee.ts';
 import { bookingFailed, bookingUncertain, confirmBooking, type BookingAttempt } from './booking-outcomes.ts';

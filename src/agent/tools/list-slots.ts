@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agentConfigOf } from '../agent-config.ts';
+import { agentConfigOf } from '../../workspaces/agent-config.ts';
 import { BOOKING_UNAVAILABLE, describeFreeSlots, MAX_OFFERED_SLOTS } from './scheduling-answers.ts';
 import { defineTool, loadActiveLead } from './tool-context.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agentConfigOf, type QualificationQuestion } from '../agent-config.ts';
+import { agentConfigOf, type QualificationQuestion } from '../../workspaces/agent-config.ts';
 import { saveLeadProfile } from '../agent-lead-queries.ts';
 import { describeQuestion, numberRange, qualificationState } from '../qualification-answers.ts';
 import { defineTool, loadActiveLead, refusalAnswer } from './tool-context.ts';

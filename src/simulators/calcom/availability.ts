@@ -1,4 +1,4 @@
-import { WEEKDAYS, ymd, zonedToUtc } from '../../scheduling/zoned-time.ts';
+import { WEEKDAYS, ymd, zonedToUtc } from '../../shared/zoned-time.ts';
 
 // The weekly availability of the simulator's event types, laid out as slot starts. Cal.com
 // computes this on its side; only the simulator needs it.

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CALCOM_SIGNATURE_HEADER, signCalcomBody } from '../../scheduling/calcom/calcom-signature.ts';
 import { outsideWindow, type BookingWindow } from '../../scheduling/booking-window.ts';
-import { isValidTimeZone, offsetMinutes, formatInZone } from '../../scheduling/zoned-time.ts';
+import { isValidTimeZone, offsetMinutes, formatInZone } from '../../shared/zoned-time.ts';
 import { slotStarts, type SimEventType } from './availability.ts';
 import { checkMetadata, envelope, eventTypeOutput, HttpError, newUid, parseInstant } from './calcom-sim-wire.ts';
 

@@ -1,53 +1,12 @@
 import crypto from 'node:crypto';
-import { z } from 'zod';
+import type { VapiSettings } from '../../workspaces/workspace-config.ts';
 import { hmacPlanWithDefaults, type HmacPlan } from './vapi-hmac.ts';
 
 // How Vapi reaches a workspace (Vapi's API docs): one events URL and one tools URL under
 // PUBLIC_BASE_URL, authenticated by the workspace's server secret in `X-Vapi-Secret`, or by an
-// HMAC signature when the workspace configured Vapi's HMAC credential plan (docs/VOICE.md).
-
-/** `voice.hmac` in the workspace config: Vapi's webhook credential and the secret it signs with. */
-export const vapiHmacSettingsSchema = z
-  .object({
-    /** The credential created in Vapi (`POST /credential`, provider `webhook`, an `hmac` plan). */
-    credentialId: z.string().min(1).max(200),
-    secretKey: z.string().min(16, 'voice.hmac.secretKey must be at least 16 characters'),
-    algorithm: z.enum(['sha256', 'sha512', 'sha1']).optional(),
-    signatureHeader: z.string().regex(/^[A-Za-z0-9-]{1,100}$/).optional(),
-    timestampHeader: z.string().regex(/^[A-Za-z0-9-]{1,100}$/).optional(),
-    signaturePrefix: z.string().max(40).optional(),
-    payloadFormat: z
-      .string()
-      .max(200)
-      .refine((f) => f.includes('{body}'), 'must contain {body}')
-      .refine((f) => !/\{(?!body\}|timestamp\})/.test(f), 'only the placeholders {timestamp} and {body} are supported')
-      .optional(),
-    signatureEncoding: z.enum(['hex', 'base64']).optional(),
-    secretIsBase64: z.boolean().optional(),
-    /** How far a signed timestamp may be from our clock. Default 300. */
-    toleranceSeconds: z.number().int().min(30).max(3600).optional(),
-  })
-  .strict();
-
-/** The workspace config's `voice` section (docs/WORKSPACE-CONFIG.md); unknown keys are errors. */
-export const vapiSettingsSchema = z
-  .object({
-    provider: z.literal('vapi'),
-    apiKey: z.string().min(1, 'voice.apiKey is required (your Vapi private API key)'),
-    assistantId: z.string().min(1),
-    phoneNumberId: z.string().min(1),
-    /** X-Vapi-Secret Vapi sends us (docs/VOICE.md); default: derived from apiKey and the workspace id. */
-    serverSecret: z.string().min(16, 'voice.serverSecret must be at least 16 characters').max(200).optional(),
-    /** Vapi's HMAC credential plan instead of X-Vapi-Secret. */
-    hmac: vapiHmacSettingsSchema.optional(),
-    /** Add our six tools to the assistant on each call (default true). */
-    appendTools: z.boolean().optional(),
-  })
-  .strict();
-
-export type VapiSettings = z.output<typeof vapiSettingsSchema>;
-
-export type VapiHmacSettings = z.output<typeof vapiHmacSettingsSchema>;
+// HMAC signature when the workspace configured Vapi's HMAC credential plan (docs/VOICE.md). The
+// settings themselves (`voice` in the workspace config) are checked by vapiSettingsSchema in
+// src/workspaces/workspace-config.ts.
 
 export interface VapiServerUrls {
   events: string;

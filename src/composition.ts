@@ -1,0 +1,106 @@
+import type { PgBoss } from 'pg-boss';
+import { ModelGate } from './agent/model-gate.ts';
+import type { Config } from './config/config.ts';
+import type { Pool } from './db/pool.ts';
+import { IntegrationLogWriter } from './integration-log/integration-log-writer.ts';
+import { OutboxRelay } from './jobs/outbox-relay.ts';
+import { composeCore, installationKey, type Core } from './runtime.ts';
+import { lazySandbox, type Sandbox } from './sandbox/sandbox.ts';
+import { CalcomClient } from './scheduling/calcom/calcom-client.ts';
+import type { SchedulingProvider } from './scheduling/scheduling-provider.ts';
+import { CalcomWebhookService } from './scheduling/booking-webhook-service.ts';
+import { VapiClient } from './voice/vapi/vapi-client.ts';
+import { voiceChannel } from './voice/voice-channel.ts';
+import type { VoiceProvider } from './voice/voice-provider.ts';
+import { WebhookDeliveryService } from './webhooks/webhook-delivery-service.ts';
+import { DeliveryStatuses } from './whatsapp/delivery-status.ts';
+import { InboundService } from './whatsapp/inbound-service.ts';
+import { TurnEngine } from './whatsapp/turn-engine.ts';
+import { defaultConversationProviders } from './whatsapp/turn-providers.ts';
+import { WhatsappWebhookService } from './whatsapp/whatsapp-webhook-service.ts';
+
+// The composition root: every provider client, the secrets, the integration-log writer, the
+// outbox relay and the services are built here, once per process, and handed to whoever uses
+// them. Services never construct their collaborators, so a test builds the same graph with its
+// own database, clock or voice provider. `serve` and `worker` call this; the CLI commands need only
+// its core (src/runtime.ts, composeCore), which loads none of the channels' modules.
+
+/** A process that handles leads: the core, the provider clients, the relay and the channels' services. */
+export type Composition = ReturnType<typeof compose>;
+
+/** Tests replace the voice provider or the sandbox (instant pace); production takes the defaults. */
+export interface ComposeOverrides {
+  voice?: VoiceProvider;
+  sandbox?: Sandbox;
+}
+
+export function compose(input: Pick<Core, 'config' | 'log' | 'clock' | 'pool'> & { boss: PgBoss }, o: ComposeOverrides = {}) {
+  const { config, log, clock, pool, boss } = input;
+  const key = installationKey(config);
+  const core = composeCore(config, log, clock, pool, key);
+  const relay = new OutboxRelay({ pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
+  const integrationLog = new IntegrationLogWriter(pool, log);
+  const voice: VoiceProvider = o.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
+  const scheduling: SchedulingProvider = new CalcomClient({ baseUrl: config.CALCOM_BASE_URL });
+  const sandbox = o.sandbox ?? lazySandbox({ config, log, secret: key }, () => import('./sandbox/sandbox-providers.ts'));
+  const inbound = new InboundService({ pool, log, statuses: new DeliveryStatuses(pool), wake: () => relay.wake() });
+  const webhookDeps = { pool, log, clock, workspaces: core.workspaces, inbound, integrationLog, publicBaseUrl: config.PUBLIC_BASE_URL };
+  return {
+    ...core,
+    boss,
+    /** Built, not started: `serve` and `worker` start it; tests drain it by hand. */
+    relay,
+    integrationLog,
+    /** Vapi as the lead service dials it (voiceChannel adds the integration log). */
+    voice,
+    /** The one Cal.com client of live leads: the voice tools and the WhatsApp turns share it. */
+    scheduling,
+    /** The messaging and chat-model clients of live WhatsApp turns, per workspace's settings. */
+    conversation: defaultConversationProviders(config, { scheduling }),
+    /** Sandbox leads' simulated providers (src/sandbox/sandbox-providers.ts). */
+    sandbox,
+    inbound,
+    whatsappWebhooks: { live: new WhatsappWebhookService(webhookDeps), sandbox: new WhatsappWebhookService({ ...webhookDeps, sandbox }) },
+    calcomWebhooks: new CalcomWebhookService({ pool, log, workspaces: core.workspaces }),
+    voiceChannel: voiceChannel({ config, pool, log, clock, voice, workspaces: core.workspaces, scheduling, sandbox }),
+  };
+}
+
+/**
+ * The job handlers' services. `pool`: the turns' own (each turn holds a connection for its whole
+ * run, src/worker.ts turnPool); the integration log stays on the process's pool.
+ */
+export function jobServices(c: Composition, pool: Pool): { engine: TurnEngine; webhookDelivery: WebhookDeliveryService } {
+  const { config } = c;
+  const engine = new TurnEngine({
+    pool,
+    log: c.log,
+    clock: c.clock,
+    workspaces: c.workspaces,
+    providers: c.conversation,
+    integrationLog: c.integrationLog,
+    sandbox: c.sandbox,
+    maxAgentTurns: config.MAX_AGENT_TURNS_PER_LEAD,
+    modelGate: modelGate(config),
+    maxModelWaitMs: config.LLM_RETRY_AFTER_MAX_SECONDS * 1000,
+    ...(config.OPENAI_API_KEY ? { globalLlmKey: config.OPENAI_API_KEY } : {}),
+  });
+  const webhookDelivery = new WebhookDeliveryService({
+    pool, boss: c.boss, log: c.log, clock: c.clock, secrets: c.secrets,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS,
+  });
+  return { engine, webhookDelivery };
+}
+
+/**
+ * The per-workspace limits of model calls (src/agent/model-gate.ts) from the config. Wall-clock
+ * time, like the pg-boss schedule its refusals are rescheduled on.
+ */
+export function modelGate(config: Config): ModelGate {
+  return new ModelGate({
+    maxConcurrent: config.LLM_MAX_CONCURRENCY_PER_WORKSPACE ?? Math.max(1, Math.floor(config.WORKER_CONCURRENCY / 2)),
+    failureThreshold: config.LLM_BREAKER_FAILURES,
+    cooldownMs: config.LLM_BREAKER_COOLDOWN_SECONDS * 1000,
+    now: Date.now,
+  });
+}
