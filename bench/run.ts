@@ -19,7 +19,17 @@ import { renderMessagingLatency, runMessagingLatency } from './suite/messaging-l
 import { renderOverload, runOverload } from './suite/overload.ts';
 import { PGBENCH, runPgbench, writeScripts, type PgbenchResult } from './suite/pgbench.ts';
 import {
-  freePort, killAllChildrenNow, procStatusMb, progress, RssSampler, runChild, benchNodeFlags, startChild, stopAllChildren, stopChild, waitForHttp200,
+  freePort,
+  killAllChildrenNow,
+  procStatusMb,
+  progress,
+  RssSampler,
+  runChild,
+  benchNodeFlags,
+  startChild,
+  stopAllChildren,
+  stopChild,
+  waitForHttp200,
 } from './lib/procs.ts';
 import { createTenants, seedTenantLeads } from './lib/tenants.ts';
 import { CONNECTIONS, renderReport, type BenchResults, type Conns, type Measured } from './suite/report.ts';
@@ -46,14 +56,31 @@ const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, 
  * BENCH_PARTS=messaging,burst,overload,inbox (the default: all of them) picks the parts that run
  * after the API's figures and their baselines, which always run; e.g. BENCH_PARTS= for those alone.
  */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'messaging,burst,overload,inbox').split(',').map((p) => p.trim()).filter(Boolean));
+const PARTS = new Set(
+  (process.env.BENCH_PARTS ?? 'messaging,burst,overload,inbox')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean),
+);
 const skipped = (part: string) => `\n## ${part}\n\nNot run (BENCH_PARTS=${[...PARTS].join(',')}).\n`;
 // Hard bound on the whole run: 14 measured runs, 7 warm-ups, settling, waits for a quiet
 // machine (at most 15 s before each run) and start-up; the alternated runs (4 × ALT_PAIRS).
 // Plus the messaging latency run (1,000 leads at 50/s and its own start-up), the burst, and the
 // overload run (20 s of load, a minute of watching RSS, its own start-up).
 // Plus the inbox on 1,000,000 leads (seeding, indexes, 300 runs of each query).
-const DEADLINE_MS = (14 * SECONDS * 1.5 + 4 * ALT_PAIRS * ALT_SECONDS * 1.5 + 2 * 15 + 7 * WARMUP_SECONDS + 14 * 15 + 300 + 120 + BURST_WAIT_SECONDS + 300 + 180 + 900) * 1000;
+const DEADLINE_MS =
+  (14 * SECONDS * 1.5 +
+    4 * ALT_PAIRS * ALT_SECONDS * 1.5 +
+    2 * 15 +
+    7 * WARMUP_SECONDS +
+    14 * 15 +
+    300 +
+    120 +
+    BURST_WAIT_SECONDS +
+    300 +
+    180 +
+    900) *
+  1000;
 
 function positiveNumber(v: string | undefined, fallback: number): number {
   const n = Number(v);
@@ -98,9 +125,21 @@ async function main(): Promise<void> {
     MAX_KEY_HOURLY_LIMIT: '100000000',
   };
   const cli = async (args: string[]) =>
-    JSON.parse(await runChild('leadintake CLI', process.execPath, [BIN, ...args], { cwd: ROOT, env, timeoutMs: 60_000 }));
+    JSON.parse(
+      await runChild('leadintake CLI', process.execPath, [BIN, ...args], { cwd: ROOT, env, timeoutMs: 60_000 }),
+    );
   progress('creating workspace and API key with the CLI (migrates the database)');
-  const created = await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--channel', 'whatsapp', '--json']);
+  const created = await cli([
+    'workspace',
+    'create',
+    '--slug',
+    'bench',
+    '--name',
+    'Bench',
+    '--channel',
+    'whatsapp',
+    '--json',
+  ]);
   const key = await cli(['key', 'create', 'bench', '--hourly-limit', '100000000', '--json']);
   const workspaceId: string = created.workspace.id;
   const apiKey: string = key.key;
@@ -109,8 +148,17 @@ async function main(): Promise<void> {
   cleanups.push(() => pool.end());
   progress(`seeding ${SEEDED} leads (ids md5(n)::uuid)`);
   await seedLeads(pool, workspaceId, SEEDED);
-  const seeded = Array.from({ length: SEEDED }, (_, i) => seededId(crypto.createHash('md5').update(String(i + 1)).digest('hex')));
-  progress(`creating ${TENANTS} workspaces with one key each (multi-tenant load) and seeding ${SEEDED} leads across them`);
+  const seeded = Array.from({ length: SEEDED }, (_, i) =>
+    seededId(
+      crypto
+        .createHash('md5')
+        .update(String(i + 1))
+        .digest('hex'),
+    ),
+  );
+  progress(
+    `creating ${TENANTS} workspaces with one key each (multi-tenant load) and seeding ${SEEDED} leads across them`,
+  );
   const tenants = await createTenants(pool, env.LEADINTAKE_ENCRYPTION_KEY, TENANTS, 'tenant');
   const tenantPairs = await seedTenantLeads(pool, tenants, Math.ceil(SEEDED / TENANTS), 2 * SEEDED);
   const scripts = writeScripts(tmp, SEEDED);
@@ -139,11 +187,16 @@ async function main(): Promise<void> {
   const pgRead = {} as Record<Conns, Measured<PgbenchResult>>;
   const pgbench = (script: string, clients: number, seconds: number) =>
     runPgbench({ url: server.url, script, clients, seconds, workspaceId });
-  for (const [label, script, into] of [['write', scripts.write, pgWrite], ['read', scripts.read, pgRead]] as const) {
+  for (const [label, script, into] of [
+    ['write', scripts.write, pgWrite],
+    ['read', scripts.read, pgRead],
+  ] as const) {
     progress(`pgbench ${label}: warm-up ${WARMUP_SECONDS} s`);
     await pgbench(script, 16, WARMUP_SECONDS);
     for (const c of CONNECTIONS) {
-      into[c] = await measure(`pgbench ${label}: ${c} clients, ${SECONDS} s`, 'child', false, () => pgbench(script, c, SECONDS));
+      into[c] = await measure(`pgbench ${label}: ${c} clients, ${SECONDS} s`, 'child', false, () =>
+        pgbench(script, c, SECONDS),
+      );
       progress(`  → ${into[c].result.tps.toFixed(0)} tps`);
     }
   }
@@ -151,7 +204,12 @@ async function main(): Promise<void> {
   const hello = {} as Record<Conns, Measured<LoadResult>>;
   {
     const port = await freePort();
-    const child = startChild('fastify hello', process.execPath, [path.join(ROOT, 'bench', 'suite', 'hello-server.ts'), String(port)], { cwd: ROOT });
+    const child = startChild(
+      'fastify hello',
+      process.execPath,
+      [path.join(ROOT, 'bench', 'suite', 'hello-server.ts'), String(port)],
+      { cwd: ROOT },
+    );
     const url = `http://127.0.0.1:${port}`;
     await waitForHttp200(`${url}/`, child, 30_000);
     cpu.servicePid = child.child.pid!;
@@ -169,14 +227,20 @@ async function main(): Promise<void> {
 
   // The service, built and started as `npm start` does (compiled JavaScript, Node's flags). Its
   // stdout (pino's JSON log at LOG_LEVEL=info) goes to /dev/null. The API alone
-  // (`--no-worker`): issue 2's targets are about the public API; the agent turns its POSTs
-  // enqueue are measured by the messaging-latency part of the bench. Node flags as `npm start`.
+  // (`--no-worker`): the public API's targets (docs/PERFORMANCE.md, "Many workspaces") are about
+  // the API alone; the agent turns its POSTs enqueue are measured by the messaging-latency part of
+  // the bench. Node flags as `npm start`.
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   progress(`starting the service on ${url} (stdout → /dev/null)`);
   progress('npm run build (the compiled service npm start runs)');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
-  const service = startChild('leadintake serve', process.execPath, [...benchNodeFlags(), SERVICE, 'serve', '--no-worker', '--port', String(port)], { cwd: ROOT, env });
+  const service = startChild(
+    'leadintake serve',
+    process.execPath,
+    [...benchNodeFlags(), SERVICE, 'serve', '--no-worker', '--port', String(port)],
+    { cwd: ROOT, env },
+  );
   await waitForHttp200(`${url}/readyz`, service, 60_000);
   const pid = service.child.pid!;
   cpu.servicePid = pid;
@@ -189,12 +253,14 @@ async function main(): Promise<void> {
   const getLeads: Workload = { kind: 'lead-get', ids: seeded };
   const post = (connections: number, seconds: number) =>
     load.run({ url, connections, seconds, headers, workload: { kind: 'lead-post', run: ++postRuns } });
-  const get = (connections: number, seconds: number) => load.run({ url, connections, seconds, headers, workload: getLeads });
+  const get = (connections: number, seconds: number) =>
+    load.run({ url, connections, seconds, headers, workload: getLeads });
   // The multi-tenant load: each request with one of TENANTS keys at random (its own workspace's lead for a GET).
   const keys = tenants.map((t) => t.key);
   const postMulti = (connections: number, seconds: number) =>
     load.run({ url, connections, seconds, workload: { kind: 'lead-post-multi', run: ++postRuns, keys } });
-  const getMulti = (connections: number, seconds: number) => load.run({ url, connections, seconds, workload: { kind: 'lead-get-multi', pairs: tenantPairs } });
+  const getMulti = (connections: number, seconds: number) =>
+    load.run({ url, connections, seconds, workload: { kind: 'lead-get-multi', pairs: tenantPairs } });
 
   progress(`service: warm-up ${WARMUP_SECONDS} s POST + ${WARMUP_SECONDS} s GET, one key and ${TENANTS} keys`);
   await post(16, WARMUP_SECONDS);
@@ -209,24 +275,50 @@ async function main(): Promise<void> {
   const said = (r: LoadResult) =>
     `  → ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, non-2xx ${r.non2xx}; service RSS ${sampler.last.toFixed(0)} MB (peak so far ${sampler.peak.toFixed(0)} MB)`;
   for (const c of CONNECTIONS) {
-    postRes[c] = await measure(`service POST: ${c} connections, ${SECONDS} s`, load.process, true, () => post(c, SECONDS));
+    postRes[c] = await measure(`service POST: ${c} connections, ${SECONDS} s`, load.process, true, () =>
+      post(c, SECONDS),
+    );
     backlog[c] = await outboxBacklog(pool);
     progress(`${said(postRes[c].result)}, outbox backlog ${backlog[c]}`);
-    postMultiRes[c] = await measure(`service POST, ${TENANTS} keys: ${c} connections, ${SECONDS} s`, load.process, true, () => postMulti(c, SECONDS));
-    progress(`${said(postMultiRes[c].result)} (${(postMultiRes[c].result.rps / postRes[c].result.rps).toFixed(2)}× one key)`);
+    postMultiRes[c] = await measure(
+      `service POST, ${TENANTS} keys: ${c} connections, ${SECONDS} s`,
+      load.process,
+      true,
+      () => postMulti(c, SECONDS),
+    );
+    progress(
+      `${said(postMultiRes[c].result)} (${(postMultiRes[c].result.rps / postRes[c].result.rps).toFixed(2)}× one key)`,
+    );
   }
   for (const c of CONNECTIONS) {
     getRes[c] = await measure(`service GET: ${c} connections, ${SECONDS} s`, load.process, true, () => get(c, SECONDS));
     progress(said(getRes[c].result));
-    getMultiRes[c] = await measure(`service GET, ${TENANTS} keys: ${c} connections, ${SECONDS} s`, load.process, true, () => getMulti(c, SECONDS));
-    progress(`${said(getMultiRes[c].result)} (${(getMultiRes[c].result.rps / getRes[c].result.rps).toFixed(2)}× one key)`);
+    getMultiRes[c] = await measure(
+      `service GET, ${TENANTS} keys: ${c} connections, ${SECONDS} s`,
+      load.process,
+      true,
+      () => getMulti(c, SECONDS),
+    );
+    progress(
+      `${said(getMultiRes[c].result)} (${(getMultiRes[c].result.rps / getRes[c].result.rps).toFixed(2)}× one key)`,
+    );
   }
   const alternated = {} as BenchResults['alternated'];
-  for (const [kind, one, multi] of [['post', post, postMulti], ['get', get, getMulti]] as const) {
+  for (const [kind, one, multi] of [
+    ['post', post, postMulti],
+    ['get', get, getMulti],
+  ] as const) {
     await settle(pool, { relayRunning: true });
     await cpu.waitForQuiet();
-    progress(`alternated ${kind.toUpperCase()}: ${ALT_PAIRS} pairs of ${ALT_SECONDS} s at 64 connections, one key and ${TENANTS} keys`);
-    alternated[kind] = await alternate(ALT_PAIRS, ALT_SECONDS, (sec) => one(64, sec), (sec) => multi(64, sec));
+    progress(
+      `alternated ${kind.toUpperCase()}: ${ALT_PAIRS} pairs of ${ALT_SECONDS} s at 64 connections, one key and ${TENANTS} keys`,
+    );
+    alternated[kind] = await alternate(
+      ALT_PAIRS,
+      ALT_SECONDS,
+      (sec) => one(64, sec),
+      (sec) => multi(64, sec),
+    );
     progress(`  → ${describeAlternated(alternated[kind])}`);
   }
   sampler.stop();
@@ -234,43 +326,71 @@ async function main(): Promise<void> {
   progress('stopping the service');
   await stopChild(service);
 
-  // Issue 5: 201 → first WhatsApp send and job enqueue → handler start, with the in-process
+  // Messaging: 201 → first WhatsApp send and job enqueue → handler start, with the in-process
   // worker, the Twilio simulator and the scripted model (its own serve process and workspace).
   let messagingReport = skipped('Messaging latency');
   if (PARTS.has('messaging')) {
     progress('messaging latency: 201 → first send, job start');
-    const messaging = await runMessagingLatency({ databaseUrl: server.url, encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY, leads: MESSAGING_LEADS });
-    progress(`  → first send p50 ${messaging.firstSend.p50.toFixed(1)} ms, p99 ${messaging.firstSend.p99.toFixed(1)} ms`);
+    const messaging = await runMessagingLatency({
+      databaseUrl: server.url,
+      encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY,
+      leads: MESSAGING_LEADS,
+    });
+    progress(
+      `  → first send p50 ${messaging.firstSend.p50.toFixed(1)} ms, p99 ${messaging.firstSend.p99.toFixed(1)} ms`,
+    );
     messagingReport = renderMessagingLatency(messaging);
   }
 
-  // Issue 15: a burst of WhatsApp leads across TENANTS workspaces, drained by the in-process workers.
+  // Burst drain: a burst of WhatsApp leads across TENANTS workspaces, drained by the in-process
+  // workers.
   let burstReport = skipped('Burst drain');
   if (PARTS.has('burst')) {
     progress(`burst drain: ${BURST_LEADS} WhatsApp leads across ${TENANTS} workspaces`);
-    const burst = await runBurstDrain({ databaseUrl: server.url, encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY, leads: BURST_LEADS, tenants: TENANTS, waitSeconds: BURST_WAIT_SECONDS, pgDataDir: server.pgDataDir });
-    progress(`  → ${burst.firstContactsPerSecond.toFixed(0)} first contacts/s, p99 201 → first message ${(burst.firstMessage.p99 / 1000).toFixed(2)} s, missing ${burst.missing}, twice ${burst.duplicates}`);
+    const burst = await runBurstDrain({
+      databaseUrl: server.url,
+      encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY,
+      leads: BURST_LEADS,
+      tenants: TENANTS,
+      waitSeconds: BURST_WAIT_SECONDS,
+      pgDataDir: server.pgDataDir,
+    });
+    progress(
+      `  → ${burst.firstContactsPerSecond.toFixed(0)} first contacts/s, p99 201 → first message ${(burst.firstMessage.p99 / 1000).toFixed(2)} s, missing ${burst.missing}, twice ${burst.duplicates}`,
+    );
     burstReport = renderBurstDrain(burst);
   }
 
-  // Issue 18: far more connections than the service serves at once (its own serve process and
+  // Overload: far more connections than the service serves at once (its own serve process and
   // workspace); shedding answers the excess 503 at once (docs/PERFORMANCE.md, "Overload").
   let overloadReport = skipped('Overload');
   if (PARTS.has('overload')) {
     progress('overload: 2,048 connections, 20 s, then a minute idle');
-    const overload = await runOverload({ root: ROOT, databaseUrl: server.url, connections: 2048, seconds: 20, idleSeconds: 60 });
-    progress(`  → ${overload.createdPerSecond.toFixed(0)} 201/s, 201 p99 ${overload.created.p99} ms, longest wait ${overload.client.max.toFixed(0)} ms, peak RSS ${overload.rssMb.peak.toFixed(0)} MB`);
+    const overload = await runOverload({
+      root: ROOT,
+      databaseUrl: server.url,
+      connections: 2048,
+      seconds: 20,
+      idleSeconds: 60,
+    });
+    progress(
+      `  → ${overload.createdPerSecond.toFixed(0)} 201/s, 201 p99 ${overload.created.p99} ms, longest wait ${overload.client.max.toFixed(0)} ms, peak RSS ${overload.rssMb.peak.toFixed(0)} MB`,
+    );
     overloadReport = renderOverload(overload);
   }
 
-  // Issue 13: the dashboard's inbox on a workspace of 1,000,000 leads, in its own embedded
+  // Dashboard inbox: the dashboard's inbox on a workspace of 1,000,000 leads, in its own embedded
   // cluster (bench/suite/inbox.ts seeds it; minutes, so after everything else).
   let inbox = 'Not run (BENCH_PARTS).\n';
   if (PARTS.has('inbox')) {
     progress('inbox: 1,000,000 leads in one workspace (bench/suite/inbox.ts)');
     const inboxEnv = { ...process.env };
     delete inboxEnv.BENCH_DATABASE_URL;
-    inbox = await runChild('bench/suite/inbox.ts', process.execPath, [path.join(ROOT, 'bench', 'suite', 'inbox.ts')], { cwd: ROOT, env: inboxEnv, timeoutMs: 900_000 });
+    inbox = await runChild('bench/suite/inbox.ts', process.execPath, [path.join(ROOT, 'bench', 'suite', 'inbox.ts')], {
+      cwd: ROOT,
+      env: inboxEnv,
+      timeoutMs: 900_000,
+    });
   }
 
   const { rows } = await pool.query('SHOW server_version');

@@ -42,7 +42,10 @@ export function nodeVersionProblem(version, options) {
 
 /** Prints the line and exits 1 when this Node is too old. */
 export function requireSupportedNode(options) {
-  const problem = nodeVersionProblem(process.versions.node, Object.assign({ execPath: process.execPath }, options || {}));
+  const problem = nodeVersionProblem(
+    process.versions.node,
+    Object.assign({ execPath: process.execPath }, options || {}),
+  );
   if (problem) {
     console.error(problem);
     process.exit(1);

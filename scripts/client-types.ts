@@ -17,7 +17,7 @@ export const WEB_ADMIN_TYPES = path.resolve(import.meta.dirname, '../web/src/adm
 type Json = { [key: string]: unknown };
 
 export function generateClientFiles(): { openapi: string; schema: string } {
-  const openapi = JSON.stringify(apiDocument('http://127.0.0.1:3000'), null, 2) + '\n';
+  const openapi = `${JSON.stringify(apiDocument('http://127.0.0.1:3000'), null, 2)}\n`;
   const header = '// Generated from openapi.json by openapi-typescript (`npm run client:generate`). Do not edit.\n';
   return { openapi, schema: header + openapiTypescript(openapi) };
 }
@@ -25,8 +25,9 @@ export function generateClientFiles(): { openapi: string; schema: string } {
 /** The dashboard's types: the paths under /api/admin and the schemas they use, nothing of the public API. */
 export function generateWebAdminTypes(): string {
   const doc = apiDocument('http://127.0.0.1:3000') as Json;
-  const header = '// Generated from the admin part of /openapi.json by openapi-typescript (`npm run client:generate`).\n'
-    + '// Do not edit: the dashboard names its types from it (web/src/api.ts, settings-types.ts).\n';
+  const header =
+    '// Generated from the admin part of /openapi.json by openapi-typescript (`npm run client:generate`).\n' +
+    '// Do not edit: the dashboard names its types from it (web/src/api.ts, settings-types.ts).\n';
   return header + openapiTypescript(JSON.stringify(adminPart(doc)));
 }
 
@@ -36,7 +37,10 @@ export function adminPart(doc: Json): Json {
   const components = (doc.components ?? {}) as Record<string, Json>;
   const kept: Record<string, Json> = {};
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      node.forEach(visit);
+      return;
+    }
     if (node === null || typeof node !== 'object') return;
     for (const [k, v] of Object.entries(node)) {
       const ref = k === '$ref' && typeof v === 'string' ? /^#\/components\/([^/]+)\/(.+)$/.exec(v) : null;
@@ -52,7 +56,12 @@ export function adminPart(doc: Json): Json {
   visit(paths);
   // Security schemes are named by the operations, not referenced: keep them all.
   if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;
-  const sorted = Object.fromEntries(Object.entries(kept).map(([kind, all]) => [kind, Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b)))]));
+  const sorted = Object.fromEntries(
+    Object.entries(kept).map(([kind, all]) => [
+      kind,
+      Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b))),
+    ]),
+  );
   return { ...doc, paths, components: sorted };
 }
 

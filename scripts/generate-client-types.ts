@@ -1,7 +1,13 @@
 // `npm run client:generate`: rewrites clients/typescript/openapi.json and src/schema.ts, and the
 // dashboard's web/src/admin-api-types.ts.
 import fs from 'node:fs';
-import { CLIENT_OPENAPI, CLIENT_SCHEMA, generateClientFiles, generateWebAdminTypes, WEB_ADMIN_TYPES } from './client-types.ts';
+import {
+  CLIENT_OPENAPI,
+  CLIENT_SCHEMA,
+  generateClientFiles,
+  generateWebAdminTypes,
+  WEB_ADMIN_TYPES,
+} from './client-types.ts';
 
 const files = generateClientFiles();
 fs.writeFileSync(CLIENT_OPENAPI, files.openapi);

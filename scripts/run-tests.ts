@@ -18,7 +18,9 @@ if (!process.env.LEADINTAKE_TEST_SKIP_BUILD) {
 }
 // The tests run as the embedded server's service role, as the service does (no superuser), with
 // CREATEDB added: the template and every test file's database are created by it and owned by it.
-const embedded = process.env.DATABASE_URL ? null : await ensureEmbeddedPostgres('.test-data', log, { createDatabases: true });
+const embedded = process.env.DATABASE_URL
+  ? null
+  : await ensureEmbeddedPostgres('.test-data', log, { createDatabases: true });
 const adminUrl = process.env.DATABASE_URL || embedded!.url;
 const template = `leadintake_tpl_${crypto.randomBytes(4).toString('hex')}`;
 const admin = createPool(adminUrl, 2);
@@ -32,7 +34,10 @@ try {
   // pg-boss installs its schema once here, so test databases start with it.
   const boss = await startBoss(templateUrl, log);
   await boss.stop({ graceful: false, close: true });
-  await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [template]);
+  await admin.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+    [template],
+  );
 
   const files = process.argv.slice(2);
   // Asynchronous on purpose: the embedded server writes its log to a pipe this process reads.
@@ -41,7 +46,10 @@ try {
   const runner = spawn(
     process.execPath,
     ['--test', '--test-concurrency=2', '--test-timeout=120000', ...(files.length ? files : ['test/**/*.test.ts'])],
-    { stdio: 'inherit', env: { ...process.env, LEADINTAKE_TEST_ADMIN_URL: adminUrl, LEADINTAKE_TEST_TEMPLATE: template } },
+    {
+      stdio: 'inherit',
+      env: { ...process.env, LEADINTAKE_TEST_ADMIN_URL: adminUrl, LEADINTAKE_TEST_TEMPLATE: template },
+    },
   );
   status = await new Promise<number>((resolve) => runner.on('exit', (code) => resolve(code ?? 1)));
 } finally {

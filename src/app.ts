@@ -97,7 +97,14 @@ export function buildApp(deps: AppDeps): App {
   const rateLimiter = new RateLimiter(deps.pool, deps.clock);
   const voice = deps.voiceChannel;
   const leads = new LeadService({
-    pool: deps.pool, rateLimiter, batches: new LeadBatches(deps.pool), log: deps.log, voice: voice.provider, relay: deps.relay, callOptions: voice.callOptions, sandboxDial: voice.sandboxDial,
+    pool: deps.pool,
+    rateLimiter,
+    batches: new LeadBatches(deps.pool),
+    log: deps.log,
+    voice: voice.provider,
+    relay: deps.relay,
+    callOptions: voice.callOptions,
+    sandboxDial: voice.sandboxDial,
   });
   const unroutedLead = unroutableLeadId({ authenticator, leads });
 
@@ -110,9 +117,20 @@ export function buildApp(deps: AppDeps): App {
   // no personal data, so it skips the redaction pass (createAccessLogger).
   const access = createAccessLogger(deps.log);
   http.addHook('onResponse', async (request, reply) => {
-    observeHttpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    observeHttpRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     access.info(
-      { reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        reqId: request.id,
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });
@@ -135,37 +153,79 @@ export function buildApp(deps: AppDeps): App {
   http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });
   http.register(calcomWebhookRoutes({ webhooks: deps.calcomWebhooks, workspaces: deps.workspaces }));
   http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.live, workspaces: deps.workspaces }));
-  http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.sandbox, workspaces: deps.workspaces }), { prefix: SANDBOX_ROUTE_PREFIX });
+  http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.sandbox, workspaces: deps.workspaces }), {
+    prefix: SANDBOX_ROUTE_PREFIX,
+  });
   // The operators' dashboard: the admin API and its live updates (docs/DASHBOARD.md).
   const operators = deps.operators;
   const live = new LiveEvents(deps.pool, deps.log);
   http.addHook('onClose', () => live.close());
   const wake = () => deps.relay.wake();
   http.addHook('onSend', auditTrail(deps.pool, deps.log));
-  http.register(adminRoutes({
-    pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces,
-    actions: new LeadActions({ pool: deps.pool, wake }),
-    replies: new OperatorReplies({ pool: deps.pool, clock: deps.clock, workspaces: deps.workspaces, sandbox: deps.sandbox, wake }),
-    secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
-  }));
+  http.register(
+    adminRoutes({
+      pool: deps.pool,
+      clock: deps.clock,
+      operators,
+      workspaces: deps.workspaces,
+      actions: new LeadActions({ pool: deps.pool, wake }),
+      replies: new OperatorReplies({
+        pool: deps.pool,
+        clock: deps.clock,
+        workspaces: deps.workspaces,
+        sandbox: deps.sandbox,
+        wake,
+      }),
+      secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
+    }),
+  );
   // The Webhooks page: the same endpoint operations as `leadintake webhook …`.
   http.register(webhookAdminRoutes({ operators, endpoints: deps.webhookEndpoints }));
   // Providers, API keys and Team: the same services as `leadintake workspace verify|update`, `key …` and `user …`.
-  http.register(providerAdminRoutes({ config: deps.config, pool: deps.pool, log: deps.log, operators, workspaces: deps.workspaces, authenticator }));
-  http.register(keyAdminRoutes({
-    pool: deps.pool, operators, workspaces: deps.workspaces, authenticator, cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
-    caps: { maxHourlyLimit: deps.config.MAX_KEY_HOURLY_LIMIT, maxKeys: deps.config.MAX_API_KEYS_PER_WORKSPACE },
-  }));
-  http.register(teamAdminRoutes({
-    operators, team: new TeamService({ pool: deps.pool, clock: deps.clock, hashPassword: (p) => operators.hashPassword(p) }),
-    publicBaseUrl: deps.config.PUBLIC_BASE_URL, secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
-  }));
+  http.register(
+    providerAdminRoutes({
+      config: deps.config,
+      pool: deps.pool,
+      log: deps.log,
+      operators,
+      workspaces: deps.workspaces,
+      authenticator,
+    }),
+  );
+  http.register(
+    keyAdminRoutes({
+      pool: deps.pool,
+      operators,
+      workspaces: deps.workspaces,
+      authenticator,
+      cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
+      caps: { maxHourlyLimit: deps.config.MAX_KEY_HOURLY_LIMIT, maxKeys: deps.config.MAX_API_KEYS_PER_WORKSPACE },
+    }),
+  );
+  http.register(
+    teamAdminRoutes({
+      operators,
+      team: new TeamService({ pool: deps.pool, clock: deps.clock, hashPassword: (p) => operators.hashPassword(p) }),
+      publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+      secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
+    }),
+  );
   // The Logs page: integration log, dead letters (through the relay's pg-boss handle), audit log.
-  http.register(logsAdminRoutes({ pool: deps.pool, operators, deadLetters: new DeadLetterAdmin(deps.pool, () => deps.relay.boss) }));
+  http.register(
+    logsAdminRoutes({ pool: deps.pool, operators, deadLetters: new DeadLetterAdmin(deps.pool, () => deps.relay.boss) }),
+  );
   // The lead page's older messages and events, and its provider traffic, in pages.
   http.register(leadHistoryRoutes({ pool: deps.pool, operators }));
   // The Form and Agent pages: the workspace's questions, persona, template and kill switch.
-  http.register(formAgentAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
+  http.register(
+    formAgentAdminRoutes({
+      pool: deps.pool,
+      clock: deps.clock,
+      operators,
+      workspaces: deps.workspaces,
+      publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    }),
+  );
   // The inbox's waiting thresholds (edited on the Agent page).
   http.register(inboxSettingsRoutes({ pool: deps.pool, operators, workspaces: deps.workspaces }));
   // The Analytics page: funnel, speed to lead and bookings from the lead timeline.
@@ -173,9 +233,14 @@ export function buildApp(deps: AppDeps): App {
   http.register(inboxCsvRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
   // The lead page's internal notes.
   http.register(leadNotesRoutes({ pool: deps.pool, operators }));
-  http.register(liveRoutes({
-    operators, live, heartbeatMs: deps.config.LIVE_HEARTBEAT_SECONDS * 1000, streamsPerSession: deps.config.LIVE_STREAMS_PER_SESSION,
-  }));
+  http.register(
+    liveRoutes({
+      operators,
+      live,
+      heartbeatMs: deps.config.LIVE_HEARTBEAT_SECONDS * 1000,
+      streamsPerSession: deps.config.LIVE_STREAMS_PER_SESSION,
+    }),
+  );
   http.register(webRoutes());
   return { http, rateLimiter, authenticator, pressure, operators, live };
 }

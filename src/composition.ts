@@ -34,17 +34,30 @@ export interface ComposeOverrides {
   sandbox?: Sandbox;
 }
 
-export function compose(input: Pick<Core, 'config' | 'log' | 'clock' | 'pool'> & { boss: PgBoss }, o: ComposeOverrides = {}) {
+export function compose(
+  input: Pick<Core, 'config' | 'log' | 'clock' | 'pool'> & { boss: PgBoss },
+  o: ComposeOverrides = {},
+) {
   const { config, log, clock, pool, boss } = input;
   const key = installationKey(config);
   const core = composeCore(config, log, clock, pool, key);
   const relay = new OutboxRelay({ pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
   const integrationLog = new IntegrationLogWriter(pool, log);
-  const voice: VoiceProvider = o.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
+  const voice: VoiceProvider =
+    o.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
   const scheduling: SchedulingProvider = new CalcomClient({ baseUrl: config.CALCOM_BASE_URL });
-  const sandbox = o.sandbox ?? lazySandbox({ config, log, secret: key }, () => import('./sandbox/sandbox-providers.ts'));
+  const sandbox =
+    o.sandbox ?? lazySandbox({ config, log, secret: key }, () => import('./sandbox/sandbox-providers.ts'));
   const inbound = new InboundService({ pool, log, statuses: new DeliveryStatuses(pool), wake: () => relay.wake() });
-  const webhookDeps = { pool, log, clock, workspaces: core.workspaces, inbound, integrationLog, publicBaseUrl: config.PUBLIC_BASE_URL };
+  const webhookDeps = {
+    pool,
+    log,
+    clock,
+    workspaces: core.workspaces,
+    inbound,
+    integrationLog,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+  };
   return {
     ...core,
     boss,
@@ -60,7 +73,10 @@ export function compose(input: Pick<Core, 'config' | 'log' | 'clock' | 'pool'> &
     /** Sandbox leads' simulated providers (src/sandbox/sandbox-providers.ts). */
     sandbox,
     inbound,
-    whatsappWebhooks: { live: new WhatsappWebhookService(webhookDeps), sandbox: new WhatsappWebhookService({ ...webhookDeps, sandbox }) },
+    whatsappWebhooks: {
+      live: new WhatsappWebhookService(webhookDeps),
+      sandbox: new WhatsappWebhookService({ ...webhookDeps, sandbox }),
+    },
     calcomWebhooks: new CalcomWebhookService({ pool, log, workspaces: core.workspaces }),
     voiceChannel: voiceChannel({ config, pool, log, clock, voice, workspaces: core.workspaces, scheduling, sandbox }),
   };
@@ -70,7 +86,10 @@ export function compose(input: Pick<Core, 'config' | 'log' | 'clock' | 'pool'> &
  * The job handlers' services. `pool`: the turns' own (each turn holds a connection for its whole
  * run, src/worker.ts turnPool); the integration log stays on the process's pool.
  */
-export function jobServices(c: Composition, pool: Pool): { engine: TurnEngine; webhookDelivery: WebhookDeliveryService } {
+export function jobServices(
+  c: Composition,
+  pool: Pool,
+): { engine: TurnEngine; webhookDelivery: WebhookDeliveryService } {
   const { config } = c;
   const engine = new TurnEngine({
     pool,
@@ -86,8 +105,13 @@ export function jobServices(c: Composition, pool: Pool): { engine: TurnEngine; w
     ...(config.OPENAI_API_KEY ? { globalLlmKey: config.OPENAI_API_KEY } : {}),
   });
   const webhookDelivery = new WebhookDeliveryService({
-    pool, boss: c.boss, log: c.log, clock: c.clock, secrets: c.secrets,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS,
+    pool,
+    boss: c.boss,
+    log: c.log,
+    clock: c.clock,
+    secrets: c.secrets,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS,
   });
   return { engine, webhookDelivery };
 }

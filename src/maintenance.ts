@@ -33,7 +33,10 @@ export interface Maintenance {
 }
 
 export function retentionPolicy(config: Config): RetentionPolicy {
-  return { maxAgeDays: config.INTEGRATION_LOG_RETENTION_DAYS, maxPerWorkspace: config.INTEGRATION_LOG_MAX_PER_WORKSPACE };
+  return {
+    maxAgeDays: config.INTEGRATION_LOG_RETENTION_DAYS,
+    maxPerWorkspace: config.INTEGRATION_LOG_MAX_PER_WORKSPACE,
+  };
 }
 
 export function maintenanceTasks(log: Logger): MaintenanceTask[] {

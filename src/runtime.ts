@@ -61,10 +61,17 @@ export async function openDatabase(config: Config, log: Logger, opts: { poolMax?
 
 /** The installation's key: LEADINTAKE_ENCRYPTION_KEY, or generated into the embedded data folder. */
 export function installationKey(config: Config): Buffer {
-  return resolveEncryptionKey({ envKey: config.LEADINTAKE_ENCRYPTION_KEY, databaseUrl: config.DATABASE_URL, dataDir: config.LEADINTAKE_DATA_DIR });
+  return resolveEncryptionKey({
+    envKey: config.LEADINTAKE_ENCRYPTION_KEY,
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.LEADINTAKE_DATA_DIR,
+  });
 }
 
-/** The secrets and the services on them that the CLI commands share with the processes (src/composition.ts builds on it). */
+/**
+ * The secrets and the services on them that the CLI commands share with the processes (src/composition.ts builds on
+ * it).
+ */
 export interface Core {
   config: Config;
   log: Logger;
@@ -76,14 +83,28 @@ export interface Core {
   webhookEndpoints: WebhookEndpointService;
 }
 
-export function composeCore(config: Config, log: Logger, clock: Clock, pool: Pool, key = installationKey(config)): Core {
+export function composeCore(
+  config: Config,
+  log: Logger,
+  clock: Clock,
+  pool: Pool,
+  key = installationKey(config),
+): Core {
   const secrets = new SecretBox(key);
   return {
-    config, log, clock, pool, secrets,
+    config,
+    log,
+    clock,
+    pool,
+    secrets,
     workspaces: new WorkspaceService(pool, secrets, config.DEFAULT_HOURLY_LIMIT),
     operators: operatorService(config, pool, clock),
     webhookEndpoints: new WebhookEndpointService(
-      pool, secrets, clock, { allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS }, config.MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE,
+      pool,
+      secrets,
+      clock,
+      { allowPrivateNetworks: config.EGRESS_ALLOW_PRIVATE_NETWORKS },
+      config.MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE,
     ),
   };
 }
@@ -94,7 +115,11 @@ export function operatorService(config: Config, pool: Pool, clock: Clock): Opera
     clock,
     idleMs: config.SESSION_IDLE_MINUTES * 60_000,
     maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000,
-    throttle: { windowMs: config.SIGN_IN_WINDOW_MINUTES * 60_000, maxPerAccount: config.SIGN_IN_MAX_FAILURES, maxPerIp: config.SIGN_IN_MAX_FAILURES_PER_IP },
+    throttle: {
+      windowMs: config.SIGN_IN_WINDOW_MINUTES * 60_000,
+      maxPerAccount: config.SIGN_IN_MAX_FAILURES,
+      maxPerIp: config.SIGN_IN_MAX_FAILURES_PER_IP,
+    },
     password: scryptParams(config.PASSWORD_SCRYPT_LOG2_N),
   });
 }

@@ -6,7 +6,12 @@ import { retentionPolicy, startMaintenance } from './maintenance.ts';
 import { openDatabase } from './runtime.ts';
 import { demoOperatorLines, ensureDemoOperator } from './sandbox/demo-operator.ts';
 import {
-  demoBanner, demoKeysFile, ensureDemoWorkspaces, isFirstEmbeddedStart, laterStartBanner, writeDemoKeysFile,
+  demoBanner,
+  demoKeysFile,
+  ensureDemoWorkspaces,
+  isFirstEmbeddedStart,
+  laterStartBanner,
+  writeDemoKeysFile,
 } from './sandbox/demo-workspaces.ts';
 import type { WorkspaceService } from './workspaces/workspace-service.ts';
 import type { Pool } from './db/pool.ts';
@@ -35,9 +40,16 @@ export interface RunningServer {
  * handlers (unless `worker: false`, for deployments that run `leadintake worker` apart), the
  * maintenance timer (src/maintenance.ts), HTTP; stops them in reverse order.
  */
-export async function serve(config: Config, log: Logger, opts: { worker?: boolean; firstRunDemo?: boolean } = {}): Promise<RunningServer> {
+export async function serve(
+  config: Config,
+  log: Logger,
+  opts: { worker?: boolean; firstRunDemo?: boolean } = {},
+): Promise<RunningServer> {
   const db = await openDatabase(config, log);
-  const boss = await startBoss(db.url, log, { heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS, monitorIntervalSeconds: config.JOB_MONITOR_SECONDS });
+  const boss = await startBoss(db.url, log, {
+    heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS,
+    monitorIntervalSeconds: config.JOB_MONITOR_SECONDS,
+  });
   const c = compose({ config, log, clock: systemClock, pool: db.pool, boss });
   const { relay, workspaces, sandbox } = c;
   relay.start();
@@ -51,13 +63,17 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   };
   if (jobsPool) await startJobHandlers(c, jobsPool, { apiUnderPressure });
   const maintenance = startMaintenance({ pool: db.pool, log, policy: retentionPolicy(config) });
-  const pruner = setInterval(() => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')), 600_000);
+  const pruner = setInterval(
+    () => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')),
+    600_000,
+  );
   pruner.unref();
   // /metrics only on a port of its own, never on the public one, and before it: a taken
   // metrics port stops the start before any request is accepted (src/metrics/metrics-routes.ts).
-  const metrics = config.METRICS_PORT === undefined
-    ? null
-    : await startMetricsServer({ host: config.HOST, port: config.METRICS_PORT, pool: db.pool, log });
+  const metrics =
+    config.METRICS_PORT === undefined
+      ? null
+      : await startMetricsServer({ host: config.HOST, port: config.METRICS_PORT, pool: db.pool, log });
   // Node's default backlog (511) overflows under a flood of new connections; the kernel then
   // drops them and clients wait for SYN retries (1 s, then 3 s) before they are even read. A
   // flood of new connections belongs in front of the service, in a proxy (docs/OPERATIONS.md).
@@ -65,10 +81,16 @@ export async function serve(config: Config, log: Logger, opts: { worker?: boolea
   log.info({ address, metrics: metrics?.address ?? null }, 'leadintake listening');
   // A newcomer's first `npm start` (embedded database, empty data folder) gets the demo workspaces.
   let demo: string | null = null;
-  if (opts.firstRunDemo !== false && (await isFirstEmbeddedStart(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL, workspaces))) {
+  if (
+    opts.firstRunDemo !== false &&
+    (await isFirstEmbeddedStart(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL, workspaces))
+  ) {
     const keys = await ensureDemoWorkspaces(workspaces);
     const operator = demoOperatorLines(config.PUBLIC_BASE_URL, await ensureDemoOperator(app.operators, workspaces));
-    const file = writeDemoKeysFile(config.LEADINTAKE_DATA_DIR, demoBanner(config.PUBLIC_BASE_URL, keys, null, operator));
+    const file = writeDemoKeysFile(
+      config.LEADINTAKE_DATA_DIR,
+      demoBanner(config.PUBLIC_BASE_URL, keys, null, operator),
+    );
     demo = demoBanner(config.PUBLIC_BASE_URL, keys, file, operator);
   } else if (opts.firstRunDemo !== false) {
     demo = laterStartBanner(config.PUBLIC_BASE_URL, demoKeysFile(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL));

@@ -22,7 +22,12 @@ export async function startJobHandlers(c: Composition, pool: Pool, opts: JobHand
   const { engine, webhookDelivery } = jobServices(c, pool);
   const { config, boss, log } = c;
   const worker = new TurnWorker({
-    boss, engine, log, concurrency: config.WORKER_CONCURRENCY, batchSize: config.WORKER_BATCH_SIZE, pollSeconds: config.JOB_POLL_SECONDS,
+    boss,
+    engine,
+    log,
+    concurrency: config.WORKER_CONCURRENCY,
+    batchSize: config.WORKER_BATCH_SIZE,
+    pollSeconds: config.JOB_POLL_SECONDS,
     ...(opts.apiUnderPressure ? { yieldToApi: opts.apiUnderPressure } : {}),
   });
   await worker.start();
@@ -48,13 +53,19 @@ export interface RunningWorker {
  */
 export async function worker(config: Config, log: Logger): Promise<RunningWorker> {
   const db = await openDatabase(config, log, { poolMax: 4 });
-  const boss = await startBoss(db.url, log, { heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS, monitorIntervalSeconds: config.JOB_MONITOR_SECONDS });
+  const boss = await startBoss(db.url, log, {
+    heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS,
+    monitorIntervalSeconds: config.JOB_MONITOR_SECONDS,
+  });
   const c = compose({ config, log, clock: systemClock, pool: db.pool, boss });
   const { relay, sandbox } = c;
   relay.start();
   const pool = turnPool(db.url, config, log);
   await startJobHandlers(c, pool);
-  const metrics = config.METRICS_PORT === undefined ? null : await startMetricsServer({ host: config.HOST, port: config.METRICS_PORT, pool: db.pool, log });
+  const metrics =
+    config.METRICS_PORT === undefined
+      ? null
+      : await startMetricsServer({ host: config.HOST, port: config.METRICS_PORT, pool: db.pool, log });
   log.info({ concurrency: config.WORKER_CONCURRENCY, metrics: metrics?.address ?? null }, 'leadintake worker running');
   return {
     close: async () => {

@@ -1,5 +1,5 @@
 // The multi-tenant ratio, alternated: on a machine whose speed drifts from one run to the next
-// (docs/PERFORMANCE.md, "Memory: no Maglev, one malloc arena": identical code gave 0.67–1.13),
+// (docs/PERFORMANCE.md, "Reading the figures": identical code gave 0.67–1.13 in 10-s runs),
 // two 10-s runs one after the other compare the machine's moments as much as the two loads.
 // Here the two loads take turns in short runs, the order swapped every pair, so a drift hits
 // both alike; the ratio is of the summed rates.

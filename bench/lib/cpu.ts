@@ -19,7 +19,11 @@ function readProc(pid: number): ProcTimes | null {
     const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
     // f[0] is field 3 (state): ppid is field 4, utime..cstime are fields 14..17.
-    return { ppid: Number(f[1]), own: (Number(f[11]) + Number(f[12])) / TICK, reaped: (Number(f[13]) + Number(f[14])) / TICK };
+    return {
+      ppid: Number(f[1]),
+      own: (Number(f[11]) + Number(f[12])) / TICK,
+      reaped: (Number(f[13]) + Number(f[14])) / TICK,
+    };
   } catch {
     return null;
   }
@@ -57,7 +61,16 @@ function treeSeconds(procs: Map<number, ProcTimes>, root: number): number {
 
 function machineBusySeconds(): number {
   const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = f as [number, number, number, number, number, number, number, number];
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = f as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   void idle;
   void iowait;
   return (user + nice + system + irq + softirq + steal) / TICK;
@@ -106,7 +119,10 @@ export class CpuMeter {
     };
   }
 
-  /** Cores used between two snapshots. The load generator is this process (autocannon) or a child it waited for (wrk, pgbench). */
+  /**
+   * Cores used between two snapshots. The load generator is this process (autocannon) or a child it waited for (wrk,
+   * pgbench).
+   */
   use(a: CpuSnapshot, b: CpuSnapshot, loadgen: 'self' | 'child'): CpuUse {
     const secs = b.wall - a.wall;
     const pgKnown = this.#pgPid() !== null;
@@ -131,7 +147,8 @@ export class CpuMeter {
   async waitForQuiet(maxCores = 0.25, maxWaitMs = 15_000): Promise<number> {
     const deadline = Date.now() + maxWaitMs;
     let other = await this.otherLoad();
-    if (other >= maxCores) progress(`other processes use ${other.toFixed(2)} cores; waiting up to ${maxWaitMs / 1000} s for quiet`);
+    if (other >= maxCores)
+      progress(`other processes use ${other.toFixed(2)} cores; waiting up to ${maxWaitMs / 1000} s for quiet`);
     while (other >= maxCores && Date.now() < deadline) other = await this.otherLoad();
     return other;
   }

@@ -84,14 +84,16 @@ export async function openBenchServer(): Promise<BenchServer> {
  * WalInitSync), which set the p99 of every write run. A server that has been running recycles
  * its old segments at each checkpoint instead. So the benchmark's own cluster keeps 1 GB of
  * recycled segments and writes ~400 MB of WAL once before any run: pgbench and the service
- * then both write into recycled segments, as on a server in service (docs/PERFORMANCE.md).
+ * then both write into recycled segments, as on a server in service (docs/PERFORMANCE.md, "Reading the figures").
  */
 async function preallocateWal(admin: Pool): Promise<void> {
   progress('pre-allocating WAL segments (min_wal_size 1GB, ~400 MB of WAL, CHECKPOINT)');
   await admin.query(`ALTER SYSTEM SET min_wal_size = '1GB'`);
   await admin.query(`ALTER SYSTEM SET max_wal_size = '2GB'`);
   await admin.query('SELECT pg_reload_conf()');
-  await admin.query(`CREATE TABLE bench_wal_fill AS SELECT g, repeat('x', 1000) AS pad FROM generate_series(1, 350000) g`);
+  await admin.query(
+    `CREATE TABLE bench_wal_fill AS SELECT g, repeat('x', 1000) AS pad FROM generate_series(1, 350000) g`,
+  );
   await admin.query('DROP TABLE bench_wal_fill');
   await admin.query('CHECKPOINT');
 }

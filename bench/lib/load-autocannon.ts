@@ -34,7 +34,10 @@ interface AutocannonResult {
 }
 
 interface AutocannonInstance extends PromiseLike<AutocannonResult> {
-  on(event: 'response', fn: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): void;
+  on(
+    event: 'response',
+    fn: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
+  ): void;
   stop(): void;
 }
 
@@ -51,7 +54,10 @@ function requestFor(w: Workload): AutocannonRequest {
   if (w.kind === 'fixed') return { method: 'GET', path: w.path };
   if (w.kind === 'lead-get') {
     const ids = w.ids;
-    return { method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/public/leads/${ids[Math.floor(Math.random() * ids.length)]}` }) };
+    return {
+      method: 'GET',
+      setupRequest: (req) => ({ ...req, path: `/api/public/leads/${ids[Math.floor(Math.random() * ids.length)]}` }),
+    };
   }
   if (w.kind === 'lead-get-multi') {
     const pairs = w.pairs;
@@ -59,7 +65,11 @@ function requestFor(w: Workload): AutocannonRequest {
       method: 'GET',
       setupRequest: (req) => {
         const p = pairs[Math.floor(Math.random() * pairs.length)]!;
-        return { ...req, path: `/api/public/leads/${p.id}`, headers: { ...req.headers, authorization: `Bearer ${p.key}` } };
+        return {
+          ...req,
+          path: `/api/public/leads/${p.id}`,
+          headers: { ...req.headers, authorization: `Bearer ${p.key}` },
+        };
       },
     };
   }
@@ -72,7 +82,15 @@ function requestFor(w: Workload): AutocannonRequest {
     setupRequest: (req) => ({
       ...req,
       body: benchLeadBody(run, ++n),
-      ...(keys ? { headers: { ...req.headers, 'content-type': 'application/json', authorization: `Bearer ${keys[Math.floor(Math.random() * keys.length)]}` } } : {}),
+      ...(keys
+        ? {
+            headers: {
+              ...req.headers,
+              'content-type': 'application/json',
+              authorization: `Bearer ${keys[Math.floor(Math.random() * keys.length)]}`,
+            },
+          }
+        : {}),
     }),
   };
 }

@@ -47,7 +47,20 @@ export async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leadintake-bench-wrk-'));
   let out: string;
   try {
-    const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--timeout', '10s', '--latency', ...headers, '-s', SCRIPT, url, '--', ...scriptArgs(spec.workload, dir)];
+    const args = [
+      '-t1',
+      `-c${spec.connections}`,
+      `-d${spec.seconds}s`,
+      '--timeout',
+      '10s',
+      '--latency',
+      ...headers,
+      '-s',
+      SCRIPT,
+      url,
+      '--',
+      ...scriptArgs(spec.workload, dir),
+    ];
     out = await runChild('wrk', WRK, args, { timeoutMs: (spec.seconds + 30) * 1000 });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

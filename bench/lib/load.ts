@@ -50,7 +50,8 @@ export function loadGenerator(): LoadGenerator {
   if (process.env.BENCH_LOADGEN !== 'autocannon') {
     // `wrk --version` prints its version and exits 1.
     const out = spawnSync(WRK, ['--version'], { encoding: 'utf8' }).stdout ?? '';
-    if (out.startsWith('wrk')) return { name: `${out.split(' Copyright')[0]!.trim()}, one thread`, process: 'child', run: runWrk };
+    if (out.startsWith('wrk'))
+      return { name: `${out.split(' Copyright')[0]!.trim()}, one thread`, process: 'child', run: runWrk };
   }
   return { name: 'autocannon (programmatic, in the bench process)', process: 'self', run: runAutocannon };
 }

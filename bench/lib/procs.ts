@@ -29,7 +29,12 @@ export interface Tracked {
 const live = new Set<Tracked>();
 
 /** Spawns a child with stderr captured (tail kept) and registers it for cleanup. */
-export function startChild(name: string, cmd: string, args: string[], opts: SpawnOptions & { stdout?: 'ignore' | 'pipe' | number } = {}): Tracked {
+export function startChild(
+  name: string,
+  cmd: string,
+  args: string[],
+  opts: SpawnOptions & { stdout?: 'ignore' | 'pipe' | number } = {},
+): Tracked {
   const child = spawn(cmd, args, { ...opts, stdio: ['ignore', opts.stdout ?? 'ignore', 'pipe'] });
   let tail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -67,7 +72,12 @@ export function killAllChildrenNow(): void {
 }
 
 /** Runs a child to completion within `timeoutMs`; resolves with its stdout, rejects on failure. */
-export async function runChild(name: string, cmd: string, args: string[], opts: SpawnOptions & { timeoutMs: number }): Promise<string> {
+export async function runChild(
+  name: string,
+  cmd: string,
+  args: string[],
+  opts: SpawnOptions & { timeoutMs: number },
+): Promise<string> {
   const t = startChild(name, cmd, args, { ...opts, stdout: 'pipe' });
   let out = '';
   t.child.stdout?.on('data', (chunk: Buffer) => {

@@ -1,4 +1,5 @@
-// Burst drain (issue 15): a campaign or a CSV import sends thousands of WhatsApp leads at once.
+// Burst drain (docs/PERFORMANCE.md, "Burst drain"): a campaign or a CSV import sends thousands of
+// WhatsApp leads at once.
 // N leads (default 10,000) are POSTed as fast as the API takes them (64 connections) across
 // 200 workspaces with one key each, to `leadintake serve` running its job handlers in-process,
 // with the Twilio and chat-model simulators. Measured: the time from the first POST until every
@@ -18,7 +19,17 @@ import { startTwilioSimulator } from '../../src/simulators/twilio/twilio-simulat
 import { CpuMeter, postmasterPid } from '../lib/cpu.ts';
 import { openBenchServer } from '../lib/db.ts';
 import { stats, type LatencyStats } from './messaging-latency.ts';
-import { benchNodeFlags, freePort, killAllChildrenNow, progress, RssSampler, sleep, startChild, stopChild, waitForHttp200 } from '../lib/procs.ts';
+import {
+  benchNodeFlags,
+  freePort,
+  killAllChildrenNow,
+  progress,
+  RssSampler,
+  sleep,
+  startChild,
+  stopChild,
+  waitForHttp200,
+} from '../lib/procs.ts';
 import { createTenants } from '../lib/tenants.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -92,24 +103,42 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
   try {
     await migrate(pool);
     await pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
-    await pool.query(`DELETE FROM pgboss.job WHERE name = 'agent-turn' AND state IN ('created', 'retry')`).catch(() => {});
+    await pool
+      .query(`DELETE FROM pgboss.job WHERE name = 'agent-turn' AND state IN ('created', 'retry')`)
+      .catch(() => {});
     const tag = crypto.randomBytes(3).toString('hex');
     progress(`burst: creating ${tenantCount} WhatsApp workspaces with one key each`);
     const tenants = await createTenants(pool, opts.encryptionKey, tenantCount, `burst-${tag}`, {
-      whatsapp: { provider: 'twilio', accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.sender, templateContentSid: twilio.templateSid },
+      whatsapp: {
+        provider: 'twilio',
+        accountSid: twilio.accountSid,
+        authToken: twilio.authToken,
+        from: twilio.sender,
+        templateContentSid: twilio.templateSid,
+      },
     });
 
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     progress(`burst: starting leadintake serve (job handlers in-process) on ${url}`);
-    service = startChild('leadintake serve (burst)', process.execPath, [...benchNodeFlags(), BIN, 'serve', '--port', String(port)], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: opts.databaseUrl, LEADINTAKE_ENCRYPTION_KEY: opts.encryptionKey, PUBLIC_BASE_URL: url, LOG_LEVEL: 'info',
-        TWILIO_BASE_URL: twilio.url, OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: chat.apiKey,
+    service = startChild(
+      'leadintake serve (burst)',
+      process.execPath,
+      [...benchNodeFlags(), BIN, 'serve', '--port', String(port)],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          DATABASE_URL: opts.databaseUrl,
+          LEADINTAKE_ENCRYPTION_KEY: opts.encryptionKey,
+          PUBLIC_BASE_URL: url,
+          LOG_LEVEL: 'info',
+          TWILIO_BASE_URL: twilio.url,
+          OPENAI_BASE_URL: chat.baseUrl,
+          OPENAI_API_KEY: chat.apiKey,
+        },
       },
-    });
+    );
     await waitForHttp200(`${url}/readyz`, service, 60_000);
     sampler = new RssSampler(service.child.pid!, 250);
 
@@ -120,13 +149,22 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
       new Promise<number>((resolve, reject) => {
         const body = JSON.stringify({ name: `Burst Lead ${i}`, phone: phoneOf(i), consent: true });
         const key = tenants[crypto.randomInt(tenants.length)]!.key;
-        const req = http.request(`${url}/api/public/leads`, {
-          method: 'POST', agent,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = http.request(
+          `${url}/api/public/leads`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              authorization: `Bearer ${key}`,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
@@ -136,14 +174,16 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
       const answered = new Array<number>(count);
       let next = 0;
       let non201 = 0;
-      await Promise.all(Array.from({ length: connections }, async () => {
-        while (next < count) {
-          const i = next++;
-          const status = await post(from + i);
-          answered[i] = performance.now();
-          if (status !== 201) non201++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: connections }, async () => {
+          while (next < count) {
+            const i = next++;
+            const status = await post(from + i);
+            answered[i] = performance.now();
+            if (status !== 201) non201++;
+          }
+        }),
+      );
       return { answered, non201 };
     };
     const waitForFirstMessages = async (from: number, count: number, seconds: number) => {
@@ -198,10 +238,16 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
     agent.destroy();
     const envKeys = ['WORKER_CONCURRENCY', 'WORKER_BATCH_SIZE', 'JOB_POLL_SECONDS', 'DB_POOL_MAX'];
     return {
-      leads, tenants: tenantCount, connections, postMs, drainMs,
+      leads,
+      tenants: tenantCount,
+      connections,
+      postMs,
+      drainMs,
       firstContactsPerSecond: (latencies.length / drainMs) * 1000,
       firstMessage: stats(latencies),
-      missing, duplicates, non201,
+      missing,
+      duplicates,
+      non201,
       peakRssMb: sampler.peak,
       cpuMsPerLead,
       env: Object.fromEntries(envKeys.filter((k) => process.env[k]).map((k) => [k, process.env[k]!])),
@@ -218,7 +264,9 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
 export function renderBurstDrain(r: BurstResult): string {
   const s = (ms: number) => (Number.isNaN(ms) ? '–' : (ms / 1000).toFixed(2));
   const c = r.cpuMsPerLead;
-  const env = Object.entries(r.env).map(([k, v]) => `${k}=${v}`).join(' ');
+  const env = Object.entries(r.env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   return [
     '## Burst drain',
     '',

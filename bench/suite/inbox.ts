@@ -25,14 +25,17 @@ const server = await openBenchServer();
 const pool = createPool(server.url, 4, 'leadintake-bench-inbox');
 try {
   await migrate(pool);
-  const { rows } = await pool.query(`INSERT INTO workspaces (slug, name, channel) VALUES ('inbox', 'Inbox', 'whatsapp') RETURNING id`);
+  const { rows } = await pool.query(
+    `INSERT INTO workspaces (slug, name, channel) VALUES ('inbox', 'Inbox', 'whatsapp') RETURNING id`,
+  );
   const workspaceId: string = rows[0].id;
   progress(`seeding ${LEADS.toLocaleString('en')} leads`);
   const started = performance.now();
   await seedLeads(pool, workspaceId, LEADS);
   await pool.query(
     `WITH recent AS (SELECT id, created_at FROM leads WHERE workspace_id = $1 ORDER BY created_at DESC LIMIT 10000)
-     INSERT INTO lead_events (lead_id, type, data, at) SELECT id, 'message.sent', '{}', created_at + interval '2 seconds' FROM recent`,
+     INSERT INTO lead_events (lead_id, type, data, at) SELECT id,
+     'message.sent', '{}', created_at + interval '2 seconds' FROM recent`,
     [workspaceId],
   );
   await pool.query('VACUUM ANALYZE leads');
@@ -56,9 +59,13 @@ try {
   const page3 = await listInbox(pool, { ...base, cursor: page2.nextCursor! });
   console.log(`\nInbox, ${LEADS.toLocaleString('en')} leads in one workspace, ${RUNS} runs each (ms)\n`);
   console.log('| query | p50 | p95 | p99 |\n|---|---|---|---|');
-  await measure('first page (50) + counts per status', () => Promise.all([listInbox(pool, base), countInbox(pool, workspaceId, false)]));
+  await measure('first page (50) + counts per status', () =>
+    Promise.all([listInbox(pool, base), countInbox(pool, workspaceId, false)]),
+  );
   await measure('Needs human tab, first page', () => listInbox(pool, { ...base, status: 'needs_human' }));
-  await measure('search by phone ("+1 (444) 0012-3457")', () => listInbox(pool, { ...base, search: '+1 (444) 0012-3457' }));
+  await measure('search by phone ("+1 (444) 0012-3457")', () =>
+    listInbox(pool, { ...base, search: '+1 (444) 0012-3457' }),
+  );
   await measure('search by e-mail', () => listInbox(pool, { ...base, search: 'LEAD777777@example.com' }));
   await measure('search by part of a name ("ead 77777")', () => listInbox(pool, { ...base, search: 'ead 77777' }));
   await measure('search by a common part of a name ("ead 1")', () => listInbox(pool, { ...base, search: 'ead 1' }));
@@ -67,7 +74,9 @@ try {
   const activity2 = await listInbox(pool, byActivity);
   const activity3 = await listInbox(pool, { ...byActivity, cursor: activity2.nextCursor! });
   await measure('by last activity, first page', () => listInbox(pool, byActivity));
-  await measure('by last activity, third page (keyset)', () => listInbox(pool, { ...byActivity, cursor: activity3.nextCursor! }));
+  await measure('by last activity, third page (keyset)', () =>
+    listInbox(pool, { ...byActivity, cursor: activity3.nextCursor! }),
+  );
   // The Analytics page on the same seeded leads (seeding a million is the slow part).
   await benchAnalytics(pool, workspaceId, LEADS);
 } finally {

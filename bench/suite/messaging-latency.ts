@@ -1,4 +1,4 @@
-// Messaging latency (issue 5): how soon a WhatsApp lead hears from the agent.
+// Messaging latency (docs/PERFORMANCE.md, "Messaging"): how soon a WhatsApp lead hears from the agent.
 //  - first send: from the 201 of a messaging POST to the Twilio simulator receiving the first
 //    WhatsApp send (the template), with `leadintake serve` running its job handlers in-process
 //    and the scripted chat model configured (the demo's setup), over N leads POSTed at a steady rate;
@@ -17,7 +17,16 @@ import { createPool } from '../../src/db/pool.ts';
 import { startTwilioSimulator } from '../../src/simulators/twilio/twilio-simulator.ts';
 import { parseEncryptionKey, SecretBox } from '../../src/workspaces/secret-box.ts';
 import { WorkspaceService } from '../../src/workspaces/workspace-service.ts';
-import { freePort, killAllChildrenNow, progress, benchNodeFlags, sleep, startChild, stopChild, waitForHttp200 } from '../lib/procs.ts';
+import {
+  freePort,
+  killAllChildrenNow,
+  progress,
+  benchNodeFlags,
+  sleep,
+  startChild,
+  stopChild,
+  waitForHttp200,
+} from '../lib/procs.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // The compiled service, as `npm start` runs it (bench/run.ts builds it first).
@@ -73,7 +82,8 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
   const log = twilio.requests;
   log.push = (...entries) => {
     const now = performance.now();
-    for (const e of entries) if (e.method === 'POST' && e.params.To && !arrivals.has(e.params.To)) arrivals.set(e.params.To, now);
+    for (const e of entries)
+      if (e.method === 'POST' && e.params.To && !arrivals.has(e.params.To)) arrivals.set(e.params.To, now);
     return Array.prototype.push.apply(log, entries);
   };
   let service: ReturnType<typeof startChild> | null = null;
@@ -83,12 +93,24 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     // WhatsApp settings) would otherwise be worked off, each into the dead-letter queue, while
     // this part measures. The bench database is disposable.
     await pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
-    await pool.query(`DELETE FROM pgboss.job WHERE name = 'agent-turn' AND state IN ('created', 'retry')`).catch(() => {});
+    await pool
+      .query(`DELETE FROM pgboss.job WHERE name = 'agent-turn' AND state IN ('created', 'retry')`)
+      .catch(() => {});
     const slug = `bench-wa-${crypto.randomBytes(3).toString('hex')}`;
     const workspaces = new WorkspaceService(pool, new SecretBox(parseEncryptionKey(opts.encryptionKey)), 100_000_000);
     const created = await workspaces.create({
-      slug, name: 'Messaging bench', channel: 'whatsapp',
-      config: { whatsapp: { provider: 'twilio', accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.sender, templateContentSid: twilio.templateSid } },
+      slug,
+      name: 'Messaging bench',
+      channel: 'whatsapp',
+      config: {
+        whatsapp: {
+          provider: 'twilio',
+          accountSid: twilio.accountSid,
+          authToken: twilio.authToken,
+          from: twilio.sender,
+          templateContentSid: twilio.templateSid,
+        },
+      },
     });
     if (created.kind !== 'created') throw new Error('bench workspace slug taken');
     const apiKey = created.apiKey.key;
@@ -97,14 +119,24 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     const url = `http://127.0.0.1:${port}`;
     progress(`messaging: starting leadintake serve (job handlers in-process) on ${url}`);
     const nodeArgs = opts.nodeArgs ?? benchNodeFlags();
-    service = startChild('leadintake serve (messaging)', process.execPath, [...nodeArgs, BIN, 'serve', '--port', String(port)], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: opts.databaseUrl, LEADINTAKE_ENCRYPTION_KEY: opts.encryptionKey, PUBLIC_BASE_URL: url, LOG_LEVEL: 'info',
-        TWILIO_BASE_URL: twilio.url, OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: chat.apiKey,
+    service = startChild(
+      'leadintake serve (messaging)',
+      process.execPath,
+      [...nodeArgs, BIN, 'serve', '--port', String(port)],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          DATABASE_URL: opts.databaseUrl,
+          LEADINTAKE_ENCRYPTION_KEY: opts.encryptionKey,
+          PUBLIC_BASE_URL: url,
+          LOG_LEVEL: 'info',
+          TWILIO_BASE_URL: twilio.url,
+          OPENAI_BASE_URL: chat.baseUrl,
+          OPENAI_API_KEY: chat.apiKey,
+        },
       },
-    });
+    );
     await waitForHttp200(`${url}/readyz`, service, 60_000);
 
     const run = crypto.randomInt(100, 999);
@@ -137,7 +169,8 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
     };
     const waitForSends = async (from: number, count: number) => {
       const deadline = Date.now() + 60_000;
-      const seen = () => Array.from({ length: count }, (_, i) => arrivals.has(`whatsapp:${phoneOf(from + i)}`)).filter(Boolean).length;
+      const seen = () =>
+        Array.from({ length: count }, (_, i) => arrivals.has(`whatsapp:${phoneOf(from + i)}`)).filter(Boolean).length;
       while (seen() < count && Date.now() < deadline) await sleep(50);
     };
 
@@ -167,8 +200,12 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
       targets: TARGETS,
       met: false,
     };
-    result.met = result.missing === 0 && result.firstSend.p50 <= TARGETS.firstSendP50 && result.firstSend.p99 <= TARGETS.firstSendP99 &&
-      result.jobStart.p50 <= TARGETS.jobStartP50 && result.jobStart.p99 <= TARGETS.jobStartP99;
+    result.met =
+      result.missing === 0 &&
+      result.firstSend.p50 <= TARGETS.firstSendP50 &&
+      result.firstSend.p99 <= TARGETS.firstSendP99 &&
+      result.jobStart.p50 <= TARGETS.jobStartP50 &&
+      result.jobStart.p99 <= TARGETS.jobStartP99;
     return result;
   } finally {
     if (service) await stopChild(service);
@@ -179,7 +216,8 @@ export async function runMessagingLatency(opts: MessagingLatencyOptions): Promis
 
 export function stats(values: number[]): LatencyStats {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);
+  const at = (q: number) =>
+    sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
   return { samples: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted.at(-1) ?? NaN };
 }
 
@@ -213,6 +251,11 @@ if (import.meta.main) {
   }
   const leads = Number(process.env.MESSAGING_BENCH_LEADS ?? 1000);
   const ratePerSecond = Number(process.env.MESSAGING_BENCH_RATE ?? 50);
-  const result = await runMessagingLatency({ databaseUrl, encryptionKey: crypto.randomBytes(32).toString('hex'), leads, ratePerSecond });
+  const result = await runMessagingLatency({
+    databaseUrl,
+    encryptionKey: crypto.randomBytes(32).toString('hex'),
+    leads,
+    ratePerSecond,
+  });
   console.log(renderMessagingLatency(result));
 }

@@ -1,4 +1,4 @@
-// The overload scenario (issue 18, docs/PERFORMANCE.md "Overload"): one `serve` as `npm start`
+// The overload scenario (docs/PERFORMANCE.md, "Overload"): one `serve` as `npm start`
 // runs it (compiled build, plain node, in-process worker) with a WhatsApp workspace key, under
 // wrk with far more connections than it can serve at once. Reports throughput, the latency of
 // the 201s (from the service's own access log), the longest wait any request had (wrk), the
@@ -6,7 +6,8 @@
 //
 //   node bench/suite/overload.ts                 # this checkout (built first)
 //   OVERLOAD_ROOT=/path/to/other/checkout node bench/suite/overload.ts   # another build, for before/after
-//   OVERLOAD_CONNECTIONS=2048 OVERLOAD_SECONDS=20 OVERLOAD_IDLE_SECONDS=60 (the defaults), OVERLOAD_BUILD=0 (use dist/ as it is)
+//   OVERLOAD_CONNECTIONS=2048 OVERLOAD_SECONDS=20 OVERLOAD_IDLE_SECONDS=60 (the defaults), OVERLOAD_BUILD=0 (use dist/
+//   as it is)
 //
 // Also run by `npm run bench` (bench/run.ts) with its own database. 127.0.0.1 only; every child is
 // stopped by its pid, also on error.
@@ -19,7 +20,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBenchServer } from '../lib/db.ts';
 import { WRK } from '../lib/load-wrk.ts';
-import { benchNodeFlags, freePort, procStatusMb, progress, RssSampler, runChild, sleep, startChild, stopChild, waitForHttp200 } from '../lib/procs.ts';
+import {
+  benchNodeFlags,
+  freePort,
+  procStatusMb,
+  progress,
+  RssSampler,
+  runChild,
+  sleep,
+  startChild,
+  stopChild,
+  waitForHttp200,
+} from '../lib/procs.ts';
 
 export interface OverloadResult {
   connections: number;
@@ -47,14 +59,32 @@ export interface OverloadResult {
   env: Record<string, string>;
 }
 
-const num = (v: string | undefined, fallback: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : fallback);
+const num = (v: string | undefined, fallback: number) =>
+  v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : fallback;
 
 /** One overload run against the build in `root` on the database server at `serverUrl`. */
-export async function runOverload(opts: { root: string; databaseUrl: string; connections: number; seconds: number; idleSeconds: number; extraEnv?: Record<string, string> }): Promise<OverloadResult> {
+export async function runOverload(opts: {
+  root: string;
+  databaseUrl: string;
+  connections: number;
+  seconds: number;
+  idleSeconds: number;
+  extraEnv?: Record<string, string>;
+}): Promise<OverloadResult> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'leadintake-overload-'));
-  const env = { ...process.env, DATABASE_URL: opts.databaseUrl, LEADINTAKE_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'), LOG_LEVEL: 'info', MAX_KEY_HOURLY_LIMIT: '100000000', ...opts.extraEnv };
+  const env = {
+    ...process.env,
+    DATABASE_URL: opts.databaseUrl,
+    LEADINTAKE_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'info',
+    MAX_KEY_HOURLY_LIMIT: '100000000',
+    ...opts.extraEnv,
+  };
   const bin = path.join(opts.root, 'bin', 'leadintake.js');
-  const cli = async (args: string[]) => JSON.parse(await runChild('leadintake CLI', process.execPath, [bin, ...args], { cwd: opts.root, env, timeoutMs: 60_000 }));
+  const cli = async (args: string[]) =>
+    JSON.parse(
+      await runChild('leadintake CLI', process.execPath, [bin, ...args], { cwd: opts.root, env, timeoutMs: 60_000 }),
+    );
   try {
     const slug = `overload-${Date.now()}`;
     await cli(['workspace', 'create', '--slug', slug, '--name', 'Overload', '--channel', 'whatsapp', '--json']);
@@ -67,9 +97,16 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
     // The access log (one JSON line per request: status, ms) is how the 201s' latency is read.
     const logFile = path.join(tmp, 'service.log');
     const out = fs.openSync(logFile, 'w');
-    const service = startChild('leadintake serve', process.execPath, [...benchNodeFlags(), path.join(opts.root, 'dist', 'cli', 'main.js'), 'serve', '--port', String(port)], {
-      cwd: opts.root, env: { ...env, METRICS_PORT: String(metricsPort) }, stdout: out,
-    });
+    const service = startChild(
+      'leadintake serve',
+      process.execPath,
+      [...benchNodeFlags(), path.join(opts.root, 'dist', 'cli', 'main.js'), 'serve', '--port', String(port)],
+      {
+        cwd: opts.root,
+        env: { ...env, METRICS_PORT: String(metricsPort) },
+        stdout: out,
+      },
+    );
     try {
       await waitForHttp200(`${url}/readyz`, service, 60_000);
       const pid = service.child.pid!;
@@ -77,8 +114,22 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
       const sampler = new RssSampler(pid, 200);
       const afterStart = sampler.last;
       progress(`overload: wrk -c${opts.connections} -d${opts.seconds}s POST against ${url}`);
-      const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--timeout', '10s', '-H', `authorization: Bearer ${key}`, '-H', 'content-type: application/json',
-        '-s', fileURLToPath(new URL('../lib/wrk/overload.lua', import.meta.url)), url, '--', String(Date.now() % 1000)];
+      const args = [
+        '-t1',
+        `-c${opts.connections}`,
+        `-d${opts.seconds}s`,
+        '--timeout',
+        '10s',
+        '-H',
+        `authorization: Bearer ${key}`,
+        '-H',
+        'content-type: application/json',
+        '-s',
+        fileURLToPath(new URL('../lib/wrk/overload.lua', import.meta.url)),
+        url,
+        '--',
+        String(Date.now() % 1000),
+      ];
       await eventLoopMaxMs(metricsUrl); // resets the service's maximum, so the next read covers the load
       const probe = startProbe(url, key, 100);
       const wrkOut = await runChild('wrk', WRK, args, { timeoutMs: (opts.seconds + 30) * 1000 });
@@ -101,9 +152,13 @@ export async function runOverload(opts: { root: string; databaseUrl: string; con
       const created = accessLogLatency(logFile, 201);
       const statuses = { s201: w.s201, s409: w.s409, s429: w.s429, s503: w.s503, other: w.other };
       return {
-        connections: opts.connections, seconds, statuses,
-        socketErrors: w.connect + w.read + w.write, timeouts: w.timeout,
-        createdPerSecond: w.s201 / seconds, answeredPerSecond: w.requests / seconds,
+        connections: opts.connections,
+        seconds,
+        statuses,
+        socketErrors: w.connect + w.read + w.write,
+        timeouts: w.timeout,
+        createdPerSecond: w.s201 / seconds,
+        answeredPerSecond: w.requests / seconds,
         created,
         client: { p50: w.p50_us / 1000, p99: w.p99_us / 1000, max: w.max_us / 1000 },
         probe: probed,
@@ -162,8 +217,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const server = await openBenchServer();
   try {
     const result = await runOverload({
-      root, databaseUrl: server.url,
-      connections: num(process.env.OVERLOAD_CONNECTIONS, 2048), seconds: num(process.env.OVERLOAD_SECONDS, 20), idleSeconds: num(process.env.OVERLOAD_IDLE_SECONDS, 60),
+      root,
+      databaseUrl: server.url,
+      connections: num(process.env.OVERLOAD_CONNECTIONS, 2048),
+      seconds: num(process.env.OVERLOAD_SECONDS, 20),
+      idleSeconds: num(process.env.OVERLOAD_IDLE_SECONDS, 60),
     });
     process.stdout.write(`${renderOverload(result)}\n${JSON.stringify(result)}\n`);
   } finally {
@@ -189,27 +247,42 @@ function startProbe(url: string, key: string, everyMs: number): { stop(): Promis
   let stopped = false;
   let n = 0;
   const tag = Date.now() % 100_000;
-  const one = () => new Promise<void>((resolve) => {
-    const body = JSON.stringify({ name: `Probe ${n}`, phone: `+4930${String(tag).padStart(5, '0')}${String(n++).padStart(5, '0')}`, consent: true });
-    const started = performance.now();
-    const req = http.request(`${url}/api/public/leads`, {
-      method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        ms.push(performance.now() - started);
-        if (res.statusCode === 201) counts.s201++;
-        else if (res.statusCode === 503) counts.s503++;
-        else counts.other++;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const body = JSON.stringify({
+        name: `Probe ${n}`,
+        phone: `+4930${String(tag).padStart(5, '0')}${String(n++).padStart(5, '0')}`,
+        consent: true,
+      });
+      const started = performance.now();
+      const req = http.request(
+        `${url}/api/public/leads`,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            ms.push(performance.now() - started);
+            if (res.statusCode === 201) counts.s201++;
+            else if (res.statusCode === 503) counts.s503++;
+            else counts.other++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        counts.other++;
         resolve();
       });
+      req.end(body);
     });
-    req.on('error', () => {
-      counts.other++;
-      resolve();
-    });
-    req.end(body);
-  });
   const loop = (async () => {
     while (!stopped) {
       const next = performance.now() + everyMs;

@@ -70,11 +70,23 @@ export async function runPgbench(opts: {
   };
   const run = runBase * 100 + (++runCounter % 100);
   const args = [
-    '-n', '-M', 'prepared',
-    '-c', String(opts.clients), '-j', '2',
-    '-T', String(opts.seconds),
-    '-D', `run=${run}`, '-D', 'n=0', '-D', `ws=${opts.workspaceId}`,
-    '-f', opts.script,
+    '-n',
+    '-M',
+    'prepared',
+    '-c',
+    String(opts.clients),
+    '-j',
+    '2',
+    '-T',
+    String(opts.seconds),
+    '-D',
+    `run=${run}`,
+    '-D',
+    'n=0',
+    '-D',
+    `ws=${opts.workspaceId}`,
+    '-f',
+    opts.script,
   ];
   const out = await runChild('pgbench', PGBENCH, args, { env, timeoutMs: (opts.seconds + 60) * 1000 });
   const num = (re: RegExp) => {
@@ -84,7 +96,13 @@ export async function runPgbench(opts: {
   const tps = num(/^tps = ([\d.]+)/m);
   // On a busy machine 64 clients can spend the whole run connecting (pgbench counts that time):
   // the run then has no figure, which the report shows as n/a rather than ending the bench.
-  if (!Number.isFinite(tps)) progress(`pgbench printed no tps (machine too busy?): ${out.split('\n').filter((l) => l.startsWith('number of')).join('; ')}`);
+  if (!Number.isFinite(tps))
+    progress(
+      `pgbench printed no tps (machine too busy?): ${out
+        .split('\n')
+        .filter((l) => l.startsWith('number of'))
+        .join('; ')}`,
+    );
   return {
     clients: opts.clients,
     tps,

@@ -87,27 +87,63 @@ function checks(r: BenchResults): Check[] {
     const v = a / b;
     out.push({ name, measured: f2(v), detail: `${detail}: ${f0(a)} / ${f0(b)}`, target: `≥ ${min}`, pass: v >= min });
   };
-  // Issue 15, the headline: many workspaces with a key each.
+  // The headline: many workspaces with a key each.
   const n = r.tenants;
-  // The two ratios to one key from the alternated runs (bench/lib/alternated.ts); the 10-s runs' ratios are printed above them.
+  // The two ratios to one key from the alternated runs (bench/lib/alternated.ts); the 10-s runs' ratios are printed
+  // above them.
   const alternated = (name: string, a: Alternated, multi: Measured<LoadResult>, one: Measured<LoadResult>) => {
     const r10 = multi.result.rps / one.result.rps;
-    out.push({ name: `${name} ${n} keys / ${name} one key, 64 conns, alternated`, measured: f2(a.ratio), detail: `${describeAlternated(a)}; the 10-s runs: ${f2(r10)}`, target: '≥ 0.9', pass: a.ratio >= 0.9 });
+    out.push({
+      name: `${name} ${n} keys / ${name} one key, 64 conns, alternated`,
+      measured: f2(a.ratio),
+      detail: `${describeAlternated(a)}; the 10-s runs: ${f2(r10)}`,
+      target: '≥ 0.9',
+      pass: a.ratio >= 0.9,
+    });
   };
   alternated('POST', r.alternated.post, r.postMulti[64], r.post[64]);
-  ratio(`POST ${n} keys / pgbench bare write, 64 conns`, r.postMulti[64].result.rps, r.pgWrite[64].result.tps, 1.0, 'req/s / tps');
+  ratio(
+    `POST ${n} keys / pgbench bare write, 64 conns`,
+    r.postMulti[64].result.rps,
+    r.pgWrite[64].result.tps,
+    1.0,
+    'req/s / tps',
+  );
   {
     const res = r.postMulti[64].result;
-    out.push({ name: `POST ${n} keys p99 at 64 conns`, measured: `${f1(res.p99)} ms`, detail: `p50 ${f2(res.p50)} ms`, target: '≤ 40 ms', pass: res.p99 <= 40 });
+    out.push({
+      name: `POST ${n} keys p99 at 64 conns`,
+      measured: `${f1(res.p99)} ms`,
+      detail: `p50 ${f2(res.p50)} ms`,
+      target: '≤ 40 ms',
+      pass: res.p99 <= 40,
+    });
   }
   alternated('GET', r.alternated.get, r.getMulti[64], r.get[64]);
-  ratio(`GET ${n} keys / fastify hello, 64 conns`, r.getMulti[64].result.rps, r.hello[64].result.rps, 0.25, 'req/s / req/s');
-  // Issue 2, one key.
+  ratio(
+    `GET ${n} keys / fastify hello, 64 conns`,
+    r.getMulti[64].result.rps,
+    r.hello[64].result.rps,
+    0.25,
+    'req/s / req/s',
+  );
+  // One key.
   ratio('POST / pgbench bare write, 64 conns', r.post[64].result.rps, r.pgWrite[64].result.tps, 0.6, 'req/s / tps');
-  for (const c of CONNECTIONS) ratio(`GET / fastify hello, ${c} conns`, r.get[c].result.rps, r.hello[c].result.rps, 0.2, 'req/s / req/s');
-  for (const c of CONNECTIONS) ratio(`GET / pgbench read, ${c} conns`, r.get[c].result.rps, r.pgRead[c].result.tps, 0.3, 'req/s / tps');
-  for (const [label, res] of [['POST', r.post[64].result], ['GET', r.get[64].result]] as const) {
-    out.push({ name: `${label} p99 at 64 conns`, measured: `${f1(res.p99)} ms`, detail: `p50 ${f2(res.p50)} ms`, target: '≤ 30 ms', pass: res.p99 <= 30 });
+  for (const c of CONNECTIONS)
+    ratio(`GET / fastify hello, ${c} conns`, r.get[c].result.rps, r.hello[c].result.rps, 0.2, 'req/s / req/s');
+  for (const c of CONNECTIONS)
+    ratio(`GET / pgbench read, ${c} conns`, r.get[c].result.rps, r.pgRead[c].result.tps, 0.3, 'req/s / tps');
+  for (const [label, res] of [
+    ['POST', r.post[64].result],
+    ['GET', r.get[64].result],
+  ] as const) {
+    out.push({
+      name: `${label} p99 at 64 conns`,
+      measured: `${f1(res.p99)} ms`,
+      detail: `p50 ${f2(res.p50)} ms`,
+      target: '≤ 30 ms',
+      pass: res.p99 <= 30,
+    });
   }
   const rss = Math.max(r.rss.peakSampledMb, r.rss.hwmMb ?? 0);
   out.push({
@@ -117,9 +153,20 @@ function checks(r: BenchResults): Check[] {
     target: '≤ 150 MB',
     pass: rss <= 150,
   });
-  const bad = CONNECTIONS.flatMap((c) => [r.post[c], r.get[c], r.postMulti[c], r.getMulti[c], r.hello[c]]).reduce((n, x) => n + x.result.non2xx + x.result.errors, 0) +
-    r.alternated.post.bad + r.alternated.get.bad;
-  out.push({ name: 'non-2xx + socket errors, all HTTP runs', measured: f0(bad), detail: 'sanity check', target: '= 0', pass: bad === 0 });
+  const bad =
+    CONNECTIONS.flatMap((c) => [r.post[c], r.get[c], r.postMulti[c], r.getMulti[c], r.hello[c]]).reduce(
+      (n, x) => n + x.result.non2xx + x.result.errors,
+      0,
+    ) +
+    r.alternated.post.bad +
+    r.alternated.get.bad;
+  out.push({
+    name: 'non-2xx + socket errors, all HTTP runs',
+    measured: f0(bad),
+    detail: 'sanity check',
+    target: '= 0',
+    pass: bad === 0,
+  });
   return out;
 }
 
@@ -142,13 +189,17 @@ export function renderReport(r: BenchResults): string {
   const http = (what: string, rows: Record<Conns, Measured<LoadResult>>, service: boolean) => {
     for (const c of CONNECTIONS) {
       const x = rows[c].result;
-      lines.push(`| ${what} | ${c} | **${f0(x.rps)}** | ${f2(x.p50)} | ${f2(x.p99)} | ${statusNote(x)} | ${cpuCells(rows[c], x.rps, x.requests, service)} |`);
+      lines.push(
+        `| ${what} | ${c} | **${f0(x.rps)}** | ${f2(x.p50)} | ${f2(x.p99)} | ${statusNote(x)} | ${cpuCells(rows[c], x.rps, x.requests, service)} |`,
+      );
     }
   };
   const pgb = (what: string, rows: Record<Conns, Measured<PgbenchResult>>) => {
     for (const c of CONNECTIONS) {
       const x = rows[c].result;
-      lines.push(`| ${what} | ${c} | **${f0(x.tps)}** | avg ${f2(x.latencyAvgMs)} | – | failed ${x.failed} | ${cpuCells(rows[c], x.tps, x.transactions, false)} |`);
+      lines.push(
+        `| ${what} | ${c} | **${f0(x.tps)}** | avg ${f2(x.latencyAvgMs)} | – | failed ${x.failed} | ${cpuCells(rows[c], x.tps, x.transactions, false)} |`,
+      );
     }
   };
   http('service POST /api/public/leads (messaging, unique phone)', r.post, true);
@@ -168,7 +219,9 @@ export function renderReport(r: BenchResults): string {
       `GET ${CONNECTIONS.map((c) => `${f2(r.getMulti[c].result.rps / r.get[c].result.rps)} at ${c} conns`).join(', ')}. ` +
       `Alternated at 64 conns (the two loads taking turns in short runs, bench/lib/alternated.ts): POST ${describeAlternated(r.alternated.post)}; GET ${describeAlternated(r.alternated.get)}.`,
   );
-  const all = [r.post, r.get, r.postMulti, r.getMulti, r.pgWrite, r.pgRead, r.hello].flatMap((rows) => CONNECTIONS.map((c) => rows[c] as Measured<unknown>));
+  const all = [r.post, r.get, r.postMulti, r.getMulti, r.pgWrite, r.pgRead, r.hello].flatMap((rows) =>
+    CONNECTIONS.map((c) => rows[c] as Measured<unknown>),
+  );
   const worst = Math.max(...all.map((x) => x.cpu.other));
   if (worst >= NOISY_CORES) {
     lines.push(
@@ -178,7 +231,8 @@ export function renderReport(r: BenchResults): string {
   lines.push('');
   lines.push('## Targets', '');
   lines.push('| check | measured | detail | target | result |', '|---|---|---|---|---|');
-  for (const c of checks(r)) lines.push(`| ${c.name} | ${c.measured} | ${c.detail} | ${c.target} | ${c.pass ? 'PASS' : '**FAIL**'} |`);
+  for (const c of checks(r))
+    lines.push(`| ${c.name} | ${c.measured} | ${c.detail} | ${c.target} | ${c.pass ? 'PASS' : '**FAIL**'} |`);
   lines.push(
     '',
     `Informational: POST / pgbench write at 16 conns = ${f2(r.post[16].result.rps / r.pgWrite[16].result.tps)}; ` +

@@ -13,11 +13,21 @@ import { WEBHOOK_ROUTES } from './webhooks/webhook-admin-contracts.ts';
 
 // The admin API (docs/DASHBOARD.md) in the OpenAPI document: every route the dashboard's page
 // calls, so every action is scriptable with a session cookie and its CSRF token. A new admin
-// route's contract is added here (test/openapi.test.ts checks that every registered route is).
+// route's contract is added here (test/api/openapi.test.ts checks that every registered route is).
 
 export const ADMIN_API: ApiPart = {
   routes: [
-    ...DASHBOARD_ROUTES, ...WEBHOOK_ROUTES, ...SETTINGS_ROUTES, ...TEAM_ROUTES, ...LOGS_ROUTES, ...FORM_AGENT_ROUTES,
-    getInboxSettingsRoute, saveInboxSettingsRoute, analyticsRoute, exportCsvRoute, ...LEAD_HISTORY_ROUTES, ...LEAD_NOTES_ROUTES,
+    ...DASHBOARD_ROUTES,
+    ...WEBHOOK_ROUTES,
+    ...SETTINGS_ROUTES,
+    ...TEAM_ROUTES,
+    ...LOGS_ROUTES,
+    ...FORM_AGENT_ROUTES,
+    getInboxSettingsRoute,
+    saveInboxSettingsRoute,
+    analyticsRoute,
+    exportCsvRoute,
+    ...LEAD_HISTORY_ROUTES,
+    ...LEAD_NOTES_ROUTES,
   ],
 };

@@ -41,11 +41,15 @@ export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The signed-in operator of the request (CSRF checked for state-changing methods). */
-export async function requireSession(operators: OperatorService, request: FastifyRequest): Promise<SignedIn & { token: string }> {
+export async function requireSession(
+  operators: OperatorService,
+  request: FastifyRequest,
+): Promise<SignedIn & { token: string }> {
   const token = sessionToken(request);
   const session = token ? await operators.session(token) : null;
   if (!token || !session) throw new AppError('not_signed_in');
-  if (!SAFE_METHODS.has(request.method) && request.headers[CSRF_HEADER] !== session.csrfToken) throw new AppError('csrf_failed');
+  if (!SAFE_METHODS.has(request.method) && request.headers[CSRF_HEADER] !== session.csrfToken)
+    throw new AppError('csrf_failed');
   rememberOperator(request, session);
   return { ...session, token };
 }

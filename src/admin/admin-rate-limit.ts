@@ -35,7 +35,9 @@ export function installAdminRateLimit(http: FastifyInstance, o: { perMinute: num
     const key = createHash('sha256').update(token).digest('base64url').slice(0, 22);
     const n = (counts.get(key) ?? 0) + 1;
     if (n > o.perMinute) {
-      throw new AppError('rate_limited', { retryAfterSeconds: Math.max(1, Math.ceil(((current + 1) * WINDOW_MS - now) / 1000)) });
+      throw new AppError('rate_limited', {
+        retryAfterSeconds: Math.max(1, Math.ceil(((current + 1) * WINDOW_MS - now) / 1000)),
+      });
     }
     if (counts.size < MAX_SESSIONS_PER_WINDOW || counts.has(key)) counts.set(key, n);
   });

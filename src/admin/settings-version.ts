@@ -8,7 +8,11 @@ import { AppError } from '../shared/errors.ts';
 // (`leadintake workspace update`) change it too.
 
 export function versionOf(value: unknown): string {
-  return crypto.createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex').slice(0, 20);
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify(canonical(value)))
+    .digest('hex')
+    .slice(0, 20);
 }
 
 // jsonb stores an object's keys in its own order, so a config read back from the database and
@@ -16,7 +20,12 @@ export function versionOf(value: unknown): string {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined).map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }

@@ -12,15 +12,25 @@ import type { FastifyInstance } from 'fastify';
 export const WEB_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'web');
 
 export function webRoutes(dir = WEB_DIR) {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     const indexFile = path.join(dir, 'index.html');
     const built = fs.existsSync(indexFile);
     if (built) {
-      await scope.register(fastifyStatic, { root: path.join(dir, 'assets'), prefix: '/admin/assets/', immutable: true, maxAge: '365d', index: false, wildcard: true });
+      await scope.register(fastifyStatic, {
+        root: path.join(dir, 'assets'),
+        prefix: '/admin/assets/',
+        immutable: true,
+        maxAge: '365d',
+        index: false,
+        wildcard: true,
+      });
     }
     const page = async (_request: unknown, reply: import('fastify').FastifyReply) => {
       if (!built) {
-        return reply.status(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build`.');
+        return reply
+          .status(503)
+          .type('text/plain; charset=utf-8')
+          .send('The dashboard is not built: run `npm run build`.');
       }
       // Read per request: a rebuild while the service runs is served at once (a 1 KB file).
       // Its Content-Security-Policy and the other security headers: src/http/security-headers.ts.

@@ -65,7 +65,10 @@ export async function findAgentLead(db: Queryable, workspaceId: string, leadId: 
  */
 export const AGENT_NOTES_MAX_CHARS = 8000;
 
-export type ProfileSaveResult = { ok: true } | { ok: false; reason: 'not_found' } | { ok: false; reason: 'refused'; status: LeadStatus };
+export type ProfileSaveResult =
+  | { ok: true }
+  | { ok: false; reason: 'not_found' }
+  | { ok: false; reason: 'refused'; status: LeadStatus };
 
 /**
  * Merges answers (by question id) and appends notes (keeping the latest AGENT_NOTES_MAX_CHARS),

@@ -29,8 +29,7 @@ export type ChatResult =
    * `finishReason`: the server's `finish_reason` when it gave one (`length`: the answer was cut by
    * the token limit, and must not reach a lead as it is).
    */
-  | { ok: true; message: { content: string | null; tool_calls?: ChatToolCall[] }; finishReason?: string }
-  | ChatFailure;
+  { ok: true; message: { content: string | null; tool_calls?: ChatToolCall[] }; finishReason?: string } | ChatFailure;
 
 /**
  * `retryable` follows the official SDK's rules (408, 409, 429, 5xx, network, and a 2xx answer that

@@ -33,7 +33,10 @@ export function leadGaveEmail(words: readonly string[], email: string): boolean 
   return words.some((w) => {
     const text = w.toLowerCase();
     if (text.includes(wanted)) return true;
-    const spoken = text.replace(/\s+at\s+/g, '@').replace(/\s+dot\s+/g, '.').replace(/\s+/g, '');
+    const spoken = text
+      .replace(/\s+at\s+/g, '@')
+      .replace(/\s+dot\s+/g, '.')
+      .replace(/\s+/g, '');
     return spoken.includes(wanted);
   });
 }
@@ -56,7 +59,11 @@ export function leadGavePhone(words: readonly string[], phone: string): boolean 
 
 /** Records the starts listSlots showed the model, so bookConsult can tell an offered time from an invented one. */
 export async function recordOfferedSlots(
-  db: Queryable, leadId: string, conversation: string, starts: readonly string[], at: Date,
+  db: Queryable,
+  leadId: string,
+  conversation: string,
+  starts: readonly string[],
+  at: Date,
 ): Promise<void> {
   if (starts.length === 0) return;
   await db.query({
@@ -70,7 +77,10 @@ export async function recordOfferedSlots(
 
 /** When listSlots last offered this start to the lead in this conversation; null: never. */
 export async function offeredAt(
-  db: Queryable, leadId: string, conversation: string, startMs: number,
+  db: Queryable,
+  leadId: string,
+  conversation: string,
+  startMs: number,
 ): Promise<Date | null> {
   const { rows } = await db.query({
     name: 'slot-offered-at',

@@ -3,7 +3,11 @@
 const dateFormats = new Map<string, Intl.DateTimeFormat>();
 const timeFormats = new Map<string, Intl.DateTimeFormat>();
 
-function cached(cache: Map<string, Intl.DateTimeFormat>, tz: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+function cached(
+  cache: Map<string, Intl.DateTimeFormat>,
+  tz: string,
+  options: Intl.DateTimeFormatOptions,
+): Intl.DateTimeFormat {
   let f = cache.get(tz);
   if (!f) {
     f = new Intl.DateTimeFormat('en-GB', { ...options, timeZone: tz });
@@ -14,7 +18,12 @@ function cached(cache: Map<string, Intl.DateTimeFormat>, tz: string, options: In
 
 /** `Sunday, 22 November 2026`. */
 export function formatLocalDate(at: Date, tz: string): string {
-  const parts = cached(dateFormats, tz, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }).formatToParts(at);
+  const parts = cached(dateFormats, tz, {
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+  }).formatToParts(at);
   const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
   // Assembled by hand: ICU's punctuation for en-GB has changed between versions.
   return `${part('weekday')}, ${part('day')} ${part('month')} ${part('year')}`;

@@ -51,11 +51,13 @@ export class ModelGate {
     const c = this.#circuit(key);
     const now = this.#o.now();
     if (c.openUntil > now) {
-      return refused('The workspace\'s chat model kept failing; calls pause until its cool-down ends.',
-        c.openUntil - now);
+      return refused(
+        "The workspace's chat model kept failing; calls pause until its cool-down ends.",
+        c.openUntil - now,
+      );
     }
     if (c.running >= this.#o.maxConcurrent || c.trial) {
-      return { ...refused('All of this workspace\'s chat model calls are in use.', BUSY_RETRY_MS), deferred: true };
+      return { ...refused("All of this workspace's chat model calls are in use.", BUSY_RETRY_MS), deferred: true };
     }
     // Past an opened breaker's cool-down, this call is the trial.
     const trial = c.openUntil !== 0;

@@ -71,14 +71,18 @@ export function correctionFor(problem: GuardProblem, limit: number): string {
       return `Your last answer was cut off by the length limit and was not sent. ${again} Keep it short.`;
     case 'degenerate':
     case 'empty':
-      return 'Your last answer was empty or not readable (markup only, or one character repeated) and was not ' +
-        `sent. ${again}`;
+      return (
+        'Your last answer was empty or not readable (markup only, or one character repeated) and was not ' +
+        `sent. ${again}`
+      );
     case 'too_long':
       return `Your last answer was too long for WhatsApp and was not sent. ${again} At most ${limit} characters.`;
     case 'booking_claim':
-      return 'Your last answer told the lead they are booked (or gave a booking reference), but this lead has no ' +
+      return (
+        'Your last answer told the lead they are booked (or gave a booking reference), but this lead has no ' +
         'booking, so it was not sent. Only bookConsult makes a booking; never invent a booking or a reference. ' +
-        again;
+        again
+      );
   }
 }
 
@@ -118,7 +122,12 @@ export function cleanText(text: string, allowedDomains: readonly string[], chang
   out = removeLinks(out, allowedDomains, changes);
   return out
     .split('\n')
-    .map((line) => line.replace(/[ \t]{2,}/g, ' ').replace(/[ \t]+([.,;:!?])/g, '$1').trimEnd())
+    .map((line) =>
+      line
+        .replace(/[ \t]{2,}/g, ' ')
+        .replace(/[ \t]+([.,;:!?])/g, '$1')
+        .trimEnd(),
+    )
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
@@ -126,8 +135,8 @@ export function cleanText(text: string, allowedDomains: readonly string[], chang
 
 // A URL with a scheme, a `www.` host, or a bare host with a path or a common top-level domain.
 // An e-mail address is not a link: its domain is preceded by `@`.
-const COMMON_TLD = 'com|net|org|info|biz|io|co|me|ly|app|dev|link|xyz|site|online|shop|' +
-  'de|uk|fr|es|pt|br|nl|it|eu|us|ru|cn';
+const COMMON_TLD =
+  'com|net|org|info|biz|io|co|me|ly|app|dev|link|xyz|site|online|shop|' + 'de|uk|fr|es|pt|br|nl|it|eu|us|ru|cn';
 const LINK = new RegExp(
   String.raw`(?<![@\w.-])(?:[a-z][a-z0-9+.-]{1,20}:\/\/[^\s<>"']+|www\.[^\s<>"']+|` +
     String.raw`(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+` +

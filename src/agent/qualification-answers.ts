@@ -17,7 +17,10 @@ export interface QualificationState {
   open: QualificationQuestion[];
 }
 
-export function qualificationState(questions: readonly QualificationQuestion[], lead: AnswerSources): QualificationState {
+export function qualificationState(
+  questions: readonly QualificationQuestion[],
+  lead: AnswerSources,
+): QualificationState {
   const merged = new Map<string, string>();
   for (const [id, answer] of [...Object.entries(lead.formResponses), ...Object.entries(lead.answers)]) {
     // A blank form field is no answer.
@@ -48,6 +51,11 @@ function describeRange(q: QualificationQuestion): string {
 
 /** `q_abc: Do you own the property? (required; one of: Yes, No)`, as the agent needs it to ask and save. */
 export function describeQuestion(q: QualificationQuestion): string {
-  const kind = q.type === 'choice' ? `one of: ${(q.options ?? []).join(', ')}` : q.type === 'number' ? describeRange(q) : 'free text';
+  const kind =
+    q.type === 'choice'
+      ? `one of: ${(q.options ?? []).join(', ')}`
+      : q.type === 'number'
+        ? describeRange(q)
+        : 'free text';
   return `${q.id}: ${q.label} (${q.required ? 'required' : 'optional'}; ${kind})`;
 }

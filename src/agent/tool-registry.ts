@@ -15,7 +15,13 @@ import { updateLeadProfile } from './tools/update-lead-profile.ts';
 export type { AgentTool, ToolContext } from './tools/tool-context.ts';
 
 export const agentTools: readonly AgentTool[] = [
-  updateLeadProfile, listSlots, bookConsult, markUnqualified, optOut, escalateToHuman, endConversation,
+  updateLeadProfile,
+  listSlots,
+  bookConsult,
+  markUnqualified,
+  optOut,
+  escalateToHuman,
+  endConversation,
 ];
 
 /**
@@ -49,7 +55,10 @@ export async function runTool(ctx: ToolContext, name: string, rawArgs: unknown):
 }
 
 /** Tool declarations in the OpenAI `tools` format (Vapi uses the same `function` object). */
-export function toolDeclarations(): Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }> {
+export function toolDeclarations(): Array<{
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}> {
   return agentTools.map((t) => {
     // `io: 'input'`: arguments with defaults are optional for the caller.
     const { $schema: _dialect, ...parameters } = z.toJSONSchema(t.args, { io: 'input' }) as Record<string, unknown>;
@@ -67,6 +76,7 @@ function argumentsObject(raw: unknown): { value: Record<string, unknown> } | { p
       return { problem: 'the arguments are not valid JSON' };
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: 'the arguments must be a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { problem: 'the arguments must be a JSON object' };
   return { value: value as Record<string, unknown> };
 }

@@ -75,7 +75,9 @@ export class RateLimiter {
       text: COUNT,
       values: [new Date(windowStart), ids, ids.map((id) => sizes.get(id)!)],
     });
-    const after = new Map<string, number>(rows.map((r: { api_key_id: string; count: number }) => [r.api_key_id, r.count]));
+    const after = new Map<string, number>(
+      rows.map((r: { api_key_id: string; count: number }) => [r.api_key_id, r.count]),
+    );
     return requests.map((r, i) => {
       const count = after.get(r.apiKeyId);
       if (count === undefined) throw new Error('rate limit: a key of the batch was not counted');

@@ -11,17 +11,29 @@ type Spec = Record<string, 'string' | 'boolean'>;
  * spec). A mistake is one line that names the command and what it takes, never Node's parser text:
  * `Unknown option --prot for "serve". Options: --port, --host, --no-worker.`
  */
-export function parseCommandArgs<S extends Spec>(args: string[], spec: S, command: string, accepted?: readonly (keyof S & string)[]) {
+export function parseCommandArgs<S extends Spec>(
+  args: string[],
+  spec: S,
+  command: string,
+  accepted?: readonly (keyof S & string)[],
+) {
   const names = accepted ?? (Object.keys(spec) as (keyof S & string)[]);
   const taken = Object.fromEntries(names.map((k) => [k, spec[k]!]));
   const options = Object.fromEntries(Object.entries(taken).map(([k, type]) => [k, { type }]));
   // A lenient pass first: it reports every token, so our message can name the offending one.
-  const { tokens } = parseArgs({ args, options: options as never, allowPositionals: true, strict: false, tokens: true });
+  const { tokens } = parseArgs({
+    args,
+    options: options as never,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
   for (const t of tokens) {
     if (t.kind !== 'option') continue;
     const type = taken[t.name];
     if (!type) throw new CliError(`Unknown option ${t.rawName} for "${command}". ${optionList(names)}`);
-    if (type === 'string' && t.value === undefined) throw new CliError(`Option ${t.rawName} of "${command}" needs a value.`);
+    if (type === 'string' && t.value === undefined)
+      throw new CliError(`Option ${t.rawName} of "${command}" needs a value.`);
     if (type === 'boolean' && t.inlineValue) throw new CliError(`Option ${t.rawName} of "${command}" takes no value.`);
   }
   try {

@@ -27,7 +27,11 @@ export async function demoCommand(args: string[], config: Config, log: Logger): 
   const { values } = parseCommandArgs(args, { port: 'string', interval: 'string' }, 'demo');
   const port = values.port ? positiveInt(values.port, '--port') : config.PORT;
   const intervalSeconds = positiveInt(values.interval, '--interval') ?? 4;
-  const cfg: Config = { ...config, PORT: port ?? config.PORT, ...(values.port && !process.env.PUBLIC_BASE_URL ? { PUBLIC_BASE_URL: `http://${config.HOST}:${port}` } : {}) };
+  const cfg: Config = {
+    ...config,
+    PORT: port ?? config.PORT,
+    ...(values.port && !process.env.PUBLIC_BASE_URL ? { PUBLIC_BASE_URL: `http://${config.HOST}:${port}` } : {}),
+  };
   // A playground on the developer's machine: a webhook receiver or model server on it may be used.
   cfg.EGRESS_ALLOW_PRIVATE_NETWORKS = true;
   const { serve } = await import('../serve.ts');
@@ -35,7 +39,10 @@ export async function demoCommand(args: string[], config: Config, log: Logger): 
   try {
     server = await serve(cfg, log, { firstRunDemo: false });
   } catch (err) {
-    if ((err as { code?: string }).code === 'EADDRINUSE') throw new CliError(`Port ${cfg.PORT} is in use (is "npm start" running?). Stop it, or run: leadintake demo --port 3001`);
+    if ((err as { code?: string }).code === 'EADDRINUSE')
+      throw new CliError(
+        `Port ${cfg.PORT} is in use (is "npm start" running?). Stop it, or run: leadintake demo --port 3001`,
+      );
     throw err;
   }
   const stop = stopSignal();
@@ -97,7 +104,12 @@ async function run(pool: Pool, apiBase: string, keys: DemoKey[], intervalMs: num
 type Say = (line: string) => void;
 
 async function submit(
-  apiBase: string, key: string, channel: Channel, suffix: string, started: number, say: Say,
+  apiBase: string,
+  key: string,
+  channel: Channel,
+  suffix: string,
+  started: number,
+  say: Say,
 ): Promise<Tracked | null> {
   // A random middle part: the phone stays new in the workspace, the last four digits choose the outcome.
   const phone = `+1 555 ${String(Math.floor(Math.random() * 1000)).padStart(3, '0')} ${suffix}`;
@@ -110,7 +122,9 @@ async function submit(
   const body = (await res.json()) as { leadId?: string; status?: string; message?: string; error?: string };
   const submittedAt = Date.now();
   if (res.status !== 201 || !body.leadId) {
-    say(`${clock(started)}  ${label}  POST answered ${res.status} ${body.error ?? ''}${body.message ? `: ${body.message}` : ''}`);
+    say(
+      `${clock(started)}  ${label}  POST answered ${res.status} ${body.error ?? ''}${body.message ? `: ${body.message}` : ''}`,
+    );
     return null;
   }
   say(`${clock(started)}  ${label}  201 ${body.status === 'in_progress' ? 'in_progress (call placed)' : body.status}`);
@@ -120,16 +134,20 @@ async function submit(
 async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number, say: Say): Promise<void> {
   const { rows } = await pool.query(
     `SELECT l.id, l.status,
-            (SELECT min(e.at) FROM lead_events e WHERE e.lead_id = l.id AND e.type = 'message.sent') AS first_message_at,
+            (SELECT min(e.at) FROM lead_events e WHERE e.lead_id = l.id
+            AND e.type = 'message.sent') AS first_message_at,
             cs.status AS call_status, cs.ended_reason
        FROM leads l
-       LEFT JOIN LATERAL (SELECT status, ended_reason FROM call_sessions WHERE lead_id = l.id ORDER BY created_at DESC LIMIT 1) cs ON true
+       LEFT JOIN LATERAL (SELECT status, ended_reason FROM call_sessions
+       WHERE lead_id = l.id ORDER BY created_at DESC LIMIT 1) cs ON true
       WHERE l.id = ANY($1::uuid[])`,
     [[...tracked.keys()]],
   );
   for (const r of rows) {
     const t = tracked.get(r.id)!;
-    const state = r.call_status ? `${r.status}, call ${r.call_status}${r.ended_reason ? ` (${r.ended_reason})` : ''}` : r.status;
+    const state = r.call_status
+      ? `${r.status}, call ${r.call_status}${r.ended_reason ? ` (${r.ended_reason})` : ''}`
+      : r.status;
     const after = ((Date.now() - t.submittedAt) / 1000).toFixed(1);
     if (state !== t.seen) {
       let note = `${after} s after the 201`;
@@ -141,7 +159,9 @@ async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number, 
       t.seen = state;
     }
     const done = TERMINAL.has(r.status) && (!r.call_status || r.call_status === 'ended');
-    const quietEnough = Date.now() - t.submittedAt > WATCH_MS || (r.call_status === 'ended' && !TERMINAL.has(r.status) && Date.now() - t.submittedAt > 25_000);
+    const quietEnough =
+      Date.now() - t.submittedAt > WATCH_MS ||
+      (r.call_status === 'ended' && !TERMINAL.has(r.status) && Date.now() - t.submittedAt > 25_000);
     if (done || quietEnough) tracked.delete(r.id);
   }
 }

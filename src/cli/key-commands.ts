@@ -1,5 +1,3 @@
-import type { Config } from '../config/config.ts';
-import type { Pool } from '../db/pool.ts';
 import type { Core } from '../runtime.ts';
 import { listApiKeys, revokeApiKey } from '../workspaces/api-key-queries.ts';
 import { AppError } from '../shared/errors.ts';
@@ -8,7 +6,11 @@ import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // What each subcommand takes (an unknown subcommand is refused by the switch below).
-const KEY_OPTIONS: Record<string, Array<'name' | 'hourly-limit' | 'json' | 'sandbox'>> = { create: ['name', 'hourly-limit', 'json', 'sandbox'], revoke: [], list: ['json'] };
+const KEY_OPTIONS: Record<string, Array<'name' | 'hourly-limit' | 'json' | 'sandbox'>> = {
+  create: ['name', 'hourly-limit', 'json', 'sandbox'],
+  revoke: [],
+  list: ['json'],
+};
 
 /** A cap's refusal as the CLI says it, with the setting that moves the cap (the operator runs the CLI). */
 function capRefused(err: unknown): never {
@@ -21,7 +23,12 @@ function capRefused(err: unknown): never {
 export async function keyCommand(args: string[], core: Core): Promise<number> {
   const { config, pool } = core;
   const [sub, ...rest] = args;
-  const { values, positionals } = parseCommandArgs(rest, { name: 'string', 'hourly-limit': 'string', json: 'boolean', sandbox: 'boolean' }, `key ${sub}`, KEY_OPTIONS[sub ?? '']);
+  const { values, positionals } = parseCommandArgs(
+    rest,
+    { name: 'string', 'hourly-limit': 'string', json: 'boolean', sandbox: 'boolean' },
+    `key ${sub}`,
+    KEY_OPTIONS[sub ?? ''],
+  );
   const service = core.workspaces;
   switch (sub) {
     case 'create': {
@@ -48,7 +55,11 @@ export async function keyCommand(args: string[], core: Core): Promise<number> {
       if (!workspace) throw new CliError(`No workspace "${slug}".`);
       const keys = await listApiKeys(pool, workspace.id);
       if (values.json) console.log(JSON.stringify(keys));
-      else for (const k of keys) console.log(`${k.id}\t${k.prefix}…\t${k.name}\t${k.livemode ? 'live' : 'sandbox'}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}`);
+      else
+        for (const k of keys)
+          console.log(
+            `${k.id}\t${k.prefix}…\t${k.name}\t${k.livemode ? 'live' : 'sandbox'}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}`,
+          );
       return 0;
     }
     default:

@@ -9,14 +9,22 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `leadintake lead show|delete ID`: one lead, whatever its workspace. */
 export async function leadCommand(args: string[], pool: Pool): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'show' && sub !== 'delete') throw new CliError('Usage: leadintake lead show LEAD_ID [--json] | lead delete LEAD_ID');
-  const { values, positionals } = parseCommandArgs(rest, { json: 'boolean' }, `lead ${sub}`, sub === 'show' ? ['json'] : []);
+  if (sub !== 'show' && sub !== 'delete')
+    throw new CliError('Usage: leadintake lead show LEAD_ID [--json] | lead delete LEAD_ID');
+  const { values, positionals } = parseCommandArgs(
+    rest,
+    { json: 'boolean' },
+    `lead ${sub}`,
+    sub === 'show' ? ['json'] : [],
+  );
   const id = required(positionals[0], 'lead id');
   if (!UUID.test(id)) throw new CliError(`Not a lead id: "${id}".`);
   if (sub === 'delete') {
     const { erased } = await eraseLead(pool, { leadId: id, actor: cliActor() });
     if (!erased) throw new CliError(`No lead "${id}".`);
-    console.log(`Deleted lead ${id}: its conversation, calls and personal data are erased; the audit trail keeps who deleted it and when.`);
+    console.log(
+      `Deleted lead ${id}: its conversation, calls and personal data are erased; the audit trail keeps who deleted it and when.`,
+    );
     return 0;
   }
   const details = await getLeadDetails(pool, { leadId: id });
@@ -56,10 +64,14 @@ function printDetails(d: LeadDetails): void {
   line('Created', l.createdAt);
   for (const [question, answer] of Object.entries(l.answers)) line(`  ${question}`, answer);
   console.log('\nTimeline');
-  for (const e of d.timeline) console.log(`  ${e.at}  ${e.type}${Object.keys(e.data).length ? `  ${JSON.stringify(e.data)}` : ''}`);
+  for (const e of d.timeline)
+    console.log(`  ${e.at}  ${e.type}${Object.keys(e.data).length ? `  ${JSON.stringify(e.data)}` : ''}`);
   if (d.messages.length > 0) {
     console.log('\nMessages');
-    for (const m of d.messages) console.log(`  ${m.createdAt}  ${m.direction === 'inbound' ? '←' : '→'} ${m.body.replace(/\s+/g, ' ')}  [${m.status}]`);
+    for (const m of d.messages)
+      console.log(
+        `  ${m.createdAt}  ${m.direction === 'inbound' ? '←' : '→'} ${m.body.replace(/\s+/g, ' ')}  [${m.status}]`,
+      );
   }
   if (d.truncated) console.log('  (older entries left out; --json has the same cut)');
   const c = d.latestCall;
@@ -73,6 +85,9 @@ function printDetails(d: LeadDetails): void {
   }
   if (d.integrationLog.length > 0) {
     console.log('\nIntegration log (newest first)');
-    for (const e of d.integrationLog) console.log(`  ${e.createdAt}  ${e.provider} ${e.direction === 'out' ? '→' : '←'} ${e.kind}  ${e.httpStatus ?? '-'}  ${e.outcome ?? ''}`);
+    for (const e of d.integrationLog)
+      console.log(
+        `  ${e.createdAt}  ${e.provider} ${e.direction === 'out' ? '→' : '←'} ${e.kind}  ${e.httpStatus ?? '-'}  ${e.outcome ?? ''}`,
+      );
   }
 }

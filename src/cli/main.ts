@@ -59,7 +59,11 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'serve') {
     const { values } = parseCommandArgs(rest, { port: 'string', host: 'string', 'no-worker': 'boolean' }, 'serve');
-    const config = loadConfig({ ...process.env, ...(values.port ? { PORT: values.port } : {}), ...(values.host ? { HOST: values.host } : {}) });
+    const config = loadConfig({
+      ...process.env,
+      ...(values.port ? { PORT: values.port } : {}),
+      ...(values.host ? { HOST: values.host } : {}),
+    });
     const log = createLogger(config.LOG_LEVEL);
     // Loaded here only: the other commands need none of the HTTP and queue modules.
     const { serve } = await import('../serve.ts');

@@ -10,7 +10,11 @@ import { CliError, parseCommandArgs, required } from './args.ts';
 // printed once; nobody types one into a shell history.
 
 const USER_OPTIONS: Record<string, Array<'email' | 'name' | 'workspace' | 'role' | 'json'>> = {
-  create: ['email', 'name'], add: ['workspace', 'role'], list: ['json'], remove: [], 'reset-password': [],
+  create: ['email', 'name'],
+  add: ['workspace', 'role'],
+  list: ['json'],
+  remove: [],
+  'reset-password': [],
 };
 
 export async function userCommand(args: string[], config: Config, pool: Pool): Promise<number> {
@@ -26,18 +30,22 @@ export async function userCommand(args: string[], config: Config, pool: Pool): P
       const created = await operators.create(email, values.name);
       if (!created) throw new CliError(`A user "${email.trim().toLowerCase()}" exists already.`);
       console.log(`Created user ${created.email}. Password (shown once, store it now): ${created.password}`);
-      console.log(`Sign in at ${signIn}; give access with: leadintake user add ${created.email} --workspace SLUG --role owner|admin|agent|viewer`);
+      console.log(
+        `Sign in at ${signIn}; give access with: leadintake user add ${created.email} --workspace SLUG --role owner|admin|agent|viewer`,
+      );
       return 0;
     }
     case 'add': {
       const email = required(positionals[0], 'e-mail');
       const slug = required(values.workspace, '--workspace');
       const role = required(values.role, '--role');
-      if (!(ROLES as readonly string[]).includes(role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}.`);
+      if (!(ROLES as readonly string[]).includes(role))
+        throw new CliError(`--role must be one of ${ROLES.join(', ')}.`);
       // A lookup only: no settings are decrypted, so no installation key is needed.
       const workspace = await findLiveWorkspaceBySlug(pool, slug);
       if (!workspace) throw new CliError(`No workspace "${slug}".`);
-      if (!(await operators.addMembership(email, workspace.id, role as Role))) throw new CliError(`No user "${email}".`);
+      if (!(await operators.addMembership(email, workspace.id, role as Role)))
+        throw new CliError(`No user "${email}".`);
       console.log(`${email.trim().toLowerCase()} is ${role} of ${slug}.`);
       return 0;
     }
@@ -57,10 +65,14 @@ export async function userCommand(args: string[], config: Config, pool: Pool): P
       const email = required(positionals[0], 'e-mail');
       const password = await operators.resetPassword(email);
       if (!password) throw new CliError(`No user "${email}".`);
-      console.log(`New password for ${email.trim().toLowerCase()} (shown once; every session of the user ended): ${password}`);
+      console.log(
+        `New password for ${email.trim().toLowerCase()} (shown once; every session of the user ended): ${password}`,
+      );
       return 0;
     }
     default:
-      throw new CliError('Usage: leadintake user create --email E [--name N] | add E --workspace S --role R | list | remove E | reset-password E');
+      throw new CliError(
+        'Usage: leadintake user create --email E [--name N] | add E --workspace S --role R | list | remove E | reset-password E',
+      );
   }
 }

@@ -39,10 +39,18 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
     case 'add': {
       const slug = required(positionals[0], 'workspace slug');
       const url = required(values.url, '--url');
-      const events = values.events ? values.events.split(',').map((e) => e.trim()).filter((e) => e !== '') : [];
+      const events = values.events
+        ? values.events
+            .split(',')
+            .map((e) => e.trim())
+            .filter((e) => e !== '')
+        : [];
       const added = check(await service.add(slug, url, events), slug);
       if (values.json) console.log(JSON.stringify(added));
-      else console.log(`Webhook endpoint ${added.endpoint.id} (${added.endpoint.eventTypes.join(',')}). Signing secret (shown once, store it now): ${added.secret}`);
+      else
+        console.log(
+          `Webhook endpoint ${added.endpoint.id} (${added.endpoint.eventTypes.join(',')}). Signing secret (shown once, store it now): ${added.secret}`,
+        );
       return 0;
     }
     case 'list': {
@@ -50,7 +58,11 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
       const list = check(await service.list(slug), slug);
       if (values.json) console.log(JSON.stringify(list));
       else if (list.length === 0) console.log(`No webhook endpoints in "${slug}".`);
-      else for (const e of list) console.log(`${e.id}\t${e.url}\t${e.eventTypes.join(',')}\t${e.enabled ? 'enabled' : `DISABLED since ${e.disabledAt ?? '?'}: ${e.disabledReason ?? 'disabled'}`}${e.enabled && e.failingSince ? `\tfailing since ${e.failingSince}` : ''}`);
+      else
+        for (const e of list)
+          console.log(
+            `${e.id}\t${e.url}\t${e.eventTypes.join(',')}\t${e.enabled ? 'enabled' : `DISABLED since ${e.disabledAt ?? '?'}: ${e.disabledReason ?? 'disabled'}`}${e.enabled && e.failingSince ? `\tfailing since ${e.failingSince}` : ''}`,
+          );
       return 0;
     }
     case 'remove': {
@@ -63,7 +75,10 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
       const id = endpointId();
       const r = check(await service.rotateSecret(id), id);
       if (values.json) console.log(JSON.stringify(r));
-      else console.log(`New signing secret (shown once, store it now): ${r.secret}\nThe previous secret also signs until ${r.previousValidUntil}.`);
+      else
+        console.log(
+          `New signing secret (shown once, store it now): ${r.secret}\nThe previous secret also signs until ${r.previousValidUntil}.`,
+        );
       return 0;
     }
     case 'deliveries': {
@@ -74,7 +89,10 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
       else
         for (const d of log) {
           console.log(`delivery ${d.deliveryId}\t${d.eventType}\t${d.messageId}\tlead ${d.leadId}\t${d.status}`);
-          for (const a of d.attempts) console.log(`  ${a.at}\t${a.outcome}\t${a.statusCode ?? '-'}\t${a.latencyMs} ms\t${JSON.stringify(a.response.slice(0, 200))}`);
+          for (const a of d.attempts)
+            console.log(
+              `  ${a.at}\t${a.outcome}\t${a.statusCode ?? '-'}\t${a.latencyMs} ms\t${JSON.stringify(a.response.slice(0, 200))}`,
+            );
         }
       return 0;
     }
@@ -82,9 +100,13 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
       const id = endpointId();
       if (!values.all && !values.delivery) throw new CliError('Missing --delivery DELIVERY_ID (or --all).');
       if (values.all && values.delivery) throw new CliError('Give --delivery or --all, not both.');
-      if (values.delivery && !/^\d{1,18}$/.test(values.delivery)) throw new CliError(`Not a delivery id: "${values.delivery}".`);
+      if (values.delivery && !/^\d{1,18}$/.test(values.delivery))
+        throw new CliError(`Not a delivery id: "${values.delivery}".`);
       const n = check(await service.replay(id, values.delivery), id);
-      if (n === 0) throw new CliError(values.all ? 'No failed deliveries to replay.' : `No failed delivery "${values.delivery}" for this endpoint.`);
+      if (n === 0)
+        throw new CliError(
+          values.all ? 'No failed deliveries to replay.' : `No failed delivery "${values.delivery}" for this endpoint.`,
+        );
       console.log(`Queued ${n} failed deliver${n === 1 ? 'y' : 'ies'} again (a running serve or worker sends them).`);
       return 0;
     }

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import type { Config } from '../config/config.ts';
-import type { Pool } from '../db/pool.ts';
 import type { Core } from '../runtime.ts';
 import { setAgentEnabled } from '../whatsapp/conversation-queries.ts';
 import { llmSettingsProblem } from '../workspaces/model-endpoint.ts';
@@ -22,29 +21,47 @@ const WORKSPACE_OPTIONS: Record<string, Array<'slug' | 'name' | 'channel' | 'con
 export async function workspaceCommand(args: string[], core: Core): Promise<number> {
   const { config, pool } = core;
   const [sub, ...rest] = args;
-  const { values, positionals } = parseCommandArgs(rest, {
-    slug: 'string',
-    name: 'string',
-    channel: 'string',
-    config: 'string',
-    json: 'boolean',
-    'show-secret': 'boolean',
-  }, `workspace ${sub}`, WORKSPACE_OPTIONS[sub ?? '']);
+  const { values, positionals } = parseCommandArgs(
+    rest,
+    {
+      slug: 'string',
+      name: 'string',
+      channel: 'string',
+      config: 'string',
+      json: 'boolean',
+      'show-secret': 'boolean',
+    },
+    `workspace ${sub}`,
+    WORKSPACE_OPTIONS[sub ?? ''],
+  );
   const service = core.workspaces;
   switch (sub) {
     case 'create': {
       const slug = required(values.slug, '--slug');
       if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) {
-        throw new CliError('--slug must be lowercase letters, digits and dashes (at most 63), starting with a letter or digit.');
+        throw new CliError(
+          '--slug must be lowercase letters, digits and dashes (at most 63), starting with a letter or digit.',
+        );
       }
       const channel = required(values.channel, '--channel');
       if (channel !== 'voice' && channel !== 'whatsapp') throw new CliError('--channel must be voice or whatsapp.');
       const wsConfig = values.config ? readConfigFile(values.config, config) : undefined;
-      const result = await service.create({ slug, name: required(values.name, '--name'), channel, ...(wsConfig ? { config: wsConfig } : {}) });
+      const result = await service.create({
+        slug,
+        name: required(values.name, '--name'),
+        channel,
+        ...(wsConfig ? { config: wsConfig } : {}),
+      });
       if (result.kind === 'slug_taken') throw new CliError(`A workspace with slug "${slug}" already exists.`);
       const { workspace: w, apiKey, sandboxKey } = result;
       if (values.json) {
-        console.log(JSON.stringify({ workspace: { id: w.id, slug: w.slug, name: w.name, channel: w.channel }, apiKey, sandboxKey }));
+        console.log(
+          JSON.stringify({
+            workspace: { id: w.id, slug: w.slug, name: w.name, channel: w.channel },
+            apiKey,
+            sandboxKey,
+          }),
+        );
       } else {
         console.log(`Created workspace ${w.slug} (${w.channel}), id ${w.id}.`);
         console.log(`API key (shown once, store it now): ${apiKey.key}`);
@@ -74,16 +91,31 @@ export async function workspaceCommand(args: string[], core: Core): Promise<numb
       const state = positionals[1];
       if (state !== 'on' && state !== 'off') throw new CliError('Usage: leadintake workspace agent SLUG on|off');
       const workspace = await service.findBySlug(slug);
-      if (!workspace || !(await setAgentEnabled(pool, workspace.id, state === 'on'))) throw new CliError(`No workspace "${slug}".`);
-      console.log(state === 'on' ? `The agent of ${slug} is on.` : `The agent of ${slug} is off: queued turns end without sending.`);
+      if (!workspace || !(await setAgentEnabled(pool, workspace.id, state === 'on')))
+        throw new CliError(`No workspace "${slug}".`);
+      console.log(
+        state === 'on'
+          ? `The agent of ${slug} is on.`
+          : `The agent of ${slug} is off: queued turns end without sending.`,
+      );
       return 0;
     }
     case 'verify':
-      return verifyWorkspace(required(positionals[0], 'workspace slug'), { json: values.json === true, showSecret: values['show-secret'] === true }, config, pool, service);
+      return verifyWorkspace(
+        required(positionals[0], 'workspace slug'),
+        { json: values.json === true, showSecret: values['show-secret'] === true },
+        config,
+        pool,
+        service,
+      );
     case 'list': {
       const list = await service.list();
       if (values.json) {
-        console.log(JSON.stringify(list.map((w) => ({ id: w.id, slug: w.slug, name: w.name, channel: w.channel, createdAt: w.createdAt }))));
+        console.log(
+          JSON.stringify(
+            list.map((w) => ({ id: w.id, slug: w.slug, name: w.name, channel: w.channel, createdAt: w.createdAt })),
+          ),
+        );
       } else {
         for (const w of list) console.log(`${w.slug}\t${w.channel}\t${w.name}\t${w.id}`);
       }
@@ -101,9 +133,10 @@ export async function workspaceCommand(args: string[], core: Core): Promise<numb
 function warnMissingProvider(channel: 'voice' | 'whatsapp', config: WorkspaceConfig, slug: string): void {
   const section = channel === 'voice' ? 'voice' : 'whatsapp';
   if (config[section]) return;
-  const example = channel === 'voice'
-    ? '{"voice":{"provider":"vapi","apiKey":"…","assistantId":"…","phoneNumberId":"…"}}'
-    : '{"whatsapp":{"provider":"twilio","accountSid":"AC…","authToken":"…","from":"+1…","templateContentSid":"HX…"}}';
+  const example =
+    channel === 'voice'
+      ? '{"voice":{"provider":"vapi","apiKey":"…","assistantId":"…","phoneNumberId":"…"}}'
+      : '{"whatsapp":{"provider":"twilio","accountSid":"AC…","authToken":"…","from":"+1…","templateContentSid":"HX…"}}';
   console.error(
     `Warning: the workspace has no "${section}" section, so live leads cannot be contacted ` +
       `(${channel === 'voice' ? 'a live POST answers 502' : 'live leads go to needs_human'}) until it is added:\n` +

@@ -24,35 +24,51 @@ export interface VerifyOptions {
   log?: Logger;
 }
 
-export async function verifyWorkspace(slug: string, opts: VerifyOptions, config: Config, pool: Pool, service: WorkspaceService): Promise<number> {
+export async function verifyWorkspace(
+  slug: string,
+  opts: VerifyOptions,
+  config: Config,
+  pool: Pool,
+  service: WorkspaceService,
+): Promise<number> {
   const log = opts.log ?? createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, process.stderr);
   const workspace = await service.findBySlug(slug);
   if (!workspace) throw new CliError(`No workspace "${slug}".`);
   const settings = service.settingsOf(workspace);
-  const { lines, missing, failed } = await checkWorkspace(workspace, settings, { config, pool, log, ...(opts.checker ? { checker: opts.checker } : {}) });
+  const { lines, missing, failed } = await checkWorkspace(workspace, settings, {
+    config,
+    pool,
+    log,
+    ...(opts.checker ? { checker: opts.checker } : {}),
+  });
   const voice = workspace.channel === 'voice' && settings.voice ? settings.voice : undefined;
   const urls = voice ? vapiServerUrls(config.PUBLIC_BASE_URL, workspace.slug) : undefined;
   const auth = voice ? serverAuthOf(workspace.id, voice) : undefined;
   const warnings = voice ? reachabilityWarnings(config.PUBLIC_BASE_URL) : [];
 
   if (opts.json) {
-    console.log(JSON.stringify({
-      ok: failed === 0,
-      checks: lines,
-      notConfigured: missing,
-      ...(urls && auth ? { serverUrls: urls, serverAuth: auth.kind } : {}),
-      ...(opts.showSecret && auth?.kind === 'secret' ? { serverSecret: auth.secret } : {}),
-      warnings,
-    }));
+    console.log(
+      JSON.stringify({
+        ok: failed === 0,
+        checks: lines,
+        notConfigured: missing,
+        ...(urls && auth ? { serverUrls: urls, serverAuth: auth.kind } : {}),
+        ...(opts.showSecret && auth?.kind === 'secret' ? { serverSecret: auth.secret } : {}),
+        warnings,
+      }),
+    );
     return failed === 0 ? 0 : 1;
   }
   console.log(`Workspace ${workspace.slug} (${workspace.channel})`);
-  for (const l of lines) console.log(`  ${l.ok ? 'PASS' : 'FAIL'}  ${l.provider.padEnd(8)} ${l.check.padEnd(13)} ${l.note}`);
-  for (const m of missing) console.log(`  ${m.required ? 'FAIL' : 'SKIP'}  ${m.section.padEnd(8)} ${'not set'.padEnd(13)} ${m.note}`);
+  for (const l of lines)
+    console.log(`  ${l.ok ? 'PASS' : 'FAIL'}  ${l.provider.padEnd(8)} ${l.check.padEnd(13)} ${l.note}`);
+  for (const m of missing)
+    console.log(`  ${m.required ? 'FAIL' : 'SKIP'}  ${m.section.padEnd(8)} ${'not set'.padEnd(13)} ${m.note}`);
   if (urls && auth && voice) {
-    const authText = auth.kind === 'hmac'
-      ? `HMAC signature (credential ${auth.credentialId}, header ${auth.plan.signatureHeader})`
-      : `X-Vapi-Secret (${voice.serverSecret ? 'voice.serverSecret' : 'derived from the API key'})`;
+    const authText =
+      auth.kind === 'hmac'
+        ? `HMAC signature (credential ${auth.credentialId}, header ${auth.plan.signatureHeader})`
+        : `X-Vapi-Secret (${voice.serverSecret ? 'voice.serverSecret' : 'derived from the API key'})`;
     console.log('Server URLs (sent to Vapi with every call):');
     console.log(`  events  ${urls.events}`);
     console.log(`  tools   ${urls.tools}`);
@@ -61,6 +77,10 @@ export async function verifyWorkspace(slug: string, opts: VerifyOptions, config:
   }
   for (const w of warnings) console.log(`warning: ${w}`);
   const total = lines.length + missing.filter((m) => m.required).length;
-  console.log(failed === 0 ? `All ${total} checks passed.` : `${failed} of ${total} checks failed: fix the settings named above (docs/WORKSPACE-CONFIG.md), then run verify again.`);
+  console.log(
+    failed === 0
+      ? `All ${total} checks passed.`
+      : `${failed} of ${total} checks failed: fix the settings named above (docs/WORKSPACE-CONFIG.md), then run verify again.`,
+  );
   return failed === 0 ? 0 : 1;
 }

@@ -80,9 +80,14 @@ export const configSchema = z
     WHATSAPP_TIMEOUT_MS: positiveInt.default(10_000),
     /** Agent turns one process runs at once (`serve` with its in-process worker, or `worker`). */
     WORKER_CONCURRENCY: positiveInt.default(8),
-    /** Jobs each poller takes a fetch; the first contacts among them run together (one lock, read and insert for all). */
+    /**
+     * Jobs each poller takes a fetch; the first contacts among them run together (one lock, read and insert for all).
+     */
     WORKER_BATCH_SIZE: positiveInt.default(8),
-    /** A running turn proves it is alive this often; a crashed worker's turn is retried after it lapses (pg-boss minimum 10). */
+    /**
+     * A running turn proves it is alive this often; a crashed worker's turn is retried after it lapses (pg-boss minimum
+     * 10).
+     */
     JOB_HEARTBEAT_SECONDS: wholeNumber(10, 3600).default(15),
     /** How often pg-boss looks for lapsed heartbeats (and refreshes queue statistics). */
     JOB_MONITOR_SECONDS: wholeNumber(1, 3600).default(20),
@@ -105,15 +110,22 @@ export const configSchema = z
      */
     EGRESS_ALLOW_PRIVATE_NETWORKS: z.stringbool().optional(),
     WEBHOOKS_ALLOW_PRIVATE_NETWORKS: z.stringbool().optional(),
-    /** Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next ones wait in a short line. */
+    /**
+     * Load shedding (docs/RELIABILITY.md): public-API requests in flight at most; the next ones wait in a short line.
+     */
     MAX_REQUESTS_IN_FLIGHT: positiveInt.default(256),
-    /** Public-API requests that may wait for a slot past MAX_REQUESTS_IN_FLIGHT; past this, 503 at once (0: no line). */
+    /**
+     * Public-API requests that may wait for a slot past MAX_REQUESTS_IN_FLIGHT; past this, 503 at once (0: no line).
+     */
     MAX_REQUESTS_WAITING: wholeNumber(0, 1_000_000).default(4096),
     /** Longest wait of a request in that line (ms) before it is answered 503. */
     MAX_REQUEST_WAIT_MS: wholeNumber(1, 60_000).default(500),
     /** Public-API requests are also shed while the sampled mean event-loop delay exceeds this (ms); 0 turns it off. */
     MAX_EVENT_LOOP_DELAY_MS: wholeNumber(0, 60_000).default(1000),
-    /** For this long after listening (ms), the event-loop delay sheds nothing: its samples still hold the start's own work. */
+    /**
+     * For this long after listening (ms), the event-loop delay sheds nothing: its samples still hold the start's own
+     * work.
+     */
     EVENT_LOOP_GRACE_MS: wholeNumber(0, 600_000).default(5000),
     /** Retry-After (seconds) of the 503 `Service is busy; retry shortly.` */
     BUSY_RETRY_AFTER_SECONDS: wholeNumber(1, 3600).default(1),

@@ -42,7 +42,10 @@ export const trustProxySchema = z
       ctx.addIssue({ code: 'custom', message: 'a hop count must be at most 32' });
       return z.NEVER;
     }
-    const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+    const entries = value
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
     const bad = entries.filter((e) => !isAddressOrRange(e));
     if (entries.length && !bad.length) return entries;
     ctx.addIssue({

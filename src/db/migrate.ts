@@ -45,7 +45,8 @@ async function assertNoDataStepNeeded(client: PoolClient, m: Migration): Promise
   const table = DATA_STEP_TABLES[m.version];
   if (table === undefined) return;
   const { rowCount } = await client.query(`SELECT 1 FROM ${table} LIMIT 1`);
-  if (rowCount) throw new Error(`its data step was not passed (readMigrations(dataSteps)) and ${table} has rows it must rewrite`);
+  if (rowCount)
+    throw new Error(`its data step was not passed (readMigrations(dataSteps)) and ${table} has rows it must rewrite`);
 }
 
 /**
@@ -78,7 +79,10 @@ export async function migrate(pool: Pool, migrations = readMigrations(), log?: L
     }
   } finally {
     // An unlock that fails means a lost connection (which freed the lock): the pool drops it.
-    const broken = await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).then(() => undefined, (e: Error) => e);
+    const broken = await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     client.release(broken);
   }
   return applied;

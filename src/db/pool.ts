@@ -93,7 +93,10 @@ export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) =>
 const LOST_CODES = new Set(['57P01', '57P02', 'ECONNRESET', 'EPIPE']);
 const LOST_MESSAGES = new Set(['Connection terminated unexpectedly']);
 const UNREACHABLE_CODES = new Set(['57P03', 'ECONNREFUSED']);
-const UNREACHABLE_MESSAGES = new Set(['Connection terminated due to connection timeout', 'timeout exceeded when trying to connect']);
+const UNREACHABLE_MESSAGES = new Set([
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+]);
 
 export type ConnectionFault = 'lost' | 'unreachable';
 

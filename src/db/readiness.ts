@@ -33,7 +33,10 @@ export class DatabaseReadiness {
   async #run(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, TIMEOUT_MS, false)));
-    const query = this.#db.query('SELECT 1').then(() => true, () => false);
+    const query = this.#db.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
     const ok = await Promise.race([query, timeout]);
     clearTimeout(timer);
     this.#last = { ok, at: this.#now() };

@@ -1,8 +1,9 @@
-// Many callers' small statements as one (docs/PERFORMANCE.md, "Burst drain"). On this class of
-// machine a round trip to PostgreSQL costs more CPU, in our process and in PostgreSQL's, than
-// the statement's own work, and each one wakes a backend; a burst of leads made about 47 of them
-// per lead. What callers submit while the previous statement of the same kind runs (or in the
-// same pass of the event loop) is therefore done by the next statement together: one round
+// Many callers' small statements as one (docs/decisions/0001-batch-the-public-api.md,
+// docs/decisions/0004-record-sends-by-set.md). A round trip to PostgreSQL costs more CPU, in our
+// process and in PostgreSQL's, than the statement's own work, and each one wakes a backend; a
+// burst of leads once made dozens of them per lead. What callers submit while the previous
+// statement of the same kind runs (or in the same pass of the event loop) is therefore done by
+// the next statement together: one round
 // trip and one commit for all of them. The public API counts its requests
 // (src/auth/rate-limiter.ts) and writes and reads its leads (src/leads/lead-batch-statement.ts)
 // the same way, whatever their keys and workspaces.
@@ -60,7 +61,8 @@ export class StatementBatcher<In, Out> {
 
   // While `maxInFlight` statements run, what arrives makes the next one. A statement waits for
   // the event loop's current pass first, so what arrived in the same pass joins it: under load
-  // that doubled the public API's batches at 64 connections (docs/PERFORMANCE.md).
+  // that doubled the public API's batches at 64 connections
+  // (docs/decisions/0001-batch-the-public-api.md).
   #pump(): void {
     if (this.#gathering || this.#inFlight >= this.#maxInFlight || this.#waiting.length === 0) return;
     this.#gathering = true;
@@ -84,7 +86,8 @@ export class StatementBatcher<In, Out> {
     let outputs: Out[];
     try {
       outputs = await this.#run(batch.map((w) => w.item));
-      if (outputs.length !== batch.length) throw new Error(`statement batch: ${outputs.length} outputs for ${batch.length} items`);
+      if (outputs.length !== batch.length)
+        throw new Error(`statement batch: ${outputs.length} outputs for ${batch.length} items`);
     } catch (err) {
       if (batch.length === 1 || !itemMayBeTheCause(err)) {
         for (const w of batch) w.reject(err);

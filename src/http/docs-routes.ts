@@ -59,7 +59,7 @@ const INIT = `window.ui = SwaggerUIBundle({
 `;
 
 export function docsRoutes() {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
     scope.get('/docs/init.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(INIT));
     scope.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) => {

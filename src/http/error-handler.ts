@@ -10,7 +10,7 @@ interface Rendering {
 
 // The public strings are a contract (docs/API.md): keep them byte for byte. None of them
 // repeats anything of the request (path, headers, body): a client's bytes never come back. The
-// OpenAPI document lists them too (src/leads/public-api-schemas.ts); test/openapi.test.ts compares both.
+// OpenAPI document lists them too (src/leads/public-api-schemas.ts); test/api/openapi.test.ts compares both.
 export function renderError(err: AppError): Rendering {
   const d = err.details;
   const table: Record<ErrorCode, () => Rendering> = {
@@ -18,7 +18,10 @@ export function renderError(err: AppError): Rendering {
     validation_failed: () => ({ status: 400, body: { error: 'Validation failed.', issues: d.issues ?? [] } }),
     consent_required: () => ({ status: 400, body: { error: '`consent` must be true.' } }),
     missing_authorization: () => ({ status: 401, body: { error: 'Missing Authorization header.' } }),
-    bad_scheme: () => ({ status: 401, body: { error: 'Authorization header must use the `Bearer <api key>` scheme.' } }),
+    bad_scheme: () => ({
+      status: 401,
+      body: { error: 'Authorization header must use the `Bearer <api key>` scheme.' },
+    }),
     invalid_key: () => ({ status: 401, body: { error: 'API key is invalid or revoked.' } }),
     workspace_not_found: () => ({ status: 404, body: { error: 'Workspace not found.' } }),
     lead_not_found: () => ({ status: 404, body: { error: 'Lead not found.' } }),
@@ -51,32 +54,65 @@ export function renderError(err: AppError): Rendering {
     not_signed_in: () => ({ status: 401, body: { error: 'Sign in required.' } }),
     sign_in_failed: () => ({ status: 401, body: { error: 'Email or password is incorrect.' } }),
     sign_in_throttled: () => ({ status: 429, body: { error: 'Too many sign-in attempts; retry later.' } }),
-    too_many_streams: () => ({ status: 429, body: { error: 'Too many live-update streams for this session: close other dashboard tabs.' } }),
+    too_many_streams: () => ({
+      status: 429,
+      body: { error: 'Too many live-update streams for this session: close other dashboard tabs.' },
+    }),
     csrf_failed: () => ({ status: 403, body: { error: 'Missing or invalid CSRF token.' } }),
     forbidden: () => ({ status: 403, body: { error: 'Your role in this workspace does not allow this.' } }),
-    webhook_endpoint_not_found: () => ({ status: 404, body: { error: 'Webhook endpoint not found in this workspace.' } }),
+    webhook_endpoint_not_found: () => ({
+      status: 404,
+      body: { error: 'Webhook endpoint not found in this workspace.' },
+    }),
     // Providers, API keys and team (docs/DASHBOARD.md, "Providers, API keys and team").
     api_key_not_found: () => ({ status: 404, body: { error: 'API key not found in this workspace.' } }),
     member_not_found: () => ({ status: 404, body: { error: 'Member not found in this workspace.' } }),
-    last_owner: () => ({ status: 409, body: { error: 'A workspace keeps at least one owner: make another member owner first.' } }),
-    already_member: () => ({ status: 409, body: { error: 'That e-mail address is already a member of this workspace.' } }),
-    invite_not_found: () => ({ status: 404, body: { error: 'Invitation not found, already used or expired: ask an owner for a new link.' } }),
-    invite_account_exists: () => ({ status: 409, body: { error: 'An account with this e-mail address exists: sign in to accept the invitation.' } }),
-    invite_other_account: () => ({ status: 403, body: { error: 'This invitation is for another e-mail address: sign in with that address.' } }),
-note_not_found: () => ({ status: 404, body: { error: 'Note not found.' } }),
-    dead_letter_not_found: () => ({ status: 404, body: { error: 'No such dead-lettered turn in this workspace (it may have been retried already).' } }),
+    last_owner: () => ({
+      status: 409,
+      body: { error: 'A workspace keeps at least one owner: make another member owner first.' },
+    }),
+    already_member: () => ({
+      status: 409,
+      body: { error: 'That e-mail address is already a member of this workspace.' },
+    }),
+    invite_not_found: () => ({
+      status: 404,
+      body: { error: 'Invitation not found, already used or expired: ask an owner for a new link.' },
+    }),
+    invite_account_exists: () => ({
+      status: 409,
+      body: { error: 'An account with this e-mail address exists: sign in to accept the invitation.' },
+    }),
+    invite_other_account: () => ({
+      status: 403,
+      body: { error: 'This invitation is for another e-mail address: sign in with that address.' },
+    }),
+    note_not_found: () => ({ status: 404, body: { error: 'Note not found.' } }),
+    dead_letter_not_found: () => ({
+      status: 404,
+      body: { error: 'No such dead-lettered turn in this workspace (it may have been retried already).' },
+    }),
     settings_conflict: () => ({
       status: 409,
-      body: { error: 'These settings were changed meanwhile.', message: 'Someone saved them after you loaded the page: reload it and make your edits again.' },
+      body: {
+        error: 'These settings were changed meanwhile.',
+        message: 'Someone saved them after you loaded the page: reload it and make your edits again.',
+      },
     }),
     // A per-workspace cap of the installation (docs/SECURITY.md, "Quotas"): the issue says which and how many.
     limit_reached: () => ({
       status: 409,
       body: { error: 'Workspace limit reached.', issues: [{ path: [], message: d.message ?? '' }] },
     }),
-    lead_status_conflict: () => ({ status: 409, body: { error: "The lead's status does not allow this.", status: d.message ?? '' } }),
+    lead_status_conflict: () => ({
+      status: 409,
+      body: { error: "The lead's status does not allow this.", status: d.message ?? '' },
+    }),
     // Another operator took the lead over first: the message says who and when ("Taken over by Ada a moment ago.").
-    lead_taken: () => ({ status: 409, body: { error: 'Someone else has taken this lead over.', message: d.message ?? '' } }),
+    lead_taken: () => ({
+      status: 409,
+      body: { error: 'Someone else has taken this lead over.', message: d.message ?? '' },
+    }),
     internal: () => ({ status: 500, body: { error: 'Internal server error.' } }),
   };
   const r = table[err.code]();
@@ -89,7 +125,8 @@ function toAppError(err: FastifyError | AppError | Error): AppError {
   const code = (err as FastifyError).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('body_too_large');
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AppError('unsupported_media_type');
-  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new AppError('invalid_json');
+  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    return new AppError('invalid_json');
   if (isUnroutable(err)) return new AppError('route_not_found');
   const status = (err as FastifyError).statusCode;
   if (status === 400 && code?.startsWith('FST_ERR_CTP')) return new AppError('invalid_json');
@@ -111,7 +148,8 @@ export function isUnroutable(err: Error): boolean {
 export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const appError = toAppError(err);
   if (appError.code === 'internal') request.log.error({ err }, 'unhandled error');
-  if (appError.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.details.retryAfterSeconds));
+  if (appError.details.retryAfterSeconds !== undefined)
+    reply.header('retry-after', String(appError.details.retryAfterSeconds));
   const { status, body } = renderError(appError);
   void reply.status(status).send(body);
 }
@@ -131,9 +169,11 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   // A reset connection has nobody to answer (Node's docs on 'clientError').
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const appError =
-    err.code === 'HPE_HEADER_OVERFLOW' ? new AppError('headers_too_large')
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new AppError('request_timeout')
-    : new AppError('bad_request');
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('headers_too_large')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('request_timeout')
+        : new AppError('bad_request');
   this.log.debug({ code: err.code }, 'client error');
   // As Node does: answer only if no response of this connection has started already.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;

@@ -9,7 +9,7 @@ import type { PressureReport } from './overload-guard.ts';
  * ever shed itself.
  */
 export function healthRoutes(pool: Pool, pressure: () => PressureReport) {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     const database = new DatabaseReadiness(pool);
     scope.get('/healthz', async () => ({ ok: true, pressure: pressure() }));
     scope.get('/readyz', async (_request, reply) => {

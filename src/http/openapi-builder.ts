@@ -60,7 +60,11 @@ export class OpenApiBuilder {
 
   /** The operation of a route contract. */
   contract(c: RouteContract): void {
-    const parameters = [...parametersOf('path', c.params), ...parametersOf('query', c.query), ...parametersOf('header', c.headers)];
+    const parameters = [
+      ...parametersOf('path', c.params),
+      ...parametersOf('query', c.query),
+      ...parametersOf('header', c.headers),
+    ];
     const body = c.body;
     this.operation(c.method.toLowerCase() as Method, c.url.replace(/:(\w+)/g, '{$1}'), {
       tags: c.tags,
@@ -69,13 +73,20 @@ export class OpenApiBuilder {
       summary: c.summary,
       ...(c.description ? { description: c.description } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(body ? {
-        requestBody: {
-          required: true,
-          ...(body.description ? { description: body.description } : {}),
-          content: { 'application/json': { schema: this.#ref(body, 'input'), ...(body.examples ? { examples: body.examples } : {}) } },
-        },
-      } : {}),
+      ...(body
+        ? {
+            requestBody: {
+              required: true,
+              ...(body.description ? { description: body.description } : {}),
+              content: {
+                'application/json': {
+                  schema: this.#ref(body, 'input'),
+                  ...(body.examples ? { examples: body.examples } : {}),
+                },
+              },
+            },
+          }
+        : {}),
       responses: Object.fromEntries(Object.entries(c.responses).map(([status, r]) => [status, this.#response(r)])),
     });
   }
@@ -88,10 +99,19 @@ export class OpenApiBuilder {
   #response(r: ContractResponse): Json {
     const json = (body: NamedSchema | NamedSchema[]): Json => {
       const refs = (Array.isArray(body) ? body : [body]).map((n) => this.#ref(n, 'output'));
-      return { 'application/json': { schema: refs.length === 1 ? refs[0] : { oneOf: refs }, ...(r.examples ? { examples: r.examples } : {}) } };
+      return {
+        'application/json': {
+          schema: refs.length === 1 ? refs[0] : { oneOf: refs },
+          ...(r.examples ? { examples: r.examples } : {}),
+        },
+      };
     };
     const content = r.body ? json(r.body) : r.content;
-    return { description: r.description, ...(r.headers ? { headers: r.headers } : {}), ...(content ? { content } : {}) };
+    return {
+      description: r.description,
+      ...(r.headers ? { headers: r.headers } : {}),
+      ...(content ? { content } : {}),
+    };
   }
 
   header(id: string, header: Json): Ref {
@@ -108,7 +128,11 @@ export class OpenApiBuilder {
   }
 
   build(top: { info: Json; servers: Json[]; tags?: Json[]; securitySchemes: Json; security: Json[] }): Json {
-    const schemas = { ...this.#schemas(this.#input, 'input'), ...this.#schemas(this.#output, 'output'), ...this.#replacements };
+    const schemas = {
+      ...this.#schemas(this.#input, 'input'),
+      ...this.#schemas(this.#output, 'output'),
+      ...this.#replacements,
+    };
     return {
       openapi: '3.1.1',
       info: top.info,
@@ -121,7 +145,11 @@ export class OpenApiBuilder {
   }
 
   #schemas(registry: z.core.$ZodRegistry<Meta>, io: 'input' | 'output'): Record<string, Json> {
-    const out = z.toJSONSchema(registry, { io, uri: (id) => ref('schemas', id).$ref, unrepresentable: 'throw' }).schemas;
+    const out = z.toJSONSchema(registry, {
+      io,
+      uri: (id) => ref('schemas', id).$ref,
+      unrepresentable: 'throw',
+    }).schemas;
     // Each component is a schema inside the document, not a document of its own.
     return Object.fromEntries(Object.entries(out).map(([id, { $schema: _s, $id: _i, ...schema }]) => [id, schema]));
   }
@@ -133,7 +161,10 @@ export class OpenApiBuilder {
  */
 function parametersOf(where: 'path' | 'query' | 'header', schema: z.ZodObject | undefined): Json[] {
   if (!schema) return [];
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }) as { properties?: Record<string, Json>; required?: string[] };
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }) as {
+    properties?: Record<string, Json>;
+    required?: string[];
+  };
   return Object.entries(json.properties ?? {}).map(([name, { description, example, ...property }]) => ({
     name,
     in: where,

@@ -10,7 +10,7 @@ type Json = Record<string, unknown>;
 export function buildOpenApiDocument(publicBaseUrl: string, parts: ApiPart[]): Json {
   const doc = new OpenApiBuilder();
   for (const part of parts) {
-    for (const n of part.schemas ?? []) (n.as ? doc.shared(n.id, n.schema, n.as) : doc.output(n.id, n.schema));
+    for (const n of part.schemas ?? []) n.as ? doc.shared(n.id, n.schema, n.as) : doc.output(n.id, n.schema);
     for (const [id, header] of Object.entries(part.headers ?? {})) doc.header(id, header);
     for (const route of part.routes) doc.contract(route);
   }
@@ -25,10 +25,18 @@ export function buildOpenApiDocument(publicBaseUrl: string, parts: ApiPart[]): J
         'status is `booked`, `unqualified` or `needs_human`, or a voice call has `ended`.',
     },
     servers: [{ url: publicBaseUrl }],
-    tags: [{ name: 'Leads', description: 'The public lead API.' }, { name: 'Dashboard', description: "The operators' dashboard API (session cookie, CSRF token)." }],
+    tags: [
+      { name: 'Leads', description: 'The public lead API.' },
+      { name: 'Dashboard', description: "The operators' dashboard API (session cookie, CSRF token)." },
+    ],
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', description: "A workspace's API key (`leadintake key create`)." },
-      sessionCookie: { type: 'apiKey', in: 'cookie', name: 'li_session', description: 'The session cookie `POST /api/admin/session` sets.' },
+      sessionCookie: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'li_session',
+        description: 'The session cookie `POST /api/admin/session` sets.',
+      },
     },
     security: [{ bearerAuth: [] }],
   });
@@ -36,7 +44,7 @@ export function buildOpenApiDocument(publicBaseUrl: string, parts: ApiPart[]): J
 
 export function openApiRoute(publicBaseUrl: string, parts: ApiPart[]) {
   const document = buildOpenApiDocument(publicBaseUrl, parts);
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.get('/openapi.json', async () => document);
   };
 }

@@ -17,8 +17,8 @@ import { WaitingLine } from './waiting-line.ts';
 //   Past the bound a request first waits in a short line (bounded in length and in time) for a
 //   slot, and only a request the line cannot take, or that waited its limit, is refused. Why: a
 //   client refused at once asks again at once, so under a flood of persistent connections the
-//   process spent its time refusing (measured: 78 201s per second at 2,048 connections, against
-//   600+ without shedding) while a waiting request costs nothing until it is let in.
+//   process spent its time refusing while a waiting request costs nothing until it is let in
+//   (docs/decisions/0006-load-shedding.md).
 // - The event loop's mean delay, sampled each second by @fastify/under-pressure: the process is
 //   CPU-bound, and everything, in flight or not, waits that long.
 // Provider webhooks and health checks are never shed: a refused webhook may be lost or retried
@@ -61,7 +61,7 @@ export interface PressureReport {
 }
 
 /** Only the public API is bounded (see above). */
-const shedable = (url: string | undefined) => url !== undefined && url.startsWith('/api/public/');
+const shedable = (url: string | undefined) => url?.startsWith('/api/public/');
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -102,21 +102,23 @@ export function installOverloadGuard(http: FastifyInstance, opts: OverloadOption
     });
     next(req, res);
   };
-  const guarded = (next: Listener): Listener => (req, res) => {
-    // A server that is shutting down says so in our shape (Fastify's own 503 has its own body).
-    if (closing) return refuse(res, true);
-    if (!shedable(req.url)) return next(req, res);
-    arrived += 1;
-    if (lagging()) {
-      shed += 1;
-      return refuse(res, false);
-    }
-    if (inFlight < opts.maxInFlight && line.length === 0) return admit(req, res, next);
-    if (!line.add({ req, res, next })) {
-      shed += 1;
-      refuse(res, false);
-    }
-  };
+  const guarded =
+    (next: Listener): Listener =>
+    (req, res) => {
+      // A server that is shutting down says so in our shape (Fastify's own 503 has its own body).
+      if (closing) return refuse(res, true);
+      if (!shedable(req.url)) return next(req, res);
+      arrived += 1;
+      if (lagging()) {
+        shed += 1;
+        return refuse(res, false);
+      }
+      if (inFlight < opts.maxInFlight && line.length === 0) return admit(req, res, next);
+      if (!line.add({ req, res, next })) {
+        shed += 1;
+        refuse(res, false);
+      }
+    };
   const server = http.server;
   const listeners = server.listeners('request') as Listener[];
   server.removeAllListeners('request');
@@ -129,7 +131,10 @@ export function installOverloadGuard(http: FastifyInstance, opts: OverloadOption
   const eventLoopDelay = () => (http.hasDecorator('memoryUsage') ? http.memoryUsage().eventLoopDelay : 0);
   let listeningAt = Number.POSITIVE_INFINITY;
   http.server.once('listening', () => (listeningAt = Date.now()));
-  const lagging = () => opts.maxEventLoopDelayMs > 0 && Date.now() - listeningAt >= opts.eventLoopGraceMs && eventLoopDelay() > opts.maxEventLoopDelayMs;
+  const lagging = () =>
+    opts.maxEventLoopDelayMs > 0 &&
+    Date.now() - listeningAt >= opts.eventLoopGraceMs &&
+    eventLoopDelay() > opts.maxEventLoopDelayMs;
   // Set before connections are drained: requests still arriving on open connections are refused.
   http.addHook('preClose', async () => {
     closing = true;

@@ -9,5 +9,7 @@ import { AppError } from '../shared/errors.ts';
 export function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  throw new AppError('validation_failed', { issues: r.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) });
+  throw new AppError('validation_failed', {
+    issues: r.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })),
+  });
 }

@@ -20,7 +20,7 @@ export interface NamedSchema<T extends z.ZodType = z.ZodType> {
 }
 
 export const named = <T extends z.ZodType>(id: string, schema: T, as?: Json): NamedSchema<T> =>
-  (as ? { id, schema, as } : { id, schema });
+  as ? { id, schema, as } : { id, schema };
 
 export interface ContractResponse {
   description: string;
@@ -69,20 +69,32 @@ export interface RouteInput<C extends RouteContract> {
   body(): NonNullable<C['body']> extends NamedSchema<infer B> ? z.output<B> : undefined;
 }
 
-type Params<C extends RouteContract> = [NonNullable<C['params']>] extends [AnyObject] ? z.input<NonNullable<C['params']>> : Record<string, string>;
+type Params<C extends RouteContract> = [NonNullable<C['params']>] extends [AnyObject]
+  ? z.input<NonNullable<C['params']>>
+  : Record<string, string>;
 export type ContractRequest<C extends RouteContract> = FastifyRequest<{ Params: Params<C> }>;
-export type RouteHandler<C extends RouteContract> =
-  (request: ContractRequest<C>, reply: FastifyReply, input: RouteInput<C>) => Promise<unknown>;
+export type RouteHandler<C extends RouteContract> = (
+  request: ContractRequest<C>,
+  reply: FastifyReply,
+  input: RouteInput<C>,
+) => Promise<unknown>;
 
 /** Declares a contract with its schemas' types kept (the handler's input is typed from them). */
-export function defineRoute<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  contract: RouteContract<P, Q, B>,
-): RouteContract<P, Q, B> {
+export function defineRoute<
+  P extends AnyObject | undefined = undefined,
+  Q extends AnyObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(contract: RouteContract<P, Q, B>): RouteContract<P, Q, B> {
   return contract;
 }
 
 /** Registers the route of a contract; `config` is the route's Fastify config (the audit name, say). */
-export function registerRoute<C extends RouteContract>(scope: FastifyInstance, contract: C, handler: RouteHandler<C>, config?: FastifyContextConfig): void {
+export function registerRoute<C extends RouteContract>(
+  scope: FastifyInstance,
+  contract: C,
+  handler: RouteHandler<C>,
+  config?: FastifyContextConfig,
+): void {
   scope.route({
     method: contract.method,
     url: contract.url,
@@ -103,7 +115,9 @@ function inputOf<C extends RouteContract>(contract: C, request: FastifyRequest):
 /** A part of the API in the document: its routes' contracts, and the components they refer to by name. */
 export interface ApiPart {
   routes: RouteContract[];
-  /** Schemas of answers that others refer to by name (the lead inside the read answer); with `as`, of both directions. */
+  /**
+   * Schemas of answers that others refer to by name (the lead inside the read answer); with `as`, of both directions.
+   */
   schemas?: NamedSchema[];
   /** `#/components/headers/<id>`, which the routes' response headers refer to. */
   headers?: Record<string, Json>;

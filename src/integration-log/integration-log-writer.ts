@@ -23,7 +23,8 @@ export class IntegrationLogWriter {
         const values = COLUMNS.map((_, c) => rows.map((r) => r[c]));
         await db.query({
           name: 'record-integration-events',
-          text: `INSERT INTO integration_events (workspace_id, lead_id, provider, direction, kind, http_status, outcome, payload, created_at, latency_ms, error)
+          text: `INSERT INTO integration_events (workspace_id, lead_id, provider,
+                 direction, kind, http_status, outcome, payload, created_at, latency_ms, error)
                  SELECT w, l, p, d, k, h, o, pl::jsonb, COALESCE(a, now()), ms, e
                    FROM unnest(${COLUMNS.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS r(w, l, p, d, k, h, o, pl, a, ms, e)`,
           values,
@@ -38,7 +39,10 @@ export class IntegrationLogWriter {
     try {
       await this.#batch.submit(storedColumns(entry));
     } catch (err) {
-      this.#log.warn({ err, provider: entry.provider, kind: entry.kind, workspaceId: entry.workspaceId }, 'integration log entry not written');
+      this.#log.warn(
+        { err, provider: entry.provider, kind: entry.kind, workspaceId: entry.workspaceId },
+        'integration log entry not written',
+      );
     }
   }
 }

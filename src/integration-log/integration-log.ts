@@ -57,7 +57,8 @@ export const MAX_PAYLOAD_CHARS = 256 * 1024;
 export async function recordIntegrationEvent(db: Queryable, entry: IntegrationEventInput): Promise<void> {
   await db.query({
     name: 'record-integration-event',
-    text: `INSERT INTO integration_events (workspace_id, lead_id, provider, direction, kind, http_status, outcome, payload, created_at, latency_ms, error)
+    text: `INSERT INTO integration_events (workspace_id, lead_id, provider,
+           direction, kind, http_status, outcome, payload, created_at, latency_ms, error)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, now()), $10, $11)`,
     values: storedColumns(entry),
   });
@@ -87,11 +88,18 @@ export function storedColumns(entry: IntegrationEventInput): unknown[] {
  * The same, for callers whose own work must not fail because the log could not be written (a
  * provider exchange already happened): failures become a warning line.
  */
-export async function recordIntegrationEventSafely(db: Queryable, log: Logger, entry: IntegrationEventInput): Promise<void> {
+export async function recordIntegrationEventSafely(
+  db: Queryable,
+  log: Logger,
+  entry: IntegrationEventInput,
+): Promise<void> {
   try {
     await recordIntegrationEvent(db, entry);
   } catch (err) {
-    log.warn({ err, provider: entry.provider, kind: entry.kind, workspaceId: entry.workspaceId }, 'integration log entry not written');
+    log.warn(
+      { err, provider: entry.provider, kind: entry.kind, workspaceId: entry.workspaceId },
+      'integration log entry not written',
+    );
   }
 }
 
@@ -114,9 +122,16 @@ export async function listIntegrationEvents(
 ): Promise<IntegrationEvent[]> {
   const { rows } = await db.query(
     `SELECT * FROM integration_events
-      WHERE workspace_id = $1 AND ($2::bigint IS NULL OR id < $2) AND ($3::uuid IS NULL OR lead_id = $3) AND ($4::text IS NULL OR provider = $4)
+      WHERE workspace_id = $1 AND ($2::bigint IS NULL OR id < $2)
+      AND ($3::uuid IS NULL OR lead_id = $3) AND ($4::text IS NULL OR provider = $4)
       ORDER BY id DESC LIMIT $5`,
-    [workspaceId, opts.beforeId ?? null, opts.leadId ?? null, opts.provider ?? null, Math.min(Math.max(opts.limit ?? 50, 1), 500)],
+    [
+      workspaceId,
+      opts.beforeId ?? null,
+      opts.leadId ?? null,
+      opts.provider ?? null,
+      Math.min(Math.max(opts.limit ?? 50, 1), 500),
+    ],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -162,7 +177,8 @@ export async function pruneIntegrationEvents(db: Queryable, policy: RetentionPol
   const { rowCount } = await db.query(
     `DELETE FROM integration_events e USING (
        SELECT w.id AS workspace_id,
-              (SELECT x.id FROM integration_events x WHERE x.workspace_id = w.id ORDER BY x.id DESC OFFSET $1 LIMIT 1) AS cutoff
+              (SELECT x.id FROM integration_events x
+              WHERE x.workspace_id = w.id ORDER BY x.id DESC OFFSET $1 LIMIT 1) AS cutoff
          FROM workspaces w
      ) c
      WHERE c.cutoff IS NOT NULL AND e.workspace_id = c.workspace_id AND e.id <= c.cutoff`,

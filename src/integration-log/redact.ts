@@ -14,7 +14,8 @@ const TOKEN_KEY = /token$/i;
 
 /**
  * A deep copy of `value` with secrets replaced. Strings and keys are also made storable (no NUL,
- * no lone surrogate: PostgreSQL's jsonb refuses both, src/shared/storable-text.ts). Depth is bounded so a pathological payload cannot recurse forever.
+ * no lone surrogate: PostgreSQL's jsonb refuses both, src/shared/storable-text.ts). Depth is bounded so a pathological
+ * payload cannot recurse forever.
  */
 export function redactSecrets(value: unknown, knownSecrets: readonly string[] = []): unknown {
   const secrets = knownSecrets.filter((s) => s.length >= 8);
@@ -25,7 +26,8 @@ export function redactSecrets(value: unknown, knownSecrets: readonly string[] = 
     if (Array.isArray(v)) return v.map((item) => walk(item, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(v)) {
-      out[storableText(key)] = isSecretKey(key) && item !== null && item !== undefined && item !== '' ? REDACTED : walk(item, depth + 1);
+      out[storableText(key)] =
+        isSecretKey(key) && item !== null && item !== undefined && item !== '' ? REDACTED : walk(item, depth + 1);
     }
     return out;
   };

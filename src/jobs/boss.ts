@@ -40,7 +40,13 @@ export async function startBoss(connectionString: string, log: Logger, tuning: B
  * not undo the JOB_HEARTBEAT_SECONDS a running server set (startBoss brings it up to date).
  */
 export async function installJobQueues(connectionString: string, tuning: QueueTuning = {}): Promise<void> {
-  const boss = new PgBoss({ connectionString, application_name: 'leadintake-migrate', max: 1, supervise: false, schedule: false });
+  const boss = new PgBoss({
+    connectionString,
+    application_name: 'leadintake-migrate',
+    max: 1,
+    supervise: false,
+    schedule: false,
+  });
   boss.on('error', () => {});
   await boss.start();
   try {

@@ -26,7 +26,13 @@ export interface DeadTurn {
 
 /** A pg-boss client for administration: no maintenance, no cron, a small pool. */
 export async function openBossClient(connectionString: string): Promise<PgBoss> {
-  const boss = new PgBoss({ connectionString, application_name: 'leadintake-admin', max: 2, supervise: false, schedule: false });
+  const boss = new PgBoss({
+    connectionString,
+    application_name: 'leadintake-admin',
+    max: 2,
+    supervise: false,
+    schedule: false,
+  });
   boss.on('error', () => {});
   await boss.start();
   return boss;

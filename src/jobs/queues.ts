@@ -8,7 +8,9 @@ export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
 export const ALL_QUEUES = [AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER, WEBHOOK_DELIVERY_QUEUE] as const;
 
 export interface QueueTuning {
-  /** A running turn's heartbeat interval: a crashed worker's turn is retried once it lapses (and the monitor notices). */
+  /**
+   * A running turn's heartbeat interval: a crashed worker's turn is retried once it lapses (and the monitor notices).
+   */
   heartbeatSeconds?: number;
 }
 
@@ -29,7 +31,14 @@ export async function ensureQueues(boss: PgBoss, tuning: QueueTuning = {}): Prom
   await boss.updateQueue(AGENT_TURN_QUEUE, policy);
   // pg-boss retries a webhook job only when its attempt could not run (a crashed worker, a lease
   // still held, the database away); a failed HTTP attempt completes the job and schedules the next.
-  const webhookPolicy = { retryLimit: 20, retryDelay: 10, retryBackoff: true, retryDelayMax: 600, heartbeatSeconds: policy.heartbeatSeconds, notify: true };
+  const webhookPolicy = {
+    retryLimit: 20,
+    retryDelay: 10,
+    retryBackoff: true,
+    retryDelayMax: 600,
+    heartbeatSeconds: policy.heartbeatSeconds,
+    notify: true,
+  };
   await boss.createQueue(WEBHOOK_DELIVERY_QUEUE, webhookPolicy);
   await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, webhookPolicy);
 }

@@ -6,7 +6,7 @@ import { leadsByIdPairsSql, toLeadWithCall, type LeadWithCall, type NewLead } fr
 // process together (src/db/statement-batcher.ts): the WhatsApp POSTs' leads are inserted with
 // their timeline event and outbox row, the GETs' leads read. One commit (one WAL flush) for a
 // whole batch of leads is what lets POST keep up with the bare one-lead-per-transaction write
-// (docs/PERFORMANCE.md). The requests are counted against their keys' quotas before they get
+// (docs/decisions/0001-batch-the-public-api.md). The requests are counted against their keys' quotas before they get
 // here (src/auth/rate-limiter.ts): a refused request never reaches these statements.
 
 export type InsertOutcome =
@@ -37,13 +37,15 @@ const INSERT_LEADS = `WITH x AS (
   ), lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
                        consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id)
-    SELECT workspace_id, name, phone, phone_normalized, email, goal, now(), consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id
+    SELECT workspace_id, name, phone, phone_normalized, email, goal, now(),
+    consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id
       FROM x ORDER BY workspace_id, livemode, phone_normalized
     ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
     RETURNING id, workspace_id, livemode, phone_normalized, created_at
   ), event AS (
     INSERT INTO lead_events (lead_id, type, data, at)
-    SELECT lead.id, 'lead.created', x.created_event, lead.created_at FROM lead JOIN x USING (workspace_id, livemode, phone_normalized)
+    SELECT lead.id, 'lead.created', x.created_event, lead.created_at
+    FROM lead JOIN x USING (workspace_id, livemode, phone_normalized)
   ), turn AS (
     INSERT INTO outbox (queue, payload)
     SELECT 'agent-turn', jsonb_build_object('leadId', id, 'workspaceId', workspace_id) FROM lead
@@ -55,9 +57,17 @@ const INSERT_LEADS = `WITH x AS (
  * and the outbox row of its first agent turn; one outcome per lead, in their order.
  */
 export async function insertLeads(db: Queryable, leads: readonly NewLead[]): Promise<InsertOutcome[]> {
-  const { rows } = await db.query({ name: 'lead-insert', text: INSERT_LEADS, values: [JSON.stringify(leads.map(insertRow))] });
-  const created = new Map<string, string>(rows.map((r: { id: string; workspace_id: string; livemode: boolean; phone_normalized: string }) =>
-    [scopeKey(r.workspace_id, r.livemode, r.phone_normalized), r.id]));
+  const { rows } = await db.query({
+    name: 'lead-insert',
+    text: INSERT_LEADS,
+    values: [JSON.stringify(leads.map(insertRow))],
+  });
+  const created = new Map<string, string>(
+    rows.map((r: { id: string; workspace_id: string; livemode: boolean; phone_normalized: string }) => [
+      scopeKey(r.workspace_id, r.livemode, r.phone_normalized),
+      r.id,
+    ]),
+  );
   const claimed = new Set<string>();
   return leads.map((l): InsertOutcome => {
     const phone = scopeKey(l.workspaceId, l.livemode, l.phoneNormalized);
@@ -80,7 +90,8 @@ export async function readLeads(db: Queryable, reads: readonly LeadLookup[]): Pr
     values: [reads.map((r) => r.leadId), reads.map((r) => r.workspaceId), reads.map((r) => r.livemode)],
   });
   const found = new Map<string, LeadWithCall>();
-  for (const { read_workspace_id: ws, read_livemode: live, ...row } of rows) found.set(scopeKey(ws, live, row.id), toLeadWithCall(row));
+  for (const { read_workspace_id: ws, read_livemode: live, ...row } of rows)
+    found.set(scopeKey(ws, live, row.id), toLeadWithCall(row));
   return reads.map((r) => found.get(scopeKey(r.workspaceId, r.livemode, r.leadId)) ?? null);
 }
 
@@ -97,8 +108,11 @@ export class LeadBatches {
   constructor(db: Queryable) {
     // Two inserts in flight: a batch of new leads keeps one PostgreSQL backend busy until its
     // commit (its inserts, their triggers, the WAL flush); with one, PostgreSQL used one of the two
-    // cores while the leads behind it waited (docs/PERFORMANCE.md, "Many workspaces").
-    this.#inserts = new StatementBatcher({ run: (leads) => retryOnLostConnection(() => insertLeads(db, leads)), maxInFlight: 2 });
+    // cores while the leads behind it waited (docs/decisions/0001-batch-the-public-api.md).
+    this.#inserts = new StatementBatcher({
+      run: (leads) => retryOnLostConnection(() => insertLeads(db, leads)),
+      maxInFlight: 2,
+    });
     this.#reads = new StatementBatcher({ run: (reads) => retryOnLostConnection(() => readLeads(db, reads)) });
   }
 
@@ -113,7 +127,8 @@ export class LeadBatches {
 }
 
 /** Leads are scoped by workspace and mode: a live key never sees a sandbox lead (docs/SANDBOX.md). */
-const scopeKey = (workspaceId: string, livemode: boolean, v: string) => `${workspaceId}/${livemode ? 'live' : 'test'}/${v}`;
+const scopeKey = (workspaceId: string, livemode: boolean, v: string) =>
+  `${workspaceId}/${livemode ? 'live' : 'test'}/${v}`;
 
 function insertRow(l: NewLead, seq: number) {
   return {

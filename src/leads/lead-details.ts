@@ -2,7 +2,7 @@ import { voiceCallView } from './lead-view.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { LeadStatus } from './lead-state.ts';
 
-// Everything an operator looks at for one lead (issue 11): `leadintake lead show` prints it, and
+// Everything an operator looks at for one lead: `leadintake lead show` prints it, and
 // the dashboard's lead page reads the same function. Personal data is included on purpose — this
 // is the operator's own view of their lead; it never goes to logs.
 
@@ -102,23 +102,32 @@ export async function getLeadDetails(db: Queryable, q: LeadDetailsQuery): Promis
   const none = Promise.resolve({ rows: [] as any[] });
   // Independent reads of one lead: a consistent enough picture for a person looking at it.
   const [events, messages, call, log] = await Promise.all([
-    !history ? none : db.query(
-      `SELECT id, type, data, at FROM lead_events WHERE lead_id = $1 ORDER BY id DESC LIMIT $2`, [q.leadId, MAX_TIMELINE_ROWS + 1]),
-    !history ? none : db.query(
-      `SELECT id, direction, provider, kind, body, status, error_code, error_message, created_at, status_at
+    !history
+      ? none
+      : db.query(`SELECT id, type, data, at FROM lead_events WHERE lead_id = $1 ORDER BY id DESC LIMIT $2`, [
+          q.leadId,
+          MAX_TIMELINE_ROWS + 1,
+        ]),
+    !history
+      ? none
+      : db.query(
+          `SELECT id, direction, provider, kind, body, status, error_code, error_message, created_at, status_at
          FROM whatsapp_messages WHERE lead_id = $1 ORDER BY id DESC LIMIT $2`,
-      [q.leadId, MAX_TIMELINE_ROWS + 1],
-    ),
+          [q.leadId, MAX_TIMELINE_ROWS + 1],
+        ),
     db.query(
-      `SELECT provider_call_id, status, started_at, ended_at, duration_seconds, ended_reason, summary, transcript, recording_url
+      `SELECT provider_call_id, status, started_at, ended_at,
+         duration_seconds, ended_reason, summary, transcript, recording_url
          FROM call_sessions WHERE lead_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`,
       [q.leadId],
     ),
-    !history ? none : db.query(
-      `SELECT id, provider, direction, kind, http_status, outcome, payload, created_at
+    !history
+      ? none
+      : db.query(
+          `SELECT id, provider, direction, kind, http_status, outcome, payload, created_at
          FROM integration_events WHERE lead_id = $1 AND workspace_id = $2 ORDER BY id DESC LIMIT $3`,
-      [q.leadId, l.workspace_id, logLimit],
-    ),
+          [q.leadId, l.workspace_id, logLimit],
+        ),
   ]);
   const truncated = events.rows.length > MAX_TIMELINE_ROWS || messages.rows.length > MAX_TIMELINE_ROWS;
   const c = call.rows[0];
@@ -146,19 +155,25 @@ export async function getLeadDetails(db: Queryable, q: LeadDetailsQuery): Promis
       createdAt: iso(l.created_at)!,
       updatedAt: iso(l.updated_at)!,
     },
-    timeline: events.rows.slice(0, MAX_TIMELINE_ROWS).reverse().map((e) => ({ id: e.id, type: e.type, data: e.data, at: iso(e.at)! })),
-    messages: messages.rows.slice(0, MAX_TIMELINE_ROWS).reverse().map((m) => ({
-      id: m.id,
-      direction: m.direction,
-      provider: m.provider,
-      kind: m.kind,
-      body: m.body,
-      status: m.status,
-      errorCode: m.error_code,
-      errorMessage: m.error_message,
-      createdAt: iso(m.created_at)!,
-      statusAt: iso(m.status_at)!,
-    })),
+    timeline: events.rows
+      .slice(0, MAX_TIMELINE_ROWS)
+      .reverse()
+      .map((e) => ({ id: e.id, type: e.type, data: e.data, at: iso(e.at)! })),
+    messages: messages.rows
+      .slice(0, MAX_TIMELINE_ROWS)
+      .reverse()
+      .map((m) => ({
+        id: m.id,
+        direction: m.direction,
+        provider: m.provider,
+        kind: m.kind,
+        body: m.body,
+        status: m.status,
+        errorCode: m.error_code,
+        errorMessage: m.error_message,
+        createdAt: iso(m.created_at)!,
+        statusAt: iso(m.status_at)!,
+      })),
     truncated,
     latestCall: c ? voiceCallView(c) : null,
     integrationLog: log.rows.map((e) => ({

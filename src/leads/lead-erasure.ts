@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from '../db/pool.ts';
 import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE } from '../jobs/queues.ts';
 import { inTransaction, lockLead } from './lead-lock.ts';
 
-// Erasing a lead (issue 11; `leadintake lead delete`, the dashboard's delete): the API refuses a
+// Erasing a lead (`leadintake lead delete`, the dashboard's delete): the API refuses a
 // repeated phone "until the existing lead is deleted", and a person may ask to be
 // forgotten. Everything we hold about the lead goes; what stays is one audit row that says who
 // erased which lead id of which workspace, and when — no name, phone, e-mail or text.
@@ -77,7 +77,12 @@ export async function eraseLead(pool: Pool, req: EraseLeadRequest): Promise<{ er
 }
 
 /** Empties the payloads of the lead's integration-log entries; returns how many. */
-async function scrubIntegrationLog(tx: PoolClient, leadId: string, workspaceId: string, phone: string): Promise<number> {
+async function scrubIntegrationLog(
+  tx: PoolClient,
+  leadId: string,
+  workspaceId: string,
+  phone: string,
+): Promise<number> {
   // Providers write the number with or without "+" (Meta's wa_id has none): match its digits.
   // Shorter than 7 digits would match too much that is not this number.
   // A number migration 007 found twice is stored as `<E.164>#<lead id>`: only the number counts.

@@ -28,7 +28,11 @@ export interface LeadLock {
 export async function lockLead(pool: Pool, leadId: string, opts: { startTurn?: boolean } = {}): Promise<LeadLock> {
   const client = await pool.connect();
   try {
-    await client.query({ name: 'lead-lock', text: 'SELECT lead_lock_for_turn($1, $2, $3)', values: [LOCK_NAMESPACE, leadId, opts.startTurn === true] });
+    await client.query({
+      name: 'lead-lock',
+      text: 'SELECT lead_lock_for_turn($1, $2, $3)',
+      values: [LOCK_NAMESPACE, leadId, opts.startTurn === true],
+    });
   } catch (err) {
     client.release(err as Error);
     throw err;
@@ -80,9 +84,17 @@ function held(client: PoolClient, leadIds: string[]): LeadLock {
       client.removeListener('error', onError);
       try {
         if (leadIds.length === 1) {
-          await client.query({ name: 'lead-unlock', text: 'SELECT pg_advisory_unlock($1, hashtext($2))', values: [LOCK_NAMESPACE, leadIds[0]] });
+          await client.query({
+            name: 'lead-unlock',
+            text: 'SELECT pg_advisory_unlock($1, hashtext($2))',
+            values: [LOCK_NAMESPACE, leadIds[0]],
+          });
         } else if (leadIds.length > 1) {
-          await client.query({ name: 'lead-unlock-many', text: 'SELECT pg_advisory_unlock($1, hashtext(l)) FROM unnest($2::text[]) AS l', values: [LOCK_NAMESPACE, leadIds] });
+          await client.query({
+            name: 'lead-unlock-many',
+            text: 'SELECT pg_advisory_unlock($1, hashtext(l)) FROM unnest($2::text[]) AS l',
+            values: [LOCK_NAMESPACE, leadIds],
+          });
         }
         client.release();
       } catch (err) {

@@ -20,8 +20,19 @@ export interface NewLead {
 
 function leadValues(l: NewLead): unknown[] {
   return [
-    l.workspaceId, l.name, l.phone, l.phoneNormalized, l.email, l.goal, l.consentIp, l.consentUserAgent,
-    JSON.stringify(l.metadata), JSON.stringify(l.formResponses), JSON.stringify(l.createdEvent), l.livemode, l.apiKeyId,
+    l.workspaceId,
+    l.name,
+    l.phone,
+    l.phoneNormalized,
+    l.email,
+    l.goal,
+    l.consentIp,
+    l.consentUserAgent,
+    JSON.stringify(l.metadata),
+    JSON.stringify(l.formResponses),
+    JSON.stringify(l.createdEvent),
+    l.livemode,
+    l.apiKeyId,
   ];
 }
 
@@ -46,12 +57,16 @@ export async function insertLead(db: Queryable, lead: NewLead): Promise<string |
   return rows[0]?.id ?? null;
 }
 
-export async function findLeadIdByPhone(db: Queryable, workspaceId: string, livemode: boolean, phoneNormalized: string): Promise<string | null> {
-  const { rows } = await db.query('SELECT id FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = $3', [
-    workspaceId,
-    livemode,
-    phoneNormalized,
-  ]);
+export async function findLeadIdByPhone(
+  db: Queryable,
+  workspaceId: string,
+  livemode: boolean,
+  phoneNormalized: string,
+): Promise<string | null> {
+  const { rows } = await db.query(
+    'SELECT id FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = $3',
+    [workspaceId, livemode, phoneNormalized],
+  );
   return rows[0]?.id ?? null;
 }
 
@@ -68,10 +83,12 @@ export async function recordDispatchedCall(
     text: `WITH session AS (
              INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) RETURNING id, lead_id
            ), lead AS (
-             UPDATE leads SET status = 'in_conversation', updated_at = now() WHERE id = (SELECT lead_id FROM session) RETURNING id
+             UPDATE leads SET status = 'in_conversation', updated_at = now()
+             WHERE id = (SELECT lead_id FROM session) RETURNING id
            )
            INSERT INTO lead_events (lead_id, type, data)
-           SELECT lead.id, 'call.dispatched', jsonb_build_object('providerCallId', $2::text, 'callSessionId', session.id)
+           SELECT lead.id, 'call.dispatched',
+           jsonb_build_object('providerCallId', $2::text, 'callSessionId', session.id)
              FROM lead, session`,
     values: [c.leadId, c.providerCallId, c.callStatus],
   });
@@ -97,9 +114,16 @@ const LEAD_COLUMNS = `l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualif
  * way round); `read_workspace_id` and `read_livemode` say which triple a row answers. With `withCall`, each row's
  * latest call session as the jsonb column `call`. The rate limiter's statement embeds it.
  */
-export function leadsByIdPairsSql(idsParam: string, workspacesParam: string, livemodesParam: string, withCall: boolean): string {
-  return `SELECT q.ws AS read_workspace_id, q.live AS read_livemode, ${LEAD_COLUMNS}${withCall ? ', to_jsonb(cs) AS call' : ''}
-            FROM unnest(${idsParam}::uuid[], ${workspacesParam}::uuid[], ${livemodesParam}::boolean[]) AS q(id, ws, live)
+export function leadsByIdPairsSql(
+  idsParam: string,
+  workspacesParam: string,
+  livemodesParam: string,
+  withCall: boolean,
+): string {
+  return `SELECT q.ws AS read_workspace_id, q.live AS read_livemode,
+            ${LEAD_COLUMNS}${withCall ? ', to_jsonb(cs) AS call' : ''}
+            FROM unnest(${idsParam}::uuid[], ${workspacesParam}::uuid[],
+            ${livemodesParam}::boolean[]) AS q(id, ws, live)
             JOIN leads l ON l.id = q.id AND l.workspace_id = q.ws AND l.livemode = q.live
             ${withCall ? LATEST_CALL : ''}`;
 }
@@ -116,7 +140,13 @@ export function toLeadWithCall(row: Record<string, any>): LeadWithCall {
 }
 
 /** One lead of the workspace and mode, with its latest call session when `withCall` (voice workspaces). */
-export async function findLead(db: Queryable, id: string, workspaceId: string, livemode: boolean, withCall: boolean): Promise<LeadWithCall | null> {
+export async function findLead(
+  db: Queryable,
+  id: string,
+  workspaceId: string,
+  livemode: boolean,
+  withCall: boolean,
+): Promise<LeadWithCall | null> {
   const { rows } = await db.query({
     name: withCall ? 'find-lead-with-latest-call' : 'find-lead',
     text: leadsByIdPairsSql('$1', '$2', '$3', withCall),

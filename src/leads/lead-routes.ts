@@ -44,7 +44,7 @@ function callerOf(key: ApiKeyRecord, request: FastifyRequest, reply: FastifyRepl
 
 /** The public API (docs/API.md): thin handlers over LeadService. */
 export function leadRoutes(deps: LeadRouteDeps) {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     // Bodies are read as text whatever the Content-Type says, so a client that forgets the
     // JSON header does not lose its lead; we parse and report bad JSON ourselves.
     scope.removeAllContentTypeParsers();
@@ -64,7 +64,8 @@ export function leadRoutes(deps: LeadRouteDeps) {
     // over the limit): it is counted here, its RateLimit headers are set, and it keeps its own
     // error (413 stays 413, also over the quota).
     scope.addHook('onError', async (request, reply) => {
-      if (request.apiKey && !request.counted) await deps.leads.count(callerOf(request.apiKey, request, reply)).catch(() => {});
+      if (request.apiKey && !request.counted)
+        await deps.leads.count(callerOf(request.apiKey, request, reply)).catch(() => {});
     });
 
     registerRoute(scope, submitLeadContract, async (request, reply) => {
@@ -76,9 +77,16 @@ export function leadRoutes(deps: LeadRouteDeps) {
         userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
       });
       void reply.status(201);
-      const accepted: LeadAccepted = result.channel === 'voice'
-        ? { ok: true, leadId: result.leadId, status: 'in_progress', providerCallId: result.providerCallId, callQueued: true }
-        : { ok: true, leadId: result.leadId, status: 'new', messageQueued: true };
+      const accepted: LeadAccepted =
+        result.channel === 'voice'
+          ? {
+              ok: true,
+              leadId: result.leadId,
+              status: 'in_progress',
+              providerCallId: result.providerCallId,
+              callQueued: true,
+            }
+          : { ok: true, leadId: result.leadId, status: 'new', messageQueued: true };
       return accepted;
     });
 

@@ -67,7 +67,8 @@ export class LeadService {
   async submit(body: unknown, ctx: SubmissionContext): Promise<SubmitResult> {
     await this.count(ctx);
     const s = parseLeadBody(body, ctx.workspace.agent?.defaultCountry);
-    const result = ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitWhatsapp(s, ctx);
+    const result =
+      ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitWhatsapp(s, ctx);
     countLeadCreated(result.channel, ctx.livemode);
     this.#reportUnknownQuestions(s, ctx.workspace, result.leadId);
     return result;
@@ -84,7 +85,11 @@ export class LeadService {
     const unknown = Object.keys(s.formResponses).filter((id) => !known.has(id));
     if (unknown.length === 0) return;
     this.#d.log.warn(
-      { leadId, workspaceId: workspace.id, unknownQuestionIds: unknown.slice(0, 20).map((id) => scrubText(id.slice(0, 64))) },
+      {
+        leadId,
+        workspaceId: workspace.id,
+        unknownQuestionIds: unknown.slice(0, 20).map((id) => scrubText(id.slice(0, 64))),
+      },
       'formResponses has unknown question ids; kept as sent',
     );
   }
@@ -107,7 +112,12 @@ export class LeadService {
   async read(id: string, caller: Caller): Promise<q.LeadWithCall> {
     await this.count(caller);
     const found = UUID.test(id)
-      ? await this.#d.batches.read({ leadId: id, workspaceId: caller.workspace.id, livemode: caller.livemode, withCall: caller.workspace.channel === 'voice' })
+      ? await this.#d.batches.read({
+          leadId: id,
+          workspaceId: caller.workspace.id,
+          livemode: caller.livemode,
+          withCall: caller.workspace.channel === 'voice',
+        })
       : null;
     if (!found) throw new AppError('lead_not_found');
     return found;
@@ -158,12 +168,18 @@ export class LeadService {
     }
     observeSpeedToLead('voice', (performance.now() - reservedAt) / 1000);
     try {
-      await q.recordDispatchedCall(this.#d.pool, { leadId, providerCallId: result.providerCallId, callStatus: result.status });
+      await q.recordDispatchedCall(this.#d.pool, {
+        leadId,
+        providerCallId: result.providerCallId,
+        callStatus: result.status,
+      });
       countLeadTransition('new', 'in_conversation');
     } catch (err) {
       // Vapi's first status update can arrive before this commit; its handler then recorded the
       // call already (docs/VOICE.md, "Crash window"), and the submission succeeded all the same.
-      const recorded = (err as { code?: string }).code === '23505' && (await callSessionExists(this.#d.pool, leadId, result.providerCallId).catch(() => false));
+      const recorded =
+        (err as { code?: string }).code === '23505' &&
+        (await callSessionExists(this.#d.pool, leadId, result.providerCallId).catch(() => false));
       if (recorded) return { channel: 'voice', leadId, providerCallId: result.providerCallId };
       // The documented crash window: the provider placed the call but we could not record it.
       this.#d.log.error({ err, leadId, providerCallId: result.providerCallId }, 'call placed but not recorded');
@@ -173,15 +189,25 @@ export class LeadService {
   }
 
   /** Who places the call: the workspace's Vapi for a live lead, the sandbox's simulated one otherwise. */
-  async #dial(ctx: SubmissionContext): Promise<{ provider: VoiceProvider; settings: VapiSettings | undefined; callOptions?: LeadServiceDeps['callOptions'] }> {
-    if (ctx.livemode) return { provider: this.#d.voice, settings: ctx.settings().voice, ...(this.#d.callOptions ? { callOptions: this.#d.callOptions } : {}) };
+  async #dial(ctx: SubmissionContext): Promise<{
+    provider: VoiceProvider;
+    settings: VapiSettings | undefined;
+    callOptions?: LeadServiceDeps['callOptions'];
+  }> {
+    if (ctx.livemode)
+      return {
+        provider: this.#d.voice,
+        settings: ctx.settings().voice,
+        ...(this.#d.callOptions ? { callOptions: this.#d.callOptions } : {}),
+      };
     // Never a fallback to the live provider: without a sandbox, a sandbox lead fails.
     if (!this.#d.sandboxDial) throw new Error('sandbox lead submitted to a service built without a sandbox');
     return this.#d.sandboxDial();
   }
 
   async #duplicate(lead: q.NewLead, knownId: string | null = null): Promise<AppError> {
-    const existing = knownId ?? (await q.findLeadIdByPhone(this.#d.pool, lead.workspaceId, lead.livemode, lead.phoneNormalized));
+    const existing =
+      knownId ?? (await q.findLeadIdByPhone(this.#d.pool, lead.workspaceId, lead.livemode, lead.phoneNormalized));
     return new AppError('duplicate_phone', existing ? { leadId: existing } : {});
   }
 }
@@ -200,7 +226,11 @@ function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
     consentUserAgent: ctx.userAgent,
     metadata: (s.metadata ?? {}) as Record<string, unknown>,
     formResponses: s.formResponses ?? {},
-    createdEvent: { channel: ctx.workspace.channel, apiKeyId: ctx.apiKeyId, ...(ctx.livemode ? {} : { livemode: false }) },
+    createdEvent: {
+      channel: ctx.workspace.channel,
+      apiKeyId: ctx.apiKeyId,
+      ...(ctx.livemode ? {} : { livemode: false }),
+    },
     livemode: ctx.livemode,
     apiKeyId: ctx.apiKeyId,
   };
@@ -211,7 +241,11 @@ function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
  * `label: answer` line per answer, in the form's order, with the workspace's question labels
  * (an id the form no longer has is shown as the id, after the others).
  */
-export function callVariables(s: LeadSubmission, leadId: string, questions: readonly QualificationQuestion[] = []): Record<string, string> {
+export function callVariables(
+  s: LeadSubmission,
+  leadId: string,
+  questions: readonly QualificationQuestion[] = [],
+): Record<string, string> {
   return {
     leadId,
     leadName: s.name,
@@ -224,7 +258,9 @@ export function callVariables(s: LeadSubmission, leadId: string, questions: read
 }
 
 function formResponseLines(responses: Record<string, string>, questions: readonly QualificationQuestion[]): string {
-  const known = questions.filter((q) => Object.hasOwn(responses, q.id)).map((q) => [q.label, responses[q.id]!] as const);
+  const known = questions
+    .filter((q) => Object.hasOwn(responses, q.id))
+    .map((q) => [q.label, responses[q.id]!] as const);
   const ids = new Set(questions.map((q) => q.id));
   const unknown = Object.entries(responses).filter(([id]) => !ids.has(id));
   // One line per answer: line breaks inside an answer would read as another answer.

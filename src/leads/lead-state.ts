@@ -93,6 +93,15 @@ export async function transitionLead(db: Queryable, r: TransitionRequest): Promi
 }
 
 /** Appends a timeline entry that records something without changing the status. */
-export async function recordLeadEvent(db: Queryable, leadId: string, type: string, data: Record<string, unknown> = {}): Promise<void> {
-  await db.query('INSERT INTO lead_events (lead_id, type, data) VALUES ($1, $2, $3)', [leadId, type, JSON.stringify(data)]);
+export async function recordLeadEvent(
+  db: Queryable,
+  leadId: string,
+  type: string,
+  data: Record<string, unknown> = {},
+): Promise<void> {
+  await db.query('INSERT INTO lead_events (lead_id, type, data) VALUES ($1, $2, $3)', [
+    leadId,
+    type,
+    JSON.stringify(data),
+  ]);
 }

@@ -24,29 +24,63 @@ export const leadSubmissionSchema = z.object({
   phone: z
     .string({ error: PHONE_MESSAGE })
     .refine(isPhoneShaped, PHONE_MESSAGE)
-    .meta({ ...PHONE_JSON_SCHEMA, description: 'Digits with an optional leading +, spaces, dashes, dots and parentheses; it must be a possible number (international, or national in the workspace\'s default country).', examples: ['+44 20 7946 0958'] }),
+    .meta({
+      ...PHONE_JSON_SCHEMA,
+      description:
+        "Digits with an optional leading +, spaces, dashes, dots and parentheses; it must be a possible number (international, or national in the workspace's default country).",
+      examples: ['+44 20 7946 0958'],
+    }),
   email: z
-    .union([blank, z.string().max(254).regex(z.regexes.rfc5322Email).meta({ format: 'email' })], { error: 'Email must be a valid e-mail address.' })
+    .union([blank, z.string().max(254).regex(z.regexes.rfc5322Email).meta({ format: 'email' })], {
+      error: 'Email must be a valid e-mail address.',
+    })
     .optional(),
   goal: z
-    .union([blank, z.string().refine((s) => codePoints(s) <= 2000).meta({ maxLength: 2000 })], { error: 'Goal must be a string of at most 2000 characters.' })
+    .union(
+      [
+        blank,
+        z
+          .string()
+          .refine((s) => codePoints(s) <= 2000)
+          .meta({ maxLength: 2000 }),
+      ],
+      { error: 'Goal must be a string of at most 2000 characters.' },
+    )
     .optional(),
   metadata: z
     .union([z.null(), z.record(z.string(), jsonValueSchema)], { error: 'Metadata must be an object.' })
     .optional()
-    .meta({ description: "Free-form; every key and value is given to the agent. Null and empty-string values are dropped. At most 32 levels deep." }),
+    .meta({
+      description:
+        'Free-form; every key and value is given to the agent. Null and empty-string values are dropped. At most 32 levels deep.',
+    }),
   formResponses: z
     .union([z.null(), z.record(z.string(), z.string())], { error: 'formResponses must be an object of strings.' })
     .optional()
-    .meta({ description: "Voice workspaces: answers by question id from the workspace's form; the agent asks for the rest on the call." }),
+    .meta({
+      description:
+        "Voice workspaces: answers by question id from the workspace's form; the agent asks for the rest on the call.",
+    }),
 });
 
 /** The schema published in the OpenAPI document: the above plus `consent`. */
 export const leadSubmissionDocSchema = leadSubmissionSchema
-  .extend({ consent: z.literal(true).meta({ description: 'The lead agreed to be contacted: must be the literal `true`.' }) })
+  .extend({
+    consent: z.literal(true).meta({ description: 'The lead agreed to be contacted: must be the literal `true`.' }),
+  })
   .meta({
-    description: 'Text fields (name, phone, email, goal) must not contain U+0000. Blank optional fields (null or "") count as not given.',
-    examples: [{ name: 'Ada Lovelace', phone: '+44 20 7946 0958', consent: true, email: 'ada@example.com', goal: 'More qualified leads', metadata: { source: 'pricing-page' } }],
+    description:
+      'Text fields (name, phone, email, goal) must not contain U+0000. Blank optional fields (null or "") count as not given.',
+    examples: [
+      {
+        name: 'Ada Lovelace',
+        phone: '+44 20 7946 0958',
+        consent: true,
+        email: 'ada@example.com',
+        goal: 'More qualified leads',
+        metadata: { source: 'pricing-page' },
+      },
+    ],
   });
 
 type ParsedBody = z.output<typeof leadSubmissionSchema>;
@@ -91,14 +125,21 @@ export function parseLeadSubmission(body: unknown, defaultCountry?: string): Lea
   // zod validates JSON values recursively: a field nested deeper than we store is left out of
   // its input (it has its issue already) so that it cannot exhaust the stack.
   const tooDeep = new Set(nul.filter((i) => i.message === DEPTH_MESSAGE).map((i) => i.path[0]!));
-  const result = leadSubmissionSchema.safeParse(tooDeep.size ? { ...body, ...Object.fromEntries([...tooDeep].map((f) => [f, null])) } : body);
+  const result = leadSubmissionSchema.safeParse(
+    tooDeep.size ? { ...body, ...Object.fromEntries([...tooDeep].map((f) => [f, null])) } : body,
+  );
   const phone = (body as { phone?: unknown }).phone;
   const e164 = typeof phone === 'string' ? normalizePhone(phone, defaultCountry) : null;
   // The schema reports a malformed phone; one that is well formed but no possible number, here.
-  const other = typeof phone === 'string' && isPhoneShaped(phone) && e164 === null ? [...nul, { path: ['phone'], message: PHONE_MESSAGE }] : nul;
+  const other =
+    typeof phone === 'string' && isPhoneShaped(phone) && e164 === null
+      ? [...nul, { path: ['phone'], message: PHONE_MESSAGE }]
+      : nul;
   if (result.success && other.length === 0 && consentOk) return normalise(result.data, e164!);
   if (result.success && other.length === 0) throw new AppError('consent_required');
-  const issues: ValidationIssue[] = result.success ? [] : result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
+  const issues: ValidationIssue[] = result.success
+    ? []
+    : result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
   issues.push(...other);
   if (!consentOk) issues.push({ path: ['consent'], message: CONSENT_MESSAGE });
   throw new AppError('validation_failed', { issues });
@@ -120,7 +161,8 @@ export function parseLeadBody(body: unknown, defaultCountry?: string): LeadSubmi
 }
 
 export const NUL_MESSAGE = 'Text must not contain the NUL character (\\u0000).';
-export const SURROGATE_MESSAGE = 'Text must be valid Unicode: a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair) cannot be stored.';
+export const SURROGATE_MESSAGE =
+  'Text must be valid Unicode: a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair) cannot be stored.';
 
 /** The issue for a string PostgreSQL cannot store (src/shared/storable-text.ts), or null. */
 function textIssue(s: string): string | null {
@@ -142,7 +184,8 @@ function storageIssues(body: Record<string, unknown>): ValidationIssue[] {
   const walk = (value: unknown, path: string[]): void => {
     // `path.length` is the container's level: the field itself (metadata) is level 1.
     if (typeof value === 'object' && value !== null && path.length > MAX_DEPTH) {
-      if (!issues.some((i) => i.path[0] === path[0] && i.message === DEPTH_MESSAGE)) issues.push({ path: [path[0]!], message: DEPTH_MESSAGE });
+      if (!issues.some((i) => i.path[0] === path[0] && i.message === DEPTH_MESSAGE))
+        issues.push({ path: [path[0]!], message: DEPTH_MESSAGE });
     } else if (typeof value === 'string') {
       const message = textIssue(value);
       if (message) issues.push({ path, message });

@@ -30,7 +30,10 @@ interface Row {
   country: string | null;
 }
 
-export async function renormalizeLeadPhones(db: Queryable, log?: Logger): Promise<{ changed: number; collisions: PhoneCollision[] }> {
+export async function renormalizeLeadPhones(
+  db: Queryable,
+  log?: Logger,
+): Promise<{ changed: number; collisions: PhoneCollision[] }> {
   const { rows } = await db.query<Row>(
     `SELECT l.id, l.workspace_id, l.phone, l.phone_normalized, w.agent->>'defaultCountry' AS country
        FROM leads l JOIN workspaces w ON w.id = l.workspace_id
@@ -67,23 +70,32 @@ export async function renormalizeLeadPhones(db: Queryable, log?: Logger): Promis
       collisions.push({ workspaceId: r.workspace_id, keptLeadId: taken, leadId: r.id });
     }
   }
-  const changed = rows.filter((r) => target.get(r.id) !== r.phone_normalized).map((r) => ({ id: r.id, value: target.get(r.id)! }));
+  const changed = rows
+    .filter((r) => target.get(r.id) !== r.phone_normalized)
+    .map((r) => ({ id: r.id, value: target.get(r.id)! }));
   if (changed.length > 0) {
     // The unique index is checked row by row: first every changing lead gives its value up.
-    await db.query(`UPDATE leads SET phone_normalized = '#' || id WHERE id = ANY($1::uuid[])`, [changed.map((c) => c.id)]);
+    await db.query(`UPDATE leads SET phone_normalized = '#' || id WHERE id = ANY($1::uuid[])`, [
+      changed.map((c) => c.id),
+    ]);
     await db.query(
-      `UPDATE leads l SET phone_normalized = x.value FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, value text) WHERE l.id = x.id`,
+      `UPDATE leads l SET phone_normalized = x.value
+        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, value text) WHERE l.id = x.id`,
       [JSON.stringify(changed)],
     );
   }
   if (collisions.length > 0) {
     await db.query(
       `INSERT INTO lead_phone_collisions (lead_id, kept_lead_id, workspace_id)
-       SELECT "leadId", "keptLeadId", "workspaceId" FROM jsonb_to_recordset($1::jsonb) AS x("leadId" uuid, "keptLeadId" uuid, "workspaceId" uuid)`,
+       SELECT "leadId", "keptLeadId", "workspaceId"
+       FROM jsonb_to_recordset($1::jsonb) AS x("leadId" uuid, "keptLeadId" uuid, "workspaceId" uuid)`,
       [JSON.stringify(collisions)],
     );
     // Ids only: the numbers are personal data and stay in the database.
-    log?.warn({ collisions }, `phone numbers re-normalised to E.164: ${collisions.length} lead(s) share their number with an older lead of their workspace; both kept, see lead_phone_collisions`);
+    log?.warn(
+      { collisions },
+      `phone numbers re-normalised to E.164: ${collisions.length} lead(s) share their number with an older lead of their workspace; both kept, see lead_phone_collisions`,
+    );
   }
   log?.info({ leads: rows.length, changed: changed.length }, 'phone numbers re-normalised to E.164');
   return { changed: changed.length, collisions };

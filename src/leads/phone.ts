@@ -47,7 +47,9 @@ export function normalizePhone(raw: string, defaultCountry?: string): string | n
   const digits = text.replace(/\D/g, '');
   const readings = [
     text.startsWith('+') || country ? possible(text, country) : null,
-    !text.startsWith('+') && INTERNATIONAL_PREFIX.test(digits) ? possible(`+${digits.replace(INTERNATIONAL_PREFIX, '')}`) : null,
+    !text.startsWith('+') && INTERNATIONAL_PREFIX.test(digits)
+      ? possible(`+${digits.replace(INTERNATIONAL_PREFIX, '')}`)
+      : null,
     !text.startsWith('+') && !country ? possible(`+${digits}`) : null,
   ];
   return readings.find((r) => r !== null) ?? null;
@@ -56,6 +58,6 @@ export function normalizePhone(raw: string, defaultCountry?: string): string | n
 function possible(text: string, country?: CountryCode): string | null {
   const parsed = parsePhoneNumberFromString(text, country ? { defaultCountry: country } : undefined);
   // E.164 allows at most 15 digits; the library's possible lengths allow a few national plans more.
-  if (!parsed || !parsed.isPossible() || parsed.number.length > 16) return null;
+  if (!parsed?.isPossible() || parsed.number.length > 16) return null;
   return parsed.number;
 }

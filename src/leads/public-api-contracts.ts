@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { defineRoute, named, type ApiPart, type ContractResponse, type Examples, type NamedSchema } from '../http/route-contract.ts';
+import {
+  defineRoute,
+  named,
+  type ApiPart,
+  type ContractResponse,
+  type Examples,
+  type NamedSchema,
+} from '../http/route-contract.ts';
 import { jsonValueSchema, leadSubmissionDocSchema } from './lead-submission.ts';
 import * as s from './public-api-schemas.ts';
 
@@ -34,7 +41,8 @@ const HEADERS: Record<string, Json> = {
     schema: { type: 'string', format: 'uuid' },
   },
   RateLimit: {
-    description: 'What is left of the hourly quota of this API key (IETF draft): `"hourly";r=<remaining>;t=<seconds until reset>`.',
+    description:
+      'What is left of the hourly quota of this API key (IETF draft): `"hourly";r=<remaining>;t=<seconds until reset>`.',
     schema: { type: 'string', examples: ['"hourly";r=998;t=3412'] },
   },
   'RateLimit-Policy': {
@@ -50,28 +58,54 @@ const HEADERS: Record<string, Json> = {
 // Headers: every answer names its request; every answer to an authenticated request (all but
 // 401) carries the key's quota; 429 says when to retry.
 // A load shedder may answer before the request is given its id (503).
-const response = (description: string, body: NamedSchema[], opts: { counted?: 'always' | 'maybe'; retryAfter?: 'always' | 'maybe'; shed?: boolean; examples?: Examples } = {}): ContractResponse => {
-  const header = (id: string, required: boolean): Json => ({ $ref: `#/components/headers/${id}`, ...(required ? { required } : {}) });
+const response = (
+  description: string,
+  body: NamedSchema[],
+  opts: { counted?: 'always' | 'maybe'; retryAfter?: 'always' | 'maybe'; shed?: boolean; examples?: Examples } = {},
+): ContractResponse => {
+  const header = (id: string, required: boolean): Json => ({
+    $ref: `#/components/headers/${id}`,
+    ...(required ? { required } : {}),
+  });
   const headers: Json = { 'X-Request-Id': header('X-Request-Id', !opts.shed) };
   if (opts.counted) {
     headers.RateLimit = header('RateLimit', opts.counted === 'always');
     headers['RateLimit-Policy'] = header('RateLimit-Policy', opts.counted === 'always');
   }
   if (opts.retryAfter) headers['Retry-After'] = header('Retry-After', opts.retryAfter === 'always');
-  return { description, headers, body: body.length === 1 ? body[0]! : body, ...(opts.examples ? { examples: opts.examples } : {}) };
+  return {
+    description,
+    headers,
+    body: body.length === 1 ? body[0]! : body,
+    ...(opts.examples ? { examples: opts.examples } : {}),
+  };
 };
 
 const common = {
-  '401': response('Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked.', [schema.auth], {
-    examples: { invalidKey: { summary: 'Unknown or revoked key', value: { ok: false, error: 'API key is invalid or revoked.' } } },
-  }),
+  '401': response(
+    'Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked.',
+    [schema.auth],
+    {
+      examples: {
+        invalidKey: {
+          summary: 'Unknown or revoked key',
+          value: { ok: false, error: 'API key is invalid or revoked.' },
+        },
+      },
+    },
+  ),
   '429': response("The API key's hourly quota is used up; retry after `Retry-After` seconds.", [schema.rateLimited], {
     counted: 'always',
     retryAfter: 'always',
-    examples: { rateLimited: { summary: 'Over the hourly quota', value: { ok: false, error: 'Rate limit exceeded.' } } },
+    examples: {
+      rateLimited: { summary: 'Over the hourly quota', value: { ok: false, error: 'Rate limit exceeded.' } },
+    },
   }),
   '500': response('An unanticipated failure; retry with exponential backoff.', [schema.internal], { counted: 'maybe' }),
-  '503': response('The service is overloaded and sheds load; retry shortly.', [schema.busy], { retryAfter: 'maybe', shed: true }),
+  '503': response('The service is overloaded and sheds load; retry shortly.', [schema.busy], {
+    retryAfter: 'maybe',
+    shed: true,
+  }),
 };
 
 /**
@@ -96,11 +130,23 @@ export const submitLeadContract = defineRoute({
     examples: {
       whatsapp: {
         summary: 'A lead from a web form',
-        value: { name: 'Ada Lovelace', phone: '+44 20 7946 0958', email: 'ada@example.com', goal: 'More qualified leads', consent: true, metadata: { source: 'pricing-page', budget: 5000 } },
+        value: {
+          name: 'Ada Lovelace',
+          phone: '+44 20 7946 0958',
+          email: 'ada@example.com',
+          goal: 'More qualified leads',
+          consent: true,
+          metadata: { source: 'pricing-page', budget: 5000 },
+        },
       },
       voiceWithAnswers: {
         summary: 'A voice lead with form answers',
-        value: { name: 'Grace Hopper', phone: '+1 415 555 0132', consent: true, formResponses: { q_team_size: '12', q_timeline: 'This quarter' } },
+        value: {
+          name: 'Grace Hopper',
+          phone: '+1 415 555 0132',
+          consent: true,
+          formResponses: { q_team_size: '12', q_timeline: 'This quarter' },
+        },
       },
     },
   },
@@ -108,31 +154,81 @@ export const submitLeadContract = defineRoute({
     '201': response('The lead was accepted.', [schema.voiceAccepted, schema.whatsappAccepted], {
       counted: 'always',
       examples: {
-        voice: { summary: 'Voice workspace', value: { ok: true, leadId: EXAMPLE_LEAD_ID, status: 'in_progress', providerCallId: 'c0a8012e-7d3f-4b6e-8f21-9a0d5b1c2e33', callQueued: true } },
-        whatsapp: { summary: 'WhatsApp workspace', value: { ok: true, leadId: EXAMPLE_LEAD_ID, status: 'new', messageQueued: true } },
+        voice: {
+          summary: 'Voice workspace',
+          value: {
+            ok: true,
+            leadId: EXAMPLE_LEAD_ID,
+            status: 'in_progress',
+            providerCallId: 'c0a8012e-7d3f-4b6e-8f21-9a0d5b1c2e33',
+            callQueued: true,
+          },
+        },
+        whatsapp: {
+          summary: 'WhatsApp workspace',
+          value: { ok: true, leadId: EXAMPLE_LEAD_ID, status: 'new', messageQueued: true },
+        },
       },
     }),
-    '400': response('Not JSON, a field fails its checks (`issues` names each), or consent is not `true`. Do not retry unchanged.', [schema.validation, schema.badRequest], {
-      counted: 'maybe',
-      examples: {
-        validation: { summary: 'A bad field', value: { ok: false, error: 'Validation failed.', issues: [{ path: ['phone'], message: 'Phone must be a valid E.164-style number.' }] } },
-        consent: { summary: 'Consent missing', value: { ok: false, error: '`consent` must be true.' } },
-        json: { summary: 'Not JSON', value: { ok: false, error: 'Request body must be valid JSON.' } },
+    '400': response(
+      'Not JSON, a field fails its checks (`issues` names each), or consent is not `true`. Do not retry unchanged.',
+      [schema.validation, schema.badRequest],
+      {
+        counted: 'maybe',
+        examples: {
+          validation: {
+            summary: 'A bad field',
+            value: {
+              ok: false,
+              error: 'Validation failed.',
+              issues: [{ path: ['phone'], message: 'Phone must be a valid E.164-style number.' }],
+            },
+          },
+          consent: { summary: 'Consent missing', value: { ok: false, error: '`consent` must be true.' } },
+          json: { summary: 'Not JSON', value: { ok: false, error: 'Request body must be valid JSON.' } },
+        },
       },
-    }),
+    ),
     '401': common['401'],
     '404': response("The key's workspace was deleted.", [schema.workspaceNotFound]),
-    '409': response('A lead with this phone already exists in the workspace. On a retried submission this means the first attempt succeeded.', [schema.duplicate], {
-      counted: 'always',
-      examples: { duplicate: { summary: 'Duplicate phone', value: { ok: false, error: 'duplicate_phone', message: 'A lead with this phone number already exists in the workspace.', leadId: EXAMPLE_LEAD_ID } } },
-    }),
+    '409': response(
+      'A lead with this phone already exists in the workspace. On a retried submission this means the first attempt succeeded.',
+      [schema.duplicate],
+      {
+        counted: 'always',
+        examples: {
+          duplicate: {
+            summary: 'Duplicate phone',
+            value: {
+              ok: false,
+              error: 'duplicate_phone',
+              message: 'A lead with this phone number already exists in the workspace.',
+              leadId: EXAMPLE_LEAD_ID,
+            },
+          },
+        },
+      },
+    ),
     '413': response('The body is over 64 KiB.', [schema.tooLarge], { counted: 'maybe' }),
     '429': common['429'],
     '500': common['500'],
-    '502': response("Voice workspace: the provider refused the call. Nothing was kept (the same phone can be sent again); retry once or twice with backoff.", [schema.voiceDispatch], {
-      counted: 'always',
-      examples: { rejected: { summary: 'Provider refused', value: { ok: false, error: 'voice_dispatch_failed', message: '{"message":"Couldn\'t Find Assistant.","error":"Bad Request","statusCode":400}' } } },
-    }),
+    '502': response(
+      'Voice workspace: the provider refused the call. Nothing was kept (the same phone can be sent again); retry once or twice with backoff.',
+      [schema.voiceDispatch],
+      {
+        counted: 'always',
+        examples: {
+          rejected: {
+            summary: 'Provider refused',
+            value: {
+              ok: false,
+              error: 'voice_dispatch_failed',
+              message: '{"message":"Couldn\'t Find Assistant.","error":"Bad Request","statusCode":400}',
+            },
+          },
+        },
+      },
+    ),
     '503': common['503'],
   },
 });
@@ -145,7 +241,9 @@ export const getLeadContract = defineRoute({
   summary: 'Read a lead',
   description: "The lead and, in a voice workspace, its latest call. Only leads of the key's workspace are found.",
   // Any string reaches the handler: an id that is no UUID is a lead that is not found (404).
-  params: z.object({ id: z.string().meta({ description: 'The `leadId` of the submission.', format: 'uuid', example: EXAMPLE_LEAD_ID }) }),
+  params: z.object({
+    id: z.string().meta({ description: 'The `leadId` of the submission.', format: 'uuid', example: EXAMPLE_LEAD_ID }),
+  }),
   responses: {
     '200': response('The lead and its latest voice call.', [schema.leadRead], {
       counted: 'always',
@@ -155,24 +253,46 @@ export const getLeadContract = defineRoute({
           value: {
             ok: true,
             lead: {
-              id: EXAMPLE_LEAD_ID, channel: 'voice', name: 'Grace Hopper', phone: '+1 415 555 0132', email: null, goal: null, status: 'booked',
-              qualificationNotes: null, bookingUid: 'bk_3x9Qm2', bookingStart: '2026-11-24T15:00:00.000Z', metadata: { source: 'pricing-page' },
-              formResponses: {}, createdAt: '2026-11-23T09:12:04.512Z', updatedAt: '2026-11-23T09:15:40.020Z', livemode: true,
+              id: EXAMPLE_LEAD_ID,
+              channel: 'voice',
+              name: 'Grace Hopper',
+              phone: '+1 415 555 0132',
+              email: null,
+              goal: null,
+              status: 'booked',
+              qualificationNotes: null,
+              bookingUid: 'bk_3x9Qm2',
+              bookingStart: '2026-11-24T15:00:00.000Z',
+              metadata: { source: 'pricing-page' },
+              formResponses: {},
+              createdAt: '2026-11-23T09:12:04.512Z',
+              updatedAt: '2026-11-23T09:15:40.020Z',
+              livemode: true,
             },
             voiceCall: {
-              providerCallId: 'c0a8012e-7d3f-4b6e-8f21-9a0d5b1c2e33', status: 'ended', startedAt: '2026-11-23T09:12:09.100Z', endedAt: '2026-11-23T09:15:38.700Z',
-              durationSeconds: 210, summary: 'Qualified; booked a consultation for Tuesday 15:00 UTC.',
-              transcript: 'Assistant: Hi Grace, this is Ava from Acme.\n\nLead: Hi!', recordingUrl: 'https://storage.vapi.ai/c0a8012e.wav', endedReason: 'customer-ended-call',
+              providerCallId: 'c0a8012e-7d3f-4b6e-8f21-9a0d5b1c2e33',
+              status: 'ended',
+              startedAt: '2026-11-23T09:12:09.100Z',
+              endedAt: '2026-11-23T09:15:38.700Z',
+              durationSeconds: 210,
+              summary: 'Qualified; booked a consultation for Tuesday 15:00 UTC.',
+              transcript: 'Assistant: Hi Grace, this is Ava from Acme.\n\nLead: Hi!',
+              recordingUrl: 'https://storage.vapi.ai/c0a8012e.wav',
+              endedReason: 'customer-ended-call',
             },
           },
         },
       },
     }),
     '401': common['401'],
-    '404': response('No such lead in this workspace (an unknown id and another workspace\'s lead look the same), or the key\'s workspace was deleted.', [schema.leadNotFound, schema.workspaceNotFound], {
-      counted: 'maybe',
-      examples: { notFound: { summary: 'Unknown id', value: { ok: false, error: 'Lead not found.' } } },
-    }),
+    '404': response(
+      "No such lead in this workspace (an unknown id and another workspace's lead look the same), or the key's workspace was deleted.",
+      [schema.leadNotFound, schema.workspaceNotFound],
+      {
+        counted: 'maybe',
+        examples: { notFound: { summary: 'Unknown id', value: { ok: false, error: 'Lead not found.' } } },
+      },
+    ),
     '429': common['429'],
     '500': common['500'],
     '503': common['503'],
@@ -185,8 +305,12 @@ export const PUBLIC_API: ApiPart = {
   // the empty schema admits, and which openapi-typescript turns into a type TypeScript rejects
   // as circular. The empty schema says the same and becomes `unknown`.
   schemas: [
-    named('JsonValue', jsonValueSchema, { description: 'Any JSON value: string, number, boolean, null, array or object.' }),
-    named('LeadStatus', s.leadStatusSchema), named('Lead', s.leadSchema), named('VoiceCall', s.voiceCallSchema),
+    named('JsonValue', jsonValueSchema, {
+      description: 'Any JSON value: string, number, boolean, null, array or object.',
+    }),
+    named('LeadStatus', s.leadStatusSchema),
+    named('Lead', s.leadSchema),
+    named('VoiceCall', s.voiceCallSchema),
   ],
   headers: HEADERS,
 };

@@ -43,14 +43,25 @@ export const leadSchema = z.object({
   email: z.string().nullable(),
   goal: z.string().nullable(),
   status: leadStatusSchema,
-  qualificationNotes: z.string().nullable().meta({ description: 'Why the agent decided the lead is not a fit (status `unqualified`).' }),
+  qualificationNotes: z
+    .string()
+    .nullable()
+    .meta({ description: 'Why the agent decided the lead is not a fit (status `unqualified`).' }),
   bookingUid: z.string().nullable().meta({ description: 'Set when the status is `booked`.' }),
-  bookingStart: timestamp.nullable().meta({ description: 'Start of the booked consultation; set when the status is `booked`.' }),
-  metadata: z.record(z.string(), jsonValueSchema).meta({ description: 'The stored metadata (blank values were dropped).' }),
-  formResponses: z.record(z.string(), z.string()).meta({ description: 'Answers sent with the submission, by question id (voice workspaces).' }),
+  bookingStart: timestamp
+    .nullable()
+    .meta({ description: 'Start of the booked consultation; set when the status is `booked`.' }),
+  metadata: z
+    .record(z.string(), jsonValueSchema)
+    .meta({ description: 'The stored metadata (blank values were dropped).' }),
+  formResponses: z
+    .record(z.string(), z.string())
+    .meta({ description: 'Answers sent with the submission, by question id (voice workspaces).' }),
   createdAt: timestamp,
   updatedAt: timestamp,
-  livemode: z.boolean().meta({ description: 'False for a lead submitted with a sandbox key (docs/SANDBOX.md). An addition to the spec.' }),
+  livemode: z
+    .boolean()
+    .meta({ description: 'False for a lead submitted with a sandbox key (docs/SANDBOX.md). An addition to the spec.' }),
 });
 
 export const voiceCallSchema = z
@@ -61,7 +72,10 @@ export const voiceCallSchema = z
     endedAt: timestamp.nullable(),
     durationSeconds: z.int().nonnegative().nullable(),
     summary: z.string().nullable(),
-    transcript: z.string().nullable().meta({ description: 'Turns separated by blank lines, each prefixed `Assistant:` or `Lead:`.' }),
+    transcript: z
+      .string()
+      .nullable()
+      .meta({ description: 'Turns separated by blank lines, each prefixed `Assistant:` or `Lead:`.' }),
     recordingUrl: z.url().nullable(),
     endedReason: z.string().nullable().meta({ description: 'For example `customer-ended-call`.' }),
   })
@@ -102,7 +116,11 @@ export const badRequestErrorSchema = z.object({
 
 export const authenticationErrorSchema = z.object({
   ...errorBase,
-  error: z.enum(['Missing Authorization header.', 'Authorization header must use the `Bearer <api key>` scheme.', 'API key is invalid or revoked.']),
+  error: z.enum([
+    'Missing Authorization header.',
+    'Authorization header must use the `Bearer <api key>` scheme.',
+    'API key is invalid or revoked.',
+  ]),
 });
 
 export const workspaceNotFoundErrorSchema = z
@@ -117,10 +135,16 @@ export const duplicatePhoneErrorSchema = z.object({
   ...errorBase,
   error: z.literal('duplicate_phone'),
   message: z.string(),
-  leadId: leadId.optional().meta({ description: 'The existing lead (addition to the spec): a retried submission can read it.' }),
+  leadId: leadId
+    .optional()
+    .meta({ description: 'The existing lead (addition to the spec): a retried submission can read it.' }),
 });
 
-export const payloadTooLargeErrorSchema = z.object({ ...errorBase, error: z.literal('Request body is too large.'), message: z.string() });
+export const payloadTooLargeErrorSchema = z.object({
+  ...errorBase,
+  error: z.literal('Request body is too large.'),
+  message: z.string(),
+});
 
 export const rateLimitedErrorSchema = z.object({ ...errorBase, error: z.literal('Rate limit exceeded.') });
 

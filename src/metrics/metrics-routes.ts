@@ -16,7 +16,8 @@ const JOBS_SQL = `
          (SELECT count(*) FROM pgboss.job j WHERE j.name = q.name AND j.state IN ('created', 'retry'))::int AS queued,
          (SELECT count(*) FROM pgboss.job j WHERE j.name = q.name AND j.state = 'active')::int AS active,
          (SELECT count(*) FROM pgboss.job j WHERE j.name = q.name AND j.state = 'failed')::int AS failed,
-         (SELECT count(*) FROM pgboss.job j WHERE j.name = q.dead_letter AND j.state IN ('created', 'retry'))::int AS dead
+         (SELECT count(*) FROM pgboss.job j WHERE j.name = q.dead_letter
+         AND j.state IN ('created', 'retry'))::int AS dead
     FROM pgboss.queue q
    WHERE q.name NOT IN (SELECT dead_letter FROM pgboss.queue WHERE dead_letter IS NOT NULL)`;
 
@@ -38,7 +39,9 @@ export function metricsRegistry(pool: Pool, log: Logger): Registry {
       this.reset();
       try {
         const { rows } = await pool.query(JOBS_SQL);
-        for (const r of rows) for (const state of ['queued', 'active', 'failed', 'dead'] as const) this.set({ queue: r.queue, state }, r[state]);
+        for (const r of rows)
+          for (const state of ['queued', 'active', 'failed', 'dead'] as const)
+            this.set({ queue: r.queue, state }, r[state]);
       } catch (err) {
         // The scrape still answers with everything else; the missing series say the database did not.
         log.warn({ err }, 'job metrics unavailable');
@@ -64,7 +67,12 @@ export function metricsRegistry(pool: Pool, log: Logger): Registry {
 }
 
 /** The metrics endpoint of `serve` and `worker` (METRICS_PORT): GET /metrics, nothing else. */
-export async function startMetricsServer(opts: { host: string; port: number; pool: Pool; log: Logger }): Promise<{ address: string; close(): Promise<void> }> {
+export async function startMetricsServer(opts: {
+  host: string;
+  port: number;
+  pool: Pool;
+  log: Logger;
+}): Promise<{ address: string; close(): Promise<void> }> {
   const merged = metricsRegistry(opts.pool, opts.log);
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') {
@@ -73,7 +81,8 @@ export async function startMetricsServer(opts: { host: string; port: number; poo
     }
     merged.metrics().then(
       (text) => res.writeHead(200, { 'content-type': merged.contentType }).end(text),
-      () => res.writeHead(500, { 'content-type': 'application/json' }).end('{"ok":false,"error":"Internal server error."}'),
+      () =>
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"ok":false,"error":"Internal server error."}'),
     );
   });
   await new Promise<void>((resolve, reject) => {

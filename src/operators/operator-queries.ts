@@ -18,9 +18,17 @@ export interface Membership {
   role: Role;
 }
 
-const operatorOf = (r: Record<string, any>): OperatorRow => ({ id: r.id, email: r.email, name: r.name, passwordHash: r.password_hash });
+const operatorOf = (r: Record<string, any>): OperatorRow => ({
+  id: r.id,
+  email: r.email,
+  name: r.name,
+  passwordHash: r.password_hash,
+});
 
-export async function insertOperator(db: Queryable, o: { email: string; name: string; passwordHash: string }): Promise<OperatorRow | null> {
+export async function insertOperator(
+  db: Queryable,
+  o: { email: string; name: string; passwordHash: string },
+): Promise<OperatorRow | null> {
   const { rows } = await db.query(
     `INSERT INTO operators (email, name, password_hash) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING RETURNING *`,
     [o.email, o.name, o.passwordHash],
@@ -33,10 +41,13 @@ export async function findOperatorByEmail(db: Queryable, email: string): Promise
   return rows[0] ? operatorOf(rows[0]) : null;
 }
 
-export async function listOperators(db: Queryable): Promise<Array<{ email: string; name: string; memberships: string[] }>> {
+export async function listOperators(
+  db: Queryable,
+): Promise<Array<{ email: string; name: string; memberships: string[] }>> {
   const { rows } = await db.query(
     `SELECT o.email, o.name,
-            coalesce(array_agg(w.slug || ':' || m.role ORDER BY w.slug) FILTER (WHERE w.id IS NOT NULL), '{}') AS memberships
+            coalesce(array_agg(w.slug || ':' || m.role
+            ORDER BY w.slug) FILTER (WHERE w.id IS NOT NULL), '{}') AS memberships
        FROM operators o
        LEFT JOIN memberships m ON m.operator_id = o.id
        LEFT JOIN workspaces w ON w.id = m.workspace_id AND w.deleted_at IS NULL
@@ -51,11 +62,19 @@ export async function deleteOperator(db: Queryable, email: string): Promise<bool
 }
 
 export async function setPasswordHash(db: Queryable, email: string, passwordHash: string): Promise<string | null> {
-  const { rows } = await db.query('UPDATE operators SET password_hash = $2 WHERE email = $1 RETURNING id', [email, passwordHash]);
+  const { rows } = await db.query('UPDATE operators SET password_hash = $2 WHERE email = $1 RETURNING id', [
+    email,
+    passwordHash,
+  ]);
   return rows[0]?.id ?? null;
 }
 
-export async function upsertMembership(db: Queryable, operatorId: string, workspaceId: string, role: Role): Promise<void> {
+export async function upsertMembership(
+  db: Queryable,
+  operatorId: string,
+  workspaceId: string,
+  role: Role,
+): Promise<void> {
   await db.query(
     `INSERT INTO memberships (operator_id, workspace_id, role) VALUES ($1, $2, $3)
        ON CONFLICT (operator_id, workspace_id) DO UPDATE SET role = EXCLUDED.role`,
@@ -74,13 +93,16 @@ export async function membershipsOf(db: Queryable, operatorId: string): Promise<
 
 /** Stores a new session; the operator's expired ones go (sessions nobody uses again are never read). */
 export async function insertSession(
-  db: Queryable, s: { tokenHash: Buffer; operatorId: string; csrfToken: string; at: Date }, limits: SessionLimits,
+  db: Queryable,
+  s: { tokenHash: Buffer; operatorId: string; csrfToken: string; at: Date },
+  limits: SessionLimits,
 ): Promise<void> {
   await db.query(
     `WITH gone AS (DELETE FROM operator_sessions WHERE operator_id = $2
                      AND (last_seen_at <= $4::timestamptz - make_interval(secs => $5 / 1000.0)
                           OR created_at <= $4::timestamptz - make_interval(secs => $6 / 1000.0)))
-     INSERT INTO operator_sessions (token_hash, operator_id, csrf_token, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $4)`,
+     INSERT INTO operator_sessions (token_hash, operator_id,
+     csrf_token, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $4)`,
     [s.tokenHash, s.operatorId, s.csrfToken, s.at, limits.idleMs, limits.maxAgeMs],
   );
 }
@@ -111,7 +133,7 @@ export async function findSession(db: Queryable, tokenHash: Buffer, now: Date, l
     [tokenHash, now, limits.idleMs, limits.maxAgeMs, touch],
   );
   const r = rows[0];
-  if (!r || !r.alive) return null;
+  if (!r?.alive) return null;
   return {
     csrfToken: r.csrf_token as string,
     operator: { id: r.id as string, email: r.email as string, name: r.name as string },
@@ -120,10 +142,11 @@ export async function findSession(db: Queryable, tokenHash: Buffer, now: Date, l
 
 /** Replaces the operator's hash if it is still `previous` (a reset meanwhile wins). */
 export async function replacePasswordHash(db: Queryable, operatorId: string, previous: string, next: string) {
-  await db.query(
-    'UPDATE operators SET password_hash = $3 WHERE id = $1 AND password_hash = $2',
-    [operatorId, previous, next],
-  );
+  await db.query('UPDATE operators SET password_hash = $3 WHERE id = $1 AND password_hash = $2', [
+    operatorId,
+    previous,
+    next,
+  ]);
 }
 
 export async function deleteSession(db: Queryable, tokenHash: Buffer): Promise<void> {

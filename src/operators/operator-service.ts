@@ -4,7 +4,12 @@ import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import * as q from './operator-queries.ts';
 import {
-  dummyHash, generatePassword, hashPassword, needsRehash, verifyPassword, type ScryptParams,
+  dummyHash,
+  generatePassword,
+  hashPassword,
+  needsRehash,
+  verifyPassword,
+  type ScryptParams,
 } from './password.ts';
 import type { Role } from './roles.ts';
 import { reserveAttempt, type ThrottlePolicy } from './sign-in-throttle.ts';
@@ -45,7 +50,11 @@ export class OperatorService {
   async create(email: string, name?: string): Promise<{ email: string; password: string } | null> {
     const address = normalizeEmail(email);
     const password = generatePassword();
-    const row = await q.insertOperator(this.#o.pool, { email: address, name: name?.trim() || address.split('@')[0]!, passwordHash: await hashPassword(password, this.#o.password) });
+    const row = await q.insertOperator(this.#o.pool, {
+      email: address,
+      name: name?.trim() || address.split('@')[0]!,
+      passwordHash: await hashPassword(password, this.#o.password),
+    });
     return row ? { email: address, password } : null;
   }
 
@@ -68,7 +77,11 @@ export class OperatorService {
   /** A new generated password (returned once); every session of the operator ends. */
   async resetPassword(email: string): Promise<string | null> {
     const password = generatePassword();
-    const id = await q.setPasswordHash(this.#o.pool, normalizeEmail(email), await hashPassword(password, this.#o.password));
+    const id = await q.setPasswordHash(
+      this.#o.pool,
+      normalizeEmail(email),
+      await hashPassword(password, this.#o.password),
+    );
     if (!id) return null;
     await q.deleteSessionsOf(this.#o.pool, id);
     return password;

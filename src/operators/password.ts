@@ -6,7 +6,8 @@ import crypto from 'node:crypto';
 
 const scryptAsync = (password: string, salt: Buffer, keylen: number, options: crypto.ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
-    crypto.scrypt(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
+    crypto.scrypt(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 // Each hash at the default cost holds 128 MiB and one of libuv's four threads (which DNS lookups
 // and file reads share) for about half a second: a burst of sign-ins runs two at a time, the

@@ -6,15 +6,33 @@ export type Role = (typeof ROLES)[number];
 
 /** What the dashboard's API lets someone do in a workspace. */
 export const PERMISSIONS = [
-  'leads.read', 'leads.act', 'leads.delete', 'webhooks.manage',
-  // Part 2 (issue 14): the form, agent and provider settings; keys; team; logs; analytics.
-  'settings.read', 'settings.manage', 'keys.manage', 'team.manage', 'logs.read', 'jobs.retry', 'audit.read', 'analytics.read',
+  'leads.read',
+  'leads.act',
+  'leads.delete',
+  'webhooks.manage',
+  // The workspace's pages: the form, agent and provider settings; keys; team; logs; analytics.
+  'settings.read',
+  'settings.manage',
+  'keys.manage',
+  'team.manage',
+  'logs.read',
+  'jobs.retry',
+  'audit.read',
+  'analytics.read',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const EVERYONE: readonly Permission[] = ['leads.read', 'settings.read', 'analytics.read'];
 const ADMIN: readonly Permission[] = [
-  ...EVERYONE, 'leads.act', 'leads.delete', 'webhooks.manage', 'settings.manage', 'keys.manage', 'logs.read', 'jobs.retry', 'audit.read',
+  ...EVERYONE,
+  'leads.act',
+  'leads.delete',
+  'webhooks.manage',
+  'settings.manage',
+  'keys.manage',
+  'logs.read',
+  'jobs.retry',
+  'audit.read',
 ];
 
 const GRANTS: Record<Role, readonly Permission[]> = {

@@ -50,7 +50,11 @@ export type Reservation = { wait: number } | { wait: null; release: (db: Queryab
  * the account's failures from this address). Without `release` the attempt counts as a failure.
  */
 export async function reserveAttempt(
-  pool: Pool, p: ThrottlePolicy, email: string, ip: string, now: Date,
+  pool: Pool,
+  p: ThrottlePolicy,
+  email: string,
+  ip: string,
+  now: Date,
 ): Promise<Reservation> {
   const s = subjectsOf(email, ip);
   const subjects = [s.pair, s.ip];

@@ -26,7 +26,13 @@ export interface InviteRow extends PendingInvite {
   workspaceName: string;
 }
 
-const inviteOf = (r: Record<string, any>): PendingInvite => ({ id: r.id, email: r.email, role: r.role, createdAt: r.created_at, expiresAt: r.expires_at });
+const inviteOf = (r: Record<string, any>): PendingInvite => ({
+  id: r.id,
+  email: r.email,
+  role: r.role,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+});
 
 export async function listMembers(db: Queryable, workspaceId: string): Promise<Member[]> {
   const { rows } = await db.query(
@@ -38,19 +44,33 @@ export async function listMembers(db: Queryable, workspaceId: string): Promise<M
 }
 
 export async function listPendingInvites(db: Queryable, workspaceId: string, now: Date): Promise<PendingInvite[]> {
-  const { rows } = await db.query('SELECT * FROM workspace_invites WHERE workspace_id = $1 AND expires_at > $2 ORDER BY created_at', [workspaceId, now]);
+  const { rows } = await db.query(
+    'SELECT * FROM workspace_invites WHERE workspace_id = $1 AND expires_at > $2 ORDER BY created_at',
+    [workspaceId, now],
+  );
   return rows.map(inviteOf);
 }
 
 export async function isMember(db: Queryable, workspaceId: string, email: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM memberships m JOIN operators o ON o.id = m.operator_id WHERE m.workspace_id = $1 AND o.email = $2', [workspaceId, email]);
+  const { rows } = await db.query(
+    'SELECT 1 FROM memberships m JOIN operators o ON o.id = m.operator_id WHERE m.workspace_id = $1 AND o.email = $2',
+    [workspaceId, email],
+  );
   return rows.length > 0;
 }
 
 /** Stores an invitation (and drops the workspace's expired ones, so the table does not grow). */
 export async function insertInvite(
   db: Queryable,
-  i: { tokenHash: Buffer; workspaceId: string; email: string; role: Role; invitedBy: string; now: Date; expiresAt: Date },
+  i: {
+    tokenHash: Buffer;
+    workspaceId: string;
+    email: string;
+    role: Role;
+    invitedBy: string;
+    now: Date;
+    expiresAt: Date;
+  },
 ): Promise<PendingInvite> {
   await db.query('DELETE FROM workspace_invites WHERE workspace_id = $1 AND expires_at <= $2', [i.workspaceId, i.now]);
   const { rows } = await db.query(
@@ -62,7 +82,10 @@ export async function insertInvite(
 }
 
 export async function deleteInvite(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM workspace_invites WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  const { rowCount } = await db.query('DELETE FROM workspace_invites WHERE workspace_id = $1 AND id = $2', [
+    workspaceId,
+    id,
+  ]);
   return (rowCount ?? 0) > 0;
 }
 
@@ -88,12 +111,19 @@ export async function consumeInvite(db: Queryable, id: string): Promise<void> {
  * transaction can change until this one ends.
  */
 export async function lockRoles(db: Queryable, workspaceId: string): Promise<Map<string, Role>> {
-  const { rows } = await db.query('SELECT operator_id, role FROM memberships WHERE workspace_id = $1 ORDER BY operator_id FOR UPDATE', [workspaceId]);
+  const { rows } = await db.query(
+    'SELECT operator_id, role FROM memberships WHERE workspace_id = $1 ORDER BY operator_id FOR UPDATE',
+    [workspaceId],
+  );
   return new Map(rows.map((r) => [r.operator_id as string, r.role as Role]));
 }
 
 export async function setRole(db: Queryable, workspaceId: string, operatorId: string, role: Role): Promise<void> {
-  await db.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND operator_id = $2', [workspaceId, operatorId, role]);
+  await db.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND operator_id = $2', [
+    workspaceId,
+    operatorId,
+    role,
+  ]);
 }
 
 export async function deleteMembership(db: Queryable, workspaceId: string, operatorId: string): Promise<void> {
@@ -101,6 +131,14 @@ export async function deleteMembership(db: Queryable, workspaceId: string, opera
 }
 
 /** Adds the membership; an existing one keeps its role (an invitation never demotes anyone). */
-export async function addMembershipKeepingRole(db: Queryable, operatorId: string, workspaceId: string, role: Role): Promise<void> {
-  await db.query('INSERT INTO memberships (operator_id, workspace_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [operatorId, workspaceId, role]);
+export async function addMembershipKeepingRole(
+  db: Queryable,
+  operatorId: string,
+  workspaceId: string,
+  role: Role,
+): Promise<void> {
+  await db.query(
+    'INSERT INTO memberships (operator_id, workspace_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+    [operatorId, workspaceId, role],
+  );
 }

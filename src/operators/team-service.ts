@@ -30,17 +30,33 @@ export class TeamService {
   }
 
   async team(workspaceId: string) {
-    const [members, invites] = await Promise.all([q.listMembers(this.#pool, workspaceId), q.listPendingInvites(this.#pool, workspaceId, this.#clock())]);
+    const [members, invites] = await Promise.all([
+      q.listMembers(this.#pool, workspaceId),
+      q.listPendingInvites(this.#pool, workspaceId, this.#clock()),
+    ]);
     return { members, invites };
   }
 
   /** A new invitation; returns it with its token (shown once, only its hash is stored). */
-  async invite(workspaceId: string, email: string, role: Role, invitedBy: string): Promise<{ invite: q.PendingInvite; token: string }> {
+  async invite(
+    workspaceId: string,
+    email: string,
+    role: Role,
+    invitedBy: string,
+  ): Promise<{ invite: q.PendingInvite; token: string }> {
     const address = normalizeEmail(email);
     if (await q.isMember(this.#pool, workspaceId, address)) throw new AppError('already_member');
     const token = crypto.randomBytes(32).toString('base64url');
     const now = this.#clock();
-    const invite = await q.insertInvite(this.#pool, { tokenHash: tokenHash(token), workspaceId, email: address, role, invitedBy, now, expiresAt: new Date(now.getTime() + INVITE_TTL_MS) });
+    const invite = await q.insertInvite(this.#pool, {
+      tokenHash: tokenHash(token),
+      workspaceId,
+      email: address,
+      role,
+      invitedBy,
+      now,
+      expiresAt: new Date(now.getTime() + INVITE_TTL_MS),
+    });
     return { invite, token };
   }
 
@@ -65,7 +81,11 @@ export class TeamService {
    * otherwise, nothing changed). One use: the row is deleted in the same transaction, under a
    * lock, so two tabs cannot both accept.
    */
-  async accept(token: string, slug: string, who: { operatorId: string; email: string } | { name: string; password: string }): Promise<{ email: string; workspaceId: string }> {
+  async accept(
+    token: string,
+    slug: string,
+    who: { operatorId: string; email: string } | { name: string; password: string },
+  ): Promise<{ email: string; workspaceId: string }> {
     const passwordHash = 'password' in who ? await this.#hashPassword(who.password) : null;
     return withTransaction(this.#pool, async (tx) => {
       const invite = await q.findInvite(tx, tokenHash(token), this.#clock(), true);
@@ -75,7 +95,11 @@ export class TeamService {
         if (who.email !== invite.email) throw new AppError('invite_other_account');
         operatorId = who.operatorId;
       } else {
-        const created = await oq.insertOperator(tx, { email: invite.email, name: who.name, passwordHash: passwordHash! });
+        const created = await oq.insertOperator(tx, {
+          email: invite.email,
+          name: who.name,
+          passwordHash: passwordHash!,
+        });
         if (!created) throw new AppError('invite_account_exists');
         operatorId = created.id;
       }

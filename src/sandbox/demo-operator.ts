@@ -32,7 +32,7 @@ export function demoOperatorLines(baseUrl: string, op: DemoOperator, keysFile: s
   if (op.password) return [`Dashboard: ${baseUrl}/admin — sign in as ${op.email} with the password ${op.password}`, ''];
   const where = keysFile
     ? `with the password saved in ${keysFile} (unchanged)`
-    : 'with the password printed when it was created (unchanged; '
-      + `"leadintake user reset-password ${op.email}" sets a new one)`;
+    : 'with the password printed when it was created (unchanged; ' +
+      `"leadintake user reset-password ${op.email}" sets a new one)`;
   return [`Dashboard: ${baseUrl}/admin — sign in as ${op.email} ${where}`, ''];
 }

@@ -46,7 +46,8 @@ export async function ensureDemoWorkspaces(workspaces: WorkspaceService): Promis
     if (!(await workspaces.findBySlug(slug))) {
       const name = channel === 'whatsapp' ? 'Demo (WhatsApp)' : 'Demo (voice)';
       const created = await workspaces.create({ slug, name, channel, config: { agent: DEMO_AGENT } });
-      if (created.kind === 'slug_taken' && !(await workspaces.findBySlug(slug))) throw new Error(`cannot create the demo workspace ${slug}`);
+      if (created.kind === 'slug_taken' && !(await workspaces.findBySlug(slug)))
+        throw new Error(`cannot create the demo workspace ${slug}`);
     }
     const key = await workspaces.createKey(slug, { name: 'demo', sandbox: true, hourlyLimit: DEMO_HOURLY_LIMIT });
     if (!key) throw new Error(`the demo workspace ${slug} disappeared`);
@@ -57,7 +58,12 @@ export async function ensureDemoWorkspaces(workspaces: WorkspaceService): Promis
 
 /** One line a person can paste: POST a sandbox lead whose phone ends in `suffix`. */
 export function demoCurl(baseUrl: string, key: string, suffix = '0001'): string {
-  const body = JSON.stringify({ name: 'Ada Lovelace', phone: sandboxPhone(suffix), email: 'ada@example.com', consent: true });
+  const body = JSON.stringify({
+    name: 'Ada Lovelace',
+    phone: sandboxPhone(suffix),
+    email: 'ada@example.com',
+    consent: true,
+  });
   return `curl -s -X POST ${baseUrl}/api/public/leads -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '${body}'`;
 }
 
@@ -65,7 +71,9 @@ export function demoCurl(baseUrl: string, key: string, suffix = '0001'): string 
 export function demoBanner(baseUrl: string, keys: DemoKey[], keysFile: string | null, extra: string[] = []): string {
   const wa = keys.find((k) => k.channel === 'whatsapp')!;
   const voice = keys.find((k) => k.channel === 'voice')!;
-  const rows = SANDBOX_OUTCOME_TABLE.map((r) => `    …${r.suffix}  WhatsApp: ${r.whatsapp ?? 'books, like any other number'}; voice: ${r.voice}`);
+  const rows = SANDBOX_OUTCOME_TABLE.map(
+    (r) => `    …${r.suffix}  WhatsApp: ${r.whatsapp ?? 'books, like any other number'}; voice: ${r.voice}`,
+  );
   return [
     '',
     '=== leadintake demo: two sandbox workspaces, every provider simulated in this process ===',
@@ -81,7 +89,7 @@ export function demoBanner(baseUrl: string, keys: DemoKey[], keysFile: string | 
     '',
     `Then read it (use the leadId the POST answered): curl -s ${baseUrl}/api/public/leads/<leadId> -H "Authorization: Bearer <key>"`,
     '',
-    'The phone\'s last four digits choose what the simulated lead does; anything else books:',
+    "The phone's last four digits choose what the simulated lead does; anything else books:",
     ...rows,
     '',
     ...extra,
@@ -119,7 +127,11 @@ export function laterStartBanner(baseUrl: string, keysFile: string | null): stri
 }
 
 /** True when `npm start` should create the demo: embedded database, no workspace, no keys file yet. */
-export async function isFirstEmbeddedStart(dataDir: string, embedded: boolean, workspaces: WorkspaceService): Promise<boolean> {
+export async function isFirstEmbeddedStart(
+  dataDir: string,
+  embedded: boolean,
+  workspaces: WorkspaceService,
+): Promise<boolean> {
   if (!embedded) return false;
   if (fs.existsSync(path.join(path.resolve(dataDir), DEMO_KEYS_FILE))) return false;
   return (await workspaces.list()).length === 0;

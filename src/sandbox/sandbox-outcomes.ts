@@ -4,7 +4,14 @@ import type { Channel } from '../workspaces/workspace-queries.ts';
 // last four digits of a sandbox lead's phone decide how the simulated lead behaves. Short and
 // stable on purpose: integrators write tests against it.
 
-export type SandboxOutcome = 'books' | 'not-a-fit' | 'wants-human' | 'no-answer' | 'opts-out' | 'call-rejected' | 'model-failure';
+export type SandboxOutcome =
+  | 'books'
+  | 'not-a-fit'
+  | 'wants-human'
+  | 'no-answer'
+  | 'opts-out'
+  | 'call-rejected'
+  | 'model-failure';
 
 export interface OutcomeRow {
   /** The phone's last four digits. */
@@ -18,15 +25,54 @@ export interface OutcomeRow {
 }
 
 export const SANDBOX_OUTCOME_TABLE: readonly OutcomeRow[] = [
-  { suffix: '0001', outcome: 'books', channels: ['whatsapp', 'voice'], whatsapp: 'booked (answers every question, takes the first slot offered)', voice: 'booked (same, on the phone)' },
-  { suffix: '0002', outcome: 'not-a-fit', channels: ['whatsapp', 'voice'], whatsapp: 'unqualified (no budget)', voice: 'unqualified (no budget)' },
-  { suffix: '0003', outcome: 'wants-human', channels: ['whatsapp', 'voice'], whatsapp: 'needs_human (asks for a person)', voice: 'needs_human (asks for a person)' },
-  { suffix: '0004', outcome: 'no-answer', channels: ['whatsapp', 'voice'], whatsapp: 'in_conversation (never replies to the first message)', voice: 'in_conversation, voiceCall.endedReason customer-did-not-answer' },
-  { suffix: '0005', outcome: 'opts-out', channels: ['whatsapp', 'voice'], whatsapp: 'unqualified (answers STOP; nothing more is sent)', voice: 'unqualified (asks not to be called again)' },
-  { suffix: '0006', outcome: 'call-rejected', channels: ['voice'], whatsapp: null, voice: 'POST answers 502 voice_dispatch_failed (the provider refuses the call)' },
   {
-    suffix: '0007', outcome: 'model-failure', channels: ['whatsapp'], voice: null,
-    whatsapp: 'needs_human (the simulated model fails on the lead\'s first reply; the lead gets the holding message)',
+    suffix: '0001',
+    outcome: 'books',
+    channels: ['whatsapp', 'voice'],
+    whatsapp: 'booked (answers every question, takes the first slot offered)',
+    voice: 'booked (same, on the phone)',
+  },
+  {
+    suffix: '0002',
+    outcome: 'not-a-fit',
+    channels: ['whatsapp', 'voice'],
+    whatsapp: 'unqualified (no budget)',
+    voice: 'unqualified (no budget)',
+  },
+  {
+    suffix: '0003',
+    outcome: 'wants-human',
+    channels: ['whatsapp', 'voice'],
+    whatsapp: 'needs_human (asks for a person)',
+    voice: 'needs_human (asks for a person)',
+  },
+  {
+    suffix: '0004',
+    outcome: 'no-answer',
+    channels: ['whatsapp', 'voice'],
+    whatsapp: 'in_conversation (never replies to the first message)',
+    voice: 'in_conversation, voiceCall.endedReason customer-did-not-answer',
+  },
+  {
+    suffix: '0005',
+    outcome: 'opts-out',
+    channels: ['whatsapp', 'voice'],
+    whatsapp: 'unqualified (answers STOP; nothing more is sent)',
+    voice: 'unqualified (asks not to be called again)',
+  },
+  {
+    suffix: '0006',
+    outcome: 'call-rejected',
+    channels: ['voice'],
+    whatsapp: null,
+    voice: 'POST answers 502 voice_dispatch_failed (the provider refuses the call)',
+  },
+  {
+    suffix: '0007',
+    outcome: 'model-failure',
+    channels: ['whatsapp'],
+    voice: null,
+    whatsapp: "needs_human (the simulated model fails on the lead's first reply; the lead gets the holding message)",
   },
 ];
 

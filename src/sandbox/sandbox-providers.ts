@@ -2,14 +2,29 @@ import crypto from 'node:crypto';
 import type { Config } from '../config/config.ts';
 import { CalcomClient } from '../scheduling/calcom/calcom-client.ts';
 import type { Logger } from '../shared/logger.ts';
-import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../simulators/calcom/calcom-simulator.ts';
+import {
+  DEFAULT_EVENT_TYPE,
+  startCalcomSimulator,
+  type CalcomSimulator,
+} from '../simulators/calcom/calcom-simulator.ts';
 import { startChatSimulator, type ChatSimulator } from '../simulators/chat-model/chat-simulator.ts';
 import type { LeadPersonaName } from '../simulators/personas/lead-personas.ts';
 import type { VapiPersona } from '../simulators/personas/vapi-personas.ts';
 import {
-  SIM_ACCOUNT_SID, SIM_TEMPLATE_BODY, SIM_TEMPLATE_SID, SIM_WHATSAPP_SENDER, startTwilioSimulator, type TwilioSimulator,
+  SIM_ACCOUNT_SID,
+  SIM_TEMPLATE_BODY,
+  SIM_TEMPLATE_SID,
+  SIM_WHATSAPP_SENDER,
+  startTwilioSimulator,
+  type TwilioSimulator,
 } from '../simulators/twilio/twilio-simulator.ts';
-import { SIM_ASSISTANT_ID, SIM_PHONE_NUMBER_ID, startVapiSimulator, type VapiCall, type VapiSimulator } from '../simulators/vapi/vapi-simulator.ts';
+import {
+  SIM_ASSISTANT_ID,
+  SIM_PHONE_NUMBER_ID,
+  startVapiSimulator,
+  type VapiCall,
+  type VapiSimulator,
+} from '../simulators/vapi/vapi-simulator.ts';
 import { VapiClient } from '../voice/vapi/vapi-client.ts';
 import { vapiCallOptions } from '../voice/voice-channel.ts';
 import { defaultConversationProviders } from '../whatsapp/turn-providers.ts';
@@ -18,7 +33,7 @@ import { sandboxOutcome, type SandboxOutcome } from './sandbox-outcomes.ts';
 import { SANDBOX_ROUTE_PREFIX, type Sandbox, type SandboxProviders } from './sandbox.ts';
 
 // The sandbox's composition root: the one production file that imports the simulators
-// (test/layout-boundaries.test.ts). Each process (`serve`, `worker`) runs its own simulators on
+// (test/unit/layout-boundaries.test.ts). Each process (`serve`, `worker`) runs its own simulators on
 // 127.0.0.1, started at the first sandbox lead it handles, and points the REAL clients at them:
 // VapiClient, TwilioClient, the OpenAI-compatible chat client and CalcomClient. The simulators call
 // back like the providers do, to PUBLIC_BASE_URL under /sandbox (Vapi's events and tool calls,
@@ -43,11 +58,20 @@ const LIFE = { vapiMsPerSecond: 300, twilioStatusMs: 100, leadReplyMs: 900, mode
 const RECORDS_KEPT = 200;
 
 const WHATSAPP_PERSONA: Record<SandboxOutcome, LeadPersonaName> = {
-  books: 'books', 'not-a-fit': 'not-a-fit', 'wants-human': 'wants-human', 'no-answer': 'goes-quiet', 'opts-out': 'opts-out', 'call-rejected': 'books',
+  books: 'books',
+  'not-a-fit': 'not-a-fit',
+  'wants-human': 'wants-human',
+  'no-answer': 'goes-quiet',
+  'opts-out': 'opts-out',
+  'call-rejected': 'books',
   'model-failure': 'breaks-model',
 };
 const VOICE_PERSONA: Record<Exclude<SandboxOutcome, 'call-rejected' | 'model-failure'>, VapiPersona> = {
-  books: 'books', 'not-a-fit': 'not-a-fit', 'wants-human': 'wants-human', 'no-answer': 'no-answer', 'opts-out': 'opts-out',
+  books: 'books',
+  'not-a-fit': 'not-a-fit',
+  'wants-human': 'wants-human',
+  'no-answer': 'no-answer',
+  'opts-out': 'opts-out',
 };
 
 /** Sandbox wording for a refused call, in the shape of Vapi's 400s (NestJS error body). */
@@ -114,7 +138,13 @@ async function start(o: SandboxOptions): Promise<Running> {
         return sandboxOutcome(number, 'voice') === 'call-rejected' ? [400, SANDBOX_CALL_REJECTED(number)] : null;
       },
       autoPlay: {
-        persona: (call: VapiCall) => VOICE_PERSONA[sandboxOutcome(String((call.customer as { number?: unknown } | undefined)?.number ?? ''), 'voice') as keyof typeof VOICE_PERSONA] ?? 'books',
+        persona: (call: VapiCall) =>
+          VOICE_PERSONA[
+            sandboxOutcome(
+              String((call.customer as { number?: unknown } | undefined)?.number ?? ''),
+              'voice',
+            ) as keyof typeof VOICE_PERSONA
+          ] ?? 'books',
         realMsPerSecond: life ? LIFE.vapiMsPerSecond : 0,
       },
     }),
@@ -130,17 +160,31 @@ async function start(o: SandboxOptions): Promise<Running> {
         const url = new URL(m.statusCallback);
         url.pathname = url.pathname.replace(/\/status$/, '/inbound');
         url.search = '';
-        return { name: WHATSAPP_PERSONA[sandboxOutcome(m.to, 'whatsapp')], inboundUrl: url.toString(), profileName: 'Sandbox Lead' };
+        return {
+          name: WHATSAPP_PERSONA[sandboxOutcome(m.to, 'whatsapp')],
+          inboundUrl: url.toString(),
+          profileName: 'Sandbox Lead',
+        };
       },
     }),
     startChatSimulator({ apiKeys: [credentials.chatKey], ...(life ? { delayMs: LIFE.modelMs } : {}) }),
     startCalcomSimulator({ apiKey: credentials.calcomKey, eventTypes: [DEFAULT_EVENT_TYPE], capacity: 'unlimited' }),
   ]);
   const settings: WorkspaceSettings = {
-    voice: { provider: 'vapi', apiKey: credentials.vapiKey, assistantId: SIM_ASSISTANT_ID, phoneNumberId: SIM_PHONE_NUMBER_ID, serverSecret: credentials.vapiServerSecret },
+    voice: {
+      provider: 'vapi',
+      apiKey: credentials.vapiKey,
+      assistantId: SIM_ASSISTANT_ID,
+      phoneNumberId: SIM_PHONE_NUMBER_ID,
+      serverSecret: credentials.vapiServerSecret,
+    },
     whatsapp: {
-      provider: 'twilio', accountSid: SIM_ACCOUNT_SID, authToken: credentials.twilioToken, from: SIM_WHATSAPP_SENDER,
-      templateContentSid: SIM_TEMPLATE_SID, templateBody: SIM_TEMPLATE_BODY,
+      provider: 'twilio',
+      accountSid: SIM_ACCOUNT_SID,
+      authToken: credentials.twilioToken,
+      from: SIM_WHATSAPP_SENDER,
+      templateContentSid: SIM_TEMPLATE_SID,
+      templateBody: SIM_TEMPLATE_BODY,
     },
     scheduling: { provider: 'calcom', apiKey: credentials.calcomKey, eventTypeId: DEFAULT_EVENT_TYPE.id },
     llm: { baseUrl: chat.baseUrl, apiKey: credentials.chatKey, model: 'sandbox-scripted-model' },
@@ -167,11 +211,21 @@ async function start(o: SandboxOptions): Promise<Running> {
     conversation: defaultConversationProviders(simConfig, { scheduling }),
   };
   const trim = setInterval(() => {
-    for (const list of [vapi.calls, vapi.requests, vapi.deliveries, twilio.messages, twilio.requests, twilio.webhooks, chat.requests, calcom.requests]) {
+    for (const list of [
+      vapi.calls,
+      vapi.requests,
+      vapi.deliveries,
+      twilio.messages,
+      twilio.requests,
+      twilio.webhooks,
+      chat.requests,
+      calcom.requests,
+    ]) {
       if (list.length > RECORDS_KEPT) list.splice(0, list.length - RECORDS_KEPT);
     }
     // Map order is insertion order: the oldest bookings go first.
-    for (const uid of [...calcom.bookings.keys()].slice(0, Math.max(0, calcom.bookings.size - RECORDS_KEPT * 5))) calcom.bookings.delete(uid);
+    for (const uid of [...calcom.bookings.keys()].slice(0, Math.max(0, calcom.bookings.size - RECORDS_KEPT * 5)))
+      calcom.bookings.delete(uid);
   }, 60_000);
   trim.unref();
   o.log.info({ vapi: vapi.url, twilio: twilio.url, chat: chat.url, calcom: calcom.url }, 'sandbox simulators started');

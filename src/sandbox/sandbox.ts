@@ -19,7 +19,10 @@ export interface SandboxProviders {
   settings: WorkspaceSettings;
   voice: VoiceProvider;
   /** Our server URLs (under the sandbox prefix) and tools, for a sandbox call. */
-  callOptions(workspace: WorkspaceRow, voice: VapiSettings): Pick<PlaceCallRequest, 'server' | 'serverMessages' | 'tools'>;
+  callOptions(
+    workspace: WorkspaceRow,
+    voice: VapiSettings,
+  ): Pick<PlaceCallRequest, 'server' | 'serverMessages' | 'tools'>;
   scheduling: SchedulingProvider;
   conversation: ConversationProviders;
 }
@@ -38,10 +41,13 @@ export interface Sandbox {
  */
 export function lazySandbox<O>(options: O, load: () => Promise<{ createSandbox(o: O): Sandbox }>): Sandbox {
   let inner: Promise<Sandbox> | null = null;
-  const get = () => (inner ??= load().then((m) => m.createSandbox(options)).catch((err) => {
-    inner = null;
-    throw err;
-  }));
+  const get = () =>
+    (inner ??= load()
+      .then((m) => m.createSandbox(options))
+      .catch((err) => {
+        inner = null;
+        throw err;
+      }));
   return {
     providers: async () => (await get()).providers(),
     settled: async () => {

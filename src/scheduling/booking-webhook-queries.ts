@@ -17,7 +17,11 @@ function fromRow(r: Record<string, any> | undefined): BookedLead | null {
 }
 
 /** Locked, so concurrent deliveries about one lead apply one after the other. */
-export async function lockLeadByBookingUid(db: Queryable, workspaceId: string, bookingUid: string): Promise<BookedLead | null> {
+export async function lockLeadByBookingUid(
+  db: Queryable,
+  workspaceId: string,
+  bookingUid: string,
+): Promise<BookedLead | null> {
   const { rows } = await db.query(
     `SELECT ${COLUMNS} FROM leads WHERE workspace_id = $1 AND booking_uid = $2 ORDER BY created_at LIMIT 1 FOR UPDATE`,
     [workspaceId, bookingUid],
@@ -39,7 +43,12 @@ export async function lockUnbookedLead(db: Queryable, workspaceId: string, leadI
 }
 
 /** For timeline-only events: the lead holding the booking, else the one named in its metadata. */
-export async function findLeadForBooking(db: Queryable, workspaceId: string, bookingUid: string, leadId: string | null): Promise<BookedLead | null> {
+export async function findLeadForBooking(
+  db: Queryable,
+  workspaceId: string,
+  bookingUid: string,
+  leadId: string | null,
+): Promise<BookedLead | null> {
   const { rows } = await db.query(
     `SELECT ${COLUMNS} FROM leads WHERE workspace_id = $1 AND (booking_uid = $2 OR id = $3)
       ORDER BY (booking_uid = $2) DESC NULLS LAST, created_at LIMIT 1`,
@@ -49,6 +58,15 @@ export async function findLeadForBooking(db: Queryable, workspaceId: string, boo
 }
 
 /** Points the lead at its new booking; the status is left as it is. */
-export async function moveBooking(db: Queryable, leadId: string, bookingUid: string, bookingStart: Date): Promise<void> {
-  await db.query('UPDATE leads SET booking_uid = $2, booking_start = $3, updated_at = now() WHERE id = $1', [leadId, bookingUid, bookingStart]);
+export async function moveBooking(
+  db: Queryable,
+  leadId: string,
+  bookingUid: string,
+  bookingStart: Date,
+): Promise<void> {
+  await db.query('UPDATE leads SET booking_uid = $2, booking_start = $3, updated_at = now() WHERE id = $1', [
+    leadId,
+    bookingUid,
+    bookingStart,
+  ]);
 }

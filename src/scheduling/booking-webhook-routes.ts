@@ -17,23 +17,34 @@ export function calcomWebhookRoutes(deps: {
   webhooks: CalcomWebhookService;
   workspaces: Pick<WorkspaceService, 'findBySlug'>;
 }) {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRequest', workspaceFirst(workspaceExists(deps.workspaces)));
     // The HMAC covers the exact bytes Cal.com sent, so the body stays a Buffer whatever the
     // Content-Type (JSON, or form-encoded with a custom payload template); it is parsed only
     // after the signature checks out.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CALCOM_WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CALCOM_WEBHOOK_BODY_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
     // The shared 413 names the public API's 64 KiB limit; this route has its own.
     scope.setErrorHandler((err: FastifyError, request, reply) =>
-      errorHandler(err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new AppError('webhook_body_too_large') : err, request, reply),
+      errorHandler(
+        err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new AppError('webhook_body_too_large') : err,
+        request,
+        reply,
+      ),
     );
 
     scope.post<{ Params: { slug: string } }>('/api/webhooks/calcom/:slug', async (request) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const header = request.headers[CALCOM_SIGNATURE_HEADER];
       // request.log is a child of the app's pino logger, so the service's lines carry the request id.
-      const outcome = await deps.webhooks.receive(request.params.slug, raw, typeof header === 'string' ? header : undefined, request.log as Logger);
+      const outcome = await deps.webhooks.receive(
+        request.params.slug,
+        raw,
+        typeof header === 'string' ? header : undefined,
+        request.log as Logger,
+      );
       return answer(outcome);
     });
   };

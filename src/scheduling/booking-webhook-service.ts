@@ -35,7 +35,12 @@ export class CalcomWebhookService {
   }
 
   /** `log`: the request's logger, so these lines carry its request id. */
-  async receive(slug: string, rawBody: Buffer, signature: string | undefined, log: Logger = this.#deps.log): Promise<CalcomWebhookOutcome> {
+  async receive(
+    slug: string,
+    rawBody: Buffer,
+    signature: string | undefined,
+    log: Logger = this.#deps.log,
+  ): Promise<CalcomWebhookOutcome> {
     const { workspaceId, secret } = await this.#secretFor(slug);
     // Nothing is parsed, read or written for a delivery that Cal.com did not sign.
     if (!verifyCalcomSignature(secret, rawBody, signature)) {
@@ -43,10 +48,19 @@ export class CalcomWebhookService {
       throw new AppError('webhook_signature_invalid');
     }
     const event = parseCalcomWebhook(rawBody);
-    const outcome = event.kind === 'unsupported'
-      ? ({ kind: 'ignored', reason: 'unsupported event' } as const)
-      : await withTransaction(this.#deps.pool, (tx) => this.#apply(tx, workspaceId, event));
-    log.info({ workspaceId, trigger: event.trigger, outcome: outcome.kind, ...('leadId' in outcome ? { leadId: outcome.leadId } : {}) }, 'calcom webhook');
+    const outcome =
+      event.kind === 'unsupported'
+        ? ({ kind: 'ignored', reason: 'unsupported event' } as const)
+        : await withTransaction(this.#deps.pool, (tx) => this.#apply(tx, workspaceId, event));
+    log.info(
+      {
+        workspaceId,
+        trigger: event.trigger,
+        outcome: outcome.kind,
+        ...('leadId' in outcome ? { leadId: outcome.leadId } : {}),
+      },
+      'calcom webhook',
+    );
     return outcome;
   }
 
@@ -62,9 +76,19 @@ export class CalcomWebhookService {
 
   // The lead is locked first, then the receipt is inserted: a duplicate returns before any
   // change, and the receipt commits together with the change and its timeline entry.
-  async #apply(tx: PoolClient, workspaceId: string, event: Exclude<CalcomWebhookEvent, { kind: 'unsupported' }>): Promise<CalcomWebhookOutcome> {
+  async #apply(
+    tx: PoolClient,
+    workspaceId: string,
+    event: Exclude<CalcomWebhookEvent, { kind: 'unsupported' }>,
+  ): Promise<CalcomWebhookOutcome> {
     const lead = await findLead(tx, workspaceId, event);
-    const fresh = await insertWebhookReceipt(tx, { provider: PROVIDER, workspaceId, dedupeKey: event.dedupeKey, leadId: lead?.id ?? null, type: event.trigger });
+    const fresh = await insertWebhookReceipt(tx, {
+      provider: PROVIDER,
+      workspaceId,
+      dedupeKey: event.dedupeKey,
+      leadId: lead?.id ?? null,
+      type: event.trigger,
+    });
     if (!fresh) return { kind: 'duplicate' };
     if (!lead) return { kind: 'ignored', reason: 'unknown booking' };
     if (event.kind === 'rescheduled') {
@@ -78,18 +102,34 @@ export class CalcomWebhookService {
       });
     } else if (event.kind === 'cancelled') {
       const data = { bookingUid: event.bookingUid, reason: event.reason };
-      const moved = await transitionLead(tx, { leadId: lead.id, to: 'needs_human', actor: 'system', event: { type: 'booking.cancelled', data } });
+      const moved = await transitionLead(tx, {
+        leadId: lead.id,
+        to: 'needs_human',
+        actor: 'system',
+        event: { type: 'booking.cancelled', data },
+      });
       // Already with an operator (or closed as unqualified): the cancellation is still on record.
-      if (!moved.ok) await recordLeadEvent(tx, lead.id, 'booking.cancelled', { ...data, status: lead.status, actor: 'system' });
+      if (!moved.ok)
+        await recordLeadEvent(tx, lead.id, 'booking.cancelled', { ...data, status: lead.status, actor: 'system' });
     } else {
       await recordLeadEvent(tx, lead.id, 'booking.webhook', { trigger: event.trigger, bookingUid: event.bookingUid });
     }
-    if (event.textRepaired) await recordLeadEvent(tx, lead.id, REPAIRED_TEXT_EVENT, repairedTextData(PROVIDER, event.trigger, { bookingUid: event.bookingUid }));
+    if (event.textRepaired)
+      await recordLeadEvent(
+        tx,
+        lead.id,
+        REPAIRED_TEXT_EVENT,
+        repairedTextData(PROVIDER, event.trigger, { bookingUid: event.bookingUid }),
+      );
     return { kind: 'applied', leadId: lead.id };
   }
 }
 
-function findLead(tx: PoolClient, workspaceId: string, event: Exclude<CalcomWebhookEvent, { kind: 'unsupported' }>): Promise<q.BookedLead | null> {
+function findLead(
+  tx: PoolClient,
+  workspaceId: string,
+  event: Exclude<CalcomWebhookEvent, { kind: 'unsupported' }>,
+): Promise<q.BookedLead | null> {
   switch (event.kind) {
     case 'cancelled':
       return q.lockLeadByBookingUid(tx, workspaceId, event.bookingUid);
@@ -100,8 +140,14 @@ function findLead(tx: PoolClient, workspaceId: string, event: Exclude<CalcomWebh
   }
 }
 
-async function lockRescheduled(tx: PoolClient, workspaceId: string, event: Extract<CalcomWebhookEvent, { kind: 'rescheduled' }>): Promise<q.BookedLead | null> {
-  const byUid = event.previousBookingUid ? await q.lockLeadByBookingUid(tx, workspaceId, event.previousBookingUid) : null;
+async function lockRescheduled(
+  tx: PoolClient,
+  workspaceId: string,
+  event: Extract<CalcomWebhookEvent, { kind: 'rescheduled' }>,
+): Promise<q.BookedLead | null> {
+  const byUid = event.previousBookingUid
+    ? await q.lockLeadByBookingUid(tx, workspaceId, event.previousBookingUid)
+    : null;
   if (byUid || !event.leadId) return byUid;
   return q.lockUnbookedLead(tx, workspaceId, event.leadId);
 }

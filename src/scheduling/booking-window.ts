@@ -19,7 +19,10 @@ const DAY_MS = 86_400_000;
 
 /** Why the start is outside the window, or null when it is inside. */
 export function outsideWindow(
-  w: BookingWindow, startMs: number, nowMs: number, tz: string,
+  w: BookingWindow,
+  startMs: number,
+  nowMs: number,
+  tz: string,
 ): 'too_soon' | 'too_late' | null {
   if (startMs < nowMs + w.minimumNoticeMinutes * 60_000) return 'too_soon';
   const h = w.horizon;

@@ -6,7 +6,9 @@ import type { BookingWindow } from './booking-window.ts';
 // back as values; only programming errors throw.
 
 export interface Slot {
-  /** ISO 8601 with the offset of the requested time zone, as Cal.com returns it (e.g. `2050-09-05T09:00:00.000+02:00`). */
+  /**
+   * ISO 8601 with the offset of the requested time zone, as Cal.com returns it (e.g. `2050-09-05T09:00:00.000+02:00`).
+   */
   start: string;
   /** Present only when the provider sent one (Cal.com does with `format=range`). */
   end?: string;
@@ -102,7 +104,12 @@ export interface SchedulingProvider {
    * Bookings of an event type starting at or after `afterStart` and ending by `beforeEnd`, any status,
    * ordered by start (at most 100). Finds a booking whose create answer was lost, by its metadata.
    */
-  findBookings(q: { apiKey: string; eventTypeId: number; afterStart: Date; beforeEnd: Date }): Promise<BookingListResult>;
+  findBookings(q: {
+    apiKey: string;
+    eventTypeId: number;
+    afterStart: Date;
+    beforeEnd: Date;
+  }): Promise<BookingListResult>;
   cancelBooking(apiKey: string, uid: string, reason?: string): Promise<BookingLookupResult>;
   /** Succeeds with the NEW booking (new uid, `rescheduledFromUid` = `uid`). */
   rescheduleBooking(apiKey: string, uid: string, start: string, reason?: string): Promise<BookingResult>;

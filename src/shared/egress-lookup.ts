@@ -1,7 +1,11 @@
 import { lookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import {
-  addressAllowed, classifyAddress, FORBIDDEN_REFUSAL, PRIVATE_REFUSAL, type EgressOptions,
+  addressAllowed,
+  classifyAddress,
+  FORBIDDEN_REFUSAL,
+  PRIVATE_REFUSAL,
+  type EgressOptions,
 } from './egress-policy.ts';
 
 // The connect-time half of the address policy (egress-policy.ts). A socket given `lookup` calls

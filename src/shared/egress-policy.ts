@@ -26,24 +26,47 @@ type V4Net = readonly [string, number];
 // Cloud metadata services (AWS/GCP/Azure, AWS ECS, Alibaba), multicast, reserved and broadcast:
 // no model server or receiver lives there, and the metadata services hand out credentials.
 const V4_FORBIDDEN: readonly V4Net[] = [
-  ['169.254.169.254', 32], ['169.254.170.2', 32], ['100.100.100.200', 32], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['169.254.169.254', 32],
+  ['169.254.170.2', 32],
+  ['100.100.100.200', 32],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ];
 const V4_PRIVATE: readonly V4Net[] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
 ];
 
 type V6Net = readonly [string, number];
 // IPv4 tunnelled or translated in IPv6 whose far end we cannot judge (IPv4-compatible ::/96,
 // 6to4, Teredo, local-use NAT64), multicast, and AWS's IPv6 metadata address.
 const V6_FORBIDDEN: readonly V6Net[] = [
-  ['::', 96], ['2002::', 16], ['2001::', 32], ['64:ff9b:1::', 48], ['ff00::', 8], ['fd00:ec2::254', 128],
+  ['::', 96],
+  ['2002::', 16],
+  ['2001::', 32],
+  ['64:ff9b:1::', 48],
+  ['ff00::', 8],
+  ['fd00:ec2::254', 128],
 ];
 // Inside global unicast (2000::/3), the ranges that are not the internet: documentation,
 // benchmarking, ORCHID.
 const V6_NOT_GLOBAL: readonly V6Net[] = [
-  ['2001:db8::', 32], ['2001:2::', 48], ['2001:10::', 28], ['2001:20::', 28], ['3fff::', 20],
+  ['2001:db8::', 32],
+  ['2001:2::', 48],
+  ['2001:10::', 28],
+  ['2001:20::', 28],
+  ['3fff::', 20],
 ];
 
 function v4Number(address: string): number {
@@ -116,7 +139,10 @@ function isLocalName(host: string): boolean {
 
 /** The URL's host without brackets or a trailing dot, lower case. */
 function bareHost(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /**
@@ -156,7 +182,7 @@ export function webhookUrlProblem(text: string, o: EgressOptions): string | null
   if (url.protocol !== 'https:') {
     return o.allowPrivateNetworks
       ? 'must be https (http only for a receiver on this machine, 127.0.0.1 or localhost, ' +
-        'which gets sandbox events only)'
+          'which gets sandbox events only)'
       : 'must be https';
   }
   return hostProblem(url, o);

@@ -25,7 +25,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       serializers: { err: serializeError },
     },
     // Buffered and asynchronous by default: a write(2) per line was a tenth of a request's CPU
-    // under load (docs/PERFORMANCE.md). Lines go out in writes of at least 4 KiB, or at the
+    // under load (docs/PERFORMANCE.md, "Design choices that stay"). Lines go out in writes of at least 4 KiB, or at the
     // latest 100 ms after they were logged, and pino flushes what is buffered when the process
     // exits; only a SIGKILL loses the last 100 ms of lines.
     destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 }),

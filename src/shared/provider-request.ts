@@ -9,7 +9,7 @@ import type { EgressOptions } from './egress-policy.ts';
 //
 // Not `fetch`: in a burst of WhatsApp leads each lead costs one provider request, and fetch's
 // Request/Response/Headers/streams cost the caller two to three times the CPU of `request`
-// (docs/PERFORMANCE.md, "The provider requests without fetch"). Redirects are not followed: an
+// (docs/decisions/0011-undici-for-outbound-http.md). Redirects are not followed: an
 // API that answers 3xx is misconfigured and the status says so (following a 301 on a POST turns
 // it into a GET).
 //
@@ -123,7 +123,11 @@ export function failureMessage(failure: RequestFailure, who: string, timeoutMs: 
   return `Could not reach ${who} (${failure.reason}).`;
 }
 
-export async function providerRequest(provider: string, url: string, init: ProviderRequestInit): Promise<ProviderResponse> {
+export async function providerRequest(
+  provider: string,
+  url: string,
+  init: ProviderRequestInit,
+): Promise<ProviderResponse> {
   const started = performance.now();
   let outcome: ProviderOutcome = 'network_error';
   try {
@@ -168,15 +172,26 @@ async function send(url: string, init: ProviderRequestInit): Promise<ProviderRes
 // A server may compress although we did not ask (without Accept-Encoding any coding is
 // acceptable, RFC 9110). Not undici's decompress interceptor: it is experimental in 7.x and prints
 // a warning on the process's stderr, which `workspace verify`'s output must not carry.
-const INFLATE: Record<string, typeof zlib.gunzip> = { gzip: zlib.gunzip, 'x-gzip': zlib.gunzip, deflate: zlib.inflate, br: zlib.brotliDecompress };
+const INFLATE: Record<string, typeof zlib.gunzip> = {
+  gzip: zlib.gunzip,
+  'x-gzip': zlib.gunzip,
+  deflate: zlib.inflate,
+  br: zlib.brotliDecompress,
+};
 
 async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
-  const inflate = INFLATE[String(res.headers['content-encoding'] ?? '').trim().toLowerCase()];
+  const inflate =
+    INFLATE[
+      String(res.headers['content-encoding'] ?? '')
+        .trim()
+        .toLowerCase()
+    ];
   if (!inflate) return res.body.text();
   const compressed = await res.body.bytes();
   const plain = await new Promise<Buffer>((resolve, reject) => {
     inflate(compressed, { maxOutputLength: MAX_RESPONSE_BYTES }, (err, out) => {
-      if ((err as { code?: string } | null)?.code === 'ERR_BUFFER_TOO_LARGE') reject(new errors.ResponseExceededMaxSizeError());
+      if ((err as { code?: string } | null)?.code === 'ERR_BUFFER_TOO_LARGE')
+        reject(new errors.ResponseExceededMaxSizeError());
       else if (err) reject(err);
       else resolve(out);
     });

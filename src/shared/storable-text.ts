@@ -75,7 +75,11 @@ export function parseStorableJson(text: string): { value: unknown; changed: bool
 export const REPAIRED_TEXT_EVENT = 'text.repaired';
 
 /** The data of that timeline entry: which provider, what it sent (`whatsapp message`, `call report`, …). */
-export function repairedTextData(provider: string, what: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function repairedTextData(
+  provider: string,
+  what: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     provider,
     what,

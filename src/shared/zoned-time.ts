@@ -19,7 +19,16 @@ export function offsetMinutes(ms: number, tz: string): number {
   let f = formatters.get(tz);
   if (!f) {
     const two = '2-digit' as const;
-    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: two, day: two, hour: two, minute: two, second: two });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: two,
+      day: two,
+      hour: two,
+      minute: two,
+      second: two,
+    });
     formatters.set(tz, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, Number(x.value)]));

@@ -1,4 +1,12 @@
-import { Agent, createServer, request as httpRequest, type ClientRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 
@@ -50,7 +58,8 @@ export async function startLocalHttpServer(
 // The simulators' own outgoing webhooks (status callbacks, inbound messages) on kept-alive
 // connections through node:http rather than fetch: a burst makes three of them per lead, and
 // fetch's stream machinery made the simulators cost more CPU than the requests' work
-// (docs/PERFORMANCE.md, "Burst drain"). Tests, the demo and the bench all use the same path.
+// (docs/decisions/0011-undici-for-outbound-http.md: fetch's objects cost more CPU than the
+// request). Tests, the demo and the bench all use the same path.
 const webhookAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 // The requests in flight under each caller's signal, destroyed together when it aborts: one abort
@@ -64,10 +73,14 @@ function requestsOf(signal: AbortSignal): Set<ClientRequest> {
   if (known) return known;
   const requests = new Set<ClientRequest>();
   inFlight.set(signal, requests);
-  signal.addEventListener('abort', () => {
-    for (const req of requests) req.destroy(abortError());
-    requests.clear();
-  }, { once: true });
+  signal.addEventListener(
+    'abort',
+    () => {
+      for (const req of requests) req.destroy(abortError());
+      requests.clear();
+    },
+    { once: true },
+  );
   return requests;
 }
 
@@ -78,7 +91,12 @@ const abortError = () => new DOMException('The operation was aborted', 'AbortErr
  * POSTs `body` to `url` and returns the answer's status and text; rejects on a network error, a
  * timeout (`timeoutMs`, as the provider gives up) or `signal`.
  */
-export function postToWebhook(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ status: number; text: string }> {
+export function postToWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: { timeoutMs: number; signal?: AbortSignal },
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const { signal } = opts;
     if (signal?.aborted) {
@@ -87,17 +105,21 @@ export function postToWebhook(url: string, headers: Record<string, string>, body
     }
     const target = new URL(url);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(target, {
-      method: 'POST',
-      agent: target.protocol === 'https:' ? undefined : webhookAgent,
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      timeout: opts.timeoutMs,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = send(
+      target,
+      {
+        method: 'POST',
+        agent: target.protocol === 'https:' ? undefined : webhookAgent,
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        timeout: opts.timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     if (signal) {
       const requests = requestsOf(signal);
       requests.add(req);

@@ -18,22 +18,40 @@ export type CallEventOutcome =
 
 type CallEvent = Extract<VapiMessage, { type: 'status-update' | 'end-of-call-report' }>;
 
-export async function applyCallEvent(tx: PoolClient, workspaceId: string, event: CallEvent & { call: { callId: string } }, now: Date): Promise<CallEventOutcome> {
+export async function applyCallEvent(
+  tx: PoolClient,
+  workspaceId: string,
+  event: CallEvent & { call: { callId: string } },
+  now: Date,
+): Promise<CallEventOutcome> {
   const callId = event.call.callId;
   const session = await findOrReconcileSession(tx, workspaceId, event.call, callId);
-  const dedupeKey = event.type === 'status-update' ? `status-update:${callId}:${event.status}` : `end-of-call-report:${callId}`;
-  const fresh = await insertWebhookReceipt(tx, { provider: VAPI_PROVIDER, workspaceId, dedupeKey, leadId: session?.leadId ?? null, type: event.type });
+  const dedupeKey =
+    event.type === 'status-update' ? `status-update:${callId}:${event.status}` : `end-of-call-report:${callId}`;
+  const fresh = await insertWebhookReceipt(tx, {
+    provider: VAPI_PROVIDER,
+    workspaceId,
+    dedupeKey,
+    leadId: session?.leadId ?? null,
+    type: event.type,
+  });
   if (!fresh) return { kind: 'duplicate', leadId: session?.leadId ?? null };
   if (!session) return { kind: 'unknown-call' };
 
-  const next = event.type === 'status-update' ? mergeStatusUpdate(session, event) : mergeReport(session, event.report, now);
+  const next =
+    event.type === 'status-update' ? mergeStatusUpdate(session, event) : mergeReport(session, event.report, now);
   await q.updateSession(tx, session.id, next);
   await leadEffects(tx, session, next);
   return { kind: 'applied', leadId: session.leadId };
 }
 
 /** The call's session, locked; created for the crash window's lead (below); null for an unknown call. */
-export async function findOrReconcileSession(tx: PoolClient, workspaceId: string, ref: CallRef, callId: string): Promise<q.CallSession | null> {
+export async function findOrReconcileSession(
+  tx: PoolClient,
+  workspaceId: string,
+  ref: CallRef,
+  callId: string,
+): Promise<q.CallSession | null> {
   return (await q.lockSession(tx, workspaceId, callId)) ?? (await reconcile(tx, workspaceId, ref, callId));
 }
 
@@ -43,15 +61,27 @@ export async function findOrReconcileSession(tx: PoolClient, workspaceId: string
  * metadata we sent; if that lead is in this workspace and has no call session at all, this call
  * becomes its session and the lead is in conversation. Anything else stays an unknown call.
  */
-async function reconcile(tx: PoolClient, workspaceId: string, ref: CallRef, callId: string): Promise<q.CallSession | null> {
+async function reconcile(
+  tx: PoolClient,
+  workspaceId: string,
+  ref: CallRef,
+  callId: string,
+): Promise<q.CallSession | null> {
   if (!ref.leadId || ref.workspaceId !== workspaceId) return null;
   // Not inserted: not such a lead, or the call was recorded meanwhile (by dispatch committing,
   // or a concurrent message), which the lookup then finds.
-  if (!(await q.insertReconciledSession(tx, workspaceId, ref.leadId, callId))) return q.lockSession(tx, workspaceId, callId);
+  if (!(await q.insertReconciledSession(tx, workspaceId, ref.leadId, callId)))
+    return q.lockSession(tx, workspaceId, callId);
   const data = { providerCallId: callId };
-  const moved = await transitionLead(tx, { leadId: ref.leadId, to: 'in_conversation', actor: 'system', event: { type: 'call.reconciled', data } });
+  const moved = await transitionLead(tx, {
+    leadId: ref.leadId,
+    to: 'in_conversation',
+    actor: 'system',
+    event: { type: 'call.reconciled', data },
+  });
   // An operator may have taken the lead over meanwhile: the call is still recorded, the status kept.
-  if (!moved.ok && moved.reason === 'refused') await recordLeadEvent(tx, ref.leadId, 'call.reconciled', { ...data, status: moved.status, actor: 'system' });
+  if (!moved.ok && moved.reason === 'refused')
+    await recordLeadEvent(tx, ref.leadId, 'call.reconciled', { ...data, status: moved.status, actor: 'system' });
   return q.lockSession(tx, workspaceId, callId);
 }
 
@@ -70,11 +100,19 @@ async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionS
     await recordLeadEvent(tx, leadId, 'call.started', { providerCallId, actor: 'system' });
   }
   const endedNow = before.status !== 'ended' && next.status === 'ended';
-  const startErrorNow = next.status === 'ended' && isStartError(next.endedReason) && !(before.status === 'ended' && isStartError(before.endedReason));
+  const startErrorNow =
+    next.status === 'ended' &&
+    isStartError(next.endedReason) &&
+    !(before.status === 'ended' && isStartError(before.endedReason));
   if (startErrorNow) {
     // Vapi accepted the call (201) and then could not place it: a person has to follow up.
     const data = { providerCallId, endedReason: next.endedReason };
-    const moved = await transitionLead(tx, { leadId, to: 'needs_human', actor: 'system', event: { type: 'call.failed', data } });
+    const moved = await transitionLead(tx, {
+      leadId,
+      to: 'needs_human',
+      actor: 'system',
+      event: { type: 'call.failed', data },
+    });
     if (moved.ok) return;
     if (!endedNow) return;
   }

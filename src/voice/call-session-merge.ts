@@ -47,7 +47,8 @@ export function mergeStatusUpdate(s: SessionState, u: StatusUpdate): SessionStat
   const endedAt = s.endedAt ?? (u.status === 'ended' ? (u.callEndedAt ?? u.at) : null);
   const endedReason = s.endedReason ?? (u.status === 'ended' ? u.endedReason : null);
   // A report's duration (or one derived from its timestamps) is never replaced by a status update.
-  const durationSeconds = s.reportReceivedAt && s.durationSeconds !== null ? s.durationSeconds : derivedDuration(startedAt, endedAt);
+  const durationSeconds =
+    s.reportReceivedAt && s.durationSeconds !== null ? s.durationSeconds : derivedDuration(startedAt, endedAt);
   return { ...s, status, startedAt, endedAt, endedReason, durationSeconds };
 }
 
@@ -75,5 +76,5 @@ export function derivedDuration(startedAt: Date | null, endedAt: Date | null): n
 
 /** Vapi ended the call before dialling (no credits, frozen subscription, …; Vapi's API docs). */
 export function isStartError(endedReason: string | null): boolean {
-  return endedReason !== null && endedReason.startsWith('call.start.error-');
+  return endedReason?.startsWith('call.start.error-') === true;
 }

@@ -12,20 +12,32 @@ export interface CallSession extends SessionState {
 }
 
 /** The session's lead id, without locking (tool calls do not hold locks while tools run). */
-export async function findSessionLead(db: Queryable, workspaceId: string, providerCallId: string): Promise<string | null> {
+export async function findSessionLead(
+  db: Queryable,
+  workspaceId: string,
+  providerCallId: string,
+): Promise<string | null> {
   const { rows } = await db.query(
-    `SELECT c.lead_id FROM call_sessions c JOIN leads l ON l.id = c.lead_id WHERE c.provider_call_id = $1 AND l.workspace_id = $2`,
+    `SELECT c.lead_id FROM call_sessions c JOIN leads l
+      ON l.id = c.lead_id WHERE c.provider_call_id = $1 AND l.workspace_id = $2`,
     [providerCallId, workspaceId],
   );
   return rows[0]?.lead_id ?? null;
 }
 
 /** Locks the call's lead, then the session. */
-export async function lockSession(db: Queryable, workspaceId: string, providerCallId: string): Promise<CallSession | null> {
+export async function lockSession(
+  db: Queryable,
+  workspaceId: string,
+  providerCallId: string,
+): Promise<CallSession | null> {
   const leadId = await findSessionLead(db, workspaceId, providerCallId);
   if (!leadId) return null;
   await db.query('SELECT 1 FROM leads WHERE id = $1 FOR UPDATE', [leadId]);
-  const { rows } = await db.query('SELECT * FROM call_sessions WHERE provider_call_id = $1 AND lead_id = $2 FOR UPDATE', [providerCallId, leadId]);
+  const { rows } = await db.query(
+    'SELECT * FROM call_sessions WHERE provider_call_id = $1 AND lead_id = $2 FOR UPDATE',
+    [providerCallId, leadId],
+  );
   const r = rows[0];
   if (!r) return null;
   return {
@@ -46,10 +58,22 @@ export async function lockSession(db: Queryable, workspaceId: string, providerCa
 
 export async function updateSession(db: Queryable, id: string, s: SessionState): Promise<void> {
   await db.query(
-    `UPDATE call_sessions SET status = $2, started_at = $3, ended_at = $4, duration_seconds = $5, summary = $6, transcript = $7,
+    `UPDATE call_sessions SET status = $2, started_at = $3,
+            ended_at = $4, duration_seconds = $5, summary = $6, transcript = $7,
             recording_url = $8, ended_reason = $9, report_received_at = $10, updated_at = now()
       WHERE id = $1`,
-    [id, s.status, s.startedAt, s.endedAt, s.durationSeconds, s.summary, s.transcript, s.recordingUrl, s.endedReason, s.reportReceivedAt],
+    [
+      id,
+      s.status,
+      s.startedAt,
+      s.endedAt,
+      s.durationSeconds,
+      s.summary,
+      s.transcript,
+      s.recordingUrl,
+      s.endedReason,
+      s.reportReceivedAt,
+    ],
   );
 }
 
@@ -59,7 +83,12 @@ export async function updateSession(db: Queryable, id: string, s: SessionState):
  * session is inserted before the lead is locked: the order voice dispatch uses (its one statement
  * inserts the session, then updates the lead), so the two never wait for each other in a circle.
  */
-export async function insertReconciledSession(db: Queryable, workspaceId: string, leadId: string, providerCallId: string): Promise<boolean> {
+export async function insertReconciledSession(
+  db: Queryable,
+  workspaceId: string,
+  leadId: string,
+  providerCallId: string,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO call_sessions (lead_id, provider_call_id, status)
      SELECT l.id, $3, 'queued' FROM leads l
@@ -72,7 +101,10 @@ export async function insertReconciledSession(db: Queryable, workspaceId: string
 
 /** Used by voice dispatch when recording the call conflicts: a server message recorded it first. */
 export async function callSessionExists(db: Queryable, leadId: string, providerCallId: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM call_sessions WHERE lead_id = $1 AND provider_call_id = $2', [leadId, providerCallId]);
+  const { rows } = await db.query('SELECT 1 FROM call_sessions WHERE lead_id = $1 AND provider_call_id = $2', [
+    leadId,
+    providerCallId,
+  ]);
   return rows.length > 0;
 }
 
@@ -98,12 +130,23 @@ export async function claimToolCall(
   return r.claimed ? { claimed: true } : { claimed: false, result: r.result };
 }
 
-export async function finishToolCall(db: Queryable, workspaceId: string, toolCallId: string, result: string): Promise<void> {
-  await db.query('UPDATE voice_tool_calls SET result = $3, finished_at = now() WHERE workspace_id = $1 AND tool_call_id = $2', [workspaceId, toolCallId, result]);
+export async function finishToolCall(
+  db: Queryable,
+  workspaceId: string,
+  toolCallId: string,
+  result: string,
+): Promise<void> {
+  await db.query(
+    'UPDATE voice_tool_calls SET result = $3, finished_at = now() WHERE workspace_id = $1 AND tool_call_id = $2',
+    [workspaceId, toolCallId, result],
+  );
 }
 
 /** Tool-call answers are kept as long as the integration log (same retention). */
 export async function pruneVoiceToolCalls(db: Queryable, maxAgeDays: number): Promise<number> {
-  const { rowCount } = await db.query('DELETE FROM voice_tool_calls WHERE created_at < now() - make_interval(days => $1)', [maxAgeDays]);
+  const { rowCount } = await db.query(
+    'DELETE FROM voice_tool_calls WHERE created_at < now() - make_interval(days => $1)',
+    [maxAgeDays],
+  );
   return rowCount ?? 0;
 }

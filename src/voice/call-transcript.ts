@@ -8,7 +8,14 @@ type Speaker = 'Assistant' | 'Lead';
 
 // Role names vary between Vapi's formats (`bot` in artifact.messages, `assistant` in the OpenAI
 // format and the docs' example); anything else is not speech.
-const ROLES: Record<string, Speaker> = { bot: 'Assistant', assistant: 'Assistant', ai: 'Assistant', user: 'Lead', customer: 'Lead', human: 'Lead' };
+const ROLES: Record<string, Speaker> = {
+  bot: 'Assistant',
+  assistant: 'Assistant',
+  ai: 'Assistant',
+  user: 'Lead',
+  customer: 'Lead',
+  human: 'Lead',
+};
 const LINE = /^\s*(AI|Assistant|Bot|User|Customer|Lead)\s*:\s?(.*)$/i;
 
 /** null when neither source holds anything said. */

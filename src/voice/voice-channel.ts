@@ -14,7 +14,8 @@ import { vapiCallTools } from './vapi/vapi-tools.ts';
 import { withVoiceExchangeLog } from './voice-exchange-log.ts';
 import type { PlaceCallRequest, VoiceProvider } from './voice-provider.ts';
 
-// The voice channel's pieces, wired once by the composition root (src/composition.ts): the provider (with its integration log),
+// The voice channel's pieces, wired once by the composition root (src/composition.ts): the provider (with its
+// integration log),
 // what each call is told about our server, and the routes Vapi calls.
 
 /** The only server messages we act on; Vapi sends these to the call's server URL. */
@@ -25,10 +26,17 @@ const SERVER_TIMEOUT_SECONDS = 20;
 export type CallOptions = Pick<PlaceCallRequest, 'server' | 'serverMessages' | 'tools'>;
 
 /** Our server URL, its credentials and (unless `appendTools` is false) our tools, for one call. */
-export function vapiCallOptions(publicBaseUrl: string, workspace: Pick<WorkspaceRow, 'id' | 'slug'>, voice: VapiSettings): CallOptions {
+export function vapiCallOptions(
+  publicBaseUrl: string,
+  workspace: Pick<WorkspaceRow, 'id' | 'slug'>,
+  voice: VapiSettings,
+): CallOptions {
   const urls = vapiServerUrls(publicBaseUrl, workspace.slug);
   const auth = serverAuthForVapi(serverAuthOf(workspace.id, voice));
-  const tools = voice.appendTools === false ? [] : vapiCallTools({ url: urls.tools, timeoutSeconds: SERVER_TIMEOUT_SECONDS, ...auth });
+  const tools =
+    voice.appendTools === false
+      ? []
+      : vapiCallTools({ url: urls.tools, timeoutSeconds: SERVER_TIMEOUT_SECONDS, ...auth });
   return {
     server: { url: urls.events, timeoutSeconds: SERVER_TIMEOUT_SECONDS, ...auth },
     serverMessages: SERVER_MESSAGES,
@@ -55,18 +63,30 @@ export interface SandboxDial {
 }
 
 export function voiceChannel(deps: VoiceChannelDeps) {
-  const common = { pool: deps.pool, log: deps.log, clock: deps.clock, workspaces: deps.workspaces, scheduling: deps.scheduling, toolDeadlineMs: deps.config.VAPI_TOOL_DEADLINE_MS };
+  const common = {
+    pool: deps.pool,
+    log: deps.log,
+    clock: deps.clock,
+    workspaces: deps.workspaces,
+    scheduling: deps.scheduling,
+    toolDeadlineMs: deps.config.VAPI_TOOL_DEADLINE_MS,
+  };
   const service = new VapiServerService(common);
   // The twin for sandbox calls, mounted under /sandbox: same code, simulated credentials and calendar.
   const sandboxService = new VapiServerService({ ...common, sandbox: deps.sandbox });
   return {
     provider: withVoiceExchangeLog(deps.voice, deps.pool, deps.log),
-    callOptions: (workspace: WorkspaceRow, voice: VapiSettings) => vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice),
+    callOptions: (workspace: WorkspaceRow, voice: VapiSettings) =>
+      vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice),
     routes: vapiRoutes({ service, workspaces: deps.workspaces }),
     sandboxRoutes: vapiRoutes({ service: sandboxService, workspaces: deps.workspaces }),
     sandboxDial: async (): Promise<SandboxDial> => {
       const sb = await deps.sandbox.providers();
-      return { provider: withVoiceExchangeLog(sb.voice, deps.pool, deps.log), settings: sb.settings.voice!, callOptions: sb.callOptions };
+      return {
+        provider: withVoiceExchangeLog(sb.voice, deps.pool, deps.log),
+        settings: sb.settings.voice!,
+        callOptions: sb.callOptions,
+      };
     },
     service,
   };

@@ -20,11 +20,22 @@ export function withVoiceExchangeLog(inner: VoiceProvider, db: Queryable, log: L
         // A provider without tracing (a test double): log what we know.
         result = await inner.placeCall(req);
         exchange = {
-          method: 'POST', path: '/call', requestBody: vapiCallBody(req), ms: Date.now() - started,
-          ...(result.ok ? {} : { ...(result.httpStatus ? { httpStatus: result.httpStatus } : {}), responseText: result.message }),
+          method: 'POST',
+          path: '/call',
+          requestBody: vapiCallBody(req),
+          ms: Date.now() - started,
+          ...(result.ok
+            ? {}
+            : { ...(result.httpStatus ? { httpStatus: result.httpStatus } : {}), responseText: result.message }),
         };
       }
-      await recordVoiceExchange(db, log, { workspaceId: req.metadata.workspaceId, leadId: req.metadata.leadId, exchange, outcome: result.ok ? 'accepted' : 'rejected', secrets: [req.apiKey] });
+      await recordVoiceExchange(db, log, {
+        workspaceId: req.metadata.workspaceId,
+        leadId: req.metadata.leadId,
+        exchange,
+        outcome: result.ok ? 'accepted' : 'rejected',
+        secrets: [req.apiKey],
+      });
       return result;
     },
   };
@@ -51,7 +62,8 @@ export function recordVoiceExchange(
     error: exchangeError(x),
     payload: {
       request: { method: x.method, path: x.path, ...(x.requestBody === undefined ? {} : { body: x.requestBody }) },
-      response: x.error !== undefined ? { error: x.error } : { status: x.httpStatus, body: parseOrText(x.responseText) },
+      response:
+        x.error !== undefined ? { error: x.error } : { status: x.httpStatus, body: parseOrText(x.responseText) },
       ms: x.ms,
     },
     secrets: e.secrets,

@@ -16,14 +16,18 @@ export const VAPI_BODY_LIMIT = 8 * 1024 * 1024;
 
 /** `POST /api/vapi/:slug/events` and `/tools`: the server URLs Vapi calls (docs/VOICE.md). */
 export function vapiRoutes(deps: { service: VapiServerService; workspaces: Pick<WorkspaceService, 'findBySlug'> }) {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRequest', workspaceFirst(workspaceExists(deps.workspaces)));
     // The HMAC plan signs the exact bytes, so the body stays a Buffer until it is verified.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: VAPI_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: VAPI_BODY_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
     scope.setErrorHandler((err: FastifyError, request, reply) =>
       errorHandler(
-        err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new AppError('webhook_body_too_large', { message: 'The request body must be at most 8 MiB.' }) : err,
+        err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? new AppError('webhook_body_too_large', { message: 'The request body must be at most 8 MiB.' })
+          : err,
         request,
         reply,
       ),

@@ -56,7 +56,13 @@ export class VapiServerService {
   }
 
   /** Answers one message; throws AppError for unknown workspaces, bad credentials and bad bodies. */
-  async receive(slug: string, endpoint: VapiEndpoint, raw: Buffer, headers: Record<string, string | string[] | undefined>, log: Logger = this.#d.log): Promise<Record<string, unknown>> {
+  async receive(
+    slug: string,
+    endpoint: VapiEndpoint,
+    raw: Buffer,
+    headers: Record<string, string | string[] | undefined>,
+    log: Logger = this.#d.log,
+  ): Promise<Record<string, unknown>> {
     const { workspace, voice } = await this.#voiceWorkspace(slug);
     const auth = authenticateVapi(serverAuthOf(workspace.id, voice), raw, headers, this.#d.clock());
     // Nothing is parsed, stored or logged in the integration log for an unauthenticated request.
@@ -65,7 +71,15 @@ export class VapiServerService {
       throw new AppError('webhook_signature_invalid');
     }
     const started = performance.now();
-    const record = (entry: { kind: string; httpStatus: number; outcome: string; leadId?: string | null; request: unknown; response: unknown; error?: string }) =>
+    const record = (entry: {
+      kind: string;
+      httpStatus: number;
+      outcome: string;
+      leadId?: string | null;
+      request: unknown;
+      response: unknown;
+      error?: string;
+    }) =>
       recordIntegrationEventSafely(this.#d.pool, log, {
         provider: VAPI_PROVIDER,
         workspaceId: workspace.id,
@@ -85,13 +99,30 @@ export class VapiServerService {
       parsed = parseVapiMessage(raw);
     } catch (err) {
       // The integration log makes the text storable (redact.ts).
-      await record({ kind: 'invalid', httpStatus: 400, outcome: 'invalid', request: raw.toString('utf8').slice(0, 64 * 1024), response: null, error: `Not a Vapi server message: ${(err as Error).message}`.slice(0, 300) });
+      await record({
+        kind: 'invalid',
+        httpStatus: 400,
+        outcome: 'invalid',
+        request: raw.toString('utf8').slice(0, 64 * 1024),
+        response: null,
+        error: `Not a Vapi server message: ${(err as Error).message}`.slice(0, 300),
+      });
       throw err;
     }
     const { message, json, repaired } = parsed;
     const handled = await this.#handle(workspace, message, repaired, log);
-    await record({ kind: kindOf(message), httpStatus: 200, outcome: handled.outcome, leadId: handled.leadId, request: json, response: handled.body });
-    log.info({ workspaceId: workspace.id, type: kindOf(message), outcome: handled.outcome, leadId: handled.leadId }, 'vapi message');
+    await record({
+      kind: kindOf(message),
+      httpStatus: 200,
+      outcome: handled.outcome,
+      leadId: handled.leadId,
+      request: json,
+      response: handled.body,
+    });
+    log.info(
+      { workspaceId: workspace.id, type: kindOf(message), outcome: handled.outcome, leadId: handled.leadId },
+      'vapi message',
+    );
     return handled.body;
   }
 
@@ -117,31 +148,53 @@ export class VapiServerService {
     const callId = message.call.callId;
     if (message.type === 'tool-calls') {
       const handled = await this.#toolCalls(workspace, message, log);
-      if (repaired && handled.leadId) await recordLeadEvent(this.#d.pool, handled.leadId, REPAIRED_TEXT_EVENT, repairedTextData(VAPI_PROVIDER, message.type, { callId }));
+      if (repaired && handled.leadId)
+        await recordLeadEvent(
+          this.#d.pool,
+          handled.leadId,
+          REPAIRED_TEXT_EVENT,
+          repairedTextData(VAPI_PROVIDER, message.type, { callId }),
+        );
       return handled;
     }
-    if (message.type === 'other') return { body: { ok: true, ignored: 'unsupported message' }, outcome: 'ignored', leadId: null };
+    if (message.type === 'other')
+      return { body: { ok: true, ignored: 'unsupported message' }, outcome: 'ignored', leadId: null };
     if (!callId) return { body: { ok: true, ignored: 'no call id' }, outcome: 'ignored', leadId: null };
     const event = { ...message, call: { ...message.call, callId } };
     const outcome = await withTransaction(this.#d.pool, async (tx) => {
       const applied = await applyCallEvent(tx, workspace.id, event, this.#d.clock());
       // Noted with the change it belongs to: a duplicate delivery changes nothing and notes nothing.
-      if (repaired && applied.kind === 'applied') await recordLeadEvent(tx, applied.leadId, REPAIRED_TEXT_EVENT, repairedTextData(VAPI_PROVIDER, message.type, { callId }));
+      if (repaired && applied.kind === 'applied')
+        await recordLeadEvent(
+          tx,
+          applied.leadId,
+          REPAIRED_TEXT_EVENT,
+          repairedTextData(VAPI_PROVIDER, message.type, { callId }),
+        );
       return applied;
     });
     return answerFor(outcome);
   }
 
-  async #toolCalls(workspace: WorkspaceRow, message: Extract<VapiMessage, { type: 'tool-calls' }>, log: Logger): Promise<Handled> {
+  async #toolCalls(
+    workspace: WorkspaceRow,
+    message: Extract<VapiMessage, { type: 'tool-calls' }>,
+    log: Logger,
+  ): Promise<Handled> {
     const callId = message.call.callId;
     const leadId = callId
       ? ((await findSessionLead(this.#d.pool, workspace.id, callId)) ??
-        (await withTransaction(this.#d.pool, async (tx) => (await findOrReconcileSession(tx, workspace.id, message.call, callId))?.leadId ?? null)))
+        (await withTransaction(
+          this.#d.pool,
+          async (tx) => (await findOrReconcileSession(tx, workspace.id, message.call, callId))?.leadId ?? null,
+        )))
       : null;
     if (!callId || !leadId) {
-      const results: ToolResult[] = message.toolCalls.map((c) => (c.id === null
-        ? { toolCallId: '', name: c.name, error: MISSING_TOOL_CALL_ID }
-        : { toolCallId: c.id, name: c.name, result: NOT_LINKED }));
+      const results: ToolResult[] = message.toolCalls.map((c) =>
+        c.id === null
+          ? { toolCallId: '', name: c.name, error: MISSING_TOOL_CALL_ID }
+          : { toolCallId: c.id, name: c.name, result: NOT_LINKED },
+      );
       return { body: withError(results), outcome: 'unknown-call', leadId: null };
     }
     const ctx: ToolContext = {

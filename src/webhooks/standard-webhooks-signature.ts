@@ -22,7 +22,12 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
 }
 
 /** The webhook-signature header: one signature per secret (two during a rotation's overlap). */
-export function signatureHeader(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
+export function signatureHeader(
+  secrets: readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): string {
   return secrets.map((s) => signWebhook(s, id, timestampSeconds, body)).join(' ');
 }
 

@@ -10,7 +10,15 @@ export interface ClaimedDelivery {
   secretCiphertext: Buffer;
   previousSecretCiphertext: Buffer | null;
   previousSecretExpiresAt: Date | null;
-  event: { messageId: string; type: string; livemode: boolean; at: Date; lead: Record<string, any>; detail: Record<string, any>; channel: Channel };
+  event: {
+    messageId: string;
+    type: string;
+    livemode: boolean;
+    at: Date;
+    lead: Record<string, any>;
+    detail: Record<string, any>;
+    channel: Channel;
+  };
 }
 
 export type ClaimResult =
@@ -35,17 +43,19 @@ export async function claimDelivery(db: Queryable, id: string, now: Date, leaseM
          FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.id = $1
      ), claimed AS (
-       UPDATE webhook_deliveries w SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
+       UPDATE webhook_deliveries w
+       SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
          FROM d WHERE w.id = d.id AND d.status = 'pending' AND d.enabled AND NOT d.blocked AND d.next_attempt_at <= $2
           AND (d.lease_until IS NULL OR d.lease_until <= $2)
        RETURNING w.id
      )
-     SELECT d.*, (SELECT id FROM claimed) IS NOT NULL AS claimed, ev.message_id, ev.type, ev.livemode, ev.at, ev.lead, ev.detail, ws.channel
+     SELECT d.*, (SELECT id FROM claimed) IS NOT NULL AS claimed,
+     ev.message_id, ev.type, ev.livemode, ev.at, ev.lead, ev.detail, ws.channel
        FROM d JOIN webhook_events ev ON ev.id = d.event_id JOIN workspaces ws ON ws.id = ev.workspace_id`,
     [id, now, leaseMs],
   );
   const r = rows[0];
-  if (!r || r.status !== 'pending' || !r.enabled || r.next_attempt_at > now) return { kind: 'nothing' };
+  if (r?.status !== 'pending' || !r.enabled || r.next_attempt_at > now) return { kind: 'nothing' };
   if (r.blocked) return { kind: 'waiting' };
   if (!r.claimed) return { kind: 'leased' };
   return {
@@ -59,7 +69,15 @@ export async function claimDelivery(db: Queryable, id: string, now: Date, leaseM
       secretCiphertext: r.secret_ciphertext,
       previousSecretCiphertext: r.previous_secret_ciphertext,
       previousSecretExpiresAt: r.previous_secret_expires_at,
-      event: { messageId: r.message_id, type: r.type, livemode: r.livemode, at: r.at, lead: r.lead, detail: r.detail, channel: r.channel },
+      event: {
+        messageId: r.message_id,
+        type: r.type,
+        livemode: r.livemode,
+        at: r.at,
+        lead: r.lead,
+        detail: r.detail,
+        channel: r.channel,
+      },
     },
   };
 }
@@ -76,7 +94,12 @@ export async function insertAttempt(
 }
 
 /** Ends a delivery (succeeded, or failed for good) and releases its lease. */
-export async function completeDelivery(db: Queryable, id: string, status: 'succeeded' | 'failed', now: Date): Promise<void> {
+export async function completeDelivery(
+  db: Queryable,
+  id: string,
+  status: 'succeeded' | 'failed',
+  now: Date,
+): Promise<void> {
   await db.query(
     'UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, completed_at = $3, lease_until = NULL WHERE id = $1',
     [id, status, now],
@@ -84,13 +107,17 @@ export async function completeDelivery(db: Queryable, id: string, status: 'succe
 }
 
 export async function scheduleRetry(db: Queryable, id: string, at: Date): Promise<void> {
-  await db.query('UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, lease_until = NULL WHERE id = $1', [id, at]);
+  await db.query(
+    'UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, lease_until = NULL WHERE id = $1',
+    [id, at],
+  );
 }
 
 /** The next pending delivery of the same lead to the same endpoint, which waited for this one. */
 export async function nextInLine(db: Queryable, endpointId: string, leadId: string): Promise<string | null> {
   const { rows } = await db.query(
-    `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND lead_id = $2 AND status = 'pending' ORDER BY id LIMIT 1`,
+    `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1
+      AND lead_id = $2 AND status = 'pending' ORDER BY id LIMIT 1`,
     [endpointId, leadId],
   );
   return rows[0] ? String(rows[0].id) : null;
@@ -104,11 +131,13 @@ export async function nextInLine(db: Queryable, endpointId: string, leadId: stri
 export async function reopenFailed(db: Queryable, endpointId: string, now: Date, deliveryId?: string): Promise<number> {
   const { rows } = await db.query(
     `WITH d AS (
-       UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, completed_at = NULL, lease_until = NULL
+       UPDATE webhook_deliveries SET status = 'pending', attempts = 0,
+       next_attempt_at = $2, completed_at = NULL, lease_until = NULL
         WHERE endpoint_id = $1 AND status = 'failed' AND ($3::bigint IS NULL OR id = $3::bigint)
        RETURNING id
      ), o AS (
-       INSERT INTO outbox (queue, payload) SELECT 'webhook-delivery', jsonb_build_object('deliveryId', id) FROM d ORDER BY id
+       INSERT INTO outbox (queue, payload) SELECT 'webhook-delivery',
+       jsonb_build_object('deliveryId', id) FROM d ORDER BY id
      )
      SELECT count(*)::int AS n FROM d`,
     [endpointId, now, deliveryId ?? null],
@@ -139,8 +168,8 @@ export interface DeliveryLogRow {
  * What the log says of an attempt: with a status, only the status (attempts recorded by earlier
  * versions kept the first KiB of the receiver's answer, which is not shown); without, our reason.
  */
-const RESPONSE_LINE =
-  `CASE WHEN a.status_code IS NULL THEN a.response_excerpt ELSE 'answered HTTP ' || a.status_code END`;
+const RESPONSE_LINE = `CASE WHEN a.status_code IS NULL
+  THEN a.response_excerpt ELSE 'answered HTTP ' || a.status_code END`;
 
 /** The endpoint's latest deliveries, newest first, each with its attempts. */
 export async function deliveryLog(db: Queryable, endpointId: string, limit: number): Promise<DeliveryLogRow[]> {
@@ -154,6 +183,12 @@ export async function deliveryLog(db: Queryable, endpointId: string, limit: numb
       WHERE d.endpoint_id = $1 ORDER BY d.id DESC LIMIT $2`,
     [endpointId, limit],
   );
-  return rows.map((r) => ({ deliveryId: String(r.id), eventType: r.type, messageId: r.message_id, leadId: r.lead_id, status: r.status, attempts: r.attempts }));
+  return rows.map((r) => ({
+    deliveryId: String(r.id),
+    eventType: r.type,
+    messageId: r.message_id,
+    leadId: r.lead_id,
+    status: r.status,
+    attempts: r.attempts,
+  }));
 }
-

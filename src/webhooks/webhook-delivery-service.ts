@@ -16,7 +16,17 @@ import { signatureHeader } from './standard-webhooks-signature.ts';
  * after about 27.6 hours, then two more attempts 20 and 24 hours apart, so that a receiver down
  * over a weekend still gets its events: 10 attempts over about three days.
  */
-export const RETRY_SCHEDULE_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600, 20 * 3600, 24 * 3600] as const;
+export const RETRY_SCHEDULE_SECONDS = [
+  5,
+  5 * 60,
+  30 * 60,
+  2 * 3600,
+  5 * 3600,
+  10 * 3600,
+  10 * 3600,
+  20 * 3600,
+  24 * 3600,
+] as const;
 /** An endpoint whose every attempt failed for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 
@@ -56,7 +66,11 @@ export class WebhookDeliveryService {
     const timestamp = Math.floor(now.getTime() / 1000);
     const secrets = [d.secrets.open(delivery.secretCiphertext, delivery.endpointId) as string];
     // During a rotation's overlap both secrets sign, so receivers still holding the old one verify.
-    if (delivery.previousSecretCiphertext && delivery.previousSecretExpiresAt && delivery.previousSecretExpiresAt > now) {
+    if (
+      delivery.previousSecretCiphertext &&
+      delivery.previousSecretExpiresAt &&
+      delivery.previousSecretExpiresAt > now
+    ) {
       secrets.push(d.secrets.open(delivery.previousSecretCiphertext, delivery.endpointId) as string);
     }
     const sent = await sendWebhook(
@@ -81,12 +95,21 @@ export class WebhookDeliveryService {
     const schedule = d.retryScheduleSeconds ?? RETRY_SCHEDULE_SECONDS;
     const attemptNo = delivery.attempts + 1;
     const ok = sent.outcome === 'succeeded';
-    const retryIn = !ok && attemptNo <= schedule.length ? schedule[attemptNo - 1]! * (d.jitter ?? defaultJitter)() : null;
+    const retryIn =
+      !ok && attemptNo <= schedule.length ? schedule[attemptNo - 1]! * (d.jitter ?? defaultJitter)() : null;
     let disabled = false;
     await withTransaction(d.pool, async (tx) => {
-      await q.insertAttempt(tx, { deliveryId: delivery.id, at: now, outcome: sent.outcome, statusCode: sent.statusCode, latencyMs: sent.latencyMs, reason: sent.reason });
+      await q.insertAttempt(tx, {
+        deliveryId: delivery.id,
+        at: now,
+        outcome: sent.outcome,
+        statusCode: sent.statusCode,
+        latencyMs: sent.latencyMs,
+        reason: sent.reason,
+      });
       if (ok) await markEndpointSucceeded(tx, delivery.endpointId);
-      else disabled = await markEndpointFailed(tx, delivery.endpointId, now, new Date(now.getTime() - DISABLE_AFTER_MS));
+      else
+        disabled = await markEndpointFailed(tx, delivery.endpointId, now, new Date(now.getTime() - DISABLE_AFTER_MS));
       if (retryIn !== null) {
         await q.scheduleRetry(tx, delivery.id, new Date(now.getTime() + retryIn * 1000));
         await this.#enqueue(tx, delivery.id, retryIn);
@@ -98,17 +121,37 @@ export class WebhookDeliveryService {
       }
     });
     countWebhookDelivery(ok ? 'succeeded' : sent.outcome === 'refused' ? 'refused' : 'failed', delivery.event.livemode);
-    const fields = { endpointId: delivery.endpointId, deliveryId: delivery.id, eventType: delivery.event.type, attempt: attemptNo, outcome: sent.outcome, statusCode: sent.statusCode, latencyMs: sent.latencyMs };
+    const fields = {
+      endpointId: delivery.endpointId,
+      deliveryId: delivery.id,
+      eventType: delivery.event.type,
+      attempt: attemptNo,
+      outcome: sent.outcome,
+      statusCode: sent.statusCode,
+      latencyMs: sent.latencyMs,
+    };
     if (ok) d.log.info(fields, 'webhook delivered');
-    else d.log.info({ ...fields, retryInSeconds: retryIn === null ? null : Math.round(retryIn) }, 'webhook attempt failed');
-    if (disabled) d.log.warn({ endpointId: delivery.endpointId }, 'webhook endpoint disabled: every delivery attempt failed for 5 days');
+    else
+      d.log.info(
+        { ...fields, retryInSeconds: retryIn === null ? null : Math.round(retryIn) },
+        'webhook attempt failed',
+      );
+    if (disabled)
+      d.log.warn(
+        { endpointId: delivery.endpointId },
+        'webhook endpoint disabled: every delivery attempt failed for 5 days',
+      );
     return ok ? 'sent' : retryIn === null ? 'failed' : 'retrying';
   }
 
   /** A job for the delivery, created in the caller's transaction (so it exists exactly when the change commits). */
   async #enqueue(tx: PoolClient, deliveryId: string, afterSeconds: number): Promise<void> {
     const db = { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };
-    await this.#d.boss.send(WEBHOOK_DELIVERY_QUEUE, { deliveryId }, { db, ...(afterSeconds > 0 ? { startAfter: Math.ceil(afterSeconds) } : {}) });
+    await this.#d.boss.send(
+      WEBHOOK_DELIVERY_QUEUE,
+      { deliveryId },
+      { db, ...(afterSeconds > 0 ? { startAfter: Math.ceil(afterSeconds) } : {}) },
+    );
   }
 }
 

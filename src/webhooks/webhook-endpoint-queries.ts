@@ -30,7 +30,10 @@ const toRow = (r: Record<string, any>): WebhookEndpointRow => ({
   createdAt: r.created_at,
 });
 
-export async function insertEndpoint(db: Queryable, e: { id: string; workspaceId: string; url: string; eventTypes: string[]; secretCiphertext: Buffer }): Promise<WebhookEndpointRow> {
+export async function insertEndpoint(
+  db: Queryable,
+  e: { id: string; workspaceId: string; url: string; eventTypes: string[]; secretCiphertext: Buffer },
+): Promise<WebhookEndpointRow> {
   const { rows } = await db.query(
     'INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, secret_ciphertext) VALUES ($1, $2, $3, $4, $5) RETURNING *',
     [e.id, e.workspaceId, e.url, e.eventTypes, e.secretCiphertext],
@@ -48,7 +51,9 @@ export async function lockAndCountEndpoints(tx: Queryable, workspaceId: string):
 }
 
 export async function listEndpoints(db: Queryable, workspaceId: string): Promise<WebhookEndpointRow[]> {
-  const { rows } = await db.query('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id', [workspaceId]);
+  const { rows } = await db.query('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id', [
+    workspaceId,
+  ]);
   return rows.map(toRow);
 }
 
@@ -65,7 +70,8 @@ export async function deleteEndpoint(db: Queryable, id: string): Promise<boolean
 
 export async function rotateSecret(db: Queryable, id: string, next: Buffer, previousExpiresAt: Date): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext, previous_secret_expires_at = $3, secret_ciphertext = $2
+    `UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext,
+      previous_secret_expires_at = $3, secret_ciphertext = $2
       WHERE id = $1`,
     [id, next, previousExpiresAt],
   );

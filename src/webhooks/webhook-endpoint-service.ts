@@ -46,7 +46,11 @@ export class WebhookEndpointService {
    * `maxEndpoints`: MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE, enforced by `add`.
    */
   constructor(
-    pool: Pool, secrets: SecretBox, clock: Clock, egress: EgressOptions = { allowPrivateNetworks: false }, maxEndpoints = Infinity,
+    pool: Pool,
+    secrets: SecretBox,
+    clock: Clock,
+    egress: EgressOptions = { allowPrivateNetworks: false },
+    maxEndpoints = Infinity,
   ) {
     this.#pool = pool;
     this.#secrets = secrets;
@@ -55,7 +59,11 @@ export class WebhookEndpointService {
     this.#maxEndpoints = maxEndpoints;
   }
 
-  async add(slug: string, url: string, eventTypes: readonly string[]): Promise<{ endpoint: EndpointView; secret: string } | EndpointError> {
+  async add(
+    slug: string,
+    url: string,
+    eventTypes: readonly string[],
+  ): Promise<{ endpoint: EndpointView; secret: string } | EndpointError> {
     const problem = webhookUrlProblem(url, this.#egress);
     if (problem) return { error: 'bad_url', problem };
     const unknown = eventTypes.find((t) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(t));
@@ -69,7 +77,13 @@ export class WebhookEndpointService {
       const max = this.#maxEndpoints;
       if ((await eq.lockAndCountEndpoints(tx, ws.id)) >= max) return { error: 'too_many_endpoints' as const, max };
       const secretCiphertext = this.#secrets.seal(secret, id);
-      const row = await eq.insertEndpoint(tx, { id, workspaceId: ws.id, url, eventTypes: [...new Set(eventTypes)], secretCiphertext });
+      const row = await eq.insertEndpoint(tx, {
+        id,
+        workspaceId: ws.id,
+        url,
+        eventTypes: [...new Set(eventTypes)],
+        secretCiphertext,
+      });
       return { endpoint: view(row), secret };
     });
   }
@@ -117,7 +131,8 @@ export class WebhookEndpointService {
 export const endpointLimitText = (max: number) =>
   `This workspace has ${max} webhook endpoints, the most this installation allows: remove one before adding another.`;
 
-export const isEndpointError = (v: unknown): v is EndpointError => typeof v === 'object' && v !== null && 'error' in v && !Array.isArray(v);
+export const isEndpointError = (v: unknown): v is EndpointError =>
+  typeof v === 'object' && v !== null && 'error' in v && !Array.isArray(v);
 
 function view(r: eq.WebhookEndpointRow): EndpointView {
   return {

@@ -1,7 +1,14 @@
 import { leadResponse, voiceCallView } from '../leads/lead-view.ts';
 import type { ClaimedDelivery } from './webhook-delivery-queries.ts';
 
-export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.status_changed', 'lead.booking_changed', 'call.ended', 'message.received', 'message.sent'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'lead.created',
+  'lead.status_changed',
+  'lead.booking_changed',
+  'call.ended',
+  'message.received',
+  'message.sent',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string).toISOString());
@@ -31,7 +38,13 @@ function eventData(e: ClaimedDelivery['event']): Record<string, unknown> {
       };
     case 'lead.booking_changed':
       return d.bookingStart !== undefined
-        ? { change: 'rescheduled', bookingUid: d.bookingUid ?? null, bookingStart: d.bookingStart ?? null, previousBookingUid: d.previousBookingUid ?? null, previousBookingStart: d.previousBookingStart ?? null }
+        ? {
+            change: 'rescheduled',
+            bookingUid: d.bookingUid ?? null,
+            bookingStart: d.bookingStart ?? null,
+            previousBookingUid: d.previousBookingUid ?? null,
+            previousBookingStart: d.previousBookingStart ?? null,
+          }
         : { change: 'cancelled', bookingUid: d.bookingUid ?? null, reason: d.reason ?? null };
     case 'call.ended':
       return { voiceCall: d.call ? voiceCallView(d.call) : null };
@@ -40,7 +53,15 @@ function eventData(e: ClaimedDelivery['event']): Record<string, unknown> {
       const m = d.message as Record<string, any> | null;
       return {
         message: m
-          ? { id: String(m.id), direction: m.direction, provider: m.provider, kind: m.kind, text: m.body, status: m.status, createdAt: iso(m.created_at) }
+          ? {
+              id: String(m.id),
+              direction: m.direction,
+              provider: m.provider,
+              kind: m.kind,
+              text: m.body,
+              status: m.status,
+              createdAt: iso(m.created_at),
+            }
           : null,
       };
     }

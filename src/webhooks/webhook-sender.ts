@@ -42,7 +42,12 @@ export async function sendWebhook(r: SendRequest, o: { timeoutMs: number } & Egr
   return new Promise<SendOutcome>((resolve) => {
     const req = mod.request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'leadintake-webhooks', ...r.headers, 'content-length': Buffer.byteLength(r.body) },
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'leadintake-webhooks',
+        ...r.headers,
+        'content-length': Buffer.byteLength(r.body),
+      },
       lookup: checkedLookup(egress),
       agent: false,
       timeout: o.timeoutMs,

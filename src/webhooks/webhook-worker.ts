@@ -12,10 +12,20 @@ export const WEBHOOK_CONCURRENCY = 4;
  * the attempt fails the job, and pg-boss retries it (a killed worker's job likewise, once its
  * heartbeat lapses).
  */
-export async function startWebhookWorker(o: { boss: PgBoss; service: WebhookDeliveryService; log: Logger; pollSeconds: number }): Promise<void> {
+export async function startWebhookWorker(o: {
+  boss: PgBoss;
+  service: WebhookDeliveryService;
+  log: Logger;
+  pollSeconds: number;
+}): Promise<void> {
   await o.boss.work<{ deliveryId: string }>(
     WEBHOOK_DELIVERY_QUEUE,
-    { localConcurrency: WEBHOOK_CONCURRENCY, batchSize: 1, pollingIntervalSeconds: o.pollSeconds, notifyPollingIntervalSeconds: o.pollSeconds },
+    {
+      localConcurrency: WEBHOOK_CONCURRENCY,
+      batchSize: 1,
+      pollingIntervalSeconds: o.pollSeconds,
+      notifyPollingIntervalSeconds: o.pollSeconds,
+    },
     async (jobs) => {
       for (const job of jobs) {
         try {

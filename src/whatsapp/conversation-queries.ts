@@ -50,9 +50,11 @@ export async function loadTurnSubjects(db: Queryable, leadIds: string[]): Promis
     text: `SELECT w.*, l.id AS lead_id, l.status AS lead_status, l.name AS lead_name, l.phone_normalized AS lead_phone,
                   l.livemode AS lead_livemode, l.opted_out_at AS lead_opted_out_at, l.last_inbound_at AS lead_last_inbound_at, l.created_at AS lead_created_at,
                   t.data->>'actor' AS lead_transition_actor, t.at AS lead_transition_at, t.data->>'outcome' AS lead_transition_outcome,
-                  (SELECT state FROM agent_turns WHERE lead_id = l.id AND state IN ('generating', 'ready')) AS lead_open_turn,
+                  (SELECT state FROM agent_turns WHERE lead_id = l.id
+                  AND state IN ('generating', 'ready')) AS lead_open_turn,
                   EXISTS (SELECT 1 FROM agent_turns WHERE lead_id = l.id) AS lead_any_turn,
-                  EXISTS (SELECT 1 FROM whatsapp_messages WHERE lead_id = l.id AND direction = 'inbound' AND turn_id IS NULL) AS lead_unanswered
+                  EXISTS (SELECT 1 FROM whatsapp_messages WHERE lead_id = l.id
+                  AND direction = 'inbound' AND turn_id IS NULL) AS lead_unanswered
              FROM leads l
              JOIN workspaces w ON w.id = l.workspace_id
              LEFT JOIN LATERAL (
@@ -77,7 +79,11 @@ function subjectFromRow(r: Record<string, any>): TurnSubject {
       lastInboundAt: r.lead_last_inbound_at,
       createdAt: r.lead_created_at,
       lastTransition: r.lead_transition_actor
-        ? { actor: r.lead_transition_actor, at: r.lead_transition_at, ...(r.lead_transition_outcome ? { outcome: r.lead_transition_outcome } : {}) }
+        ? {
+            actor: r.lead_transition_actor,
+            at: r.lead_transition_at,
+            ...(r.lead_transition_outcome ? { outcome: r.lead_transition_outcome } : {}),
+          }
         : null,
     },
     workspace: workspaceFromRow(r),
@@ -122,12 +128,21 @@ export interface InboundLead {
  * changes a lead's conversation (docs/WHATSAPP.md, "Lock order"). False when there is no such lead.
  */
 export async function lockLeadRow(db: Queryable, leadId: string): Promise<boolean> {
-  const { rowCount } = await db.query({ name: 'conversation-lock-lead', text: 'SELECT 1 FROM leads WHERE id = $1 FOR UPDATE', values: [leadId] });
+  const { rowCount } = await db.query({
+    name: 'conversation-lock-lead',
+    text: 'SELECT 1 FROM leads WHERE id = $1 FOR UPDATE',
+    values: [leadId],
+  });
   return rowCount === 1;
 }
 
 /** The workspace's lead of this mode with this phone, locked until the transaction ends. */
-export async function lockLeadByPhone(db: Queryable, workspaceId: string, livemode: boolean, phoneNormalized: string): Promise<InboundLead | null> {
+export async function lockLeadByPhone(
+  db: Queryable,
+  workspaceId: string,
+  livemode: boolean,
+  phoneNormalized: string,
+): Promise<InboundLead | null> {
   const { rows } = await db.query({
     name: 'conversation-lock-lead-by-phone',
     text: `SELECT id, status, opted_out_at, (status = 'booked' OR booking_uid IS NOT NULL) AS has_booking
@@ -149,6 +164,9 @@ export async function touchLastInbound(db: Queryable, leadId: string, at: Date):
 
 /** The kill switch of a workspace; false when there is no such live workspace. */
 export async function setAgentEnabled(db: Queryable, workspaceId: string, enabled: boolean): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE workspaces SET agent_enabled = $2 WHERE id = $1 AND deleted_at IS NULL', [workspaceId, enabled]);
+  const { rowCount } = await db.query('UPDATE workspaces SET agent_enabled = $2 WHERE id = $1 AND deleted_at IS NULL', [
+    workspaceId,
+    enabled,
+  ]);
   return rowCount === 1;
 }

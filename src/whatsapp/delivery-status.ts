@@ -10,7 +10,7 @@ import type * as m from './message-queries.ts';
 // recorded. The send's recording and the callbacks about the same message are serialised by the
 // message's advisory lock, which both take first: a callback either sees the recorded send or is
 // held and found by the recording, never neither. Both are one statement each, functions of
-// migrations/022 (why: docs/PERFORMANCE.md, "Burst drain"); the statuses a process receives
+// migrations/022 (why: docs/decisions/0004-record-sends-by-set.md); the statuses a process receives
 // together are applied by one statement. A status reaches only the messages of the workspace and
 // mode it was received for, and held ones only that workspace's sends (migrations/032).
 
@@ -72,7 +72,8 @@ export class DeliveryStatuses {
         const out = new Array<StatusOutcome>(items.length);
         for (const r of rows) {
           if (r.r_moved_from) countLeadTransition(r.r_moved_from, 'needs_human');
-          out[r.r_ord - 1] = r.r_outcome === 'applied' ? { kind: 'applied', leadId: r.r_lead_id! } : { kind: r.r_outcome };
+          out[r.r_ord - 1] =
+            r.r_outcome === 'applied' ? { kind: 'applied', leadId: r.r_lead_id! } : { kind: r.r_outcome };
         }
         return out;
       },
@@ -86,10 +87,16 @@ export class DeliveryStatuses {
 
 function wireItem(s: StatusItem) {
   return {
-    workspaceId: s.workspaceId, livemode: s.livemode,
-    provider: s.provider, providerMessageId: s.providerMessageId, key: s.key, status: s.status,
-    errorCode: s.errorCode ?? null, errorMessage: s.errorMessage ?? null,
-    repairedType: s.repaired?.type ?? null, repairedData: s.repaired?.data ?? null,
+    workspaceId: s.workspaceId,
+    livemode: s.livemode,
+    provider: s.provider,
+    providerMessageId: s.providerMessageId,
+    key: s.key,
+    status: s.status,
+    errorCode: s.errorCode ?? null,
+    errorMessage: s.errorMessage ?? null,
+    repairedType: s.repaired?.type ?? null,
+    repairedData: s.repaired?.data ?? null,
   };
 }
 
@@ -123,8 +130,14 @@ export async function recordAcceptedSend(db: Queryable, s: AcceptedSend): Promis
  */
 export async function recordAcceptedSends(db: Queryable, sends: AcceptedSend[]): Promise<(LeadStatus | null)[]> {
   const items = sends.map((s) => ({
-    provider: s.provider, providerMessageId: s.providerMessageId, messageId: s.messageId, turnId: s.turnId,
-    leadId: s.leadId, actor: s.actor, from: allowedFrom(s.actor, 'in_conversation'), data: s.data,
+    provider: s.provider,
+    providerMessageId: s.providerMessageId,
+    messageId: s.messageId,
+    turnId: s.turnId,
+    leadId: s.leadId,
+    actor: s.actor,
+    from: allowedFrom(s.actor, 'in_conversation'),
+    data: s.data,
   }));
   const { rows } = await db.query<RecordRow & { r_ord: number }>({
     name: 'delivery-record-sends',
@@ -144,7 +157,9 @@ export async function recordAcceptedSends(db: Queryable, sends: AcceptedSend[]):
  * whose answers come back together is still recorded by few statements.
  */
 export function sendRecorder(db: Queryable): (s: AcceptedSend) => Promise<LeadStatus | null> {
-  const batch = new StatementBatcher<AcceptedSend, LeadStatus | null>({ run: (sends) => recordAcceptedSends(db, sends) });
+  const batch = new StatementBatcher<AcceptedSend, LeadStatus | null>({
+    run: (sends) => recordAcceptedSends(db, sends),
+  });
   return (s) => batch.submit(s);
 }
 

@@ -22,8 +22,13 @@ export const AGENT_OFF = 'The agent is switched off for this workspace; a person
  * with the outbound guard's `message_refused_…` (src/whatsapp/reply-guard.ts).
  */
 export const HAND_OVER_OUTCOMES: ReadonlySet<string> = new Set([
-  'model_failed', 'model_answer_unusable', 'model_wait_too_long', 'insufficient_quota', 'context_overflow',
-  'too_many_tool_rounds', 'agent_off',
+  'model_failed',
+  'model_answer_unusable',
+  'model_wait_too_long',
+  'insufficient_quota',
+  'context_overflow',
+  'too_many_tool_rounds',
+  'agent_off',
 ]);
 
 /**
@@ -96,8 +101,14 @@ export async function handOver(tx: Queryable, h: HandOverInput): Promise<boolean
 export function isHandOverTurn(s: TurnSubject, turn: AgentTurn): boolean {
   const t = s.lead.lastTransition;
   const outcome = t?.outcome ?? '';
-  return turn.kind === 'reply' && s.lead.status === 'needs_human' && t !== null && t.actor === 'system'
-    && t.at >= turn.createdAt && (HAND_OVER_OUTCOMES.has(outcome) || outcome.startsWith('message_refused_'));
+  return (
+    turn.kind === 'reply' &&
+    s.lead.status === 'needs_human' &&
+    t !== null &&
+    t.actor === 'system' &&
+    t.at >= turn.createdAt &&
+    (HAND_OVER_OUTCOMES.has(outcome) || outcome.startsWith('message_refused_'))
+  );
 }
 
 /** The workspace's holding message (the Agent page), or the default. */
@@ -106,7 +117,11 @@ export function holdingMessageOf(agent: { holdingMessage?: string | undefined })
 }
 
 async function storeHoldingMessage(
-  tx: Queryable, turnId: number, leadId: string, outcome: string, m: { text: string; provider: string },
+  tx: Queryable,
+  turnId: number,
+  leadId: string,
+  outcome: string,
+  m: { text: string; provider: string },
 ): Promise<boolean> {
   const { rowCount } = await tx.query({
     name: 'hand-over-store-holding',

@@ -50,22 +50,49 @@ export class InboundService {
   }
 
   /** `livemode` false: a message to the sandbox, for the workspace's sandbox lead with that phone. */
-  async receiveMessage(workspaceId: string, provider: m.Provider, e: MessageEvent, log: Logger = this.#d.log, livemode = true): Promise<InboundOutcome> {
+  async receiveMessage(
+    workspaceId: string,
+    provider: m.Provider,
+    e: MessageEvent,
+    log: Logger = this.#d.log,
+    livemode = true,
+  ): Promise<InboundOutcome> {
     const outcome = await withTransaction(this.#d.pool, (tx) => this.#store(tx, workspaceId, livemode, provider, e));
     if (outcome.kind === 'stored' && outcome.turnQueued) this.#d.wake();
     // The sender's number stays out of the log; the lead id says who it was when known.
-    log.info({ workspaceId, provider, outcome: outcome.kind, ...('leadId' in outcome ? { leadId: outcome.leadId } : {}) }, 'whatsapp message received');
+    log.info(
+      { workspaceId, provider, outcome: outcome.kind, ...('leadId' in outcome ? { leadId: outcome.leadId } : {}) },
+      'whatsapp message received',
+    );
     return outcome;
   }
 
-  async #store(tx: PoolClient, workspaceId: string, livemode: boolean, provider: m.Provider, e: MessageEvent): Promise<InboundOutcome> {
+  async #store(
+    tx: PoolClient,
+    workspaceId: string,
+    livemode: boolean,
+    provider: m.Provider,
+    e: MessageEvent,
+  ): Promise<InboundOutcome> {
     const lead = await c.lockLeadByPhone(tx, workspaceId, livemode, e.from);
     if (!lead) return { kind: 'unknown_sender' };
-    const messageId = await m.insertInbound(tx, { leadId: lead.id, provider, providerMessageId: e.providerMessageId, text: e.text, receivedAt: e.receivedAt });
+    const messageId = await m.insertInbound(tx, {
+      leadId: lead.id,
+      provider,
+      providerMessageId: e.providerMessageId,
+      text: e.text,
+      receivedAt: e.receivedAt,
+    });
     if (messageId === null) return { kind: 'duplicate' };
     await c.touchLastInbound(tx, lead.id, e.receivedAt);
     await recordLeadEvent(tx, lead.id, 'message.received', { messageId, actor: 'lead' });
-    if (e.textRepaired) await recordLeadEvent(tx, lead.id, REPAIRED_TEXT_EVENT, repairedTextData(provider, 'whatsapp message', { messageId }));
+    if (e.textRepaired)
+      await recordLeadEvent(
+        tx,
+        lead.id,
+        REPAIRED_TEXT_EVENT,
+        repairedTextData(provider, 'whatsapp message', { messageId }),
+      );
     if (lead.optedOutAt) return { kind: 'opted_out', leadId: lead.id };
     const intent = inboundIntent(e.text, lead);
     if (intent === 'opt_out') {
@@ -80,7 +107,8 @@ export class InboundService {
       return { kind: 'stored', leadId: lead.id, turnQueued: false };
     }
     // A lead with a person waits for the operator; booked and unqualified leads get no more turns.
-    if (lead.status !== 'new' && lead.status !== 'in_conversation') return { kind: 'stored', leadId: lead.id, turnQueued: false };
+    if (lead.status !== 'new' && lead.status !== 'in_conversation')
+      return { kind: 'stored', leadId: lead.id, turnQueued: false };
     const turnQueued = await c.requestTurn(tx, lead.id, workspaceId);
     return { kind: 'stored', leadId: lead.id, turnQueued };
   }
@@ -92,19 +120,34 @@ export class InboundService {
    * process died between the provider's answer and our commit.
    */
   async receiveStatus(
-    workspaceId: string, provider: m.Provider, e: StatusEvent, outboundKey: string | null,
-    log: Logger = this.#d.log, livemode = true,
+    workspaceId: string,
+    provider: m.Provider,
+    e: StatusEvent,
+    outboundKey: string | null,
+    log: Logger = this.#d.log,
+    livemode = true,
   ): Promise<StatusOutcome> {
     const outcome = await this.#d.statuses.apply({
-      workspaceId, livemode,
-      provider, providerMessageId: e.providerMessageId, key: outboundKey, status: e.status, errorCode: e.errorCode, errorMessage: e.errorMessage,
-      repaired: e.textRepaired ? { type: REPAIRED_TEXT_EVENT, data: repairedTextData(provider, 'delivery status') } : null,
+      workspaceId,
+      livemode,
+      provider,
+      providerMessageId: e.providerMessageId,
+      key: outboundKey,
+      status: e.status,
+      errorCode: e.errorCode,
+      errorMessage: e.errorMessage,
+      repaired: e.textRepaired
+        ? { type: REPAIRED_TEXT_EVENT, data: repairedTextData(provider, 'delivery status') }
+        : null,
     });
     const fields = { workspaceId, provider, status: e.status, outcome: outcome.kind };
     // Nothing of the status itself (ids, key, error text): it may be someone's probe of other workspaces.
     if (outcome.kind === 'unknown') log.warn(fields, 'whatsapp status for no message of this workspace ignored');
-    else log.info({ ...fields, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : {}) },
-      'whatsapp status received');
+    else
+      log.info(
+        { ...fields, ...(outcome.kind === 'applied' ? { leadId: outcome.leadId } : {}) },
+        'whatsapp status received',
+      );
     return outcome;
   }
 }

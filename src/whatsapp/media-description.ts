@@ -13,16 +13,27 @@ const MAX_DETAIL = 200;
 /** `[voice note, not transcribed]`, `[document: offer.pdf]`, `[location: 52.5200, 13.4050 — Office, Street 1]`. */
 export function describeMedia(m: Media): string {
   switch (m.kind) {
-    case 'voice': return '[voice note, not transcribed]';
-    case 'audio': return '[audio file, not transcribed]';
-    case 'image': return '[image]';
-    case 'video': return '[video]';
-    case 'sticker': return '[sticker]';
-    case 'contacts': return '[contact card]';
-    case 'other': return '[attachment]';
-    case 'document': return m.name ? `[document: ${detail(m.name)}]` : '[document]';
+    case 'voice':
+      return '[voice note, not transcribed]';
+    case 'audio':
+      return '[audio file, not transcribed]';
+    case 'image':
+      return '[image]';
+    case 'video':
+      return '[video]';
+    case 'sticker':
+      return '[sticker]';
+    case 'contacts':
+      return '[contact card]';
+    case 'other':
+      return '[attachment]';
+    case 'document':
+      return m.name ? `[document: ${detail(m.name)}]` : '[document]';
     case 'location': {
-      const where = [m.name, m.address].map((s) => (s ? detail(s) : '')).filter((s) => s !== '').join(', ');
+      const where = [m.name, m.address]
+        .map((s) => (s ? detail(s) : ''))
+        .filter((s) => s !== '')
+        .join(', ');
       return `[location: ${m.latitude.toFixed(4)}, ${m.longitude.toFixed(4)}${where ? ` — ${where}` : ''}]`;
     }
   }

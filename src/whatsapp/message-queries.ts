@@ -12,7 +12,8 @@ export async function insertInbound(
 ): Promise<number | null> {
   const { rows } = await db.query({
     name: 'message-insert-inbound',
-    text: `INSERT INTO whatsapp_messages (lead_id, direction, provider, kind, body, provider_message_id, status, created_at, status_at)
+    text: `INSERT INTO whatsapp_messages (lead_id, direction, provider,
+           kind, body, provider_message_id, status, created_at, status_at)
            VALUES ($1, 'inbound', $2, 'text', $3, $4, 'received', $5, $5)
            ON CONFLICT (provider, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
            RETURNING id`,
@@ -44,11 +45,19 @@ export async function conversationHistory(db: Queryable, leadId: string, untilTu
                   COALESCE((SELECT array_agg(m.body ORDER BY m.id) FROM whatsapp_messages m
                              WHERE m.turn_id = t.id AND m.direction = 'inbound'), '{}') AS inbound,
                   (SELECT string_agg(m.body, E'\n\n' ORDER BY m.id) FROM whatsapp_messages m
-                    WHERE m.turn_id = t.id AND m.direction = 'outbound' AND m.status NOT IN ('failed', 'undelivered', 'cancelled')) AS outbound
+                    WHERE m.turn_id = t.id AND m.direction = 'outbound'
+                    AND m.status NOT IN ('failed', 'undelivered', 'cancelled')) AS outbound
              FROM agent_turns t
             WHERE t.lead_id = $1 AND t.id <= $2
             ORDER BY t.id`,
     values: [leadId, untilTurnId],
   });
-  return rows.map((r) => ({ turnId: r.id, kind: r.kind, state: r.state, transcript: r.transcript, inbound: r.inbound, outbound: r.outbound }));
+  return rows.map((r) => ({
+    turnId: r.id,
+    kind: r.kind,
+    state: r.state,
+    transcript: r.transcript,
+    inbound: r.inbound,
+    outbound: r.outbound,
+  }));
 }

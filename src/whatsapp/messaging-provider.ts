@@ -1,5 +1,6 @@
 // Our small interface to a WhatsApp provider. Two real clients implement it (Twilio's Messages
-// API and Meta's WhatsApp Cloud API, each as its own documentation describes it), and each has a simulator that speaks the
+// API and Meta's WhatsApp Cloud API, each as its own documentation describes it), and each has a simulator that speaks
+// the
 // same wire protocol; tests and the demo point the real clients at the simulators.
 
 /** What the agent sends. The first contact is business-initiated, so it must be a template. */

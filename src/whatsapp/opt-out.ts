@@ -13,24 +13,85 @@
 
 const OPT_OUT_PHRASES = [
   // English (and the carriers' keywords)
-  'stop', 'stop all', 'stopall', 'unsubscribe', 'unsubscribe me', 'unsub', 'end', 'quit', 'opt out', 'optout',
-  'opt me out', 'revoke', 'stop messaging me', 'stop messages', 'stop texting me', 'stop writing to me',
-  'stop contacting me', 'no more messages', "don't message me", "don't text me", "don't contact me",
-  'do not message me', 'do not text me', 'do not contact me', 'remove me', 'remove me from your list',
-  'take me off your list', 'leave me alone',
+  'stop',
+  'stop all',
+  'stopall',
+  'unsubscribe',
+  'unsubscribe me',
+  'unsub',
+  'end',
+  'quit',
+  'opt out',
+  'optout',
+  'opt me out',
+  'revoke',
+  'stop messaging me',
+  'stop messages',
+  'stop texting me',
+  'stop writing to me',
+  'stop contacting me',
+  'no more messages',
+  "don't message me",
+  "don't text me",
+  "don't contact me",
+  'do not message me',
+  'do not text me',
+  'do not contact me',
+  'remove me',
+  'remove me from your list',
+  'take me off your list',
+  'leave me alone',
   // German
-  'stopp', 'abmelden', 'abbestellen', 'austragen', 'keine nachrichten mehr', 'keine weiteren nachrichten',
-  'nicht mehr schreiben', 'schreiben sie mir nicht mehr', 'schreib mir nicht mehr', 'hör auf', 'hören sie auf',
-  'aufhören', 'lass mich in ruhe', 'lassen sie mich in ruhe', 'nicht mehr kontaktieren',
+  'stopp',
+  'abmelden',
+  'abbestellen',
+  'austragen',
+  'keine nachrichten mehr',
+  'keine weiteren nachrichten',
+  'nicht mehr schreiben',
+  'schreiben sie mir nicht mehr',
+  'schreib mir nicht mehr',
+  'hör auf',
+  'hören sie auf',
+  'aufhören',
+  'lass mich in ruhe',
+  'lassen sie mich in ruhe',
+  'nicht mehr kontaktieren',
   // Spanish
-  'parar', 'baja', 'dar de baja', 'darme de baja', 'no más mensajes', 'no quiero más mensajes',
-  'no me escribas más', 'no me escriban más', 'deja de escribirme', 'dejen de escribirme', 'no me contactes',
+  'parar',
+  'baja',
+  'dar de baja',
+  'darme de baja',
+  'no más mensajes',
+  'no quiero más mensajes',
+  'no me escribas más',
+  'no me escriban más',
+  'deja de escribirme',
+  'dejen de escribirme',
+  'no me contactes',
   // French
-  'arrêt', 'arrêter', 'arrêtez', 'désabonner', 'me désabonner', 'désinscrire', 'me désinscrire', 'désabonnement',
-  'plus de messages', 'ne plus recevoir de messages', "ne m'écrivez plus", 'laissez-moi tranquille',
+  'arrêt',
+  'arrêter',
+  'arrêtez',
+  'désabonner',
+  'me désabonner',
+  'désinscrire',
+  'me désinscrire',
+  'désabonnement',
+  'plus de messages',
+  'ne plus recevoir de messages',
+  "ne m'écrivez plus",
+  'laissez-moi tranquille',
   // Portuguese
-  'pare', 'sair', 'descadastrar', 'me descadastre', 'cancelar inscrição', 'não quero mais mensagens',
-  'não me mande mais mensagens', 'parem de me mandar mensagens', 'me deixe em paz',
+  'pare',
+  'sair',
+  'descadastrar',
+  'me descadastre',
+  'cancelar inscrição',
+  'não quero mais mensagens',
+  'não me mande mais mensagens',
+  'parem de me mandar mensagens',
+  'me deixe em paz',
 ];
 
 // "Cancel": the carriers' opt-out keyword, but from a lead with a booking it means the booking.
@@ -38,14 +99,41 @@ const OPT_OUT_PHRASES = [
 // without a booking they stay messages for the model.
 const LEGACY_OPT_OUT_CANCEL = 'cancel';
 const CANCEL_PHRASES = [
-  'cancel', 'cancel it', 'cancel booking', 'cancel my booking', 'cancel the booking', 'cancel appointment',
-  'cancel my appointment', 'stornieren', 'absagen', 'termin absagen', 'cancelar', 'cancelar cita', 'annuler',
-  'annuler le rendez-vous', 'cancelar agendamento',
+  'cancel',
+  'cancel it',
+  'cancel booking',
+  'cancel my booking',
+  'cancel the booking',
+  'cancel appointment',
+  'cancel my appointment',
+  'stornieren',
+  'absagen',
+  'termin absagen',
+  'cancelar',
+  'cancelar cita',
+  'annuler',
+  'annuler le rendez-vous',
+  'cancelar agendamento',
 ];
 
 // Said around the phrase without changing it, at either end: "stop please", "bitte keine …".
-const COURTESY = ['please', 'pls', 'plz', 'thanks', 'thank you', 'thx', 'bitte', 'danke', 'por favor', 'gracias',
-  "s'il vous plaît", 'svp', 'merci', 'obrigado', 'obrigada'];
+const COURTESY = [
+  'please',
+  'pls',
+  'plz',
+  'thanks',
+  'thank you',
+  'thx',
+  'bitte',
+  'danke',
+  'por favor',
+  'gracias',
+  "s'il vous plaît",
+  'svp',
+  'merci',
+  'obrigado',
+  'obrigada',
+];
 
 /**
  * The message reduced to what it says: NFKC (full-width letters), invisible characters removed
@@ -77,7 +165,7 @@ const COURTESY_WORDS = [...normalisedSet(COURTESY)].sort((a, b) => b.length - a.
 /** The phrase without the courtesy words at its ends. */
 function core(normalised: string): string {
   let s = normalised;
-  for (let changed = true; changed;) {
+  for (let changed = true; changed; ) {
     changed = false;
     for (const c of COURTESY_WORDS) {
       if (s.startsWith(`${c} `)) [s, changed] = [s.slice(c.length + 1), true];

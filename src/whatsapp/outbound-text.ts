@@ -17,7 +17,8 @@ export function firstName(name: string): string {
  * description, so the model still knows how the conversation began.
  */
 export function templateText(template: { body?: string; id: string }, variables: string[]): string {
-  if (template.body) return template.body.replace(/\{\{\s*(\d+)\s*\}\}/g, (whole, n: string) => variables[Number(n) - 1] ?? whole);
+  if (template.body)
+    return template.body.replace(/\{\{\s*(\d+)\s*\}\}/g, (whole, n: string) => variables[Number(n) - 1] ?? whole);
   return `(WhatsApp template "${template.id}" sent to open the conversation, greeting the lead as ${variables[0] ?? 'them'}.)`;
 }
 

@@ -54,7 +54,11 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
       () => saveTranscript(input.db, input.turnId, transcript, 0),
     );
     if (toolRounds(transcript) >= MAX_TOOL_ROUNDS) return { kind: 'too_many_rounds' };
-    const messages: ChatMessage[] = [{ role: 'system', content: await input.systemPrompt() }, ...input.history, ...transcript];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: await input.systemPrompt() },
+      ...input.history,
+      ...transcript,
+    ];
     const request: ChatRequest = { model: input.chat.name, messages, tools: declarations };
     const started = Date.now();
     const result = await input.chat.model.complete(request, input.signal);
@@ -62,12 +66,18 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
     if (!result.ok) return { kind: 'model_failed', failure: result };
     const calls = result.message.tool_calls ?? [];
     if (calls.length === 0) {
-      const text = [...spokenWithTools(transcript), result.message.content?.trim() ?? ''].filter((t) => t !== '').join('\n\n');
+      const text = [...spokenWithTools(transcript), result.message.content?.trim() ?? '']
+        .filter((t) => t !== '')
+        .join('\n\n');
       // A cut answer is the guard's to refuse, even an empty one.
-      return text === '' && result.finishReason !== 'length' ? { kind: 'silent' } : { kind: 'text', text, finishReason: result.finishReason };
+      return text === '' && result.finishReason !== 'length'
+        ? { kind: 'silent' }
+        : { kind: 'text', text, finishReason: result.finishReason };
     }
     // Within its bounds before it is checkpointed or sent back (transcript-caps.ts).
-    transcript.push(capMessage({ role: 'assistant', content: result.message.content, tool_calls: calls }, STORED_LIMITS));
+    transcript.push(
+      capMessage({ role: 'assistant', content: result.message.content, tool_calls: calls }, STORED_LIMITS),
+    );
     await saveTranscript(input.db, input.turnId, transcript, 1);
   }
 }

@@ -31,7 +31,7 @@ export type ReplyDecision =
   | { kind: 'hand_over'; outcome: string; reason: string };
 
 const REASONS: Record<GuardProblem, string> = {
-  cut: 'was cut off by the model\'s length limit',
+  cut: "was cut off by the model's length limit",
   degenerate: 'was not a readable message (oversized, or one character repeated)',
   empty: 'was empty once markup and placeholders were removed',
   too_long: 'was too long even split into several messages',
@@ -49,8 +49,9 @@ export function reasks(transcript: ChatMessage[]): number {
  */
 export function spokenWithTools(transcript: ChatMessage[]): string[] {
   const last = transcript.findLastIndex((m) => m.role === 'system' && m.content.startsWith(CHECK_PREFIX));
-  return transcript.slice(last + 1).flatMap((m) =>
-    m.role === 'assistant' && m.tool_calls?.length && m.content?.trim() ? [m.content.trim()] : []);
+  return transcript
+    .slice(last + 1)
+    .flatMap((m) => (m.role === 'assistant' && m.tool_calls?.length && m.content?.trim() ? [m.content.trim()] : []));
 }
 
 export interface CheckReplyInput {
@@ -91,10 +92,15 @@ export async function checkReply(db: PoolClient, r: CheckReplyInput): Promise<Re
   }
   const echo = r.text.length > ECHO_LIMIT ? `${r.text.slice(0, ECHO_LIMIT)}…` : r.text;
   await inTransaction(db, async (tx) => {
-    await q.appendToTranscript(tx, r.turn.id, [
-      { role: 'assistant', content: echo },
-      { role: 'system', content: `${CHECK_PREFIX} ${correctionFor(problem, limit)}` },
-    ], 1);
+    await q.appendToTranscript(
+      tx,
+      r.turn.id,
+      [
+        { role: 'assistant', content: echo },
+        { role: 'system', content: `${CHECK_PREFIX} ${correctionFor(problem, limit)}` },
+      ],
+      1,
+    );
     await recordLeadEvent(tx, r.leadId, MESSAGE_CHECKED, eventData(r.turn, 'asked_again', changes, problem, 0));
   });
   return { kind: 'reask' };
@@ -104,7 +110,9 @@ function eventData(turn: q.AgentTurn, action: string, c: GuardChanges, problem: 
   const { html, markdown, placeholders, links } = c;
   const removed = changed(c) ? { removed: { html, markdown, placeholders, links } } : {};
   return {
-    turnId: turn.id, action, actor: 'system',
+    turnId: turn.id,
+    action,
+    actor: 'system',
     ...(problem ? { problem, reason: `The agent's answer ${REASONS[problem]}.` } : {}),
     ...(parts > 1 ? { parts } : {}),
     ...removed,

@@ -49,7 +49,7 @@ function capId(id: string): string {
 
 function capCall(c: ChatToolCall, limits: TranscriptLimits): ChatToolCall {
   const raw: unknown = c.function.arguments;
-  const args = typeof raw === 'string' ? raw : JSON.stringify(raw) ?? '';
+  const args = typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? '');
   const name = capText(String(c.function.name), 64);
   const id = capId(c.id);
   if (args.length <= limits.arguments && name === c.function.name && id === c.id) return c;

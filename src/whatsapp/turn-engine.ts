@@ -14,7 +14,13 @@ import { historyMessages } from './chat-history.ts';
 import { ConversationLog, settingsSecrets } from './whatsapp-log.ts';
 import type { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
 import { recordAcceptedSend, sendRecorder } from './delivery-status.ts';
-import { loadTurnSubject, loadTurnSubjects, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
+import {
+  loadTurnSubject,
+  loadTurnSubjects,
+  lockLeadRow,
+  requestTurn,
+  type TurnSubject,
+} from './conversation-queries.ts';
 import type { ConversationProviders } from './turn-providers.ts';
 import { gated, type ModelGate } from '../agent/model-gate.ts';
 import { AGENT_OFF, handOver, holdingMessageOf, planForFailure, type RetryResult } from './hand-over.ts';
@@ -24,7 +30,7 @@ import { checkReply } from './reply-guard.ts';
 import { generateReply } from './reply-generator.ts';
 import { agentTurnsSinceOperator, AGENT_TURN_LIMIT, escalateAtTurnLimit } from './turn-cap.ts';
 import * as q from './turn-queries.ts';
-import { acceptedSend, blockedReason, firstContact, NOT_CONFIGURED, waitingForSettings } from './turn-rules.ts';
+import { acceptedSend, blockedReason, firstContact, NOT_CONFIGURED } from './turn-rules.ts';
 
 // One agent turn for one lead, run by the `agent-turn` job (docs/WHATSAPP.md). State-driven and
 // checkpointed: whatever job runs for a lead first finishes the lead's unfinished turn (generate →
@@ -55,7 +61,9 @@ export interface TurnEngineDeps {
   sandbox?: Sandbox;
   /** MAX_AGENT_TURNS_PER_LEAD (src/whatsapp/turn-cap.ts); unset: no bound. */
   maxAgentTurns?: number;
-  /** Model calls limited per workspace (src/agent/model-gate.ts), and LLM_RETRY_AFTER_MAX_SECONDS in ms (hand-over.ts). */
+  /**
+   * Model calls limited per workspace (src/agent/model-gate.ts), and LLM_RETRY_AFTER_MAX_SECONDS in ms (hand-over.ts).
+   */
   modelGate?: ModelGate;
   maxModelWaitMs?: number;
 }
@@ -64,9 +72,13 @@ export interface TurnEngineDeps {
 type Mode = { settings: WorkspaceSettings; providers: ConversationProviders };
 
 const CONTINUE: Step = { kind: 'continue' };
-const firstContactResult = (step: Step): TurnJobResult => (step.kind === 'continue' ? { kind: 'done', outcome: 'first_contact_sent' } : step);
+const firstContactResult = (step: Step): TurnJobResult =>
+  step.kind === 'continue' ? { kind: 'done', outcome: 'first_contact_sent' } : step;
 
-const stopped = (lost: AbortSignal): TurnJobResult => ({ kind: 'retry', reason: lost.aborted ? 'database connection lost' : 'stopped while running' });
+const stopped = (lost: AbortSignal): TurnJobResult => ({
+  kind: 'retry',
+  reason: lost.aborted ? 'database connection lost' : 'stopped while running',
+});
 const NO_SANDBOX = 'A sandbox lead reached a worker without a sandbox; it is never run with live providers.';
 const done = (outcome: string): Step => ({ kind: 'done', outcome });
 
@@ -129,7 +141,10 @@ export class TurnEngine {
         if (whatsapp) due.push({ s, contact: firstContact(s, whatsapp) });
       }
       if (due.length === 0 || stop.aborted) return results;
-      const created = await q.createFirstContactTurns(db, due.map((d) => d.contact));
+      const created = await q.createFirstContactTurns(
+        db,
+        due.map((d) => d.contact),
+      );
       const outgoing: { s: TurnSubject; turn: q.AgentTurn; message: q.OutboundMessage; o: Outgoing }[] = [];
       for (const [i, { turn, message }] of created.entries()) {
         const s = due[i]!.s;
@@ -146,20 +161,24 @@ export class TurnEngine {
       // while a recording runs): a worker killed mid-batch sends again only the sends in flight.
       const record = sendRecorder(db);
       const refused: { x: (typeof outgoing)[number]; answer: Extract<SendMessageResult, { ok: false }> }[] = [];
-      const sends = await Promise.allSettled(outgoing.map(async (x) => {
-        const { answer, journaled } = await this.#deliver(x.s, x.o);
-        if (!answer.ok) return void (await journaled, refused.push({ x, answer }));
-        const send = acceptedSend(x.s, x.turn, x.message, x.o.settings.whatsapp!.provider, answer.providerMessageId);
-        await this.#settled(results, x.s, async () => (this.#sentNow(x.s, x.turn, await record(send)), CONTINUE));
-        await journaled;
-      }));
+      const sends = await Promise.allSettled(
+        outgoing.map(async (x) => {
+          const { answer, journaled } = await this.#deliver(x.s, x.o);
+          if (!answer.ok) return void (await journaled, refused.push({ x, answer }));
+          const send = acceptedSend(x.s, x.turn, x.message, x.o.settings.whatsapp!.provider, answer.providerMessageId);
+          await this.#settled(results, x.s, async () => (this.#sentNow(x.s, x.turn, await record(send)), CONTINUE));
+          await journaled;
+        }),
+      );
       // A lead whose send threw is left out of the results: its job runs on its own.
       for (const [i, r] of sends.entries()) {
-        if (r.status === 'rejected') this.#d.log.error({ err: r.reason, leadId: outgoing[i]!.s.lead.id }, 'a first contact of a batch failed');
+        if (r.status === 'rejected')
+          this.#d.log.error({ err: r.reason, leadId: outgoing[i]!.s.lead.id }, 'a first contact of a batch failed');
       }
       // A refused send is settled for its lead alone, after the recordings (nothing else then runs
       // on this connection): it may escalate the lead in a transaction on it.
-      for (const { x, answer } of refused) await this.#settled(results, x.s, () => this.#sendFailed(db, x.s, x.turn, x.o.provider.name, answer));
+      for (const { x, answer } of refused)
+        await this.#settled(results, x.s, () => this.#sendFailed(db, x.s, x.turn, x.o.provider.name, answer));
       return results;
     } finally {
       await lock.release();
@@ -187,8 +206,11 @@ export class TurnEngine {
     }
     const blocked = blockedReason(subject, null);
     // Switched off while the lead waits for an answer: the lead goes to a person (hand-over.ts).
-    const off = blocked === 'agent_off' && subject.anyTurn && subject.unanswered && !TERMINAL_STATUSES.has(subject.lead.status);
-    const turn = off ? await inTransaction(db, async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId))) : null;
+    const off =
+      blocked === 'agent_off' && subject.anyTurn && subject.unanswered && !TERMINAL_STATUSES.has(subject.lead.status);
+    const turn = off
+      ? await inTransaction(db, async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId)))
+      : null;
     if (turn) return this.#escalate(db, subject, turn, 'agent_off', AGENT_OFF);
     if (blocked) return done(blocked);
     if (subject.anyTurn && !subject.unanswered) return done('nothing_to_answer');
@@ -201,7 +223,7 @@ export class TurnEngine {
       // Straight to the send: nothing about the lead changed since it was read.
       const sent = await this.#send(db, subject, turn, signal, message);
       // Sent, and nothing more to do: the job ends without reading the lead again, one round trip
-      // less per first contact (docs/PERFORMANCE.md, "Burst drain"). A message that arrives after
+      // less per first contact (docs/decisions/0004-record-sends-by-set.md). A message that arrives after
       // the lock was taken requests a job of its own (taking the lock cleared the lead's turn
       // request). One that was already waiting may have no job left (its job ended while the
       // agent was off): this job goes on to answer it, as before.
@@ -216,7 +238,10 @@ export class TurnEngine {
     }
     // The lead's row before its messages (docs/WHATSAPP.md, "Lock order"): an inbound webhook
     // locks the lead first too, and may wait on a message this claims (a provider's retry).
-    const started = await inTransaction(db, async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId)));
+    const started = await inTransaction(
+      db,
+      async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId)),
+    );
     return started ? CONTINUE : done('nothing_to_answer');
   }
 
@@ -225,16 +250,31 @@ export class TurnEngine {
     return last === null || this.#d.clock().getTime() - last.getTime() >= WINDOW_MS;
   }
 
-  async #generate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal: AbortSignal | undefined, lastAttempt: boolean): Promise<Step> {
+  async #generate(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    signal: AbortSignal | undefined,
+    lastAttempt: boolean,
+  ): Promise<Step> {
     const blocked = blockedReason(s, turn);
-    if (blocked === 'agent_off' && !TERMINAL_STATUSES.has(s.lead.status)) return this.#escalate(db, s, turn, 'agent_off', AGENT_OFF);
+    if (blocked === 'agent_off' && !TERMINAL_STATUSES.has(s.lead.status))
+      return this.#escalate(db, s, turn, 'agent_off', AGENT_OFF);
     if (blocked) return this.#end(db, turn, 'cancelled', blocked);
-    if (this.#windowClosed(s)) return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the agent could answer.');
+    if (this.#windowClosed(s))
+      return this.#escalate(
+        db,
+        s,
+        turn,
+        'window_closed',
+        'The 24-hour WhatsApp window closed before the agent could answer.',
+      );
     const mode = await this.#mode(s);
     if (!mode) return { kind: 'dead', reason: NO_SANDBOX };
     const { settings } = mode;
     const provider = settings.whatsapp?.provider;
-    if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
+    if (!provider)
+      return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
     const chat = gated(this.#d.modelGate, `${s.workspace.id}:${s.lead.livemode}`, mode.providers.chat(settings));
     const history = historyMessages(await conversationHistory(db, s.lead.id, turn.id), turn.id);
     const agent = agentConfigOf(s.workspace);
@@ -247,7 +287,15 @@ export class TurnEngine {
       signal,
       tools: this.#toolContext(s, mode),
       onModelCall: (request, result, ms) =>
-        this.#journal.modelCall({ workspaceId: s.workspace.id, leadId: s.lead.id, turnId: turn.id, request, result, ms, secrets: this.#secrets(settings) }),
+        this.#journal.modelCall({
+          workspaceId: s.workspace.id,
+          leadId: s.lead.id,
+          turnId: turn.id,
+          request,
+          result,
+          ms,
+          secrets: this.#secrets(settings),
+        }),
       systemPrompt: async () => {
         const lead = await findAgentLead(db, s.workspace.id, s.lead.id);
         if (!lead) throw new Error('lead disappeared during its turn');
@@ -257,17 +305,35 @@ export class TurnEngine {
     switch (result.kind) {
       case 'text': {
         // The outbound guard: stored as one or more messages, put back to the model, or refused.
-        const d = await checkReply(db, { leadId: s.lead.id, turn, provider, agent, text: result.text, finishReason: result.finishReason });
+        const d = await checkReply(db, {
+          leadId: s.lead.id,
+          turn,
+          provider,
+          agent,
+          text: result.text,
+          finishReason: result.finishReason,
+        });
         return d.kind === 'hand_over' ? this.#escalate(db, s, turn, d.outcome, d.reason) : CONTINUE;
       }
       case 'silent':
         await q.finishTurn(db, { turnId: turn.id, from: ['generating'], to: 'silent', modelCalls: 1 });
         return CONTINUE;
       case 'too_many_rounds':
-        return this.#escalate(db, s, turn, 'too_many_tool_rounds', 'The agent did not reach an answer within its tool rounds.');
+        return this.#escalate(
+          db,
+          s,
+          turn,
+          'too_many_tool_rounds',
+          'The agent did not reach an answer within its tool rounds.',
+        );
       case 'model_failed': {
         const f = result.failure;
-        this.#warn(s, { provider: 'llm', kind: f.kind, message: f.message, ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}) });
+        this.#warn(s, {
+          provider: 'llm',
+          kind: f.kind,
+          message: f.message,
+          ...(f.httpStatus ? { httpStatus: f.httpStatus } : {}),
+        });
         const plan = planForFailure(f, lastAttempt, this.#d.maxModelWaitMs ?? 600_000);
         return plan.kind === 'retry' ? plan : this.#escalate(db, s, turn, plan.outcome, plan.reason);
       }
@@ -275,7 +341,13 @@ export class TurnEngine {
   }
 
   /** `stored`: the turn's message when the caller has just written it. */
-  async #send(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, signal?: AbortSignal, stored?: q.OutboundMessage): Promise<Step> {
+  async #send(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    signal?: AbortSignal,
+    stored?: q.OutboundMessage,
+  ): Promise<Step> {
     const message = stored ?? (await q.findOutbound(db, turn.id));
     if (!message) return this.#end(db, turn, 'failed', 'message_missing');
     const ready = await this.#readyToSend(db, s, turn, message);
@@ -283,25 +355,44 @@ export class TurnEngine {
     // Last moment to stop: past it the message is out and must be recorded.
     if (signal?.aborted) return { kind: 'retry', reason: 'stopped before the send' };
     const { answer, journaled } = await this.#deliver(s, ready);
-    const step = answer.ok ? this.#accepted(db, s, turn, message, answer.providerMessageId) : this.#sendFailed(db, s, turn, ready.provider.name, answer);
+    const step = answer.ok
+      ? this.#accepted(db, s, turn, message, answer.providerMessageId)
+      : this.#sendFailed(db, s, turn, ready.provider.name, answer);
     return (await Promise.all([step, journaled]))[0];
   }
 
   /** What the send needs, or the step that replaces it (already sent, blocked, window closed, no settings). */
-  async #readyToSend(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage): Promise<Outgoing | Step> {
+  async #readyToSend(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    message: q.OutboundMessage,
+  ): Promise<Outgoing | Step> {
     // A delivery callback reached us after a crash that lost the provider's answer: already sent.
-    if (message.status !== 'pending' && message.providerMessageId) return this.#accepted(db, s, turn, message, message.providerMessageId);
+    if (message.status !== 'pending' && message.providerMessageId)
+      return this.#accepted(db, s, turn, message, message.providerMessageId);
     const blocked = blockedReason(s, turn);
     if (blocked) return this.#end(db, turn, 'cancelled', blocked);
     if (turn.kind === 'reply' && this.#windowClosed(s)) {
-      return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window closed before the answer could be sent.');
+      return this.#escalate(
+        db,
+        s,
+        turn,
+        'window_closed',
+        'The 24-hour WhatsApp window closed before the answer could be sent.',
+      );
     }
     const mode = await this.#mode(s);
     if (!mode) return { kind: 'dead', reason: NO_SANDBOX };
     const { settings } = mode;
     const provider = mode.providers.messaging(s.workspace, settings);
-    if (!provider) return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
-    return { provider, settings, request: { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey } };
+    if (!provider)
+      return { kind: 'dead', reason: 'WhatsApp is not configured for this workspace (no whatsapp section).' };
+    return {
+      provider,
+      settings,
+      request: { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey },
+    };
   }
 
   // The provider's call; touches no lead row, so several run at once. The caller records the send
@@ -310,11 +401,25 @@ export class TurnEngine {
     const started = Date.now();
     const answer = await o.provider.send(o.request);
     const ms = Date.now() - started;
-    const journaled = this.#journal.send({ workspaceId: s.workspace.id, leadId: s.lead.id, provider: o.provider.name, request: o.request, result: answer, ms, secrets: this.#secrets(o.settings) });
+    const journaled = this.#journal.send({
+      workspaceId: s.workspace.id,
+      leadId: s.lead.id,
+      provider: o.provider.name,
+      request: o.request,
+      result: answer,
+      ms,
+      secrets: this.#secrets(o.settings),
+    });
     return { answer, journaled };
   }
 
-  async #accepted(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, message: q.OutboundMessage, providerMessageId: string): Promise<Step> {
+  async #accepted(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    message: q.OutboundMessage,
+    providerMessageId: string,
+  ): Promise<Step> {
     const provider = (await this.#mode(s))?.settings.whatsapp?.provider ?? 'twilio';
     this.#sentNow(s, turn, await recordAcceptedSend(db, acceptedSend(s, turn, message, provider, providerMessageId)));
     return CONTINUE;
@@ -326,8 +431,20 @@ export class TurnEngine {
     this.#d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
   }
 
-  async #sendFailed(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, provider: string, r: Extract<SendMessageResult, { ok: false }>): Promise<Step> {
-    this.#warn(s, { provider, kind: r.kind, message: r.message, ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}), ...(r.code !== undefined ? { code: r.code } : {}) });
+  async #sendFailed(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    provider: string,
+    r: Extract<SendMessageResult, { ok: false }>,
+  ): Promise<Step> {
+    this.#warn(s, {
+      provider,
+      kind: r.kind,
+      message: r.message,
+      ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}),
+      ...(r.code !== undefined ? { code: r.code } : {}),
+    });
     switch (r.kind) {
       case 'transient':
         return { kind: 'retry', reason: r.message };
@@ -336,9 +453,21 @@ export class TurnEngine {
         // the dead job afterwards sends it.
         return { kind: 'dead', reason: `${provider} refused the workspace's settings: ${r.message}` };
       case 'window_closed':
-        return this.#escalate(db, s, turn, 'window_closed', 'The 24-hour WhatsApp window is closed; the provider refused a free-form message.');
+        return this.#escalate(
+          db,
+          s,
+          turn,
+          'window_closed',
+          'The 24-hour WhatsApp window is closed; the provider refused a free-form message.',
+        );
       case 'recipient':
-        return this.#escalate(db, s, turn, 'recipient_unreachable', 'The lead cannot be reached on WhatsApp at this number.');
+        return this.#escalate(
+          db,
+          s,
+          turn,
+          'recipient_unreachable',
+          'The lead cannot be reached on WhatsApp at this number.',
+        );
     }
   }
 
@@ -352,8 +481,18 @@ export class TurnEngine {
     if (s.lead.status !== 'needs_human') {
       await inTransaction(db, async (tx) => {
         const data = { reason, outcome: NOT_CONFIGURED };
-        const moved = await transitionLead(tx, { leadId: s.lead.id, to: 'needs_human', actor: 'system', event: { type: 'conversation.escalated', data } });
-        if (!moved.ok) await recordLeadEvent(tx, s.lead.id, 'conversation.escalated', { ...data, status: s.lead.status, actor: 'system' });
+        const moved = await transitionLead(tx, {
+          leadId: s.lead.id,
+          to: 'needs_human',
+          actor: 'system',
+          event: { type: 'conversation.escalated', data },
+        });
+        if (!moved.ok)
+          await recordLeadEvent(tx, s.lead.id, 'conversation.escalated', {
+            ...data,
+            status: s.lead.status,
+            actor: 'system',
+          });
       });
     }
     return { kind: 'dead', reason };
@@ -364,10 +503,16 @@ export class TurnEngine {
    * message yet gets the holding message instead while the window is open: the next step sends it.
    */
   async #escalate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string): Promise<Step> {
-    const provider = turn.state === 'generating' && !this.#windowClosed(s) ? (await this.#mode(s))?.settings.whatsapp?.provider : undefined;
+    const provider =
+      turn.state === 'generating' && !this.#windowClosed(s)
+        ? (await this.#mode(s))?.settings.whatsapp?.provider
+        : undefined;
     const holding = provider ? { provider, text: holdingMessageOf(agentConfigOf(s.workspace)) } : null;
     const stored = await inTransaction(db, (tx) => handOver(tx, { s, turn, outcome, reason, holding }));
-    this.#d.log.warn({ leadId: s.lead.id, turnId: turn.id, outcome, holdingMessage: stored }, 'whatsapp turn escalated to a person');
+    this.#d.log.warn(
+      { leadId: s.lead.id, turnId: turn.id, outcome, holdingMessage: stored },
+      'whatsapp turn escalated to a person',
+    );
     return stored ? CONTINUE : done(outcome);
   }
 
@@ -377,8 +522,22 @@ export class TurnEngine {
   }
 
   // The integration log has the provider's whole answer; the process log a scrubbed line.
-  #warn(s: TurnSubject, e: { provider: string; kind: string; message: string; httpStatus?: number; code?: string | number }): void {
-    this.#d.log.warn({ leadId: s.lead.id, workspaceId: s.workspace.id, provider: e.provider, kind: e.kind, httpStatus: e.httpStatus, code: e.code, detail: scrubText(e.message) }, 'whatsapp turn provider failure');
+  #warn(
+    s: TurnSubject,
+    e: { provider: string; kind: string; message: string; httpStatus?: number; code?: string | number },
+  ): void {
+    this.#d.log.warn(
+      {
+        leadId: s.lead.id,
+        workspaceId: s.workspace.id,
+        provider: e.provider,
+        kind: e.kind,
+        httpStatus: e.httpStatus,
+        code: e.code,
+        detail: scrubText(e.message),
+      },
+      'whatsapp turn provider failure',
+    );
   }
 
   #secrets(settings: WorkspaceSettings): string[] {
@@ -386,7 +545,15 @@ export class TurnEngine {
   }
 
   #toolContext(s: TurnSubject, mode: Mode) {
-    return { pool: this.#d.pool, leadId: s.lead.id, workspace: s.workspace, settings: mode.settings, scheduling: mode.providers.scheduling, clock: this.#d.clock, log: this.#d.log };
+    return {
+      pool: this.#d.pool,
+      leadId: s.lead.id,
+      workspace: s.workspace,
+      settings: mode.settings,
+      scheduling: mode.providers.scheduling,
+      clock: this.#d.clock,
+      log: this.#d.log,
+    };
   }
 
   /** A live lead runs on the workspace's settings; a sandbox lead on the sandbox's (null: no sandbox here). */

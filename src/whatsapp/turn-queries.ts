@@ -8,7 +8,9 @@ import { capTranscript } from './transcript-caps.ts';
 // outbound message's idempotency key is random (whatsapp_outbound_key, migrations/032) and stored
 // with it, so a retried send reuses it and nobody can guess another message's key.
 
-/** `operator`: a message an operator wrote in the dashboard, sent through the same path (src/admin/operator-reply.ts). */
+/**
+ * `operator`: a message an operator wrote in the dashboard, sent through the same path (src/admin/operator-reply.ts).
+ */
 export type TurnKind = 'first_contact' | 'reply' | 'operator';
 export type TurnState = 'generating' | 'ready' | 'sent' | 'silent' | 'failed' | 'cancelled';
 
@@ -31,7 +33,14 @@ export interface OutboundMessage {
 }
 
 function turnFromRow(r: Record<string, any>): AgentTurn {
-  return { id: r.id, leadId: r.lead_id, kind: r.kind, state: r.state, transcript: r.transcript, createdAt: r.created_at };
+  return {
+    id: r.id,
+    leadId: r.lead_id,
+    kind: r.kind,
+    state: r.state,
+    transcript: r.transcript,
+    createdAt: r.created_at,
+  };
 }
 
 /** The lead's unfinished turn (at most one exists: a partial unique index). */
@@ -56,20 +65,29 @@ export interface FirstContact {
  * The first contact: the turn and its template message, stored together and ready to send (no
  * model is involved). Returns both, so the send needs no second read.
  */
-export async function createFirstContactTurn(db: Queryable, t: FirstContact): Promise<{ turn: AgentTurn; message: OutboundMessage }> {
+export async function createFirstContactTurn(
+  db: Queryable,
+  t: FirstContact,
+): Promise<{ turn: AgentTurn; message: OutboundMessage }> {
   return (await createFirstContactTurns(db, [t]))[0]!;
 }
 
 /** The first contacts of several leads (each lead at most once) in one statement; results in the order given. */
-export async function createFirstContactTurns(db: Queryable, contacts: FirstContact[]): Promise<{ turn: AgentTurn; message: OutboundMessage }[]> {
+export async function createFirstContactTurns(
+  db: Queryable,
+  contacts: FirstContact[],
+): Promise<{ turn: AgentTurn; message: OutboundMessage }[]> {
   const { rows } = await db.query({
     name: 'turn-create-first-contacts',
     text: `WITH input AS (
-             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS i(lead_id, provider, body, variables, ord)
+             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[],
+             $4::jsonb[]) WITH ORDINALITY AS i(lead_id, provider, body, variables, ord)
            ), turn AS (
-             INSERT INTO agent_turns (lead_id, kind, state) SELECT lead_id, 'first_contact', 'ready' FROM input ORDER BY ord RETURNING *
+             INSERT INTO agent_turns (lead_id, kind, state)
+             SELECT lead_id, 'first_contact', 'ready' FROM input ORDER BY ord RETURNING *
            ), message AS (
-             INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
+             INSERT INTO whatsapp_messages (lead_id, direction, turn_id,
+             provider, kind, body, template_variables, idempotency_key, status)
              SELECT turn.lead_id, 'outbound', turn.id, input.provider, 'template', input.body, input.variables,
                     whatsapp_outbound_key(), 'pending'
                FROM turn JOIN input ON input.lead_id = turn.lead_id
@@ -79,7 +97,12 @@ export async function createFirstContactTurns(db: Queryable, contacts: FirstCont
              JOIN message ON message.turn_id = turn.id
              JOIN input ON input.lead_id = turn.lead_id
             ORDER BY input.ord`,
-    values: [contacts.map((c) => c.leadId), contacts.map((c) => c.provider), contacts.map((c) => c.body), contacts.map((c) => JSON.stringify(c.variables))],
+    values: [
+      contacts.map((c) => c.leadId),
+      contacts.map((c) => c.provider),
+      contacts.map((c) => c.body),
+      contacts.map((c) => JSON.stringify(c.variables)),
+    ],
   });
   return rows.map((r) => ({ turn: turnFromRow(r), message: outboundFromRow(r.message) }));
 }
@@ -115,10 +138,16 @@ export async function startReplyTurn(db: Queryable, leadId: string): Promise<Age
  * arguments and answers are stored within their bounds (transcript-caps.ts): what is stored is
  * replayed in every later request of the lead.
  */
-export async function saveTranscript(db: Queryable, turnId: number, transcript: ChatMessage[], modelCalls: number): Promise<void> {
+export async function saveTranscript(
+  db: Queryable,
+  turnId: number,
+  transcript: ChatMessage[],
+  modelCalls: number,
+): Promise<void> {
   await db.query({
     name: 'turn-save-transcript',
-    text: `UPDATE agent_turns SET transcript = $2, model_calls = model_calls + $3, updated_at = now() WHERE id = $1 AND state = 'generating'`,
+    text: `UPDATE agent_turns SET transcript = $2, model_calls = model_calls + $3,
+      updated_at = now() WHERE id = $1 AND state = 'generating'`,
     values: [turnId, JSON.stringify(capTranscript(transcript)), modelCalls],
   });
 }
@@ -183,7 +212,8 @@ export async function finishTurn(
            ), message AS (
              UPDATE whatsapp_messages m SET status = CASE WHEN $3 = 'failed' THEN 'failed' ELSE 'cancelled' END,
                     error_code = COALESCE(m.error_code, $4), status_at = now()
-               FROM turn WHERE m.turn_id = turn.id AND m.direction = 'outbound' AND m.status = 'pending' AND $3 <> 'sent'
+               FROM turn WHERE m.turn_id = turn.id
+               AND m.direction = 'outbound' AND m.status = 'pending' AND $3 <> 'sent'
            )
            SELECT id FROM turn`,
     values: [t.turnId, t.from, t.to, t.outcome ?? null, t.modelCalls ?? 0],
@@ -208,6 +238,16 @@ export async function findOutbound(db: Queryable, turnId: number): Promise<Outbo
 }
 
 function outboundFromRow(r: Record<string, any>): OutboundMessage {
-  const content: OutboundContent = r.kind === 'template' ? { kind: 'template', variables: r.template_variables ?? [] } : { kind: 'text', text: r.body };
-  return { id: Number(r.id), idempotencyKey: r.idempotency_key, content, body: r.body, status: r.status, providerMessageId: r.provider_message_id };
+  const content: OutboundContent =
+    r.kind === 'template'
+      ? { kind: 'template', variables: r.template_variables ?? [] }
+      : { kind: 'text', text: r.body };
+  return {
+    id: Number(r.id),
+    idempotencyKey: r.idempotency_key,
+    content,
+    body: r.body,
+    status: r.status,
+    providerMessageId: r.provider_message_id,
+  };
 }

@@ -56,13 +56,29 @@ export function firstContact(s: TurnSubject, whatsapp: NonNullable<WorkspaceSett
 }
 
 /** What recording an accepted send writes: who started the conversation, and the timeline's data. */
-export function acceptedSend(s: TurnSubject, turn: AgentTurn, message: OutboundMessage, provider: 'twilio' | 'meta', providerMessageId: string): AcceptedSend {
-  const data = { messageId: message.id, turnId: turn.id, kind: message.content.kind, actor: turn.kind === 'operator' ? 'operator' : 'agent' };
+export function acceptedSend(
+  s: TurnSubject,
+  turn: AgentTurn,
+  message: OutboundMessage,
+  provider: 'twilio' | 'meta',
+  providerMessageId: string,
+): AcceptedSend {
+  const data = {
+    messageId: message.id,
+    turnId: turn.id,
+    kind: message.content.kind,
+    actor: turn.kind === 'operator' ? 'operator' : 'agent',
+  };
   // The first message the provider accepts starts the conversation; for a lead that waited for
   // its workspace's settings, the operator's `jobs retry` is what resumed it.
   const resumed = waitingForSettings(s);
   return {
-    provider, providerMessageId, messageId: message.id, turnId: turn.id, leadId: s.lead.id,
-    actor: resumed ? 'operator' : 'system', data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data,
+    provider,
+    providerMessageId,
+    messageId: message.id,
+    turnId: turn.id,
+    leadId: s.lead.id,
+    actor: resumed ? 'operator' : 'system',
+    data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data,
   };
 }

@@ -59,9 +59,9 @@ export class TurnWorker {
    * `concurrency` pollers of up to `batchSize` jobs each: while turns trickle in, each poller holds
    * one slow turn (a model call) and `concurrency` of them run at once, as with batches of one; in
    * a burst of new leads, each fetch brings a batch whose first contacts cost one lock, one read,
-   * one insert, one fetch and one completion statement together (docs/PERFORMANCE.md, "Burst
-   * drain": a 10,000-lead burst, 73 → 243 first contacts a second). Turns never exceed
-   * `concurrency` at once, so neither do the connections they hold.
+   * one insert, one fetch and one completion statement together
+   * (docs/decisions/0004-record-sends-by-set.md: about a third of the CPU per lead in a burst).
+   * Turns never exceed `concurrency` at once, so neither do the connections they hold.
    *
    * pg-boss sleeps for the poll interval after every fetch once NOTIFY wake-ups stop, so a backlog
    * drained at concurrency / poll interval jobs a second (4/s with the defaults) however fast each
@@ -85,7 +85,9 @@ export class TurnWorker {
           notifyPollingIntervalSeconds: this.#o.pollSeconds ?? 2,
         },
         async (jobs) => {
-          const results = await this.#track(jobs.length > 1 ? this.runBatch(jobs) : Promise.all(jobs.map((job) => this.runJob(job))));
+          const results = await this.#track(
+            jobs.length > 1 ? this.runBatch(jobs) : Promise.all(jobs.map((job) => this.runJob(job))),
+          );
           // work() has resolved long before a fetch returns; the id is this worker's own.
           if (jobs.length > 0) this.#o.boss.notifyWorker(await registered);
           return results;
@@ -116,12 +118,14 @@ export class TurnWorker {
       }
     }
     // A lead named by two jobs of the batch: the first one's job has the batch's result.
-    return Promise.all(jobs.map((job, i) => {
-      const result = leadIds[i] ? batch.get(leadIds[i]) : undefined;
-      if (!result) return this.runJob(job, { started: true });
-      batch.delete(leadIds[i]!);
-      return this.#settle(job, leadIds[i]!, result);
-    }));
+    return Promise.all(
+      jobs.map((job, i) => {
+        const result = leadIds[i] ? batch.get(leadIds[i]) : undefined;
+        if (!result) return this.runJob(job, { started: true });
+        batch.delete(leadIds[i]!);
+        return this.#settle(job, leadIds[i]!, result);
+      }),
+    );
   }
 
   /** Runs one job's turn and says how pg-boss should settle it. Never throws. */
@@ -132,7 +136,8 @@ export class TurnWorker {
       this.#o.log.error({ jobId: turnIdOf(job) }, 'agent-turn job without a valid leadId');
       return { id: job.id, status: 'deadletter', output: { reason: 'job data has no valid leadId' } };
     }
-    if (!(await this.#turnToRun(job.signal))) return { id: job.id, status: 'failed', output: { reason: 'stopped while waiting to run' } };
+    if (!(await this.#turnToRun(job.signal)))
+      return { id: job.id, status: 'failed', output: { reason: 'stopped while waiting to run' } };
     let result: TurnJobResult;
     try {
       result = await this.#o.engine.run(leadId, job.signal, { lastAttempt: attemptsLeft(job) === 0 });
@@ -149,7 +154,16 @@ export class TurnWorker {
   async #settle(job: Job<unknown>, leadId: string, result: TurnJobResult): Promise<JobResult> {
     // The id `jobs dead` lists and `jobs retry` takes, also after a retry from the dead letters.
     const jobId = turnIdOf(job);
-    this.#o.log.info({ jobId, leadId, attempt: job.retryCount, result: result.kind, ...('outcome' in result ? { outcome: result.outcome } : {}) }, 'agent turn');
+    this.#o.log.info(
+      {
+        jobId,
+        leadId,
+        attempt: job.retryCount,
+        result: result.kind,
+        ...('outcome' in result ? { outcome: result.outcome } : {}),
+      },
+      'agent turn',
+    );
     switch (result.kind) {
       case 'done':
         return { id: job.id, status: 'completed', output: { outcome: result.outcome } };
@@ -158,7 +172,10 @@ export class TurnWorker {
         return { id: job.id, status: 'failed', output: { reason: result.reason } };
       case 'dead':
         // An operator must act: the line names the job `leadintake jobs retry` takes once the cause is fixed.
-        this.#o.log.warn({ jobId, leadId, reason: scrubText(result.reason) }, `agent turn dead-lettered; once fixed: leadintake jobs retry ${jobId}`);
+        this.#o.log.warn(
+          { jobId, leadId, reason: scrubText(result.reason) },
+          `agent turn dead-lettered; once fixed: leadintake jobs retry ${jobId}`,
+        );
         return { id: job.id, status: 'deadletter', output: { reason: result.reason } };
     }
   }
@@ -168,14 +185,24 @@ export class TurnWorker {
    * with the retries this one has left (one fewer unless the attempt was not spent). A successor
    * that cannot be sent leaves this job to pg-boss's own retry.
    */
-  async #reschedule(job: Job<unknown>, leadId: string, r: { reason: string; afterMs: number; keepAttempt?: boolean },
+  async #reschedule(
+    job: Job<unknown>,
+    leadId: string,
+    r: { reason: string; afterMs: number; keepAttempt?: boolean },
   ): Promise<JobResult> {
     const jobId = turnIdOf(job);
     const retryLimit = Math.max(0, (attemptsLeft(job) ?? 0) - (r.keepAttempt ? 0 : 1));
     const startAfter = Math.max(1, Math.ceil(r.afterMs / 1000));
     try {
       const next = await this.#o.boss.send(AGENT_TURN_QUEUE, job.data as object, { startAfter, retryLimit });
-      const line = { jobId, leadId, next, afterSeconds: startAfter, retriesLeft: retryLimit, reason: scrubText(r.reason) };
+      const line = {
+        jobId,
+        leadId,
+        next,
+        afterSeconds: startAfter,
+        retriesLeft: retryLimit,
+        reason: scrubText(r.reason),
+      };
       this.#o.log.warn(line, 'agent turn rescheduled');
       return { id: job.id, status: 'completed', output: { rescheduled: next, afterSeconds: startAfter } };
     } catch (err) {
@@ -193,7 +220,11 @@ export class TurnWorker {
     const boss = this.#o.boss;
     let ran = 0;
     for (;;) {
-      const jobs = await boss.fetch<unknown>(AGENT_TURN_QUEUE, { batchSize: 20, includeMetadata: true, ...(opts.ignoreBackoff ? { ignoreStartAfter: true } : {}) });
+      const jobs = await boss.fetch<unknown>(AGENT_TURN_QUEUE, {
+        batchSize: 20,
+        includeMetadata: true,
+        ...(opts.ignoreBackoff ? { ignoreStartAfter: true } : {}),
+      });
       if (jobs.length === 0) return ran;
       for (const job of jobs) {
         const r = await this.runJob(job);

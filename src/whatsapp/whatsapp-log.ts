@@ -25,7 +25,15 @@ export class ConversationLog {
     this.#writer = writer;
   }
 
-  async modelCall(e: { workspaceId: string; leadId: string; turnId: number; request: ChatRequest; result: ChatResult; ms: number; secrets: string[] }): Promise<void> {
+  async modelCall(e: {
+    workspaceId: string;
+    leadId: string;
+    turnId: number;
+    request: ChatRequest;
+    result: ChatResult;
+    ms: number;
+    secrets: string[];
+  }): Promise<void> {
     const r = e.result;
     await this.#writer.record({
       provider: 'llm',
@@ -41,14 +49,26 @@ export class ConversationLog {
       payload: {
         turnId: e.turnId,
         ms: e.ms,
-        request: { model: e.request.model, messages: e.request.messages, tools: e.request.tools?.map((t) => t.function.name) ?? [] },
+        request: {
+          model: e.request.model,
+          messages: e.request.messages,
+          tools: e.request.tools?.map((t) => t.function.name) ?? [],
+        },
         response: r.ok ? r.message : { error: r.kind, message: r.message },
       },
       secrets: e.secrets,
     });
   }
 
-  async send(e: { workspaceId: string; leadId: string; provider: string; request: SendMessageRequest; result: SendMessageResult; ms: number; secrets: string[] }): Promise<void> {
+  async send(e: {
+    workspaceId: string;
+    leadId: string;
+    provider: string;
+    request: SendMessageRequest;
+    result: SendMessageResult;
+    ms: number;
+    secrets: string[];
+  }): Promise<void> {
     const r = e.result;
     await this.#writer.record({
       provider: e.provider,
@@ -65,8 +85,20 @@ export class ConversationLog {
     });
   }
 
-  /** A webhook event we received and what came of it (`leadId` when it matched one); `ms`: how long we took to act on it. */
-  async webhook(e: { workspaceId: string; leadId: string | null; provider: string; kind: string; outcome: string; payload: unknown; secrets: string[]; ms?: number }): Promise<void> {
+  /**
+   * A webhook event we received and what came of it (`leadId` when it matched one); `ms`: how long we took to act on
+   * it.
+   */
+  async webhook(e: {
+    workspaceId: string;
+    leadId: string | null;
+    provider: string;
+    kind: string;
+    outcome: string;
+    payload: unknown;
+    secrets: string[];
+    ms?: number;
+  }): Promise<void> {
     await this.#writer.record({
       provider: e.provider,
       workspaceId: e.workspaceId,

@@ -31,36 +31,64 @@ export function whatsappWebhookRoutes(deps: {
   webhooks: WhatsappWebhookService;
   workspaces: Pick<WorkspaceService, 'findBySlug'>;
 }) {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRequest', workspaceFirst(workspaceExists(deps.workspaces)));
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: META_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: META_BODY_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
     scope.setErrorHandler((err: FastifyError, request, reply) => {
       const tooLarge = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
       errorHandler(tooLarge ? webhookBodyTooLarge(request.routeOptions.bodyLimit) : err, request, reply);
     });
 
-    scope.post<Params>('/api/whatsapp/twilio/:slug/inbound', { bodyLimit: TWILIO_BODY_LIMIT }, async (request, reply) => {
-      await deps.webhooks.twilioInbound(request.params.slug, raw(request.body), request.url, header(request.headers[TWILIO_SIGNATURE_HEADER]), request.log as Logger);
-      return reply.type('text/xml').send(EMPTY_TWIML);
-    });
+    scope.post<Params>(
+      '/api/whatsapp/twilio/:slug/inbound',
+      { bodyLimit: TWILIO_BODY_LIMIT },
+      async (request, reply) => {
+        await deps.webhooks.twilioInbound(
+          request.params.slug,
+          raw(request.body),
+          request.url,
+          header(request.headers[TWILIO_SIGNATURE_HEADER]),
+          request.log as Logger,
+        );
+        return reply.type('text/xml').send(EMPTY_TWIML);
+      },
+    );
 
-    scope.post<Params & { Querystring: Record<string, unknown> }>('/api/whatsapp/twilio/:slug/status', { bodyLimit: TWILIO_BODY_LIMIT }, async (request, reply) => {
-      const key = request.query[TWILIO_STATUS_KEY_PARAM];
-      await deps.webhooks.twilioStatus(
-        request.params.slug, raw(request.body), request.url, header(request.headers[TWILIO_SIGNATURE_HEADER]),
-        typeof key === 'string' && key.length <= 100 ? key : null, request.log as Logger,
-      );
-      return reply.status(204).send();
-    });
+    scope.post<Params & { Querystring: Record<string, unknown> }>(
+      '/api/whatsapp/twilio/:slug/status',
+      { bodyLimit: TWILIO_BODY_LIMIT },
+      async (request, reply) => {
+        const key = request.query[TWILIO_STATUS_KEY_PARAM];
+        await deps.webhooks.twilioStatus(
+          request.params.slug,
+          raw(request.body),
+          request.url,
+          header(request.headers[TWILIO_SIGNATURE_HEADER]),
+          typeof key === 'string' && key.length <= 100 ? key : null,
+          request.log as Logger,
+        );
+        return reply.status(204).send();
+      },
+    );
 
-    scope.get<Params & { Querystring: Record<string, unknown> }>('/api/whatsapp/meta/:slug/webhook', async (request, reply) => {
-      const answer = await deps.webhooks.metaVerification(request.params.slug, request.query);
-      return reply.status(answer.status).type('text/plain').send(answer.body);
-    });
+    scope.get<Params & { Querystring: Record<string, unknown> }>(
+      '/api/whatsapp/meta/:slug/webhook',
+      async (request, reply) => {
+        const answer = await deps.webhooks.metaVerification(request.params.slug, request.query);
+        return reply.status(answer.status).type('text/plain').send(answer.body);
+      },
+    );
 
     scope.post<Params>('/api/whatsapp/meta/:slug/webhook', { bodyLimit: META_BODY_LIMIT }, async (request) => {
-      await deps.webhooks.metaEvents(request.params.slug, raw(request.body), header(request.headers[META_SIGNATURE_HEADER]), request.log as Logger);
+      await deps.webhooks.metaEvents(
+        request.params.slug,
+        raw(request.body),
+        header(request.headers[META_SIGNATURE_HEADER]),
+        request.log as Logger,
+      );
       return { ok: true };
     });
   };

@@ -55,14 +55,27 @@ export class WhatsappWebhookService {
   }
 
   /** An inbound Twilio message (form body as received, `pathAndQuery` as the request URL). */
-  async twilioInbound(slug: string, raw: Buffer, pathAndQuery: string, signature: string | undefined, log: Logger): Promise<void> {
+  async twilioInbound(
+    slug: string,
+    raw: Buffer,
+    pathAndQuery: string,
+    signature: string | undefined,
+    log: Logger,
+  ): Promise<void> {
     const found = await this.#twilio(slug, raw, pathAndQuery, signature, log);
     const event = parseTwilioInbound(parseTwilioForm(raw), this.#d.clock());
     await this.#message(found, 'twilio', found.settings.from, event, log);
   }
 
   /** A Twilio delivery status; `outboundKey` comes from our StatusCallback URL's query. */
-  async twilioStatus(slug: string, raw: Buffer, pathAndQuery: string, signature: string | undefined, outboundKey: string | null, log: Logger): Promise<void> {
+  async twilioStatus(
+    slug: string,
+    raw: Buffer,
+    pathAndQuery: string,
+    signature: string | undefined,
+    outboundKey: string | null,
+    log: Logger,
+  ): Promise<void> {
     const found = await this.#twilio(slug, raw, pathAndQuery, signature, log);
     const event = parseTwilioStatus(parseTwilioForm(raw), this.#d.clock());
     if (event) await this.#status(found, 'twilio', event, outboundKey, log);
@@ -98,7 +111,13 @@ export class WhatsappWebhookService {
     return found;
   }
 
-  async #message(w: Found, provider: 'twilio' | 'meta', ownNumber: string, event: MessageEvent, log: Logger): Promise<void> {
+  async #message(
+    w: Found,
+    provider: 'twilio' | 'meta',
+    ownNumber: string,
+    event: MessageEvent,
+    log: Logger,
+  ): Promise<void> {
     const started = performance.now();
     let outcome: string;
     let leadId: string | null = null;
@@ -110,29 +129,58 @@ export class WhatsappWebhookService {
       outcome = r.kind.replace('_', '-');
       leadId = 'leadId' in r ? r.leadId : null;
     }
-    await this.#journal.webhook({ workspaceId: w.workspaceId, leadId, provider, kind: 'message', outcome, payload: event, secrets: w.secrets, ms: performance.now() - started });
+    await this.#journal.webhook({
+      workspaceId: w.workspaceId,
+      leadId,
+      provider,
+      kind: 'message',
+      outcome,
+      payload: event,
+      secrets: w.secrets,
+      ms: performance.now() - started,
+    });
   }
 
-  async #status(w: Found, provider: 'twilio' | 'meta', event: StatusEvent, outboundKey: string | null, log: Logger): Promise<void> {
+  async #status(
+    w: Found,
+    provider: 'twilio' | 'meta',
+    event: StatusEvent,
+    outboundKey: string | null,
+    log: Logger,
+  ): Promise<void> {
     const started = performance.now();
     // Only a message of this workspace and mode: the signature says nothing about any other.
     const r = await this.#d.inbound.receiveStatus(w.workspaceId, provider, event, outboundKey, log, !this.#d.sandbox);
     const outcome = r.kind;
     await this.#journal.webhook({
       ms: performance.now() - started,
-      workspaceId: w.workspaceId, leadId: r.kind === 'applied' ? r.leadId : null, provider, kind: `status ${event.status}`, outcome,
-      payload: { ...event, outboundKey }, secrets: w.secrets,
+      workspaceId: w.workspaceId,
+      leadId: r.kind === 'applied' ? r.leadId : null,
+      provider,
+      kind: `status ${event.status}`,
+      outcome,
+      payload: { ...event, outboundKey },
+      secrets: w.secrets,
     });
   }
 
-  async #workspace<P extends 'twilio' | 'meta'>(slug: string, provider: P): Promise<Found & { settings: P extends 'twilio' ? Twilio : Meta }> {
+  async #workspace<P extends 'twilio' | 'meta'>(
+    slug: string,
+    provider: P,
+  ): Promise<Found & { settings: P extends 'twilio' ? Twilio : Meta }> {
     if (!slugSchema.safeParse(slug).success) throw new AppError('workspace_not_found');
     const workspace = await this.#d.workspaces.findBySlug(slug);
     if (!workspace) throw new AppError('workspace_not_found');
-    const all = this.#d.sandbox ? (await this.#d.sandbox.providers()).settings : this.#d.workspaces.settingsOf(workspace);
+    const all = this.#d.sandbox
+      ? (await this.#d.sandbox.providers()).settings
+      : this.#d.workspaces.settingsOf(workspace);
     const whatsapp = all.whatsapp;
     // Without this provider's credentials nothing can be authenticated: the endpoint does not exist.
     if (whatsapp?.provider !== provider) throw new AppError('workspace_not_found');
-    return { workspaceId: workspace.id, secrets: settingsSecrets(all), settings: whatsapp as P extends 'twilio' ? Twilio : Meta };
+    return {
+      workspaceId: workspace.id,
+      secrets: settingsSecrets(all),
+      settings: whatsapp as P extends 'twilio' ? Twilio : Meta,
+    };
   }
 }

@@ -14,15 +14,28 @@ const QUESTION_ID = /^q_[A-Za-z0-9_-]{1,60}$/;
 const IANA_SHAPE = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
 
 const requiredText = (what: string, max: number) =>
-  z.string({ error: `${what} must be a string` }).trim().min(1, `${what} is required`).max(max, `${what} must be at most ${max} characters`);
+  z
+    .string({ error: `${what} must be a string` })
+    .trim()
+    .min(1, `${what} is required`)
+    .max(max, `${what} must be at most ${max} characters`);
 
 // A host name such as example.com (lower-cased; a scheme, path or leading "www." is taken off).
 const linkDomain = z
   .string({ error: 'a link domain must be a string' })
   .trim()
   .toLowerCase()
-  .transform((d) => d.replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/[/?#].*$/, '').replace(/^www\./, '').replace(/\.$/, ''))
-  .refine((d) => /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d), 'a link domain is a host name such as example.com');
+  .transform((d) =>
+    d
+      .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
+      .replace(/[/?#].*$/, '')
+      .replace(/^www\./, '')
+      .replace(/\.$/, ''),
+  )
+  .refine(
+    (d) => /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d),
+    'a link domain is a host name such as example.com',
+  );
 
 export const qualificationQuestionSchema = z
   .object({
@@ -68,7 +81,10 @@ export const agentConfigSchema = z
     criteria: z.string().trim().max(4000).default(''),
     timeZone: z
       .string()
-      .refine((tz) => IANA_SHAPE.test(tz) && isValidTimeZone(tz), 'timeZone must be an IANA time zone such as Europe/Berlin')
+      .refine(
+        (tz) => IANA_SHAPE.test(tz) && isValidTimeZone(tz),
+        'timeZone must be an IANA time zone such as Europe/Berlin',
+      )
       .transform(canonicalTimeZone),
     // Completes phone numbers a form sends in national format ("030 2345 6789" → +49 30 2345 6789).
     defaultCountry: z
@@ -139,8 +155,13 @@ export function withQuestionIds(input: AgentConfigInput, previous: AgentConfig |
       taken.add(id);
     }
     return {
-      id, label: q.label, type: q.type, ...(q.options ? { options: q.options } : {}), required: q.required,
-      ...(q.min !== undefined ? { min: q.min } : {}), ...(q.max !== undefined ? { max: q.max } : {}),
+      id,
+      label: q.label,
+      type: q.type,
+      ...(q.options ? { options: q.options } : {}),
+      required: q.required,
+      ...(q.min !== undefined ? { min: q.min } : {}),
+      ...(q.max !== undefined ? { max: q.max } : {}),
     };
   });
   const retiredQuestions = retire(previous, questions);
@@ -170,7 +191,12 @@ export function agentFromColumn(value: unknown): AgentConfig | null {
 /** What the agent runs with until the workspace is configured: no questions, UTC. */
 export function defaultAgentConfig(workspaceName: string): AgentConfig {
   return {
-    persona: { agentName: 'Alex', company: workspaceName, offer: 'a free, no-obligation consultation', tone: 'friendly, clear and brief' },
+    persona: {
+      agentName: 'Alex',
+      company: workspaceName,
+      offer: 'a free, no-obligation consultation',
+      tone: 'friendly, clear and brief',
+    },
     criteria: '',
     timeZone: 'UTC',
     questions: [],

@@ -48,7 +48,8 @@ export async function lockAndCountActiveKeys(tx: Queryable, workspaceId: string)
 export async function findApiKeyByHash(db: Queryable, hash: Buffer): Promise<ApiKeyRecord | null> {
   const { rows } = await db.query({
     name: 'find-api-key-by-hash',
-    text: `SELECT k.id AS key_id, k.key_hash, k.hourly_limit, k.revoked_at IS NOT NULL AS revoked, k.livemode AS key_livemode, w.*
+    text: `SELECT k.id AS key_id, k.key_hash, k.hourly_limit,
+             k.revoked_at IS NOT NULL AS revoked, k.livemode AS key_livemode, w.*
              FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
             WHERE k.key_hash = $1`,
     values: [hash],
@@ -75,10 +76,9 @@ export async function touchApiKeys(db: Queryable, ids: string[], at: Date): Prom
 
 /** Revokes a key; false when no such key exists. Revoking twice keeps the first time. */
 export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1',
-    [id],
-  );
+  const { rowCount } = await db.query('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1', [
+    id,
+  ]);
   return rowCount === 1;
 }
 

@@ -15,7 +15,8 @@ export interface NewApiKey {
 
 /** `li_live_` (or `li_test_` for a sandbox key) + 192 random bits in base64url (32 characters). */
 export function generateApiKey(opts: { livemode?: boolean } = {}): NewApiKey {
-  const key = (opts.livemode === false ? SANDBOX_KEY_PREFIX : API_KEY_PREFIX) + crypto.randomBytes(24).toString('base64url');
+  const key =
+    (opts.livemode === false ? SANDBOX_KEY_PREFIX : API_KEY_PREFIX) + crypto.randomBytes(24).toString('base64url');
   return { key, prefix: key.slice(0, DISPLAY_PREFIX_LENGTH), hash: hashApiKey(key) };
 }
 

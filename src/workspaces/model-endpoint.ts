@@ -21,8 +21,8 @@ export interface ModelEndpoint {
 }
 
 export const OWN_URL_NEEDS_OWN_KEY =
-  'llm.baseUrl names a model server of the workspace\'s own, so llm.apiKey must be set too: the installation\'s ' +
-  'key is sent only to the installation\'s model server (set both, or neither)';
+  "llm.baseUrl names a model server of the workspace's own, so llm.apiKey must be set too: the installation's " +
+  "key is sent only to the installation's model server (set both, or neither)";
 
 const normalized = (url: string) => url.replace(/\/+$/, '');
 

@@ -13,8 +13,14 @@ export const vapiHmacSettingsSchema = z
     credentialId: z.string().min(1).max(200),
     secretKey: z.string().min(16, 'voice.hmac.secretKey must be at least 16 characters'),
     algorithm: z.enum(['sha256', 'sha512', 'sha1']).optional(),
-    signatureHeader: z.string().regex(/^[A-Za-z0-9-]{1,100}$/).optional(),
-    timestampHeader: z.string().regex(/^[A-Za-z0-9-]{1,100}$/).optional(),
+    signatureHeader: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,100}$/)
+      .optional(),
+    timestampHeader: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,100}$/)
+      .optional(),
     signaturePrefix: z.string().max(40).optional(),
     payloadFormat: z
       .string()
@@ -69,13 +75,19 @@ const whatsappNumber = z
 export const twilioWhatsappSettingsSchema = z
   .object({
     provider: z.literal('twilio'),
-    accountSid: z.string().trim().regex(/^AC[0-9a-fA-F]{32}$/, 'whatsapp.accountSid must be AC followed by 32 hex characters'),
+    accountSid: z
+      .string()
+      .trim()
+      .regex(/^AC[0-9a-fA-F]{32}$/, 'whatsapp.accountSid must be AC followed by 32 hex characters'),
     /** Signs Twilio's webhooks to us and authenticates our sends (secret). */
     authToken: z.string().trim().min(1),
     /** The WhatsApp sender, `+digits`. */
     from: whatsappNumber,
     /** The approved first-contact template (HX…), {{1}} = the lead's first name. */
-    templateContentSid: z.string().trim().regex(/^HX[0-9a-fA-F]{32}$/, 'whatsapp.templateContentSid must be HX followed by 32 hex characters'),
+    templateContentSid: z
+      .string()
+      .trim()
+      .regex(/^HX[0-9a-fA-F]{32}$/, 'whatsapp.templateContentSid must be HX followed by 32 hex characters'),
     /** Optional: the template's text with {{1}}, shown to the model as the conversation's first message. */
     templateBody: z.string().trim().min(1).max(1024).optional(),
   })
@@ -86,7 +98,10 @@ export const metaWhatsappSettingsSchema = z
     provider: z.literal('meta'),
     /** System-user access token (secret). */
     accessToken: z.string().trim().min(1),
-    phoneNumberId: z.string().trim().regex(/^\d{1,30}$/, 'whatsapp.phoneNumberId is the numeric id of the WhatsApp number'),
+    phoneNumberId: z
+      .string()
+      .trim()
+      .regex(/^\d{1,30}$/, 'whatsapp.phoneNumberId is the numeric id of the WhatsApp number'),
     /** The Meta app's secret: checks X-Hub-Signature-256 on webhooks (secret). */
     appSecret: z.string().trim().min(1),
     /** What you type as "Verify token" when subscribing the webhook in the App Dashboard. */
@@ -98,12 +113,17 @@ export const metaWhatsappSettingsSchema = z
   })
   .strict();
 
-export const whatsappSettingsSchema = z.discriminatedUnion('provider', [twilioWhatsappSettingsSchema, metaWhatsappSettingsSchema]);
+export const whatsappSettingsSchema = z.discriminatedUnion('provider', [
+  twilioWhatsappSettingsSchema,
+  metaWhatsappSettingsSchema,
+]);
 
 /** Per-workspace chat model; each field overrides OPENAI_BASE_URL, OPENAI_API_KEY, LLM_MODEL. */
 export const llmSettingsSchema = z
   .object({
-    baseUrl: z.url({ protocol: /^https?$/, error: 'llm.baseUrl must be an http(s) URL such as http://localhost:11434/v1' }).optional(),
+    baseUrl: z
+      .url({ protocol: /^https?$/, error: 'llm.baseUrl must be an http(s) URL such as http://localhost:11434/v1' })
+      .optional(),
     apiKey: z.string().trim().min(1).optional(),
     model: z.string().trim().min(1).max(200).optional(),
   })
@@ -131,7 +151,10 @@ export type LlmSettings = z.output<typeof llmSettingsSchema>;
 export type WorkspaceSettings = Omit<WorkspaceConfig, 'agent'>;
 
 /** Separates the sections stored encrypted from the agent section stored in clear. */
-export function splitWorkspaceConfig(config: WorkspaceConfig): { settings: WorkspaceSettings; agent?: AgentConfigInput } {
+export function splitWorkspaceConfig(config: WorkspaceConfig): {
+  settings: WorkspaceSettings;
+  agent?: AgentConfigInput;
+} {
   const { agent, ...settings } = config;
   return agent ? { settings, agent } : { settings };
 }
@@ -140,7 +163,9 @@ export function mergeSettings(current: WorkspaceSettings, update: WorkspaceSetti
   return { ...current, ...update };
 }
 
-export function parseWorkspaceConfig(json: unknown): { ok: true; config: WorkspaceConfig } | { ok: false; message: string } {
+export function parseWorkspaceConfig(
+  json: unknown,
+): { ok: true; config: WorkspaceConfig } | { ok: false; message: string } {
   const result = workspaceConfigSchema.safeParse(json);
   if (result.success) return { ok: true, config: result.data };
   const message = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');

@@ -31,10 +31,18 @@ export function workspaceFromRow(r: Record<string, any>): WorkspaceRow {
 
 export async function insertWorkspace(
   db: Queryable,
-  w: { id: string; slug: string; name: string; channel: Channel; settingsCiphertext: Buffer | null; agent: AgentConfig | null },
+  w: {
+    id: string;
+    slug: string;
+    name: string;
+    channel: Channel;
+    settingsCiphertext: Buffer | null;
+    agent: AgentConfig | null;
+  },
 ): Promise<WorkspaceRow> {
   const { rows } = await db.query(
-    `INSERT INTO workspaces (id, slug, name, channel, settings_ciphertext, agent) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    `INSERT INTO workspaces (id, slug, name, channel,
+      settings_ciphertext, agent) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
     [w.id, w.slug, w.name, w.channel, w.settingsCiphertext, JSON.stringify(w.agent ?? {})],
   );
   return workspaceFromRow(rows[0]);
@@ -47,7 +55,11 @@ export async function findLiveWorkspaceBySlug(db: Queryable, slug: string): Prom
 
 /** The live workspaces of these slugs, in no particular order (a slug without one is left out). */
 export async function findLiveWorkspacesBySlugs(db: Queryable, slugs: readonly string[]): Promise<WorkspaceRow[]> {
-  const { rows } = await db.query({ name: 'workspaces-by-slugs', text: 'SELECT * FROM workspaces WHERE slug = ANY($1::text[]) AND deleted_at IS NULL', values: [slugs] });
+  const { rows } = await db.query({
+    name: 'workspaces-by-slugs',
+    text: 'SELECT * FROM workspaces WHERE slug = ANY($1::text[]) AND deleted_at IS NULL',
+    values: [slugs],
+  });
   return rows.map(workspaceFromRow);
 }
 

@@ -6,7 +6,12 @@ import { withTransaction, type Pool } from '../db/pool.ts';
 import { StatementBatcher } from '../db/statement-batcher.ts';
 import { AppError } from '../shared/errors.ts';
 import type { SecretBox } from './secret-box.ts';
-import { mergeSettings, splitWorkspaceConfig, type WorkspaceConfig, type WorkspaceSettings } from './workspace-config.ts';
+import {
+  mergeSettings,
+  splitWorkspaceConfig,
+  type WorkspaceConfig,
+  type WorkspaceSettings,
+} from './workspace-config.ts';
 import * as q from './workspace-queries.ts';
 
 export interface CreatedKey {
@@ -63,7 +68,12 @@ export class WorkspaceService {
   }
 
   /** Creates the workspace, its first live API key and its first sandbox key in one transaction. */
-  async create(input: { slug: string; name: string; channel: q.Channel; config?: WorkspaceConfig }): Promise<CreateWorkspaceResult> {
+  async create(input: {
+    slug: string;
+    name: string;
+    channel: q.Channel;
+    config?: WorkspaceConfig;
+  }): Promise<CreateWorkspaceResult> {
     const id = crypto.randomUUID();
     const { settings, agent } = splitWorkspaceConfig(input.config ?? {});
     const sealed = Object.keys(settings).length > 0 ? this.#box.seal(settings, id) : null;
@@ -161,7 +171,10 @@ export class WorkspaceService {
    */
   async modify<T>(
     slug: string,
-    change: (workspace: q.WorkspaceRow, settings: WorkspaceSettings) => { agent?: AgentConfig; settings?: WorkspaceSettings; result: T },
+    change: (
+      workspace: q.WorkspaceRow,
+      settings: WorkspaceSettings,
+    ) => { agent?: AgentConfig; settings?: WorkspaceSettings; result: T },
   ): Promise<{ workspace: q.WorkspaceRow; result: T } | null> {
     return withTransaction(this.#pool, async (tx) => {
       let workspace = await q.lockLiveWorkspaceBySlug(tx, slug);

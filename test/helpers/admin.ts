@@ -19,7 +19,11 @@ export interface AdminAnswer {
 let n = 0;
 
 /** A new operator with `role` in each workspace given; returns e-mail and password. */
-export async function makeOperator(app: TestApp, memberships: Array<{ workspaceId: string; role: Role }>, name = `Operator ${++n}`) {
+export async function makeOperator(
+  app: TestApp,
+  memberships: Array<{ workspaceId: string; role: Role }>,
+  name = `Operator ${++n}`,
+) {
   const email = `op${process.pid}-${++n}@example.com`;
   const created = await app.operators.create(email, name);
   if (!created) throw new Error('operator exists');
@@ -27,12 +31,27 @@ export async function makeOperator(app: TestApp, memberships: Array<{ workspaceI
   return { email, password: created.password, name };
 }
 
-export async function signIn(http: FastifyInstance, email: string, password: string, ip = '127.0.0.1'): Promise<AdminAnswer & { session: AdminSession | null }> {
-  const res = await http.inject({ method: 'POST', url: '/api/admin/session', payload: { email, password }, remoteAddress: ip });
+export async function signIn(
+  http: FastifyInstance,
+  email: string,
+  password: string,
+  ip = '127.0.0.1',
+): Promise<AdminAnswer & { session: AdminSession | null }> {
+  const res = await http.inject({
+    method: 'POST',
+    url: '/api/admin/session',
+    payload: { email, password },
+    remoteAddress: ip,
+  });
   const setCookie = res.headers['set-cookie'];
   const cookie = typeof setCookie === 'string' ? setCookie.split(';')[0]! : null;
   const body = res.json();
-  return { status: res.statusCode, body, headers: res.headers, session: cookie && res.statusCode === 200 ? { cookie, csrf: body.csrfToken } : null };
+  return {
+    status: res.statusCode,
+    body,
+    headers: res.headers,
+    session: cookie && res.statusCode === 200 ? { cookie, csrf: body.csrfToken } : null,
+  };
 }
 
 /** A request with the session's cookie and (unless `csrf: false`) its CSRF token. */
@@ -47,7 +66,12 @@ export async function admin(
   const headers: Record<string, string> = {};
   if (session) headers.cookie = session.cookie;
   if (session && opts.csrf !== false) headers['x-csrf-token'] = session.csrf;
-  const res = await http.inject({ method, url, headers, ...(body !== undefined ? { payload: body as object } : method === 'POST' ? { payload: {} } : {}) });
+  const res = await http.inject({
+    method,
+    url,
+    headers,
+    ...(body !== undefined ? { payload: body as object } : method === 'POST' ? { payload: {} } : {}),
+  });
   let parsed: unknown = res.body;
   try {
     parsed = JSON.parse(res.body);

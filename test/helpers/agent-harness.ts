@@ -5,7 +5,11 @@ import { runTool, type ToolContext } from '../../src/agent/tool-registry.ts';
 import type { Queryable } from '../../src/db/pool.ts';
 import { normalizePhone } from '../../src/leads/phone.ts';
 import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
-import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../../src/simulators/calcom/calcom-simulator.ts';
+import {
+  DEFAULT_EVENT_TYPE,
+  startCalcomSimulator,
+  type CalcomSimulator,
+} from '../../src/simulators/calcom/calcom-simulator.ts';
 import { createLogger, type Logger } from '../../src/shared/logger.ts';
 import { workspaceConfigSchema } from '../../src/workspaces/workspace-config.ts';
 import type { Channel, WorkspaceRow } from '../../src/workspaces/workspace-queries.ts';
@@ -29,7 +33,8 @@ export const SOLAR_AGENT: AgentConfigInput = {
     offer: 'rooftop solar systems, installed and financed',
     tone: 'warm, plain-spoken, no jargon',
   },
-  criteria: 'Owns the house (not a tenant), pays at least 80 EUR a month for electricity, and wants the installation within 12 months.',
+  criteria:
+    'Owns the house (not a tenant), pays at least 80 EUR a month for electricity, and wants the installation within 12 months.',
   timeZone: 'Europe/Berlin',
   questions: [
     { id: 'q_owner', label: 'Do you own the property?', type: 'choice', options: ['Yes', 'No'], required: true },
@@ -72,7 +77,10 @@ export async function startAgentHarness(): Promise<AgentHarness> {
   const clock = new TestClock(AGENT_TEST_NOW);
   const sim = await startCalcomSimulator({
     now: clock.read,
-    eventTypes: [DEFAULT_EVENT_TYPE, { ...DEFAULT_EVENT_TYPE, id: EMPTY_EVENT_TYPE_ID, slug: 'never', availability: [] }],
+    eventTypes: [
+      DEFAULT_EVENT_TYPE,
+      { ...DEFAULT_EVENT_TYPE, id: EMPTY_EVENT_TYPE_ID, slug: 'never', availability: [] },
+    ],
   });
   // Retries without waiting: the tests count requests, not milliseconds.
   const scheduling = new CalcomClient({ baseUrl: sim.url, sleep: async () => {} });
@@ -81,10 +89,19 @@ export async function startAgentHarness(): Promise<AgentHarness> {
   const log = createLogger('info', { write: (line: string) => void logs.push(line) });
 
   const harness: AgentHarness = {
-    db, clock, sim, scheduling, workspaces, log, logs,
+    db,
+    clock,
+    sim,
+    scheduling,
+    workspaces,
+    log,
+    logs,
     async workspace(config, channel = 'whatsapp') {
       const parsed = workspaceConfigSchema.parse(
-        config ?? { agent: SOLAR_AGENT, scheduling: { provider: 'calcom', apiKey: sim.apiKey, eventTypeId: DEFAULT_EVENT_TYPE.id } },
+        config ?? {
+          agent: SOLAR_AGENT,
+          scheduling: { provider: 'calcom', apiKey: sim.apiKey, eventTypeId: DEFAULT_EVENT_TYPE.id },
+        },
       );
       const slug = `agent-${process.pid}-${++counter}`;
       const created = await workspaces.create({ slug, name: `Workspace ${slug}`, channel, config: parsed });
@@ -93,7 +110,15 @@ export async function startAgentHarness(): Promise<AgentHarness> {
     },
     lead: (workspace, fixture = {}) => insertLead(db.pool, workspace.id, fixture),
     ctx(workspace, leadId) {
-      return { pool: db.pool, leadId, workspace, settings: workspaces.settingsOf(workspace), scheduling, clock: clock.read, log };
+      return {
+        pool: db.pool,
+        leadId,
+        workspace,
+        settings: workspaces.settingsOf(workspace),
+        scheduling,
+        clock: clock.read,
+        log,
+      };
     },
     call(workspace, leadId, tool, args = {}) {
       return runTool(harness.ctx(workspace, leadId), tool, args);
@@ -112,11 +137,19 @@ export async function insertLead(db: Queryable, workspaceId: string, f: LeadFixt
   // A number that is no possible one is stored as leads from before migration 007 kept it.
   const normalized = normalizePhone(phone) ?? `+${phone.replace(/\D/g, '')}`;
   const { rows } = await db.query(
-    `INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at, metadata, form_responses, answers, status)
+    `INSERT INTO leads (workspace_id, name, phone, phone_normalized,
+      email, goal, consented_at, metadata, form_responses, answers, status)
      VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10) RETURNING id`,
     [
-      workspaceId, f.name ?? 'Ada Lovelace', phone, normalized, f.email === undefined ? 'ada@example.com' : f.email,
-      f.goal ?? null, JSON.stringify(f.metadata ?? {}), JSON.stringify(f.formResponses ?? {}), JSON.stringify(f.answers ?? {}),
+      workspaceId,
+      f.name ?? 'Ada Lovelace',
+      phone,
+      normalized,
+      f.email === undefined ? 'ada@example.com' : f.email,
+      f.goal ?? null,
+      JSON.stringify(f.metadata ?? {}),
+      JSON.stringify(f.formResponses ?? {}),
+      JSON.stringify(f.answers ?? {}),
       f.status ?? 'in_conversation',
     ],
   );
@@ -124,7 +157,10 @@ export async function insertLead(db: Queryable, workspaceId: string, f: LeadFixt
 }
 
 /** The lead's timeline, oldest first. */
-export async function leadEvents(db: Queryable, leadId: string): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
+export async function leadEvents(
+  db: Queryable,
+  leadId: string,
+): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
   const { rows } = await db.query('SELECT type, data FROM lead_events WHERE lead_id = $1 ORDER BY id', [leadId]);
   return rows;
 }

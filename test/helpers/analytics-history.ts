@@ -44,22 +44,32 @@ const HISTORY: Record<string, Seed> = {
 
 /** Sets the workspace's time zone to Europe/Berlin and inserts the history's leads and timelines. */
 export async function seedAnalyticsHistory(db: Queryable, workspaceId: string): Promise<void> {
-  await db.query(`UPDATE workspaces SET agent = $2 WHERE id = $1`, [workspaceId, JSON.stringify({ ...defaultAgentConfig('Analytics'), timeZone: HISTORY_TIME_ZONE })]);
+  await db.query(`UPDATE workspaces SET agent = $2 WHERE id = $1`, [
+    workspaceId,
+    JSON.stringify({ ...defaultAgentConfig('Analytics'), timeZone: HISTORY_TIME_ZONE }),
+  ]);
   let n = 0;
   for (const [name, s] of Object.entries(HISTORY)) {
     // +1 557: a prefix uniquePhone() never makes, so a test may add its own leads to this workspace.
     const phone = `+1557${String(7_000_000 + ++n)}`;
     const { rows } = await db.query(
-      `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, status, livemode, created_at, updated_at)
+      `INSERT INTO leads (workspace_id, name, phone, phone_normalized,
+        consented_at, status, livemode, created_at, updated_at)
        VALUES ($1, $2, $3, $3, $4, $5, $6, $4, $4) RETURNING id`,
       [workspaceId, `History ${name}`, phone, s.at, s.status, !s.sandbox],
     );
     const id = rows[0].id;
     const event = (type: string, after: number, data: Record<string, unknown> = {}) =>
-      db.query(`INSERT INTO lead_events (lead_id, type, data, at) VALUES ($1, $2, $3, $4::timestamptz + make_interval(secs => $5))`, [id, type, JSON.stringify(data), s.at, after]);
+      db.query(
+        `INSERT INTO lead_events (lead_id, type, data, at)
+          VALUES ($1, $2, $3, $4::timestamptz + make_interval(secs => $5))`,
+        [id, type, JSON.stringify(data), s.at, after],
+      );
     await event('lead.created', 0);
-    if (s.contactAfter !== undefined) await event('message.sent', s.contactAfter, { from: 'new', to: 'in_conversation' });
+    if (s.contactAfter !== undefined)
+      await event('message.sent', s.contactAfter, { from: 'new', to: 'in_conversation' });
     if (s.answered) await event('message.received', (s.contactAfter ?? 0) + 60);
-    if (s.bookedAfter !== undefined) await event('booking.created', s.bookedAfter, { from: 'in_conversation', to: 'booked', actor: 'agent' });
+    if (s.bookedAfter !== undefined)
+      await event('booking.created', s.bookedAfter, { from: 'in_conversation', to: 'booked', actor: 'agent' });
   }
 }

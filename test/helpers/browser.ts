@@ -15,7 +15,15 @@ export const WAIT = { timeout: 20_000 };
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -36,9 +44,12 @@ export async function watchedPage(browser: Browser, base: string, problems: stri
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('response', (r) => {
     const url = new URL(r.url());
-    if (r.status() >= 400 && !(r.status() === 401 && url.pathname === '/api/admin/session')) problems.push(`${r.status()} ${url.pathname}`);
+    if (r.status() >= 400 && !(r.status() === 401 && url.pathname === '/api/admin/session'))
+      problems.push(`${r.status()} ${url.pathname}`);
   });
-  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+  });
   page.on('dialog', (d) => void d.accept());
   return page;
 }
@@ -64,5 +75,7 @@ export async function signInAs(page: Page, base: string, email: string, password
 
 /** Where a screenshot goes: docs/ only with UPDATE_SCREENSHOTS=1, so a test run leaves the checkout as it was. */
 export function screenshotPath(name: string): string {
-  return process.env.UPDATE_SCREENSHOTS === '1' ? path.join('docs', name) : path.join(os.tmpdir(), `leadintake-${name}`);
+  return process.env.UPDATE_SCREENSHOTS === '1'
+    ? path.join('docs', name)
+    : path.join(os.tmpdir(), `leadintake-${name}`);
 }

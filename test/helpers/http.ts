@@ -22,7 +22,12 @@ export async function postLead(
   return { status: res.statusCode, body: safeJson(res.body), headers: res.headers };
 }
 
-export async function getLead(http: FastifyInstance, key: string | null, id: string, headers: Record<string, string> = {}): Promise<Answer> {
+export async function getLead(
+  http: FastifyInstance,
+  key: string | null,
+  id: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const res = await http.inject({
     method: 'GET',
     url: `/api/public/leads/${id}`,

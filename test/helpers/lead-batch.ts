@@ -6,8 +6,8 @@ import type { Clock } from '../../src/shared/clock.ts';
 import { uniquePhone } from './http.ts';
 
 // The public API's batches driven directly, for tests that count their statements: the count
-// (RateLimiter) and the leads' inserts and reads (LeadBatches). test/cross-key-batching.test.ts,
-// test/rate-limiter-connection-loss.test.ts.
+// (RateLimiter) and the leads' inserts and reads (LeadBatches). test/api/cross-key-batching.test.ts,
+// test/api/rate-limiter-connection-loss.test.ts.
 
 /** `db`, recording the name of every statement sent through it. */
 function recording(db: Queryable): { statements: string[]; db: Queryable } {
@@ -37,7 +37,18 @@ export const e164Phone = () => `+${uniquePhone().replace(/\D/g, '')}`;
 /** A WhatsApp lead of the workspace, live, as a POST would make it. */
 export function newLead(workspaceId: string, phone: string): NewLead {
   return {
-    workspaceId, name: 'Batch Lead', phone, phoneNormalized: phone, email: null, goal: null, consentIp: null,
-    consentUserAgent: null, metadata: {}, formResponses: {}, createdEvent: { channel: 'whatsapp' }, livemode: true, apiKeyId: null,
+    workspaceId,
+    name: 'Batch Lead',
+    phone,
+    phoneNormalized: phone,
+    email: null,
+    goal: null,
+    consentIp: null,
+    consentUserAgent: null,
+    metadata: {},
+    formResponses: {},
+    createdEvent: { channel: 'whatsapp' },
+    livemode: true,
+    apiKeyId: null,
   };
 }

@@ -53,7 +53,16 @@ export class OpenApiConformance {
     } catch {
       return [...out, `${where}: body is not JSON`];
     }
-    const pointer = ['paths', pathOf(this.document, op), r.method.toLowerCase(), 'responses', String(r.status), 'content', 'application/json', 'schema']
+    const pointer = [
+      'paths',
+      pathOf(this.document, op),
+      r.method.toLowerCase(),
+      'responses',
+      String(r.status),
+      'content',
+      'application/json',
+      'schema',
+    ]
       .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
       .join('/');
     const validate = this.#ajv.getSchema(`openapi#/${pointer}`);

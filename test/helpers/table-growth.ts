@@ -9,11 +9,18 @@ import type { Pool, PoolClient } from '../../src/db/pool.ts';
  * statement. Their phones are +1 556…, a prefix uniquePhone() never makes: with +1 555 they
  * collided with its numbers in a test process whose pid ended in 000 (a duplicate-phone error in CI).
  */
-export async function insertBulkLeads(db: Pool | PoolClient, workspaceId: string, from: number, n: number): Promise<void> {
+export async function insertBulkLeads(
+  db: Pool | PoolClient,
+  workspaceId: string,
+  from: number,
+  n: number,
+): Promise<void> {
   await db.query(
     `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at)
      SELECT $1, 'Bulk ' || i, '+1556' || lpad(i::text, 7, '0'), '+1556' || lpad(i::text, 7, '0'), now()
-       FROM generate_series($2::int, $2::int + $3::int - 1) AS i`, [workspaceId, from, n]);
+       FROM generate_series($2::int, $2::int + $3::int - 1) AS i`,
+    [workspaceId, from, n],
+  );
 }
 
 /** Flushes the session's counts (seq_tup_read, n_mod_since_analyze, …) to the statistics. */

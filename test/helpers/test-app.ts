@@ -45,7 +45,11 @@ export interface TestApp extends App, Omit<Composition, 'operators'> {
   logs: string[];
   /** The app's logger (writes into `logs`), for components a test builds beside the app. */
   log: Logger;
-  createWorkspace(channel: Channel, config?: WorkspaceConfig, slug?: string): Promise<{ workspaceId: string; apiKey: string; apiKeyId: string; sandboxKey: string; slug: string }>;
+  createWorkspace(
+    channel: Channel,
+    config?: WorkspaceConfig,
+    slug?: string,
+  ): Promise<{ workspaceId: string; apiKey: string; apiKeyId: string; sandboxKey: string; slug: string }>;
   /** Responses of documented routes that departed from the OpenAPI document (close() throws if any). */
   openApiProblems: string[];
   close(): Promise<void>;
@@ -64,7 +68,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     LOG_LEVEL: 'info',
     VAPI_BASE_URL: 'http://127.0.0.1:9',
     // Operators' passwords at scrypt's lowest accepted cost: tests hash many; the default (2^17)
-    // is checked in test/operator-security.test.ts.
+    // is checked in test/api/operator-security.test.ts.
     PASSWORD_SCRYPT_LOG2_N: '14',
     ...opts.env,
   });
@@ -76,8 +80,16 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     throw err;
   });
   const clock = opts.clock?.read ?? (() => new Date());
-  const sandbox = createSandbox({ config, log, secret: parseEncryptionKey(TEST_ENCRYPTION_KEY), pace: opts.sandboxPace ?? 'instant' });
-  const c = compose({ config, log, clock, pool: db.pool, boss }, { sandbox, ...(opts.voice ? { voice: opts.voice } : {}) });
+  const sandbox = createSandbox({
+    config,
+    log,
+    secret: parseEncryptionKey(TEST_ENCRYPTION_KEY),
+    pace: opts.sandboxPace ?? 'instant',
+  });
+  const c = compose(
+    { config, log, clock, pool: db.pool, boss },
+    { sandbox, ...(opts.voice ? { voice: opts.voice } : {}) },
+  );
   const { relay, workspaces } = c;
   if (opts.startRelay) relay.start();
   const app = buildApp(c);
@@ -87,7 +99,13 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   app.http.addHook('onSend', async (request, reply, payload) => {
     if (typeof payload === 'string') {
       openApiProblems.push(
-        ...conformance.problems({ method: request.method, route: request.routeOptions.url ?? '', status: reply.statusCode, headers: reply.getHeaders(), body: payload }),
+        ...conformance.problems({
+          method: request.method,
+          route: request.routeOptions.url ?? '',
+          status: reply.statusCode,
+          headers: reply.getHeaders(),
+          body: payload,
+        }),
       );
     }
     return payload;
@@ -100,9 +118,20 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     logs,
     log,
     async createWorkspace(channel, wsConfig, slug = `ws-${process.pid}-${++counter}`) {
-      const r = await workspaces.create({ slug, name: `Workspace ${slug}`, channel, ...(wsConfig ? { config: wsConfig } : {}) });
+      const r = await workspaces.create({
+        slug,
+        name: `Workspace ${slug}`,
+        channel,
+        ...(wsConfig ? { config: wsConfig } : {}),
+      });
       if (r.kind !== 'created') throw new Error('slug taken');
-      return { workspaceId: r.workspace.id, apiKey: r.apiKey.key, apiKeyId: r.apiKey.id, sandboxKey: r.sandboxKey.key, slug };
+      return {
+        workspaceId: r.workspace.id,
+        apiKey: r.apiKey.key,
+        apiKeyId: r.apiKey.id,
+        sandboxKey: r.sandboxKey.key,
+        slug,
+      };
     },
     openApiProblems,
     async close() {
@@ -111,7 +140,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       await boss.stop({ graceful: false, close: true });
       await sandbox.close();
       await db.drop();
-      if (openApiProblems.length) throw new Error(`Responses that do not match the OpenAPI document:\n${openApiProblems.join('\n')}`);
+      if (openApiProblems.length)
+        throw new Error(`Responses that do not match the OpenAPI document:\n${openApiProblems.join('\n')}`);
     },
   };
 }
@@ -123,7 +153,10 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
 export async function startListeningApp(options: TestAppOptions = {}): Promise<{ app: TestApp; base: string }> {
   return retryWhilePortTaken(async () => {
     const port = await freePort();
-    const app = await startTestApp({ ...options, env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...options.env } });
+    const app = await startTestApp({
+      ...options,
+      env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...options.env },
+    });
     try {
       return { app, base: await app.http.listen({ host: '127.0.0.1', port }) };
     } catch (err) {

@@ -11,7 +11,8 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = process.env.LEADINTAKE_TEST_ADMIN_URL;
   const template = process.env.LEADINTAKE_TEST_TEMPLATE;
-  if (!adminUrl || !template) throw new Error('Run the tests with `npm test` (scripts/run-tests.ts prepares the database).');
+  if (!adminUrl || !template)
+    throw new Error('Run the tests with `npm test` (scripts/run-tests.ts prepares the database).');
   const name = `leadintake_t_${crypto.randomBytes(6).toString('hex')}`;
   const admin = createPool(adminUrl, 1);
   await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);

@@ -1,5 +1,9 @@
 import { freePort } from '../../src/db/embedded.ts';
-import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../../src/simulators/calcom/calcom-simulator.ts';
+import {
+  DEFAULT_EVENT_TYPE,
+  startCalcomSimulator,
+  type CalcomSimulator,
+} from '../../src/simulators/calcom/calcom-simulator.ts';
 import { serverSecretOf } from '../../src/voice/vapi/vapi-server-settings.ts';
 import {
   SIM_API_KEY,
@@ -26,9 +30,16 @@ export interface VoiceHarness {
   close(): Promise<void>;
 }
 
-export const VAPI: VapiSettings = { provider: 'vapi', apiKey: SIM_API_KEY, assistantId: SIM_ASSISTANT_ID, phoneNumberId: SIM_PHONE_NUMBER_ID };
+export const VAPI: VapiSettings = {
+  provider: 'vapi',
+  apiKey: SIM_API_KEY,
+  assistantId: SIM_ASSISTANT_ID,
+  phoneNumberId: SIM_PHONE_NUMBER_ID,
+};
 
-export async function startVoiceHarness(opts: { vapi?: VapiSimulatorOptions; env?: Record<string, string> } = {}): Promise<VoiceHarness> {
+export async function startVoiceHarness(
+  opts: { vapi?: VapiSimulatorOptions; env?: Record<string, string> } = {},
+): Promise<VoiceHarness> {
   const clock = new TestClock(AGENT_TEST_NOW);
   const cal = await startCalcomSimulator({ now: clock.read });
   const vapi = await startVapiSimulator({ now: clock.read, ...opts.vapi });
@@ -37,7 +48,13 @@ export async function startVoiceHarness(opts: { vapi?: VapiSimulatorOptions; env
   const baseUrl = `http://127.0.0.1:${port}`;
   const app = await startTestApp({
     clock,
-    env: { VAPI_BASE_URL: vapi.url, CALCOM_BASE_URL: cal.url, PUBLIC_BASE_URL: baseUrl, PORT: String(port), ...opts.env },
+    env: {
+      VAPI_BASE_URL: vapi.url,
+      CALCOM_BASE_URL: cal.url,
+      PUBLIC_BASE_URL: baseUrl,
+      PORT: String(port),
+      ...opts.env,
+    },
   });
   await app.http.listen({ port, host: '127.0.0.1' });
   return {
@@ -63,7 +80,11 @@ export interface VoiceWorkspace {
 }
 
 /** A voice workspace with the solar agent and Cal.com booking; `voice` fields override. */
-export async function voiceWorkspace(h: VoiceHarness, voice: Partial<VapiSettings> = {}, extra: Partial<WorkspaceConfig> = {}): Promise<VoiceWorkspace> {
+export async function voiceWorkspace(
+  h: VoiceHarness,
+  voice: Partial<VapiSettings> = {},
+  extra: Partial<WorkspaceConfig> = {},
+): Promise<VoiceWorkspace> {
   const settings = { ...VAPI, ...voice };
   const ws = await h.app.createWorkspace('voice', {
     voice: settings,
@@ -91,21 +112,27 @@ export async function deliver(
   let parsed: unknown = res.body;
   try {
     parsed = JSON.parse(res.body);
-  } catch { /* keep text */ }
+  } catch {
+    /* keep text */
+  }
   return { status: res.statusCode, body: parsed };
 }
 
 /** The session of a call, as stored. */
 export async function session(h: VoiceHarness, providerCallId: string): Promise<Record<string, any> | undefined> {
   const { rows } = await h.app.db.pool.query(
-    `SELECT status, started_at, ended_at, duration_seconds, summary, transcript, recording_url, ended_reason FROM call_sessions WHERE provider_call_id = $1`,
+    `SELECT status, started_at, ended_at, duration_seconds, summary, transcript,
+      recording_url, ended_reason FROM call_sessions WHERE provider_call_id = $1`,
     [providerCallId],
   );
   return rows[0];
 }
 
 export async function leadOf(h: VoiceHarness, leadId: string): Promise<Record<string, any>> {
-  const { rows } = await h.app.db.pool.query('SELECT status, qualification_notes, booking_uid, booking_start FROM leads WHERE id = $1', [leadId]);
+  const { rows } = await h.app.db.pool.query(
+    'SELECT status, qualification_notes, booking_uid, booking_start FROM leads WHERE id = $1',
+    [leadId],
+  );
   return rows[0];
 }
 

@@ -33,7 +33,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     req.on('end', () => {
       const status = answers.shift() ?? 200;
       received.push({ headers: req.headers, body, json: JSON.parse(body), answered: status });
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'thanks' : `receiver says ${status}`);
+      res
+        .writeHead(status, { 'content-type': 'text/plain' })
+        .end(status === 200 ? 'thanks' : `receiver says ${status}`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -41,12 +43,20 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     received,
     answers,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** Relays the outbox and runs webhook jobs until none is ready; returns the attempts' results in order. */
-export async function drainWebhooks(o: { relay: OutboxRelay; boss: PgBoss; service: WebhookDeliveryService }): Promise<string[]> {
+export async function drainWebhooks(o: {
+  relay: OutboxRelay;
+  boss: PgBoss;
+  service: WebhookDeliveryService;
+}): Promise<string[]> {
   const results: string[] = [];
   for (let round = 0; round < 200; round++) {
     await o.relay.drain();

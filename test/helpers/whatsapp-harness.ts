@@ -7,7 +7,11 @@ import type { LeadPersonaName } from '../../src/simulators/personas/lead-persona
 import { META_SIM, startMetaSimulator, type MetaSimulator } from '../../src/simulators/meta/meta-simulator.ts';
 import { startTwilioSimulator, type TwilioSimulator } from '../../src/simulators/twilio/twilio-simulator.ts';
 import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
-import { DEFAULT_EVENT_TYPE, startCalcomSimulator, type CalcomSimulator } from '../../src/simulators/calcom/calcom-simulator.ts';
+import {
+  DEFAULT_EVENT_TYPE,
+  startCalcomSimulator,
+  type CalcomSimulator,
+} from '../../src/simulators/calcom/calcom-simulator.ts';
 import type { WorkspaceConfig } from '../../src/workspaces/workspace-config.ts';
 import { AGENT_TEST_NOW, SOLAR_AGENT } from './agent-harness.ts';
 import { postLead, validLead } from './http.ts';
@@ -32,7 +36,10 @@ export interface WhatsappHarness {
   /** Environment for a `leadintake worker` process on this harness's database and simulators. */
   workerEnv(extra?: Record<string, string>): Record<string, string>;
   /** A WhatsApp workspace on `provider`, with the solar agent and working Cal.com settings. */
-  workspace(provider: WhatsappProvider, extra?: Partial<WorkspaceConfig>): Promise<{ slug: string; apiKey: string; workspaceId: string }>;
+  workspace(
+    provider: WhatsappProvider,
+    extra?: Partial<WorkspaceConfig>,
+  ): Promise<{ slug: string; apiKey: string; workspaceId: string }>;
   /** The lead at `phone` answers as `persona` through the workspace's webhook URL. */
   persona(provider: WhatsappProvider, slug: string, phone: string, persona: LeadPersonaName): void;
   /** The lead writes a message of its own (outside the persona script). */
@@ -102,7 +109,14 @@ async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappH
     chat: { sleep: async () => {} },
     scheduling: new CalcomClient({ baseUrl: calcom.url, sleep: async () => {} }),
   });
-  const engine = new TurnEngine({ integrationLog: app.integrationLog, pool: app.db.pool, log: app.log, clock: clock.read, workspaces: app.workspaces, providers });
+  const engine = new TurnEngine({
+    integrationLog: app.integrationLog,
+    pool: app.db.pool,
+    log: app.log,
+    clock: clock.read,
+    workspaces: app.workspaces,
+    providers,
+  });
   const worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 4 });
 
   const twilioInboundUrl = (slug: string) => `${baseUrl}/api/whatsapp/twilio/${slug}/inbound`;
@@ -122,7 +136,14 @@ async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappH
     throw new Error('the conversation did not settle within 100 rounds');
   }
   const harness: WhatsappHarness = {
-    app, clock, twilio, meta, chat, calcom, worker, baseUrl,
+    app,
+    clock,
+    twilio,
+    meta,
+    chat,
+    calcom,
+    worker,
+    baseUrl,
     workerEnv: (extra = {}) => ({
       DATABASE_URL: app.db.url,
       LEADINTAKE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
@@ -134,12 +155,24 @@ async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappH
     }),
     async workspace(provider, extra = {}) {
       const slug = `wa-${process.pid}-${++counter}`;
-      const whatsapp: WorkspaceConfig['whatsapp'] = provider === 'twilio'
-        ? { provider, accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.sender, templateContentSid: twilio.templateSid }
-        : {
-            provider, accessToken: META_SIM.accessToken, phoneNumberId: META_SIM.phoneNumberId, appSecret: META_SIM.appSecret,
-            verifyToken: 'verify-token-for-tests', templateName: META_SIM.template.name, templateLanguage: META_SIM.template.language,
-          };
+      const whatsapp: WorkspaceConfig['whatsapp'] =
+        provider === 'twilio'
+          ? {
+              provider,
+              accountSid: twilio.accountSid,
+              authToken: twilio.authToken,
+              from: twilio.sender,
+              templateContentSid: twilio.templateSid,
+            }
+          : {
+              provider,
+              accessToken: META_SIM.accessToken,
+              phoneNumberId: META_SIM.phoneNumberId,
+              appSecret: META_SIM.appSecret,
+              verifyToken: 'verify-token-for-tests',
+              templateName: META_SIM.template.name,
+              templateLanguage: META_SIM.template.language,
+            };
       if (provider === 'meta') meta.setWebhookUrl(META_SIM.phoneNumberId, metaWebhookUrl(slug));
       const config: WorkspaceConfig = {
         whatsapp,
@@ -155,9 +188,10 @@ async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappH
       else h().meta.setPersona(phone, persona, { webhookUrl: metaWebhookUrl(slug) });
     },
     async leadSays(provider, slug, phone, text) {
-      const status = provider === 'twilio'
-        ? (await twilio.leadSays(phone, text, { inboundUrl: twilioInboundUrl(slug) })).httpStatus
-        : (await meta.leadSays(phone, text, { webhookUrl: metaWebhookUrl(slug) })).status;
+      const status =
+        provider === 'twilio'
+          ? (await twilio.leadSays(phone, text, { inboundUrl: twilioInboundUrl(slug) })).httpStatus
+          : (await meta.leadSays(phone, text, { webhookUrl: metaWebhookUrl(slug) })).status;
       if (status === undefined || status >= 300) throw new Error(`inbound webhook answered ${status}`);
     },
     async submit(apiKey, overrides = {}) {

@@ -14,7 +14,10 @@ export interface WorkerProcess {
 }
 
 export function spawnWorker(env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, [BIN, 'worker'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'worker'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const chunks: string[] = [];
   child.stdout!.on('data', (c: Buffer) => chunks.push(c.toString()));
   child.stderr!.on('data', (c: Buffer) => chunks.push(c.toString()));

@@ -71,7 +71,10 @@ export function HandOffAlerts({ workspace }: { workspace: WorkspaceAccess }) {
     };
     // One request at a time; changes meanwhile ask for one more.
     const check = async () => {
-      if (busy) { again = true; return; }
+      if (busy) {
+        again = true;
+        return;
+      }
       busy = true;
       try {
         const slug = encodeURIComponent(workspace.slug);
@@ -87,7 +90,11 @@ export function HandOffAlerts({ workspace }: { workspace: WorkspaceAccess }) {
           if (state.current.first) seen.set(id, 'alerted');
           else if (was === undefined) {
             seen.set(id, 'pending');
-            const timer = window.setTimeout(() => { timers.delete(timer); due.add(id); void check(); }, SETTLE_MS);
+            const timer = window.setTimeout(() => {
+              timers.delete(timer);
+              due.add(id);
+              void check();
+            }, SETTLE_MS);
             timers.add(timer);
           } else if (was === 'pending' && due.has(id)) {
             seen.set(id, 'alerted');
@@ -103,12 +110,19 @@ export function HandOffAlerts({ workspace }: { workspace: WorkspaceAccess }) {
         // Signed out or offline: the next change or reconnection checks again.
       } finally {
         busy = false;
-        if (again && !stopped) { again = false; void check(); }
+        if (again && !stopped) {
+          again = false;
+          void check();
+        }
       }
     };
     void check();
     const stop = watchWorkspace(workspace.slug, () => void check(), KINDS);
-    return () => { stopped = true; stop(); for (const t of timers) clearTimeout(t); };
+    return () => {
+      stopped = true;
+      stop();
+      for (const t of timers) clearTimeout(t);
+    };
   }, [workspace.slug]);
   useEffect(() => {
     const apply = () => {
@@ -120,12 +134,20 @@ export function HandOffAlerts({ workspace }: { workspace: WorkspaceAccess }) {
     const title = document.querySelector('title');
     const watch = title ? new MutationObserver(apply) : null;
     if (title) watch!.observe(title, { childList: true, characterData: true, subtree: true });
-    return () => { watch?.disconnect(); document.title = withCount(document.title, 0); };
+    return () => {
+      watch?.disconnect();
+      document.title = withCount(document.title, 0);
+    };
   }, [alerted.length]);
   const n = alerted.length;
   return (
-    <p className="visually-hidden" role="status"
-      data-alerts-pending={pending} data-alerts-rings={rings} data-alerts-count={n}>
+    <p
+      className="visually-hidden"
+      role="status"
+      data-alerts-pending={pending}
+      data-alerts-rings={rings}
+      data-alerts-count={n}
+    >
       {n === 0 ? '' : n === 1 ? '1 lead needs a person.' : `${n} leads need a person.`}
     </p>
   );
@@ -136,9 +158,15 @@ function notify(leads: InboxLead[]): void {
   if (!('Notification' in window) || Notification.permission !== 'granted') return;
   const title = leads.length === 1 ? 'A lead needs a person' : `${leads.length} leads need a person`;
   try {
-    const body = leads.map((l) => l.name).join(', ').slice(0, 200);
+    const body = leads
+      .map((l) => l.name)
+      .join(', ')
+      .slice(0, 200);
     const n = new Notification(title, { body, tag: 'leadintake-hand-off' });
-    n.onclick = () => { window.focus(); n.close(); };
+    n.onclick = () => {
+      window.focus();
+      n.close();
+    };
   } catch {
     // Some browsers allow notifications only from a service worker: the title and sound remain.
   }
@@ -152,15 +180,25 @@ export function AlertControls() {
   return (
     <div className="alert-controls">
       <label className="check">
-        <input type="checkbox" checked={sound} onChange={(e) => {
-          localStorage.setItem(SOUND_KEY, e.target.checked ? 'on' : 'off');
-          setSound(e.target.checked);
-          if (e.target.checked) playTone();
-        }} /> Sound on hand-off
+        <input
+          type="checkbox"
+          checked={sound}
+          onChange={(e) => {
+            localStorage.setItem(SOUND_KEY, e.target.checked ? 'on' : 'off');
+            setSound(e.target.checked);
+            if (e.target.checked) playTone();
+          }}
+        />{' '}
+        Sound on hand-off
       </label>
       {supported && permission === 'default' && (
-        <button type="button" className="quiet"
-          onClick={() => { void Notification.requestPermission().then(setPermission); }}>
+        <button
+          type="button"
+          className="quiet"
+          onClick={() => {
+            void Notification.requestPermission().then(setPermission);
+          }}
+        >
           Enable notifications
         </button>
       )}

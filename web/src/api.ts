@@ -15,7 +15,11 @@ export type Status = InboxLead['status'];
 export type LeadPage = Schemas['AdminLeadPage'];
 
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string, readonly body: { message?: string; issues?: Array<{ path: string[]; message: string }> } = {}) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: { message?: string; issues?: Array<{ path: string[]; message: string }> } = {},
+  ) {
     super(message);
   }
 }
@@ -23,13 +27,31 @@ export class ApiError extends Error {
 let csrf = '';
 export const setCsrf = (token: string) => (csrf = token);
 
-export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function api<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = {};
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
   if (body !== undefined || method === 'POST') headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined || method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
-  const json = (await res.json().catch(() => ({}))) as { error?: string; message?: string; issues?: Array<{ path: string[]; message: string }> };
-  if (!res.ok) throw new ApiError(res.status, [json.error, ...(json.issues ?? []).map((i) => i.message)].filter(Boolean).join(' ') || `HTTP ${res.status}`, json);
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body !== undefined || method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+  });
+  const json = (await res.json().catch(() => ({}))) as {
+    error?: string;
+    message?: string;
+    issues?: Array<{ path: string[]; message: string }>;
+  };
+  if (!res.ok)
+    throw new ApiError(
+      res.status,
+      [json.error, ...(json.issues ?? []).map((i) => i.message)].filter(Boolean).join(' ') || `HTTP ${res.status}`,
+      json,
+    );
   return json as T;
 }
 

@@ -6,18 +6,23 @@ import type { Question } from './settings-types.ts';
 
 export function formResponsesExample(questions: Question[]): string {
   const example = (q: Question) => (q.type === 'choice' ? (q.options?.[0] ?? '') : q.type === 'number' ? '42' : '…');
-  return JSON.stringify({ formResponses: Object.fromEntries(questions.filter((q) => q.id).map((q) => [q.id, example(q)])) }, null, 2);
+  return JSON.stringify(
+    { formResponses: Object.fromEntries(questions.filter((q) => q.id).map((q) => [q.id, example(q)])) },
+    null,
+    2,
+  );
 }
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function field(q: Question): string {
   const required = q.required ? ' required' : '';
   if (q.type === 'choice') {
-    const options = (q.options ?? []).map((o) => `      <option>${escape(o)}</option>`).join('\n');
-    return `  <label>${escape(q.label)}\n    <select name="${q.id}"${required}>\n${options}\n    </select>\n  </label>`;
+    const options = (q.options ?? []).map((o) => `      <option>${escapeHtml(o)}</option>`).join('\n');
+    return `  <label>${escapeHtml(q.label)}\n    <select name="${q.id}"${required}>\n${options}\n    </select>\n  </label>`;
   }
-  return `  <label>${escape(q.label)} <input name="${q.id}"${q.type === 'number' ? ' type="number"' : ''}${required}></label>`;
+  return `  <label>${escapeHtml(q.label)} <input name="${q.id}"${q.type === 'number' ? ' type="number"' : ''}${required}></label>`;
 }
 
 export function htmlSnippet(questions: Question[], leadsUrl: string): string {

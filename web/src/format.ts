@@ -24,18 +24,24 @@ export function duration(seconds: number | null): string {
 
 /** Date and time in the browser's time zone, or in `timeZone` (named after it). */
 export const dateTime = (iso: string, timeZone?: string) =>
-  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short', ...(timeZone ? { timeZone } : {}) }) + (timeZone ? ` ${timeZone}` : '');
+  new Date(iso).toLocaleString(undefined, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    ...(timeZone ? { timeZone } : {}),
+  }) + (timeZone ? ` ${timeZone}` : '');
 
 /** What the outbound guard did to one of the agent's answers (src/whatsapp/reply-guard.ts). */
 function messageChecked(data: Record<string, unknown>): string {
   const r = (data.removed ?? {}) as { html?: number; markdown?: number; placeholders?: number; links?: string[] };
   const removed = [
-    r.html ? 'HTML' : '', r.markdown ? 'markdown' : '', r.placeholders ? 'placeholders' : '',
+    r.html ? 'HTML' : '',
+    r.markdown ? 'markdown' : '',
+    r.placeholders ? 'placeholders' : '',
     r.links?.length ? `links to ${r.links.join(', ')}` : '',
   ].filter((x) => x !== '');
   const parts = typeof data.parts === 'number' ? `sent as ${data.parts} messages` : '';
   const what = [removed.length ? `removed ${removed.join(', ')}` : '', parts].filter((x) => x !== '').join('; ');
-  const why = typeof data.reason === 'string' ? data.reason : 'The agent\'s answer was refused.';
+  const why = typeof data.reason === 'string' ? data.reason : "The agent's answer was refused.";
   if (data.action === 'asked_again') return `Agent's answer not sent, asked again: ${why}`;
   if (data.action === 'handed_over') return `Agent's answer not sent again: ${why}`;
   return `Agent's message checked${what ? `: ${what}` : ''}`;
@@ -43,7 +49,8 @@ function messageChecked(data: Record<string, unknown>): string {
 
 /** A timeline entry in words. */
 export function describeEvent(type: string, data: Record<string, unknown>): string {
-  const who = typeof data.operator === 'string' ? data.operator : typeof data.actor === 'string' ? data.actor : 'system';
+  const who =
+    typeof data.operator === 'string' ? data.operator : typeof data.actor === 'string' ? data.actor : 'system';
   const words: Record<string, string> = {
     'lead.created': 'Lead submitted',
     'message.sent': `Message sent (${who})`,

@@ -45,7 +45,7 @@ export function readInboxView(p: URLSearchParams): InboxView {
   if (reached === 'contacted' || reached === 'conversation') filters.reached = reached;
   if (handledBy === 'ai' || handledBy === 'person') filters.handledBy = handledBy;
   return {
-    tab: status && (STATUSES as string[]).includes(status) ? status as Status : 'all',
+    tab: status && (STATUSES as string[]).includes(status) ? (status as Status) : 'all',
     search: p.get('q') ?? '',
     sandbox: sandbox === 'true' ? true : sandbox === 'false' ? false : null,
     sort: sort === 'activity' || sort === 'waiting' ? sort : 'newest',
@@ -84,7 +84,9 @@ export function FilterSummary({ filters, onClear }: { filters: UrlFilters; onCle
   return (
     <p className="filter-summary" role="status">
       Showing leads {parts.join(' · ')}.{' '}
-      <button type="button" className="link" onClick={onClear}>Show all leads</button>
+      <button type="button" className="link" onClick={onClear}>
+        Show all leads
+      </button>
     </p>
   );
 }
@@ -93,9 +95,13 @@ export function FilterSummary({ filters, onClear }: { filters: UrlFilters; onCle
  * The inbox's API query for a view (without page cursor): what the list and the CSV export send.
  * `sandbox` undefined leaves the API its default.
  */
-export function inboxParams(
-  v: { tab: Status | 'all'; search: string; sandbox: boolean | null; sort: string; filters: UrlFilters },
-): URLSearchParams {
+export function inboxParams(v: {
+  tab: Status | 'all';
+  search: string;
+  sandbox: boolean | null;
+  sort: string;
+  filters: UrlFilters;
+}): URLSearchParams {
   const p = new URLSearchParams();
   if (v.tab !== 'all') p.set('status', v.tab);
   if (v.search) p.set('q', v.search);
@@ -110,16 +116,29 @@ export function CsvExportLink({ slug, params }: { slug: string; params: URLSearc
   const q = params.toString();
   const href = `/api/admin/workspaces/${slug}/leads.csv${q ? `?${q}` : ''}`;
   // A file from the API, not a page of the app: a plain anchor.
-  return <a className="button" href={href} download>Export CSV</a>;
+  return (
+    <a className="button" href={href} download>
+      Export CSV
+    </a>
+  );
 }
 
 /** A link to the inbox filtered to some leads, opened in the page (no reload). */
-export function LeadsLink({ slug, filter, children, label }: {
+export function LeadsLink({
+  slug,
+  filter,
+  children,
+  label,
+}: {
   slug: string;
   filter: UrlFilters & { status?: Status; sandbox?: boolean };
   children: ReactNode;
   /** The accessible name when the visible text alone is ambiguous (a bare count). */
   label?: string;
 }) {
-  return <Link to={inboxHref(slug, filter)} aria-label={label}>{children}</Link>;
+  return (
+    <Link to={inboxHref(slug, filter)} aria-label={label}>
+      {children}
+    </Link>
+  );
 }

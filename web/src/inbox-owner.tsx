@@ -19,7 +19,11 @@ export function OwnerCell({ lead }: { lead: InboxLead }) {
   const o = lead.owner;
   if (o.kind === 'ai') return <span className="owner owner-ai">AI</span>;
   if (o.kind === 'nobody') return <span className="owner owner-nobody">Nobody</span>;
-  return <span className="owner owner-operator" title={o.name}>{o.name}</span>;
+  return (
+    <span className="owner owner-operator" title={o.name}>
+      {o.name}
+    </span>
+  );
 }
 
 export type WaitingLevel = 'ok' | 'amber' | 'red';
@@ -38,7 +42,8 @@ export function WaitingCell({ lead, thresholds, now }: { lead: InboxLead; thresh
   return (
     <time dateTime={lead.waitingSince} className={`waiting waiting-${level}`}>
       {level !== 'ok' && <span aria-hidden="true">{level === 'red' ? '▲ ' : '● '}</span>}
-      {text}<span className="visually-hidden">{said}</span>
+      {text}
+      <span className="visually-hidden">{said}</span>
     </time>
   );
 }
@@ -46,13 +51,21 @@ export function WaitingCell({ lead, thresholds, now }: { lead: InboxLead; thresh
 /** The dot before an unread lead's name, said as "Unread:" to screen readers. */
 export function UnreadMark({ lead }: { lead: InboxLead }) {
   if (!lead.unread) return null;
-  return <><span className="unread-dot" aria-hidden="true" /><span className="visually-hidden">Unread: </span></>;
+  return (
+    <>
+      <span className="unread-dot" aria-hidden="true" />
+      <span className="visually-hidden">Unread: </span>
+    </>
+  );
 }
 
 /** The lead page's line about who has the lead. */
 export function LeadOwner({ owner }: { owner: InboxLead['owner'] }) {
-  const text = owner.kind === 'ai' ? 'With the AI.'
-    : owner.kind === 'nobody' ? 'Waiting for a person: nobody has taken it yet.'
-    : `Taken over by ${owner.name}.`;
+  const text =
+    owner.kind === 'ai'
+      ? 'With the AI.'
+      : owner.kind === 'nobody'
+        ? 'Waiting for a person: nobody has taken it yet.'
+        : `Taken over by ${owner.name}.`;
   return <p className={`lead-owner owner-${owner.kind}`}>{text}</p>;
 }

@@ -36,21 +36,29 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [more, setMore] = useState<InboxLead[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
-  const fetchPage = useCallback((after?: string) => {
-    const p = new URLSearchParams(apiQuery);
-    if (after) p.set('cursor', after);
-    return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
-  }, [apiQuery, workspace.slug]);
+  const fetchPage = useCallback(
+    (after?: string) => {
+      const p = new URLSearchParams(apiQuery);
+      if (after) p.set('cursor', after);
+      return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
+    },
+    [apiQuery, workspace.slug],
+  );
   const latest = useLatest();
   const refresh = useCallback(() => {
     const current = latest.begin();
-    fetchPage().then((d) => {
-      if (!current()) return;
-      setData(d);
-      setMore([]);
-      setCursor(d.nextCursor);
-      setError('');
-    }, (e: Error) => { if (current()) setError(e.message); });
+    fetchPage().then(
+      (d) => {
+        if (!current()) return;
+        setData(d);
+        setMore([]);
+        setCursor(d.nextCursor);
+        setError('');
+      },
+      (e: Error) => {
+        if (current()) setError(e.message);
+      },
+    );
   }, [fetchPage, latest]);
   useEffect(refresh, [refresh]);
   // Live: any change of the workspace refetches the first page.
@@ -74,53 +82,120 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
       <div className="toolbar">
         <nav aria-label="Lead status" className="tabs">
           {TABS.map((t) => (
-            <button key={t} type="button" aria-pressed={tab === t} className={t === 'needs_human' && (data?.counts.needs_human ?? 0) > 0 ? 'tab attention' : 'tab'} onClick={() => setTab(t)}>
+            <button
+              key={t}
+              type="button"
+              aria-pressed={tab === t}
+              className={t === 'needs_human' && (data?.counts.needs_human ?? 0) > 0 ? 'tab attention' : 'tab'}
+              onClick={() => setTab(t)}
+            >
               {t === 'all' ? 'All' : STATUS_LABELS[t]} <span className="count">{count(t)}</span>
             </button>
           ))}
         </nav>
-        <label className="search">Search leads <input type="search" value={search} placeholder="Name, phone or e-mail (3+ characters)" onChange={(e) => setSearch(e.target.value)} /></label>
-        <label className="sort">Sort <select value={sort} onChange={(e) => setSort(e.target.value)}>
-          <option value="newest">Newest first</option>
-          <option value="activity">Last activity</option>
-          <option value="waiting">Waiting longest</option>
-        </select></label>
-        <label className="check"><input type="checkbox" checked={sandbox ?? data?.sandbox ?? false} onChange={(e) => setSandbox(e.target.checked)} /> Sandbox</label>
+        <label className="search">
+          Search leads{' '}
+          <input
+            type="search"
+            value={search}
+            placeholder="Name, phone or e-mail (3+ characters)"
+            onChange={(e) => setSearch(e.target.value)}
+          />
+        </label>
+        <label className="sort">
+          Sort{' '}
+          <select value={sort} onChange={(e) => setSort(e.target.value)}>
+            <option value="newest">Newest first</option>
+            <option value="activity">Last activity</option>
+            <option value="waiting">Waiting longest</option>
+          </select>
+        </label>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={sandbox ?? data?.sandbox ?? false}
+            onChange={(e) => setSandbox(e.target.checked)}
+          />{' '}
+          Sandbox
+        </label>
         <AlertControls />
-        <CsvExportLink slug={workspace.slug} params={inboxParams({
-          tab, search: searched, sandbox: sandbox ?? data?.sandbox ?? false, sort, filters,
-        })} />
+        <CsvExportLink
+          slug={workspace.slug}
+          params={inboxParams({
+            tab,
+            search: searched,
+            sandbox: sandbox ?? data?.sandbox ?? false,
+            sort,
+            filters,
+          })}
+        />
       </div>
       <FilterSummary filters={filters} onClear={clearFilters} />
-      {error && <p role="alert" className="error">{error}</p>}
-      {data && leads.length === 0 ? <InboxEmpty search={searched} filtered={tab !== 'all'} onClear={() => setSearch('')} /> : (
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {data && leads.length === 0 ? (
+        <InboxEmpty search={searched} filtered={tab !== 'all'} onClear={() => setSearch('')} />
+      ) : (
         <table className="leads">
           <caption className="visually-hidden">Leads, newest first</caption>
           <thead>
-            <tr><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">Channel</th><th scope="col">Status</th><th scope="col">Owner</th><th scope="col">Waiting</th><th scope="col">Created</th><th scope="col">Last activity</th><th scope="col">Speed to lead</th></tr>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Phone</th>
+              <th scope="col">Channel</th>
+              <th scope="col">Status</th>
+              <th scope="col">Owner</th>
+              <th scope="col">Waiting</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last activity</th>
+              <th scope="col">Speed to lead</th>
+            </tr>
           </thead>
           <tbody>
             {leads.map((l) => (
-              <tr key={l.id} className={[l.status === 'needs_human' ? 'row-attention' : '', l.unread ? 'unread' : ''].join(' ').trim() || undefined}>
+              <tr
+                key={l.id}
+                className={
+                  [l.status === 'needs_human' ? 'row-attention' : '', l.unread ? 'unread' : ''].join(' ').trim() ||
+                  undefined
+                }
+              >
                 <td>
                   <UnreadMark lead={l} />
-                  <Link to={`/admin/${workspace.slug}/leads/${l.id}`} className="lead-name" title={l.name}>{l.name}</Link>
+                  <Link to={`/admin/${workspace.slug}/leads/${l.id}`} className="lead-name" title={l.name}>
+                    {l.name}
+                  </Link>
                   {!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}
                 </td>
                 <td>{l.phone}</td>
                 <td>{workspace.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</td>
-                <td><StatusBadge status={l.status} /></td>
-                <td><OwnerCell lead={l} /></td>
+                <td>
+                  <StatusBadge status={l.status} />
+                </td>
+                <td>
+                  <OwnerCell lead={l} />
+                </td>
                 <td>{data && <WaitingCell lead={l} thresholds={data.waiting} now={now} />}</td>
-                <td><time dateTime={l.createdAt}>{since(l.createdAt)}</time></td>
-                <td><time dateTime={l.lastActivityAt}>{since(l.lastActivityAt)}</time></td>
+                <td>
+                  <time dateTime={l.createdAt}>{since(l.createdAt)}</time>
+                </td>
+                <td>
+                  <time dateTime={l.lastActivityAt}>{since(l.lastActivityAt)}</time>
+                </td>
                 <td>{duration(l.speedToLeadSeconds)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
-      {cursor && <button type="button" onClick={loadMore}>Load more</button>}
+      {cursor && (
+        <button type="button" onClick={loadMore}>
+          Load more
+        </button>
+      )}
     </main>
   );
 }
@@ -131,7 +206,9 @@ function InboxEmpty({ search, filtered, onClear }: { search: string; filtered: b
     return (
       <p className="empty" role="status">
         No leads match &ldquo;{search}&rdquo;{filtered ? ' in this tab' : ''}.{' '}
-        <button type="button" onClick={onClear}>Clear search</button>
+        <button type="button" onClick={onClear}>
+          Clear search
+        </button>
       </p>
     );
   }

@@ -16,10 +16,13 @@ export function InvitePage() {
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     api<InviteInfo>('POST', '/api/admin/invites/lookup', { token }).then(setInfo, (e: Error) => setError(e.message));
-    api<Session>('GET', '/api/admin/session').then((s) => {
-      setCsrf(s.csrfToken);
-      setSession(s);
-    }, () => setSession(null));
+    api<Session>('GET', '/api/admin/session').then(
+      (s) => {
+        setCsrf(s.csrfToken);
+        setSession(s);
+      },
+      () => setSession(null),
+    );
   }, [token]);
 
   const step = async (call: () => Promise<void>) => {
@@ -33,11 +36,15 @@ export function InvitePage() {
       setBusy(false);
     }
   };
-  const accept = (body: Record<string, unknown>) => step(async () => {
-    await api('POST', `/api/admin/workspaces/${encodeURIComponent(info!.workspace.slug)}/invites/accept`, { token, ...body });
-    // A full load: the page starts again with the new session and membership.
-    location.assign(`/admin/${encodeURIComponent(info!.workspace.slug)}/leads`);
-  });
+  const accept = (body: Record<string, unknown>) =>
+    step(async () => {
+      await api('POST', `/api/admin/workspaces/${encodeURIComponent(info!.workspace.slug)}/invites/accept`, {
+        token,
+        ...body,
+      });
+      // A full load: the page starts again with the new session and membership.
+      location.assign(`/admin/${encodeURIComponent(info!.workspace.slug)}/leads`);
+    });
   const create = (e: React.FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget);
@@ -57,29 +64,68 @@ export function InvitePage() {
     });
   };
 
-  if (!info) return <main className="signin"><h1>Invitation</h1>{error ? <p role="alert" className="error">{error}</p> : <p className="loading">Loading…</p>}</main>;
+  if (!info)
+    return (
+      <main className="signin">
+        <h1>Invitation</h1>
+        {error ? (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        ) : (
+          <p className="loading">Loading…</p>
+        )}
+      </main>
+    );
   const signedInAsInvitee = session?.operator.email === info.email;
   return (
     <main className="signin">
       <h1>Join {info.workspace.name}</h1>
-      <p>You are invited as <strong>{info.role}</strong> with the address {info.email}. The link works until {new Date(info.expiresAt).toLocaleString()}.</p>
-      {error && <p role="alert" className="error">{error}</p>}
+      <p>
+        You are invited as <strong>{info.role}</strong> with the address {info.email}. The link works until{' '}
+        {new Date(info.expiresAt).toLocaleString()}.
+      </p>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
       {signedInAsInvitee ? (
-        <button type="button" disabled={busy} onClick={() => void accept({})}>Accept invitation</button>
+        <button type="button" disabled={busy} onClick={() => void accept({})}>
+          Accept invitation
+        </button>
       ) : (
         <>
-          {session && <p>You are signed in as {session.operator.email}; sign in as {info.email} to accept.</p>}
+          {session && (
+            <p>
+              You are signed in as {session.operator.email}; sign in as {info.email} to accept.
+            </p>
+          )}
           <h2>New here? Create your account</h2>
           <form onSubmit={create}>
-            <label>Your name <input name="name" autoComplete="name" required maxLength={200} /></label>
-            <label>Password (12 characters or more) <input name="password" type="password" autoComplete="new-password" minLength={12} required /></label>
-            <label>Password again <input name="confirm" type="password" autoComplete="new-password" minLength={12} required /></label>
-            <button type="submit" disabled={busy}>Create account and join</button>
+            <label>
+              Your name <input name="name" autoComplete="name" required maxLength={200} />
+            </label>
+            <label>
+              Password (12 characters or more){' '}
+              <input name="password" type="password" autoComplete="new-password" minLength={12} required />
+            </label>
+            <label>
+              Password again{' '}
+              <input name="confirm" type="password" autoComplete="new-password" minLength={12} required />
+            </label>
+            <button type="submit" disabled={busy}>
+              Create account and join
+            </button>
           </form>
           <h2>Already have an account for {info.email}?</h2>
           <form onSubmit={signIn}>
-            <label>Your current password <input name="password" type="password" autoComplete="current-password" required /></label>
-            <button type="submit" disabled={busy}>Sign in</button>
+            <label>
+              Your current password <input name="password" type="password" autoComplete="current-password" required />
+            </label>
+            <button type="submit" disabled={busy}>
+              Sign in
+            </button>
           </form>
         </>
       )}

@@ -16,26 +16,57 @@ function NewKeyDialog({ created, onClose }: { created: { key: string; prefix: st
   return (
     <dialog ref={ref} aria-labelledby="newkey-h" onClose={onClose} className="secret">
       <h2 id="newkey-h">New API key</h2>
-      <p className="warning"><strong>Copy it now: it will not be shown again.</strong> Only its hash is stored; if it is lost, create another key and revoke this one.</p>
-      <label>Key <input readOnly value={created.key} size={56} onFocus={(e) => e.currentTarget.select()} /></label>
+      <p className="warning">
+        <strong>Copy it now: it will not be shown again.</strong> Only its hash is stored; if it is lost, create another
+        key and revoke this one.
+      </p>
+      <label>
+        Key <input readOnly value={created.key} size={56} onFocus={(e) => e.currentTarget.select()} />
+      </label>
       <div className="actions">
         <CopyButton text={created.key} label="Copy the new API key" />
-        <button type="button" onClick={() => ref.current?.close()}>Done</button>
+        <button type="button" onClick={() => ref.current?.close()}>
+          Done
+        </button>
       </div>
     </dialog>
   );
 }
 
-function ConfirmRevoke({ k, ttl, onConfirm, onClose }: { k: Key; ttl: number; onConfirm: () => void; onClose: () => void }) {
+function ConfirmRevoke({
+  k,
+  ttl,
+  onConfirm,
+  onClose,
+}: {
+  k: Key;
+  ttl: number;
+  onConfirm: () => void;
+  onClose: () => void;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => ref.current?.showModal(), []);
   return (
     <dialog ref={ref} aria-labelledby="revoke-h" onClose={onClose} className="secret">
       <h2 id="revoke-h">Revoke {k.name}?</h2>
-      <p>Requests with the key {k.prefix}… will answer 401 within {ttl} seconds (the key cache), at once on this server. This cannot be undone.</p>
+      <p>
+        Requests with the key {k.prefix}… will answer 401 within {ttl} seconds (the key cache), at once on this server.
+        This cannot be undone.
+      </p>
       <div className="actions">
-        <button type="button" className="danger" onClick={() => { onConfirm(); ref.current?.close(); }}>Revoke key</button>
-        <button type="button" onClick={() => ref.current?.close()}>Cancel</button>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            onConfirm();
+            ref.current?.close();
+          }}
+        >
+          Revoke key
+        </button>
+        <button type="button" onClick={() => ref.current?.close()}>
+          Cancel
+        </button>
       </div>
     </dialog>
   );
@@ -50,10 +81,13 @@ export function KeysPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const load = useCallback(() => {
-    api<Keys>('GET', base).then((r) => {
-      setKeys(r.keys);
-      setTtl(r.cacheTtlSeconds);
-    }, (e: Error) => setError(e.message));
+    api<Keys>('GET', base).then(
+      (r) => {
+        setKeys(r.keys);
+        setTtl(r.cacheTtlSeconds);
+      },
+      (e: Error) => setError(e.message),
+    );
   }, [base]);
   useEffect(load, [load]);
 
@@ -64,7 +98,11 @@ export function KeysPage({ workspace }: { workspace: WorkspaceAccess }) {
     setError('');
     try {
       const limit = String(f.get('hourlyLimit') ?? '').trim();
-      const r = await api<Schemas['AdminApiKeyCreated']>('POST', base, { name: f.get('name'), sandbox: f.get('mode') === 'sandbox', ...(limit ? { hourlyLimit: Number(limit) } : {}) });
+      const r = await api<Schemas['AdminApiKeyCreated']>('POST', base, {
+        name: f.get('name'),
+        sandbox: f.get('mode') === 'sandbox',
+        ...(limit ? { hourlyLimit: Number(limit) } : {}),
+      });
       form.reset();
       setCreated(r.key);
       setNotice('Key created.');
@@ -87,41 +125,97 @@ export function KeysPage({ workspace }: { workspace: WorkspaceAccess }) {
   return (
     <main className="keys">
       <h1>API keys</h1>
-      <p>Your back end sends leads with these keys (never put one in a browser). Live keys (<code>li_live_…</code>) contact leads; sandbox keys (<code>li_test_…</code>) only simulate. "Last used" is recorded at most once a minute.</p>
-      {error && <p role="alert" className="error">{error}</p>}
-      <p role="status" className="notice">{notice}</p>
+      <p>
+        Your back end sends leads with these keys (never put one in a browser). Live keys (<code>li_live_…</code>)
+        contact leads; sandbox keys (<code>li_test_…</code>) only simulate. "Last used" is recorded at most once a
+        minute.
+      </p>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <p role="status" className="notice">
+        {notice}
+      </p>
       {created && <NewKeyDialog created={created} onClose={() => setCreated(null)} />}
-      {revoking && <ConfirmRevoke k={revoking} ttl={ttl} onConfirm={() => void revoke(revoking)} onClose={() => setRevoking(null)} />}
+      {revoking && (
+        <ConfirmRevoke
+          k={revoking}
+          ttl={ttl}
+          onConfirm={() => void revoke(revoking)}
+          onClose={() => setRevoking(null)}
+        />
+      )}
       <section aria-labelledby="create-h">
         <h2 id="create-h">Create a key</h2>
         <form className="add-endpoint" onSubmit={create}>
-          <label>Name <input name="name" required maxLength={100} placeholder="Website form" /></label>
+          <label>
+            Name <input name="name" required maxLength={100} placeholder="Website form" />
+          </label>
           <fieldset>
             <legend>Mode</legend>
-            <label><input type="radio" name="mode" value="live" defaultChecked /> Live</label>
-            <label><input type="radio" name="mode" value="sandbox" /> Sandbox</label>
+            <label>
+              <input type="radio" name="mode" value="live" defaultChecked /> Live
+            </label>
+            <label>
+              <input type="radio" name="mode" value="sandbox" /> Sandbox
+            </label>
           </fieldset>
-          <label>Hourly limit (optional) <input name="hourlyLimit" type="number" min={1} /></label>
+          <label>
+            Hourly limit (optional) <input name="hourlyLimit" type="number" min={1} />
+          </label>
           <button type="submit">Create key</button>
         </form>
       </section>
       <section aria-labelledby="keys-h">
         <h2 id="keys-h">Keys</h2>
-        <p>Revoked keys answer 401 on the public API within {ttl} seconds (API_KEY_CACHE_TTL_MS: other servers keep a found key that long).</p>
-        {!keys ? <p className="loading">Loading…</p> : (
+        <p>
+          Revoked keys answer 401 on the public API within {ttl} seconds (API_KEY_CACHE_TTL_MS: other servers keep a
+          found key that long).
+        </p>
+        {!keys ? (
+          <p className="loading">Loading…</p>
+        ) : (
           <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Mode</th><th scope="col">Hourly limit</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Hourly limit</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {keys.map((k) => (
                 <tr key={k.id}>
                   <td>{k.name}</td>
-                  <td><code>{k.prefix}…</code></td>
+                  <td>
+                    <code>{k.prefix}…</code>
+                  </td>
                   <td>{k.livemode ? 'Live' : 'Sandbox'}</td>
                   <td>{k.hourlyLimit}</td>
                   <td>{dateTime(k.createdAt)}</td>
                   <td>{k.lastUsedAt ? dateTime(k.lastUsedAt) : 'Never'}</td>
                   <td>{k.revokedAt ? `Revoked ${dateTime(k.revokedAt)}` : 'Active'}</td>
-                  <td>{!k.revokedAt && <button type="button" className="danger" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name} (${k.prefix}…)`}>Revoke</button>}</td>
+                  <td>
+                    {!k.revokedAt && (
+                      <button
+                        type="button"
+                        className="danger"
+                        onClick={() => setRevoking(k)}
+                        aria-label={`Revoke ${k.name} (${k.prefix}…)`}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -18,7 +18,10 @@ type Traffic = TrafficPage['entries'][number];
  * it does not reach what was shown (a long time offline) it starts over from it.
  */
 function usePaged<T extends { id: number }>(
-  first: T[], firstCursor: string | null, url: string, key: 'messages' | 'timeline',
+  first: T[],
+  firstCursor: string | null,
+  url: string,
+  key: 'messages' | 'timeline',
 ) {
   const [state, setState] = useState({ items: first, cursor: firstCursor });
   const [busy, setBusy] = useState(false);
@@ -54,21 +57,43 @@ function usePaged<T extends { id: number }>(
   return { ...state, busy, error, loadOlder };
 }
 
-function Older({ what, count, more, busy, onClick }: {
-  what: string; count: number; more: boolean; busy: boolean; onClick: () => void;
+function Older({
+  what,
+  count,
+  more,
+  busy,
+  onClick,
+}: {
+  what: string;
+  count: number;
+  more: boolean;
+  busy: boolean;
+  onClick: () => void;
 }) {
   return (
     <p className="history-more">
-      {more
-        ? <>The latest {count} {what}.{' '}
-          <button type="button" onClick={onClick} disabled={busy}>Load older {what}</button></>
-        : `All ${count} ${what}.`}
+      {more ? (
+        <>
+          The latest {count} {what}.{' '}
+          <button type="button" onClick={onClick} disabled={busy}>
+            Load older {what}
+          </button>
+        </>
+      ) : (
+        `All ${count} ${what}.`
+      )}
     </p>
   );
 }
 
-export function Thread({ base, messages, olderCursor }: {
-  base: string; messages: Message[]; olderCursor: string | null;
+export function Thread({
+  base,
+  messages,
+  olderCursor,
+}: {
+  base: string;
+  messages: Message[];
+  olderCursor: string | null;
 }) {
   const p = usePaged(messages, olderCursor, `${base}/messages`, 'messages');
   const region = useRef<HTMLDivElement>(null);
@@ -91,7 +116,11 @@ export function Thread({ base, messages, olderCursor }: {
       {p.items.length > 0 && (
         <Older what="messages" count={p.items.length} more={p.cursor !== null} busy={p.busy} onClick={p.loadOlder} />
       )}
-      {p.error && <p role="alert" className="error">{p.error}</p>}
+      {p.error && (
+        <p role="alert" className="error">
+          {p.error}
+        </p>
+      )}
       {p.items.length === 0 && <p className="empty">No messages yet.</p>}
       <ol className="thread">
         {p.items.map((m) => (
@@ -99,7 +128,8 @@ export function Thread({ base, messages, olderCursor }: {
             {m.kind === 'template' && <span className="badge">Template</span>}
             <p>{m.body}</p>
             <small>
-              {dateTime(m.createdAt)}{m.direction === 'outbound' && ` · ${m.status}`}
+              {dateTime(m.createdAt)}
+              {m.direction === 'outbound' && ` · ${m.status}`}
               {m.errorMessage && ` · ${m.errorMessage}`}
             </small>
           </li>
@@ -114,10 +144,16 @@ export function Timeline({ base, events, olderCursor }: { base: string; events: 
   return (
     <>
       <Older what="events" count={p.items.length} more={p.cursor !== null} busy={p.busy} onClick={p.loadOlder} />
-      {p.error && <p role="alert" className="error">{p.error}</p>}
+      {p.error && (
+        <p role="alert" className="error">
+          {p.error}
+        </p>
+      )}
       <ol className="timeline">
         {p.items.map((e) => (
-          <li key={e.id}><time dateTime={e.at}>{dateTime(e.at)}</time> {describeEvent(e.type, e.data)}</li>
+          <li key={e.id}>
+            <time dateTime={e.at}>{dateTime(e.at)}</time> {describeEvent(e.type, e.data)}
+          </li>
         ))}
       </ol>
     </>
@@ -133,7 +169,9 @@ export function ProviderTraffic({ base }: { base: string }) {
   const fetchPage = async (before: string | null) => {
     try {
       const r = await api<TrafficPage>(
-        'GET', `${base}/provider-traffic${before ? `?before=${encodeURIComponent(before)}` : ''}`);
+        'GET',
+        `${base}/provider-traffic${before ? `?before=${encodeURIComponent(before)}` : ''}`,
+      );
       setEntries((e) => (before && e ? [...e, ...r.entries] : r.entries));
       setCursor(r.olderCursor);
       setError('');
@@ -142,32 +180,55 @@ export function ProviderTraffic({ base }: { base: string }) {
     }
   };
   return (
-    <details onToggle={(e) => { setOpen(e.currentTarget.open); if (e.currentTarget.open) void fetchPage(null); }}>
+    <details
+      onToggle={(e) => {
+        setOpen(e.currentTarget.open);
+        if (e.currentTarget.open) void fetchPage(null);
+      }}
+    >
       <summary>Provider traffic</summary>
-      {error && <p role="alert" className="error">{error}</p>}
-      {entries === null ? open && <p className="loading">Loading…</p>
-        : entries.length === 0 ? <p className="empty">No provider traffic.</p> : (
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {entries === null ? (
+        open && <p className="loading">Loading…</p>
+      ) : entries.length === 0 ? (
+        <p className="empty">No provider traffic.</p>
+      ) : (
         <div className="table-scroll">
           <table>
             <thead>
               <tr>
-                <th scope="col">When</th><th scope="col">Provider</th><th scope="col">Request</th>
-                <th scope="col">Status</th><th scope="col">Outcome</th>
+                <th scope="col">When</th>
+                <th scope="col">Provider</th>
+                <th scope="col">Request</th>
+                <th scope="col">Status</th>
+                <th scope="col">Outcome</th>
               </tr>
             </thead>
             <tbody>
               {entries.map((e) => (
                 <tr key={e.id}>
-                  <td>{dateTime(e.createdAt)}</td><td>{e.provider} {e.direction === 'out' ? '→' : '←'}</td>
+                  <td>{dateTime(e.createdAt)}</td>
+                  <td>
+                    {e.provider} {e.direction === 'out' ? '→' : '←'}
+                  </td>
                   <td>{e.kind}</td>
-                  <td>{e.httpStatus ?? '—'}</td><td>{e.outcome ?? ''}</td>
+                  <td>{e.httpStatus ?? '—'}</td>
+                  <td>{e.outcome ?? ''}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      {cursor && <button type="button" onClick={() => void fetchPage(cursor)}>Load older traffic</button>}
+      {cursor && (
+        <button type="button" onClick={() => void fetchPage(cursor)}>
+          Load older traffic
+        </button>
+      )}
     </details>
   );
 }

@@ -16,7 +16,10 @@ export function LeadNotes({ base, canWrite }: { base: string; canWrite: boolean 
   const [error, setError] = useState('');
   const url = `${base}/notes`;
   const load = useCallback(() => {
-    api<Notes>('GET', url).then((r) => setNotes(r.notes), (e: Error) => setError(e.message));
+    api<Notes>('GET', url).then(
+      (r) => setNotes(r.notes),
+      (e: Error) => setError(e.message),
+    );
   }, [url]);
   useEffect(load, [load]);
   const add = async () => {
@@ -43,29 +46,54 @@ export function LeadNotes({ base, canWrite }: { base: string; canWrite: boolean 
     <section aria-labelledby="notes-h" className="lead-notes">
       <h2 id="notes-h">Internal notes</h2>
       <p className="hint">Only your team sees these; the lead never does.</p>
-      {error && <p role="alert" className="error">{error}</p>}
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
       {canWrite && (
-        <form onSubmit={(e) => { e.preventDefault(); if (draft.trim()) void add(); }}>
-          <label>Note <textarea name="note" maxLength={2000} rows={2} value={draft}
-            onChange={(e) => setDraft(e.target.value)} /></label>
-          <label className="check">
-            <input type="checkbox" checked={share} onChange={(e) => setShare(e.target.checked)} /> Share with the AI agent
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (draft.trim()) void add();
+          }}
+        >
+          <label>
+            Note{' '}
+            <textarea name="note" maxLength={2000} rows={2} value={draft} onChange={(e) => setDraft(e.target.value)} />
           </label>
-          <button type="submit" disabled={draft.trim() === ''}>Add note</button>
+          <label className="check">
+            <input type="checkbox" checked={share} onChange={(e) => setShare(e.target.checked)} /> Share with the AI
+            agent
+          </label>
+          <button type="submit" disabled={draft.trim() === ''}>
+            Add note
+          </button>
         </form>
       )}
-      {notes === null ? <p className="loading">Loading…</p> : notes.length === 0 ? <p>No notes yet.</p> : (
+      {notes === null ? (
+        <p className="loading">Loading…</p>
+      ) : notes.length === 0 ? (
+        <p>No notes yet.</p>
+      ) : (
         <ol className="notes">
           {notes.map((n) => (
             <li key={n.id}>
               <p className="note-text">{n.text}</p>
               <small>
                 {n.operator?.name ?? 'A former member'} · <time dateTime={n.createdAt}>{dateTime(n.createdAt)}</time>
-                {' · '}{n.visibleToAgent ? 'Shared with the AI agent' : 'Team only'}
+                {' · '}
+                {n.visibleToAgent ? 'Shared with the AI agent' : 'Team only'}
               </small>
               {canWrite && n.mine && (
-                <button type="button" className="link" onClick={() => void remove(n.id)}
-                  aria-label={`Delete note from ${dateTime(n.createdAt)}`}>Delete</button>
+                <button
+                  type="button"
+                  className="link"
+                  onClick={() => void remove(n.id)}
+                  aria-label={`Delete note from ${dateTime(n.createdAt)}`}
+                >
+                  Delete
+                </button>
               )}
             </li>
           ))}

@@ -22,10 +22,22 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
   const deleting = useRef(false);
   const load = useCallback(() => {
     if (deleting.current) return;
-    api<LeadPage>('GET', base).then((p) => { setPage(p); setError(''); }, (e: Error) => setError(e.message));
+    api<LeadPage>('GET', base).then(
+      (p) => {
+        setPage(p);
+        setError('');
+      },
+      (e: Error) => setError(e.message),
+    );
   }, [base]);
   useEffect(load, [load]);
-  useEffect(() => watchWorkspace(workspace.slug, (ids) => { if (!ids || ids.includes(leadId)) load(); }), [workspace.slug, leadId, load]);
+  useEffect(
+    () =>
+      watchWorkspace(workspace.slug, (ids) => {
+        if (!ids || ids.includes(leadId)) load();
+      }),
+    [workspace.slug, leadId, load],
+  );
   const can = (p: 'leads.act' | 'leads.delete') => workspace.permissions.includes(p);
   const act = async (path: string, body?: unknown, done?: string) => {
     try {
@@ -37,10 +49,26 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
       setError(e instanceof ApiError && e.body.message ? e.body.message : (e as Error).message);
     }
   };
-  if (!page) return <main>{error ? <p role="alert" className="error">{error}</p> : <p className="loading">Loading…</p>}</main>;
+  if (!page)
+    return (
+      <main>
+        {error ? (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        ) : (
+          <p className="loading">Loading…</p>
+        )}
+      </main>
+    );
   const l = page.lead;
   const remove = async () => {
-    if (!confirm(`Delete lead ${l.name} (${l.phone})? Their conversation, calls and personal data are erased; this cannot be undone.`)) return;
+    if (
+      !confirm(
+        `Delete lead ${l.name} (${l.phone})? Their conversation, calls and personal data are erased; this cannot be undone.`,
+      )
+    )
+      return;
     deleting.current = true;
     try {
       await api('DELETE', base);
@@ -54,31 +82,85 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
   };
   return (
     <main className="lead">
-      <p><Link to={`/admin/${workspace.slug}/leads`}>← Leads</Link></p>
-      <h1>{l.name} <StatusBadge status={l.status} />{!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}</h1>
-      {error && <p role="alert" className="error">{error}</p>}
-      <p role="status" className="notice">{notice}</p>
+      <p>
+        <Link to={`/admin/${workspace.slug}/leads`}>← Leads</Link>
+      </p>
+      <h1>
+        {l.name} <StatusBadge status={l.status} />
+        {!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}
+      </h1>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <p role="status" className="notice">
+        {notice}
+      </p>
       <LeadOwner owner={page.owner} />
       {(can('leads.act') || can('leads.delete')) && (
         <section aria-labelledby="actions-h" className="actions">
           <h2 id="actions-h">Actions</h2>
-          {can('leads.act') && (kept(l.status) ? page.owner.kind !== 'operator' : l.status !== 'needs_human' || page.owner.kind === 'nobody')
-            && <button type="button" onClick={() => act('take-over', undefined, kept(l.status)
-            ? `Taken over: the lead stays ${l.status}.` : 'Taken over: the agent sends nothing more.')}>Take over</button>}
+          {can('leads.act') &&
+            (kept(l.status)
+              ? page.owner.kind !== 'operator'
+              : l.status !== 'needs_human' || page.owner.kind === 'nobody') && (
+              <button
+                type="button"
+                onClick={() =>
+                  act(
+                    'take-over',
+                    undefined,
+                    kept(l.status)
+                      ? `Taken over: the lead stays ${l.status}.`
+                      : 'Taken over: the agent sends nothing more.',
+                  )
+                }
+              >
+                Take over
+              </button>
+            )}
           {/* A kept outcome that someone took over is handed back; the status stays either way. */}
           {can('leads.act') && (l.status === 'needs_human' || (kept(l.status) && page.owner.kind === 'operator')) && (
-            <button type="button" onClick={() => act('resume', undefined, kept(l.status) ? `Handed back: the lead stays ${l.status}.` : 'Handed back to the AI.')}>Resume AI</button>
+            <button
+              type="button"
+              onClick={() =>
+                act(
+                  'resume',
+                  undefined,
+                  kept(l.status) ? `Handed back: the lead stays ${l.status}.` : 'Handed back to the AI.',
+                )
+              }
+            >
+              Resume AI
+            </button>
           )}
-          {can('leads.delete') && <button type="button" className="danger" onClick={remove}>Delete lead</button>}
+          {can('leads.delete') && (
+            <button type="button" className="danger" onClick={remove}>
+              Delete lead
+            </button>
+          )}
           {can('leads.act') && (l.status === 'needs_human' || l.status === 'in_conversation' || l.status === 'new') && (
-            <form className="outcome" onSubmit={(e) => {
-              e.preventDefault();
-              const f = new FormData(e.currentTarget);
-              const outcome = String(f.get('outcome'));
-              if (confirm(`Set ${l.name} to ${outcome}?`)) void act('outcome', { outcome, note: f.get('note') }, `Outcome set: ${outcome}.`);
-            }}>
-              <label>Outcome <select name="outcome" defaultValue="booked"><option value="booked">Booked</option><option value="unqualified">Unqualified</option></select></label>
-              <label>Note or reason <input name="note" required maxLength={2000} /></label>
+            <form
+              className="outcome"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const f = new FormData(e.currentTarget);
+                const outcome = String(f.get('outcome'));
+                if (confirm(`Set ${l.name} to ${outcome}?`))
+                  void act('outcome', { outcome, note: f.get('note') }, `Outcome set: ${outcome}.`);
+              }}
+            >
+              <label>
+                Outcome{' '}
+                <select name="outcome" defaultValue="booked">
+                  <option value="booked">Booked</option>
+                  <option value="unqualified">Unqualified</option>
+                </select>
+              </label>
+              <label>
+                Note or reason <input name="note" required maxLength={2000} />
+              </label>
               <button type="submit">Set outcome</button>
             </form>
           )}
@@ -88,23 +170,70 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
         <section aria-labelledby="who-h">
           <h2 id="who-h">Details</h2>
           <dl>
-            <dt>Phone</dt><dd>{l.phone}</dd>
-            <dt>E-mail</dt><dd>{l.email ?? '—'}</dd>
-            <dt>Goal</dt><dd>{l.goal ?? '—'}</dd>
-            <dt>Channel</dt><dd>{l.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</dd>
-            <dt>Created</dt><dd>{dateTime(l.createdAt)}</dd>
-            <dt>Created by</dt><dd>{l.apiKey ? <>API key {l.apiKey.name} (<code>{l.apiKey.prefix}…</code>)</> : '—'}</dd>
-            {l.qualificationNotes && <><dt>Notes</dt><dd>{l.qualificationNotes}</dd></>}
-            {l.agentNotes && <><dt>Agent's notes</dt><dd className="agent-notes">{l.agentNotes}</dd></>}
-            <dt>Consent</dt><dd>{dateTime(l.consent.at)}, IP {l.consent.ip ?? 'unknown'}, {l.consent.userAgent ?? 'no user agent'}</dd>
-            {l.answers.map((a) => <FragmentRow key={`a-${a.id}`} term={a.label ?? a.id} value={a.value} />)}
-            {l.formAnswers.map((f) => <FragmentRow key={`f-${f.id}`} term={f.label ?? f.id} value={typeof f.value === 'string' ? f.value : JSON.stringify(f.value)} />)}
-            {Object.keys(l.metadata).length > 0 && <><dt>Metadata</dt><dd><code>{JSON.stringify(l.metadata)}</code></dd></>}
+            <dt>Phone</dt>
+            <dd>{l.phone}</dd>
+            <dt>E-mail</dt>
+            <dd>{l.email ?? '—'}</dd>
+            <dt>Goal</dt>
+            <dd>{l.goal ?? '—'}</dd>
+            <dt>Channel</dt>
+            <dd>{l.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</dd>
+            <dt>Created</dt>
+            <dd>{dateTime(l.createdAt)}</dd>
+            <dt>Created by</dt>
+            <dd>
+              {l.apiKey ? (
+                <>
+                  API key {l.apiKey.name} (<code>{l.apiKey.prefix}…</code>)
+                </>
+              ) : (
+                '—'
+              )}
+            </dd>
+            {l.qualificationNotes && (
+              <>
+                <dt>Notes</dt>
+                <dd>{l.qualificationNotes}</dd>
+              </>
+            )}
+            {l.agentNotes && (
+              <>
+                <dt>Agent's notes</dt>
+                <dd className="agent-notes">{l.agentNotes}</dd>
+              </>
+            )}
+            <dt>Consent</dt>
+            <dd>
+              {dateTime(l.consent.at)}, IP {l.consent.ip ?? 'unknown'}, {l.consent.userAgent ?? 'no user agent'}
+            </dd>
+            {l.answers.map((a) => (
+              <FragmentRow key={`a-${a.id}`} term={a.label ?? a.id} value={a.value} />
+            ))}
+            {l.formAnswers.map((f) => (
+              <FragmentRow
+                key={`f-${f.id}`}
+                term={f.label ?? f.id}
+                value={typeof f.value === 'string' ? f.value : JSON.stringify(f.value)}
+              />
+            ))}
+            {Object.keys(l.metadata).length > 0 && (
+              <>
+                <dt>Metadata</dt>
+                <dd>
+                  <code>{JSON.stringify(l.metadata)}</code>
+                </dd>
+              </>
+            )}
           </dl>
           <h2>Booking</h2>
           {l.bookingStart ? (
-            <p>{dateTime(l.bookingStart, page.timeZone ?? undefined)} ({new Date(l.bookingStart).toISOString().slice(0, 16).replace('T', ' ')} UTC), booking {l.bookingUid}</p>
-          ) : <p>No booking.</p>}
+            <p>
+              {dateTime(l.bookingStart, page.timeZone ?? undefined)} (
+              {new Date(l.bookingStart).toISOString().slice(0, 16).replace('T', ' ')} UTC), booking {l.bookingUid}
+            </p>
+          ) : (
+            <p>No booking.</p>
+          )}
           <LeadNotes base={base} canWrite={can('leads.act')} />
         </section>
         <section aria-labelledby="conv-h">
@@ -112,11 +241,22 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
             <>
               <h2 id="conv-h">WhatsApp conversation</h2>
               {page.whatsappWindow && (
-                <p className="window">{page.whatsappWindow.open ? `24-hour window open until ${dateTime(page.whatsappWindow.until!)}` : '24-hour window closed: only the approved template can be sent.'}</p>
+                <p className="window">
+                  {page.whatsappWindow.open
+                    ? `24-hour window open until ${dateTime(page.whatsappWindow.until!)}`
+                    : '24-hour window closed: only the approved template can be sent.'}
+                </p>
               )}
               <Thread base={base} messages={page.messages} olderCursor={page.messagesOlderCursor} />
               {can('leads.act') && page.whatsappWindow && (l.status === 'needs_human' || kept(l.status)) && (
-                <ReplyComposer base={base} window={page.whatsappWindow} onSent={(n) => { setNotice(n); load(); }} />
+                <ReplyComposer
+                  base={base}
+                  window={page.whatsappWindow}
+                  onSent={(n) => {
+                    setNotice(n);
+                    load();
+                  }}
+                />
               )}
             </>
           ) : (
@@ -125,14 +265,21 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
               {page.calls.length === 0 && <p>No call yet.</p>}
               {page.calls.map((c) => (
                 <article key={c.providerCallId} className="call">
-                  <h3>Call {c.startedAt ? dateTime(c.startedAt) : ''} — {c.status}</h3>
-                  <p>{c.durationSeconds !== null ? `${c.durationSeconds} s` : ''} {c.endedReason ?? ''}</p>
+                  <h3>
+                    Call {c.startedAt ? dateTime(c.startedAt) : ''} — {c.status}
+                  </h3>
+                  <p>
+                    {c.durationSeconds !== null ? `${c.durationSeconds} s` : ''} {c.endedReason ?? ''}
+                  </p>
                   {c.summary && <p>{c.summary}</p>}
+                  {/* biome-ignore lint/a11y/useMediaCaption: the transcript is shown below it */}
                   {c.recordingUrl && <audio controls preload="none" src={c.recordingUrl} aria-label="Call recording" />}
                   {c.transcriptTurns.length > 0 && (
                     <ol className="transcript" aria-label="Transcript">
                       {c.transcriptTurns.map((t, i) => (
-                        <li key={i} className={t.speaker === 'Lead' ? 'turn turn-lead' : 'turn turn-assistant'}><b>{t.speaker === 'Lead' ? 'Lead' : 'Assistant'}:</b> {t.text}</li>
+                        <li key={i} className={t.speaker === 'Lead' ? 'turn turn-lead' : 'turn turn-assistant'}>
+                          <b>{t.speaker === 'Lead' ? 'Lead' : 'Assistant'}:</b> {t.text}
+                        </li>
                       ))}
                     </ol>
                   )}
@@ -153,5 +300,10 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
 const kept = (status: string) => status === 'booked' || status === 'unqualified';
 
 function FragmentRow({ term, value }: { term: string; value: string }) {
-  return <><dt>{term}</dt><dd>{value}</dd></>;
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd>{value}</dd>
+    </>
+  );
 }

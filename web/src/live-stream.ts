@@ -23,8 +23,9 @@ type Subscriber = (leadIds: string[] | null) => void;
 let status: LiveStatus = { state: 'live' };
 const statusListeners = new Set<() => void>();
 function setStatus(next: LiveStatus): void {
-  const same = next.state === status.state
-    && (next.state !== 'ended' || status.state !== 'ended' || next.reason === status.reason);
+  const same =
+    next.state === status.state &&
+    (next.state !== 'ended' || status.state !== 'ended' || next.reason === status.reason);
   if (same) return;
   status = next;
   for (const fn of statusListeners) fn();
@@ -70,7 +71,10 @@ class WorkspaceStream {
   }
 
   // A network change: try at once rather than after the current pause.
-  readonly #retryNow = () => { this.#attempt = 0; this.#wake?.(); };
+  readonly #retryNow = () => {
+    this.#attempt = 0;
+    this.#wake?.();
+  };
   readonly #dropStream = () => this.#request?.abort();
 
   #offline(): void {
@@ -84,7 +88,9 @@ class WorkspaceStream {
       const request = (this.#request = new AbortController());
       try {
         const res = await fetch(this.url, {
-          headers: { accept: 'text/event-stream' }, credentials: 'same-origin', cache: 'no-store',
+          headers: { accept: 'text/event-stream' },
+          credentials: 'same-origin',
+          cache: 'no-store',
           signal: request.signal,
         });
         if (res.status === 401) this.#end('signed_out');
@@ -100,8 +106,15 @@ class WorkspaceStream {
       // Spread out, so the pages of a restarted service do not all come back in the same instant.
       await new Promise<void>((resolve) => {
         const pause = base * (0.8 + Math.random() * 0.4);
-        const timer = window.setTimeout(() => { this.#wake = null; resolve(); }, pause);
-        this.#wake = () => { clearTimeout(timer); this.#wake = null; resolve(); };
+        const timer = window.setTimeout(() => {
+          this.#wake = null;
+          resolve();
+        }, pause);
+        this.#wake = () => {
+          clearTimeout(timer);
+          this.#wake = null;
+          resolve();
+        };
       });
     }
   }

@@ -17,10 +17,19 @@ export interface Latest {
 
 export function useLatest(): Latest {
   const latest = useRef(0);
-  return useMemo(() => ({
-    begin: () => { const n = ++latest.current; return () => n === latest.current; },
-    join: () => { const n = latest.current; return () => n === latest.current; },
-  }), []);
+  return useMemo(
+    () => ({
+      begin: () => {
+        const n = ++latest.current;
+        return () => n === latest.current;
+      },
+      join: () => {
+        const n = latest.current;
+        return () => n === latest.current;
+      },
+    }),
+    [],
+  );
 }
 
 /**
@@ -31,10 +40,17 @@ export function useLatest(): Latest {
 export function useLiveRefresh(slug: string, refresh: () => void, kinds?: readonly string[]): void {
   const timer = useRef<number | undefined>(undefined);
   useEffect(() => {
-    const stop = watchWorkspace(slug, () => {
+    const stop = watchWorkspace(
+      slug,
+      () => {
+        clearTimeout(timer.current);
+        timer.current = window.setTimeout(refresh, 300);
+      },
+      kinds,
+    );
+    return () => {
+      stop();
       clearTimeout(timer.current);
-      timer.current = window.setTimeout(refresh, 300);
-    }, kinds);
-    return () => { stop(); clearTimeout(timer.current); };
+    };
   }, [slug, refresh, kinds]);
 }

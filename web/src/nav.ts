@@ -6,12 +6,16 @@ import { useMemo, useSyncExternalStore } from 'react';
 // change of the address goes through here, and every component reads it with useLocation.
 
 const listeners = new Set<() => void>();
-const notify = () => { for (const listener of listeners) listener(); };
+const notify = () => {
+  for (const listener of listeners) listener();
+};
 addEventListener('popstate', notify);
 
 function subscribe(listener: () => void): () => void {
   listeners.add(listener);
-  return () => { listeners.delete(listener); };
+  return () => {
+    listeners.delete(listener);
+  };
 }
 
 /**
@@ -45,7 +49,10 @@ export function useLocation(): { path: string; query: URLSearchParams; search: s
  * This path with `changes` applied to its query (undefined, '' or false: the parameter is
  * left out, so a default never shows in the address).
  */
-export function withQuery(query: URLSearchParams, changes: Record<string, string | boolean | undefined | null>): string {
+export function withQuery(
+  query: URLSearchParams,
+  changes: Record<string, string | boolean | undefined | null>,
+): string {
   const next = new URLSearchParams(query);
   for (const [k, v] of Object.entries(changes)) {
     if (v === undefined || v === null || v === '' || v === false) next.delete(k);
@@ -59,7 +66,10 @@ export function withQuery(query: URLSearchParams, changes: Record<string, string
  * The current page's query parameters and a setter: choices (a tab, a select, a switch) add a
  * history entry, so back returns to the view before; typing (`replace`) changes the current one.
  */
-export function useQueryState(): [URLSearchParams, (changes: Record<string, string | boolean | undefined | null>, opts?: { replace?: boolean }) => void] {
+export function useQueryState(): [
+  URLSearchParams,
+  (changes: Record<string, string | boolean | undefined | null>, opts?: { replace?: boolean }) => void,
+] {
   const { query } = useLocation();
   const set = (changes: Record<string, string | boolean | undefined | null>, opts?: { replace?: boolean }) =>
     navigate(withQuery(new URLSearchParams(location.search), changes), opts);

@@ -6,8 +6,10 @@ import { useLiveStatus } from './live.ts';
 
 export function OfflineBanner() {
   const live = useLiveStatus();
-  const ended = live.state === 'ended' && live.reason === 'signed_out'
-    ? 'Signed out.' : 'You no longer have access to this workspace.';
+  const ended =
+    live.state === 'ended' && live.reason === 'signed_out'
+      ? 'Signed out.'
+      : 'You no longer have access to this workspace.';
   const text = live.state === 'offline' ? 'Offline — reconnecting…' : live.state === 'ended' ? ended : '';
   return (
     <div role="status" aria-live="polite" className={text ? 'offline-banner' : 'offline-banner empty'}>

@@ -9,6 +9,7 @@ const HEADING = 'main h1';
 /** Moves focus to the heading of the page now shown, on each change of `path` after the first. */
 export function useFocusHeadingOnNavigate(path: string): void {
   const first = useRef(true);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `path` is the trigger: each navigation moves focus once
   useEffect(() => {
     if (first.current) {
       first.current = false;

@@ -9,19 +9,45 @@ import { CopyButton } from './copy.tsx';
 
 type Section = 'voice' | 'whatsapp' | 'scheduling' | 'llm';
 type Json = Record<string, unknown>;
-interface Masked { set: true; last4: string | null }
-interface Field { path: string; label: string; secret?: boolean; number?: boolean; optional?: boolean; help?: string }
+interface Masked {
+  set: true;
+  last4: string | null;
+}
+interface Field {
+  path: string;
+  label: string;
+  secret?: boolean;
+  number?: boolean;
+  optional?: boolean;
+  help?: string;
+}
 type Providers = Schemas['AdminProviders'];
 type TestResult = Schemas['AdminProviderTest'];
 
-const TITLES: Record<Section, string> = { voice: 'Voice (Vapi)', whatsapp: 'WhatsApp', scheduling: 'Scheduling (Cal.com)', llm: 'Model' };
+const TITLES: Record<Section, string> = {
+  voice: 'Voice (Vapi)',
+  whatsapp: 'WhatsApp',
+  scheduling: 'Scheduling (Cal.com)',
+  llm: 'Model',
+};
 const FIELDS: Record<string, Field[]> = {
   voice: [
     { path: 'apiKey', label: 'Vapi private API key', secret: true },
     { path: 'assistantId', label: 'Assistant id' },
     { path: 'phoneNumberId', label: 'Phone number id' },
-    { path: 'serverSecret', label: 'Server secret (X-Vapi-Secret)', secret: true, optional: true, help: 'Optional: by default derived from the API key.' },
-    { path: 'hmac.credentialId', label: 'HMAC credential id', optional: true, help: "Optional: Vapi's HMAC credential instead of the server secret." },
+    {
+      path: 'serverSecret',
+      label: 'Server secret (X-Vapi-Secret)',
+      secret: true,
+      optional: true,
+      help: 'Optional: by default derived from the API key.',
+    },
+    {
+      path: 'hmac.credentialId',
+      label: 'HMAC credential id',
+      optional: true,
+      help: "Optional: Vapi's HMAC credential instead of the server secret.",
+    },
     { path: 'hmac.secretKey', label: 'HMAC secret', secret: true, optional: true },
   ],
   'whatsapp:twilio': [
@@ -34,7 +60,12 @@ const FIELDS: Record<string, Field[]> = {
     { path: 'accessToken', label: 'Access token', secret: true },
     { path: 'phoneNumberId', label: 'Phone number id' },
     { path: 'appSecret', label: 'App secret', secret: true },
-    { path: 'verifyToken', label: 'Verify token', secret: true, help: 'What you type as "Verify token" in the App Dashboard.' },
+    {
+      path: 'verifyToken',
+      label: 'Verify token',
+      secret: true,
+      help: 'What you type as "Verify token" in the App Dashboard.',
+    },
     { path: 'templateName', label: 'First-contact template name' },
     { path: 'templateLanguage', label: 'Template language', optional: true },
   ],
@@ -44,13 +75,25 @@ const FIELDS: Record<string, Field[]> = {
     { path: 'webhookSecret', label: 'Webhook secret', secret: true, optional: true },
   ],
   llm: [
-    { path: 'baseUrl', label: 'Base URL', optional: true, help: 'Empty: OPENAI_BASE_URL. Your own server needs your own API key.' },
-    { path: 'apiKey', label: 'API key', secret: true, optional: true, help: 'Empty when never set: OPENAI_API_KEY (only with OPENAI_BASE_URL).' },
+    {
+      path: 'baseUrl',
+      label: 'Base URL',
+      optional: true,
+      help: 'Empty: OPENAI_BASE_URL. Your own server needs your own API key.',
+    },
+    {
+      path: 'apiKey',
+      label: 'API key',
+      secret: true,
+      optional: true,
+      help: 'Empty when never set: OPENAI_API_KEY (only with OPENAI_BASE_URL).',
+    },
     { path: 'model', label: 'Model name', optional: true, help: 'Empty: LLM_MODEL.' },
   ],
 };
 
-const get = (o: Json | null | undefined, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Json)[k] : undefined), o);
+const get = (o: Json | null | undefined, path: string): unknown =>
+  path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Json)[k] : undefined), o);
 function set(o: Json, path: string, value: unknown): void {
   const keys = path.split('.');
   let cur = o;
@@ -61,13 +104,29 @@ const isMasked = (v: unknown): v is Masked => !!v && typeof v === 'object' && (v
 /** The stored section without its masks: the fields the page does not show are sent back as they are. */
 function unmasked(v: unknown): unknown {
   if (!v || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v as Json).filter(([, x]) => !isMasked(x)).map(([k, x]) => [k, unmasked(x)]));
+  return Object.fromEntries(
+    Object.entries(v as Json)
+      .filter(([, x]) => !isMasked(x))
+      .map(([k, x]) => [k, unmasked(x)]),
+  );
 }
 
-function ProviderForm({ base, section, stored, onSaved, sandboxOnly }: {
-  base: string; section: Section; stored: Json | null; onSaved: () => void; sandboxOnly: boolean;
+function ProviderForm({
+  base,
+  section,
+  stored,
+  onSaved,
+  sandboxOnly,
+}: {
+  base: string;
+  section: Section;
+  stored: Json | null;
+  onSaved: () => void;
+  sandboxOnly: boolean;
 }) {
-  const [provider, setProvider] = useState<string>(String(stored?.provider ?? (section === 'whatsapp' ? 'twilio' : '')));
+  const [provider, setProvider] = useState<string>(
+    String(stored?.provider ?? (section === 'whatsapp' ? 'twilio' : '')),
+  );
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [result, setResult] = useState<TestResult | null>(null);
@@ -121,10 +180,13 @@ function ProviderForm({ base, section, stored, onSaved, sandboxOnly }: {
   return (
     <section className="provider" aria-labelledby={`${section}-h`}>
       <h2 id={`${section}-h`}>{TITLES[section]}</h2>
-      {sandboxOnly && stored === null && <p className="notice">Sandbox: simulated provider. Set it here for live leads.</p>}
+      {sandboxOnly && stored === null && (
+        <p className="notice">Sandbox: simulated provider. Set it here for live leads.</p>
+      )}
       <form onSubmit={save} className="provider-form">
         {section === 'whatsapp' && (
-          <label>Provider{' '}
+          <label>
+            Provider{' '}
             <select value={provider} onChange={(e) => setProvider(e.target.value)}>
               <option value="twilio">Twilio</option>
               <option value="meta">Meta (WhatsApp Cloud API)</option>
@@ -133,32 +195,58 @@ function ProviderForm({ base, section, stored, onSaved, sandboxOnly }: {
         )}
         {fields.map((f) => {
           const value = sameProvider ? get(stored, f.path) : undefined;
-          const hint = f.secret ? (isMasked(value) ? `Set${value.last4 ? `, ending …${value.last4}` : ''}. Type a new one to replace it; leave empty to keep it.` : 'Not set.') : '';
+          const hint = f.secret
+            ? isMasked(value)
+              ? `Set${value.last4 ? `, ending …${value.last4}` : ''}. Type a new one to replace it; leave empty to keep it.`
+              : 'Not set.'
+            : '';
           return (
             <div key={`${provider}-${f.path}`} className="field">
-              <label htmlFor={id(f)}>{f.label}{f.optional ? ' (optional)' : ''}</label>
+              <label htmlFor={id(f)}>
+                {f.label}
+                {f.optional ? ' (optional)' : ''}
+              </label>
               <input
-                id={id(f)} name={f.path} type={f.secret ? 'password' : f.number ? 'number' : 'text'} autoComplete={f.secret ? 'new-password' : 'off'}
-                defaultValue={f.secret || value === undefined ? '' : String(value)} aria-describedby={hint || f.help ? `${id(f)}-hint` : undefined} size={40}
+                id={id(f)}
+                name={f.path}
+                type={f.secret ? 'password' : f.number ? 'number' : 'text'}
+                autoComplete={f.secret ? 'new-password' : 'off'}
+                defaultValue={f.secret || value === undefined ? '' : String(value)}
+                aria-describedby={hint || f.help ? `${id(f)}-hint` : undefined}
+                size={40}
               />
               {(hint || f.help) && <small id={`${id(f)}-hint`}>{[hint, f.help].filter(Boolean).join(' ')}</small>}
             </div>
           );
         })}
-        {error && <p role="alert" className="error">{error}</p>}
-        <p role="status" className="notice">{notice}</p>
+        {error && (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        )}
+        <p role="status" className="notice">
+          {notice}
+        </p>
         <div className="actions">
           <button type="submit">Save {TITLES[section]}</button>
-          <button type="button" onClick={() => void test()} disabled={testing}>Test connection</button>
+          <button type="button" onClick={() => void test()} disabled={testing}>
+            Test connection
+          </button>
         </div>
       </form>
       {testing && <p className="loading">Testing…</p>}
       {result && (
         <ul className="checks" aria-label={`Test connection: ${TITLES[section]}`}>
           {result.checks.map((c, i) => (
-            <li key={i} className={c.ok ? 'pass' : 'fail'}><strong>{c.ok ? 'PASS' : 'FAIL'}</strong> {c.provider} {c.check}: {c.note}</li>
+            <li key={i} className={c.ok ? 'pass' : 'fail'}>
+              <strong>{c.ok ? 'PASS' : 'FAIL'}</strong> {c.provider} {c.check}: {c.note}
+            </li>
           ))}
-          {result.notConfigured.map((m) => <li key={m.section} className="fail"><strong>NOT SET</strong> {m.note}</li>)}
+          {result.notConfigured.map((m) => (
+            <li key={m.section} className="fail">
+              <strong>NOT SET</strong> {m.note}
+            </li>
+          ))}
         </ul>
       )}
     </section>
@@ -173,34 +261,81 @@ export function ProvidersPage({ workspace }: { workspace: WorkspaceAccess }) {
     api<Providers>('GET', base).then(setData, (e: Error) => setError(e.message));
   }, [base]);
   useEffect(load, [load]);
-  if (!data) return <main>{error ? <p role="alert" className="error">{error}</p> : <p className="loading">Loading…</p>}</main>;
+  if (!data)
+    return (
+      <main>
+        {error ? (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        ) : (
+          <p className="loading">Loading…</p>
+        )}
+      </main>
+    );
   const sections: Section[] = data.channel === 'voice' ? ['voice', 'scheduling'] : ['whatsapp', 'llm', 'scheduling'];
   return (
     <main className="providers">
       <h1>Providers</h1>
       {data.sandboxOnly && (
-        <p className="notice" role="note"><strong>Sandbox: simulated providers.</strong> This workspace has no live key and no live lead yet:
-          its sandbox leads talk to simulated providers (calls, messages, bookings), whatever is set below. What you set here is for live leads.</p>
+        <p className="notice" role="note">
+          <strong>Sandbox: simulated providers.</strong> This workspace has no live key and no live lead yet: its
+          sandbox leads talk to simulated providers (calls, messages, bookings), whatever is set below. What you set
+          here is for live leads.
+        </p>
       )}
-      <p>Credentials are stored encrypted. Secrets are never shown again: a saved secret appears as "set, ending …" with its last 4 characters.</p>
+      <p>
+        Credentials are stored encrypted. Secrets are never shown again: a saved secret appears as "set, ending …" with
+        its last 4 characters.
+      </p>
       <section aria-labelledby="urls-h">
         <h2 id="urls-h">URLs to paste into your providers</h2>
-        {data.warning && <p className="warning" role="note"><strong>Warning:</strong> {data.warning}</p>}
+        {data.warning && (
+          <p className="warning" role="note">
+            <strong>Warning:</strong> {data.warning}
+          </p>
+        )}
         <table>
-          <thead><tr><th scope="col">Provider</th><th scope="col">Where</th><th scope="col">URL</th><th scope="col"><span className="visually-hidden">Copy</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Provider</th>
+              <th scope="col">Where</th>
+              <th scope="col">URL</th>
+              <th scope="col">
+                <span className="visually-hidden">Copy</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {data.urls.map((u) => (
               <tr key={u.url}>
                 <td>{u.provider}</td>
-                <td>{u.label}<br /><small>{u.note}</small></td>
-                <td><code>{u.url}</code></td>
-                <td><CopyButton text={u.url} label={`Copy ${u.provider} ${u.label}`} /></td>
+                <td>
+                  {u.label}
+                  <br />
+                  <small>{u.note}</small>
+                </td>
+                <td>
+                  <code>{u.url}</code>
+                </td>
+                <td>
+                  <CopyButton text={u.url} label={`Copy ${u.provider} ${u.label}`} />
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       </section>
-      {sections.map((s) => <ProviderForm key={s} base={base} section={s} stored={data.providers[s]} onSaved={load} sandboxOnly={data.sandboxOnly} />)}
+      {sections.map((s) => (
+        <ProviderForm
+          key={s}
+          base={base}
+          section={s}
+          stored={data.providers[s]}
+          onSaved={load}
+          sandboxOnly={data.sandboxOnly}
+        />
+      ))}
     </main>
   );
 }

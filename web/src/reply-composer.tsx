@@ -7,7 +7,11 @@ import { dateTime } from './format.ts';
 // button that sends it, and keeps whatever was typed (the API refuses free text then, and a
 // refused send never clears the draft). The draft lives as long as the lead's page.
 
-export function ReplyComposer({ base, window: w, onSent }: {
+export function ReplyComposer({
+  base,
+  window: w,
+  onSent,
+}: {
   base: string;
   window: NonNullable<LeadPage['whatsappWindow']>;
   onSent: (notice: string) => void;
@@ -29,17 +33,23 @@ export function ReplyComposer({ base, window: w, onSent }: {
     }
   };
   return (
-    <form className="reply" aria-labelledby="reply-h" onSubmit={(e) => {
-      e.preventDefault();
-      if (w.open && draft.trim()) void send({ text: draft }, 'Reply queued.');
-    }}>
+    <form
+      className="reply"
+      aria-labelledby="reply-h"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (w.open && draft.trim()) void send({ text: draft }, 'Reply queued.');
+      }}
+    >
       <h3 id="reply-h">Reply</h3>
       {w.open ? (
         <p className="window">24-hour window open until {dateTime(w.until!)}.</p>
       ) : (
         <div className="window-closed" role="note">
-          <p><strong>The 24-hour window is closed.</strong> WhatsApp accepts only the approved template until the
-            lead writes again. Your text is kept here and can be sent once they do.</p>
+          <p>
+            <strong>The 24-hour window is closed.</strong> WhatsApp accepts only the approved template until the lead
+            writes again. Your text is kept here and can be sent once they do.
+          </p>
           {w.template ? (
             <>
               <p>The template the lead will get:</p>
@@ -48,14 +58,35 @@ export function ReplyComposer({ base, window: w, onSent }: {
                 Send template
               </button>
             </>
-          ) : <p>No template is set up for this workspace (Providers page).</p>}
+          ) : (
+            <p>No template is set up for this workspace (Providers page).</p>
+          )}
         </div>
       )}
-      {error && <p role="alert" className="error">{error}</p>}
-      <label>Message <textarea name="text" maxLength={1600} rows={3} value={draft}
-        onChange={(e) => setDraft(e.target.value)} aria-describedby={w.open ? undefined : 'reply-closed'} /></label>
-      {!w.open && <p id="reply-closed" className="hint">Free text cannot be sent while the window is closed.</p>}
-      <button type="submit" disabled={busy || !w.open || draft.trim() === ''}>Reply</button>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <label>
+        Message{' '}
+        <textarea
+          name="text"
+          maxLength={1600}
+          rows={3}
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          aria-describedby={w.open ? undefined : 'reply-closed'}
+        />
+      </label>
+      {!w.open && (
+        <p id="reply-closed" className="hint">
+          Free text cannot be sent while the window is closed.
+        </p>
+      )}
+      <button type="submit" disabled={busy || !w.open || draft.trim() === ''}>
+        Reply
+      </button>
     </form>
   );
 }

@@ -9,7 +9,9 @@ import { ApiError } from './api.ts';
 export function saveErrorText(e: unknown): string {
   if (!(e instanceof ApiError)) return (e as Error).message;
   const field = (path: string[]) =>
-    path[0] === 'questions' && path[1] !== undefined ? `Question ${Number(path[1]) + 1}${path[2] ? ` (${path[2]})` : ''}` : path.join('.');
+    path[0] === 'questions' && path[1] !== undefined
+      ? `Question ${Number(path[1]) + 1}${path[2] ? ` (${path[2]})` : ''}`
+      : path.join('.');
   const issues = (e.body.issues ?? []).map((i) => (i.path.length > 0 ? `${field(i.path)}: ${i.message}` : i.message));
   if (issues.length > 0) return `Not saved. ${issues.join('; ')}.`;
   return [e.message, e.body.message].filter(Boolean).join(' ');

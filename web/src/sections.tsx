@@ -31,15 +31,64 @@ export interface Section {
 
 export const SECTIONS: Section[] = [
   {
-    path: 'leads', label: 'Leads', permission: 'leads.read',
-    render: ({ workspace, subpath }) => (subpath ? <LeadView key={subpath} workspace={workspace} leadId={subpath} /> : <InboxPage key={workspace.slug} workspace={workspace} />),
+    path: 'leads',
+    label: 'Leads',
+    permission: 'leads.read',
+    render: ({ workspace, subpath }) =>
+      subpath ? (
+        <LeadView key={subpath} workspace={workspace} leadId={subpath} />
+      ) : (
+        <InboxPage key={workspace.slug} workspace={workspace} />
+      ),
   },
-  { path: 'analytics', label: 'Analytics', permission: 'analytics.read', render: ({ workspace }) => <AnalyticsPage key={workspace.slug} workspace={workspace} /> },
-  { path: 'logs', label: 'Logs', permission: 'logs.read', render: ({ workspace, subpath }) => <LogsPage key={`${workspace.slug}/${subpath ?? ''}`} workspace={workspace} subpath={subpath} /> },
-  { path: 'form', label: 'Form', permission: 'settings.read', render: ({ workspace }) => <FormPage key={workspace.slug} workspace={workspace} /> },
-  { path: 'agent', label: 'Agent', permission: 'settings.read', render: ({ workspace }) => <AgentPage key={workspace.slug} workspace={workspace} /> },
-  { path: 'providers', label: 'Providers', permission: 'settings.manage', render: ({ workspace }) => <ProvidersPage key={workspace.slug} workspace={workspace} /> },
-  { path: 'keys', label: 'API keys', permission: 'keys.manage', render: ({ workspace }) => <KeysPage key={workspace.slug} workspace={workspace} /> },
-  { path: 'webhooks', label: 'Webhooks', permission: 'webhooks.manage', render: ({ workspace }) => <WebhooksPage key={workspace.slug} workspace={workspace} /> },
-  { path: 'team', label: 'Team', permission: 'team.manage', render: ({ workspace, session }) => <TeamPage key={workspace.slug} workspace={workspace} session={session} /> },
+  {
+    path: 'analytics',
+    label: 'Analytics',
+    permission: 'analytics.read',
+    render: ({ workspace }) => <AnalyticsPage key={workspace.slug} workspace={workspace} />,
+  },
+  {
+    path: 'logs',
+    label: 'Logs',
+    permission: 'logs.read',
+    render: ({ workspace, subpath }) => (
+      <LogsPage key={`${workspace.slug}/${subpath ?? ''}`} workspace={workspace} subpath={subpath} />
+    ),
+  },
+  {
+    path: 'form',
+    label: 'Form',
+    permission: 'settings.read',
+    render: ({ workspace }) => <FormPage key={workspace.slug} workspace={workspace} />,
+  },
+  {
+    path: 'agent',
+    label: 'Agent',
+    permission: 'settings.read',
+    render: ({ workspace }) => <AgentPage key={workspace.slug} workspace={workspace} />,
+  },
+  {
+    path: 'providers',
+    label: 'Providers',
+    permission: 'settings.manage',
+    render: ({ workspace }) => <ProvidersPage key={workspace.slug} workspace={workspace} />,
+  },
+  {
+    path: 'keys',
+    label: 'API keys',
+    permission: 'keys.manage',
+    render: ({ workspace }) => <KeysPage key={workspace.slug} workspace={workspace} />,
+  },
+  {
+    path: 'webhooks',
+    label: 'Webhooks',
+    permission: 'webhooks.manage',
+    render: ({ workspace }) => <WebhooksPage key={workspace.slug} workspace={workspace} />,
+  },
+  {
+    path: 'team',
+    label: 'Team',
+    permission: 'team.manage',
+    render: ({ workspace, session }) => <TeamPage key={workspace.slug} workspace={workspace} session={session} />,
+  },
 ];

@@ -59,6 +59,7 @@ export function Shortcuts({ page }: { page: 'inbox' | 'lead' | 'other' }) {
     close.current?.focus();
   };
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `open` reads refs only
   useEffect(() => {
     if (!on) return;
     const onKey = (e: KeyboardEvent) => {
@@ -100,22 +101,47 @@ export function Shortcuts({ page }: { page: 'inbox' | 'lead' | 'other' }) {
   return (
     <>
       <footer className="shell-footer">
-        <button type="button" className="quiet" onClick={open}>Keyboard shortcuts</button>
+        <button type="button" className="quiet" onClick={open}>
+          Keyboard shortcuts
+        </button>
       </footer>
-      <dialog ref={dialog} className="shortcuts" aria-labelledby="shortcuts-h"
-        onClose={() => { opener.current?.focus(); opener.current = null; }}>
+      <dialog
+        ref={dialog}
+        className="shortcuts"
+        aria-labelledby="shortcuts-h"
+        onClose={() => {
+          opener.current?.focus();
+          opener.current = null;
+        }}
+      >
         <h2 id="shortcuts-h">Keyboard shortcuts</h2>
         <table>
-          <thead><tr><th scope="col">Key</th><th scope="col">Action</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
           <tbody>
-            {LIST.map(([key, what]) => <tr key={key}><td><kbd>{key}</kbd></td><td>{what}</td></tr>)}
+            {LIST.map(([key, what]) => (
+              <tr key={key}>
+                <td>
+                  <kbd>{key}</kbd>
+                </td>
+                <td>{what}</td>
+              </tr>
+            ))}
           </tbody>
         </table>
         <p>They do nothing while you type in a field.</p>
         <label className="check">
           <input type="checkbox" checked={on} onChange={(e) => toggle(e.target.checked)} /> Single-key shortcuts on
         </label>
-        <form method="dialog"><button type="submit" ref={close}>Close</button></form>
+        <form method="dialog">
+          <button type="submit" ref={close}>
+            Close
+          </button>
+        </form>
       </dialog>
     </>
   );

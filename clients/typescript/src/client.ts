@@ -57,7 +57,14 @@ export interface WaitOptions extends CallOptions {
   onPoll?: (read: LeadResponse) => void;
 }
 
-const DEFAULT_RETRY: RetryPolicy = { badGatewayRetries: 2, serverErrorRetries: 4, rateLimitRetries: 3, maxRetryAfterMs: 60_000, baseDelayMs: 1_000, maxDelayMs: 30_000 };
+const DEFAULT_RETRY: RetryPolicy = {
+  badGatewayRetries: 2,
+  serverErrorRetries: 4,
+  rateLimitRetries: 3,
+  maxRetryAfterMs: 60_000,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+};
 /** The API's rate limit is hourly per key: polling faster than this only spends the quota. */
 export const MIN_POLL_INTERVAL_MS = 5_000;
 const FINAL_STATUSES: ReadonlySet<LeadStatus> = new Set(['booked', 'unqualified', 'needs_human']);
@@ -102,20 +109,24 @@ export class LeadIntakeClient {
       );
       if (!(answer instanceof LeadIntakeError)) return { leadId: answer.leadId, accepted: answer };
       const error = answer;
-      if (error.status === 409 && error.error === 'duplicate_phone' && outcomeUnknown && error.leadId) return { leadId: error.leadId, accepted: null };
+      if (error.status === 409 && error.error === 'duplicate_phone' && outcomeUnknown && error.leadId)
+        return { leadId: error.leadId, accepted: null };
       const delay = this.#retryDelay(error, used);
       if (delay === null) throw error;
       // 502 (the lead was rolled back), 429 and 503 (not processed) leave nothing behind.
-      if (error.status === 0 || (error.status >= 500 && error.status !== 502 && error.status !== 503)) outcomeUnknown = true;
+      if (error.status === 0 || (error.status >= 500 && error.status !== 502 && error.status !== 503))
+        outcomeUnknown = true;
       await this.#sleep(delay, opts.signal);
     }
   }
 
   /** GET /api/public/leads/{id}: the lead and, in a voice workspace, its latest call. */
   async getLead(id: string, opts: CallOptions = {}): Promise<LeadResponse> {
-    const res = await this.#send('GET', `/api/public/leads/${encodeURIComponent(id)}`, undefined, opts.signal).catch((err: unknown) => {
-      throw networkError(err, opts.signal);
-    });
+    const res = await this.#send('GET', `/api/public/leads/${encodeURIComponent(id)}`, undefined, opts.signal).catch(
+      (err: unknown) => {
+        throw networkError(err, opts.signal);
+      },
+    );
     if (!res.ok) throw await errorFromResponse(res);
     return (await res.json()) as LeadResponse;
   }
@@ -147,7 +158,11 @@ export class LeadIntakeClient {
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     return this.#fetch(`${this.#baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${this.#apiKey}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
@@ -179,7 +194,12 @@ export class LeadIntakeClient {
 function networkError(err: unknown, signal: AbortSignal | undefined): LeadIntakeError {
   if (signal?.aborted) throw signal.reason;
   const timedOut = err instanceof DOMException && err.name === 'TimeoutError';
-  return new LeadIntakeError({ status: 0, error: timedOut ? 'timeout' : 'network_error', message: err instanceof Error ? err.message : String(err), cause: err });
+  return new LeadIntakeError({
+    status: 0,
+    error: timedOut ? 'timeout' : 'network_error',
+    message: err instanceof Error ? err.message : String(err),
+    cause: err,
+  });
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

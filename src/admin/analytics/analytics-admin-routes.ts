@@ -28,10 +28,11 @@ export function localToday(now: Date, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
 }
 
-const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const addDays = (day: string, n: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 export function analyticsAdminRoutes(deps: AnalyticsAdminDeps) {
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     registerRoute(scope, analyticsRoute, async (request, _reply, input): Promise<AnalyticsBody> => {
       const session = await requireSession(deps.operators, request);
       const membership = requireMembership(session, request.params.slug, 'analytics.read');
@@ -51,7 +52,17 @@ export function analyticsAdminRoutes(deps: AnalyticsAdminDeps) {
       }
       const sandbox = query.sandbox === 'true';
       const result = await analytics(deps.pool, { workspaceId: workspace.id, sandbox, timeZone, from, to });
-      return { ok: true, channel: membership.channel, timeZone, period, from, to, sandbox, speedBuckets: [...SPEED_BUCKETS], ...result };
+      return {
+        ok: true,
+        channel: membership.channel,
+        timeZone,
+        period,
+        from,
+        to,
+        sandbox,
+        speedBuckets: [...SPEED_BUCKETS],
+        ...result,
+      };
     });
   };
 }

@@ -1,12 +1,21 @@
 import type { Pool, Queryable } from '../../db/pool.ts';
 import { withTransaction } from '../../db/pool.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { assembleAnalytics, FUNNEL_AGGREGATES, LEAD_FACTS, SPEED_BUCKETS, type AnalyticsQuery, type AnalyticsResult, type DaySummary } from './analytics-queries.ts';
+import {
+  assembleAnalytics,
+  FUNNEL_AGGREGATES,
+  LEAD_FACTS,
+  SPEED_BUCKETS,
+  type AnalyticsQuery,
+  type AnalyticsResult,
+  type DaySummary,
+} from './analytics-queries.ts';
 
-// What the Analytics page runs (docs/DASHBOARD.md, "Analytics"; docs/PERFORMANCE.md,
-// "Analytics"): one summary row per past local day (analytics_days, migration 020), written by
-// the first reader that needs it, and today's leads read live from lead_funnel. A period of 90
-// days is then 90 narrow rows and a day of leads, instead of every lead of the period.
+// What the Analytics page runs (docs/DASHBOARD.md, "Analytics";
+// docs/decisions/0012-analytics-day-summaries.md): one summary row per past local day
+// (analytics_days, migration 020), written by the first reader that needs it, and today's leads
+// read live from lead_funnel. A period of 90 days is then 90 narrow rows and a day of leads,
+// instead of every lead of the period.
 //
 // Exactness: each day's counts and percentiles are what the plain query gives. The period's
 // percentiles merge the days' (value, count) pairs, whose values are rounded to 0.1 s below ten
@@ -19,7 +28,8 @@ import { assembleAnalytics, FUNNEL_AGGREGATES, LEAD_FACTS, SPEED_BUCKETS, type A
 // past two hours after its end, later than any change without a row can still commit.
 
 const ROUNDED = (x: string) =>
-  `(CASE WHEN ${x} < 600 THEN round(${x}::numeric, 1) WHEN ${x} < 86400 THEN round(${x}::numeric) ELSE round(${x}::numeric / 60) * 60 END)::float8`;
+  `(CASE WHEN ${x} < 600 THEN round(${x}::numeric, 1) WHEN ${x} < 86400
+    THEN round(${x}::numeric) ELSE round(${x}::numeric / 60) * 60 END)::float8`;
 const PAIRS = (x: string) => `
   SELECT day, array_agg(v ORDER BY v) AS vs, array_agg(n ORDER BY v) AS ns
     FROM (SELECT day, ${ROUNDED(x)} AS v, count(*)::int AS n FROM facts WHERE ${x} IS NOT NULL GROUP BY 1, 2) p
@@ -44,8 +54,10 @@ const DAY_SUMMARIES = (daysSql: string) => `
   speed AS (${PAIRS('speed')}),
   booking AS (${PAIRS('to_booking')})
   SELECT days.day, days.starts_at, days.ends_at,
-         coalesce(agg.leads, 0) AS leads, coalesce(agg.contacted, 0) AS contacted, coalesce(agg.conversation, 0) AS conversation,
-         coalesce(agg.booked, 0) AS booked, coalesce(agg.unqualified, 0) AS unqualified, coalesce(agg.needs_human, 0) AS needs_human,
+         coalesce(agg.leads, 0) AS leads, coalesce(agg.contacted,
+         0) AS contacted, coalesce(agg.conversation, 0) AS conversation,
+         coalesce(agg.booked, 0) AS booked, coalesce(agg.unqualified,
+         0) AS unqualified, coalesce(agg.needs_human, 0) AS needs_human,
          coalesce(agg.booked_after_person, 0) AS booked_after_person,
          coalesce(agg.unqualified_after_person, 0) AS unqualified_after_person,
          coalesce(agg.new, 0) AS new, coalesce(agg.in_conversation, 0) AS in_conversation, agg.speed_p50, agg.speed_p90,
@@ -78,14 +90,27 @@ async function foldChanges(db: Queryable, workspaceId: string): Promise<number> 
 }
 
 const analyticsLock = (db: Queryable, workspaceId: string, wait: boolean) =>
-  db.query(`SELECT ${wait ? 'pg_advisory_xact_lock' : 'pg_try_advisory_xact_lock'}(hashtextextended('analytics:' || $1, 0)) AS locked`, [workspaceId]);
+  db.query(
+    `SELECT ${wait ? 'pg_advisory_xact_lock' : 'pg_try_advisory_xact_lock'}(hashtextextended('analytics:' || $1,
+      0)) AS locked`,
+    [workspaceId],
+  );
 
-/** The local days from `from` to `to`: those past (the day ended two hours ago by the database's clock, the one the trigger uses) and the rest. */
-async function splitDays(db: Queryable, timeZone: string, from: string | null, to: string | null): Promise<{ past: string[]; current: string[] }> {
+/**
+ * The local days from `from` to `to`: those past (the day ended two hours ago by the database's clock, the one the
+ * trigger uses) and the rest.
+ */
+async function splitDays(
+  db: Queryable,
+  timeZone: string,
+  from: string | null,
+  to: string | null,
+): Promise<{ past: string[]; current: string[] }> {
   // Without bounds: the 90 days before today, the longest preset.
   const { rows } = await db.query(
     `SELECT to_char(d, 'YYYY-MM-DD') AS day, ((d + 1)::timestamp AT TIME ZONE $1) <= now() - interval '2 hours' AS past
-       FROM generate_series(coalesce($2::date, (now() AT TIME ZONE $1)::date - 90), coalesce($3::date, (now() AT TIME ZONE $1)::date - 1), interval '1 day') g,
+       FROM generate_series(coalesce($2::date, (now() AT TIME ZONE $1)::date - 90),
+       coalesce($3::date, (now() AT TIME ZONE $1)::date - 1), interval '1 day') g,
             LATERAL (SELECT g::date AS d) x`,
     [timeZone, from, to],
   );
@@ -93,9 +118,14 @@ async function splitDays(db: Queryable, timeZone: string, from: string | null, t
 }
 
 /** Writes the summaries of the past days that have none. The caller holds the workspace's lock. */
-async function fillDays(tx: Queryable, q: Pick<AnalyticsQuery, 'workspaceId' | 'timeZone' | 'sandbox'>, past: string[]): Promise<void> {
+async function fillDays(
+  tx: Queryable,
+  q: Pick<AnalyticsQuery, 'workspaceId' | 'timeZone' | 'sandbox'>,
+  past: string[],
+): Promise<void> {
   await tx.query(
-    `INSERT INTO analytics_days (workspace_id, time_zone, with_sandbox, day, starts_at, ends_at, leads, contacted, conversation, booked,
+    `INSERT INTO analytics_days (workspace_id, time_zone, with_sandbox,
+       day, starts_at, ends_at, leads, contacted, conversation, booked,
        unqualified, needs_human, booked_after_person, unqualified_after_person, new, in_conversation, speed_p50, speed_p90,
        speed_histogram, speed_values, speed_counts, booking_values, booking_counts)
      SELECT $1, $3, $6, s.* FROM (${DAY_SUMMARIES(`SELECT d FROM unnest($5::date[]) d
@@ -114,7 +144,8 @@ export async function analytics(pool: Pool, q: AnalyticsQuery): Promise<Analytic
       await foldChanges(tx, q.workspaceId);
       await fillDays(tx, q, past);
       const { rows } = await tx.query(
-        `SELECT ${COLUMNS} FROM analytics_days WHERE workspace_id = $1 AND time_zone = $2 AND with_sandbox = $3 AND day = ANY($4::date[])`,
+        `SELECT ${COLUMNS} FROM analytics_days WHERE workspace_id = $1
+          AND time_zone = $2 AND with_sandbox = $3 AND day = ANY($4::date[])`,
         [q.workspaceId, q.timeZone, q.sandbox, past],
       );
       summaries.push(...(rows as DaySummary[]));
@@ -122,7 +153,10 @@ export async function analytics(pool: Pool, q: AnalyticsQuery): Promise<Analytic
   }
   if (current.length > 0) {
     const params = [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, SPEED_BUCKETS, current];
-    const { rows } = await pool.query(`SELECT ${COLUMNS} FROM (${DAY_SUMMARIES('SELECT unnest($5::date[])')}) s`, params);
+    const { rows } = await pool.query(
+      `SELECT ${COLUMNS} FROM (${DAY_SUMMARIES('SELECT unnest($5::date[])')}) s`,
+      params,
+    );
     summaries.push(...(rows as DaySummary[]));
   }
   return assembleAnalytics(q, summaries);
@@ -140,7 +174,8 @@ export async function maintainAnalyticsDays(pool: Pool, log?: Logger): Promise<n
   const { rows } = await pool.query(
     `SELECT * FROM (
        SELECT w.id, coalesce(w.agent->>'timeZone', 'UTC') AS time_zone,
-              w.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lead_funnel f WHERE f.workspace_id = w.id AND f.created_at > now() - interval '91 days') AS active,
+              w.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lead_funnel f
+              WHERE f.workspace_id = w.id AND f.created_at > now() - interval '91 days') AS active,
               EXISTS (SELECT 1 FROM analytics_changes c WHERE c.workspace_id = w.id) AS changed
          FROM workspaces w) w
       WHERE active OR changed`,
@@ -151,7 +186,12 @@ export async function maintainAnalyticsDays(pool: Pool, log?: Logger): Promise<n
       folded += await withTransaction(pool, async (tx) => {
         if (!(await analyticsLock(tx, w.id, false)).rows[0].locked) return 0;
         const n = await foldChanges(tx, w.id);
-        if (w.active) await fillDays(tx, { workspaceId: w.id, timeZone: w.time_zone, sandbox: false }, (await splitDays(tx, w.time_zone, null, null)).past);
+        if (w.active)
+          await fillDays(
+            tx,
+            { workspaceId: w.id, timeZone: w.time_zone, sandbox: false },
+            (await splitDays(tx, w.time_zone, null, null)).past,
+          );
         return n;
       });
     } catch (err) {

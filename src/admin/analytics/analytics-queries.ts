@@ -118,26 +118,39 @@ export type AnalyticsSource = keyof typeof SOURCES;
  * A lead's figures from its moments (the columns status, created_at, contacted_at, conversed_at,
  * booked_at and human_at of `t`), shared by this query and the day summaries (analytics-days.ts).
  */
-export const LEAD_FACTS = (t: string) => `${t}.status, ${t}.contacted_at IS NOT NULL AS contacted, ${t}.conversed_at IS NOT NULL AS conversed,
+export const LEAD_FACTS = (
+  t: string,
+) => `${t}.status, ${t}.contacted_at IS NOT NULL AS contacted, ${t}.conversed_at IS NOT NULL AS conversed,
            ${t}.human_at IS NOT NULL AS after_person,
            -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
-           CASE WHEN ${t}.contacted_at IS NOT NULL THEN greatest(0, extract(epoch FROM ${t}.contacted_at - ${t}.created_at))::float8 END AS speed,
-           CASE WHEN ${t}.status = 'booked' AND ${t}.booked_at IS NOT NULL THEN greatest(0, extract(epoch FROM ${t}.booked_at - ${t}.created_at))::float8 END AS to_booking`;
+           CASE WHEN ${t}.contacted_at IS NOT NULL THEN greatest(0, extract(epoch
+           FROM ${t}.contacted_at - ${t}.created_at))::float8 END AS speed,
+           CASE WHEN ${t}.status = 'booked' AND ${t}.booked_at IS NOT NULL THEN greatest(0,
+           extract(epoch FROM ${t}.booked_at - ${t}.created_at))::float8 END AS to_booking`;
 
 /** The funnel's counts over LEAD_FACTS rows, and the speed histogram against the bounds in `buckets` (a parameter). */
-export const FUNNEL_AGGREGATES = (buckets: string) => `count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
-           count(*) FILTER (WHERE conversed)::int AS conversation, count(*) FILTER (WHERE status = 'booked')::int AS booked,
-           count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified, count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
+export const FUNNEL_AGGREGATES = (
+  buckets: string,
+) => `count(*)::int AS leads, count(*) FILTER (WHERE contacted)::int AS contacted,
+           count(*) FILTER (WHERE conversed)::int AS conversation,
+           count(*) FILTER (WHERE status = 'booked')::int AS booked,
+           count(*) FILTER (WHERE status = 'unqualified')::int AS unqualified,
+           count(*) FILTER (WHERE status = 'needs_human')::int AS needs_human,
            count(*) FILTER (WHERE status = 'booked' AND after_person)::int AS booked_after_person,
            count(*) FILTER (WHERE status = 'unqualified' AND after_person)::int AS unqualified_after_person,
-           count(*) FILTER (WHERE status = 'new')::int AS "new", count(*) FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
+           count(*) FILTER (WHERE status = 'new')::int AS "new", count(*)
+           FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
            ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, ${buckets}::float8[]) = ${i})::int`).join(', ')}] AS speed_histogram`;
 
 const FACTS = (source: AnalyticsSource) => `
     SELECT (created_at AT TIME ZONE $3)::date AS day, ${LEAD_FACTS('s')}
       FROM (${SOURCES[source]}) s`;
 
-export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, source: AnalyticsSource): Promise<AnalyticsResult> {
+export async function analyticsFromLeads(
+  db: Queryable,
+  q: AnalyticsQuery,
+  source: AnalyticsSource,
+): Promise<AnalyticsResult> {
   const { rows: groups } = await db.query(
     // One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total, ${FUNNEL_AGGREGATES('$6')},
@@ -148,13 +161,32 @@ export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, sourc
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, q.from, q.to, SPEED_BUCKETS],
   );
   const empty = {
-    leads: 0, contacted: 0, conversation: 0, booked: 0, unqualified: 0, needs_human: 0,
-    booked_after_person: 0, unqualified_after_person: 0, new: 0, in_conversation: 0, p50: null, p90: null, to_booking: null,
+    leads: 0,
+    contacted: 0,
+    conversation: 0,
+    booked: 0,
+    unqualified: 0,
+    needs_human: 0,
+    booked_after_person: 0,
+    unqualified_after_person: 0,
+    new: 0,
+    in_conversation: 0,
+    p50: null,
+    p90: null,
+    to_booking: null,
   };
-  const totalRow = groups.find((g) => g.total) ?? { ...empty, speed_histogram: new Array(SPEED_BUCKETS.length + 1).fill(0) };
+  const totalRow = groups.find((g) => g.total) ?? {
+    ...empty,
+    speed_histogram: new Array(SPEED_BUCKETS.length + 1).fill(0),
+  };
   const row = { totals: totalRow, days: groups.filter((g) => !g.total) };
   const funnel = (r: Record<string, any>): Funnel => ({
-    leads: r.leads, contacted: r.contacted, conversation: r.conversation, booked: r.booked, unqualified: r.unqualified, needsHuman: r.needs_human,
+    leads: r.leads,
+    contacted: r.contacted,
+    conversation: r.conversation,
+    booked: r.booked,
+    unqualified: r.unqualified,
+    needsHuman: r.needs_human,
   });
   const byDay = new Map<string, Record<string, any>>((row.days as Array<Record<string, any>>).map((d) => [d.day, d]));
   return {
@@ -164,18 +196,33 @@ export async function analyticsFromLeads(db: Queryable, q: AnalyticsQuery, sourc
       speedP90Seconds: seconds(row.totals.p90),
       medianTimeToBookingSeconds: seconds(row.totals.to_booking),
     },
-    outcomes: split(row.totals.booked, row.totals.booked_after_person,
-      row.totals.unqualified, row.totals.unqualified_after_person),
+    outcomes: split(
+      row.totals.booked,
+      row.totals.booked_after_person,
+      row.totals.unqualified,
+      row.totals.unqualified_after_person,
+    ),
     days: daysBetween(q.from, q.to).map((day) => {
       const d = byDay.get(day) ?? empty;
-      return { day, ...funnel(d), new: d.new, inConversation: d.in_conversation, speedP50Seconds: seconds(d.p50), speedP90Seconds: seconds(d.p90) };
+      return {
+        day,
+        ...funnel(d),
+        new: d.new,
+        inConversation: d.in_conversation,
+        speedP50Seconds: seconds(d.p50),
+        speedP90Seconds: seconds(d.p90),
+      };
     }),
     speedHistogram: row.totals.speed_histogram as number[],
   };
 }
 
-function split(booked: number, bookedAfterPerson: number, unqualified: number, unqualifiedAfterPerson: number)
-  : OutcomeSplit {
+function split(
+  booked: number,
+  bookedAfterPerson: number,
+  unqualified: number,
+  unqualifiedAfterPerson: number,
+): OutcomeSplit {
   return {
     booked: { ai: booked - bookedAfterPerson, person: bookedAfterPerson },
     unqualified: { ai: unqualified - unqualifiedAfterPerson, person: unqualifiedAfterPerson },
@@ -206,7 +253,12 @@ export interface DaySummary {
 }
 
 /** percentile_cont over the union of the days' (value, count) pairs, as PostgreSQL computes it. */
-function mergedPercentiles(days: DaySummary[], values: 'speed_values' | 'booking_values', counts: 'speed_counts' | 'booking_counts', ps: number[]): Array<number | null> {
+function mergedPercentiles(
+  days: DaySummary[],
+  values: 'speed_values' | 'booking_values',
+  counts: 'speed_counts' | 'booking_counts',
+  ps: number[],
+): Array<number | null> {
   const merged = new Map<number, number>();
   for (const d of days) d[values].forEach((v, i) => merged.set(v, (merged.get(v) ?? 0) + d[counts][i]!));
   const pairs = [...merged].sort((a, b) => a[0] - b[0]);
@@ -227,8 +279,15 @@ function mergedPercentiles(days: DaySummary[], values: 'speed_values' | 'booking
 /** The page's answer from one summary per day of the period (days without leads may be absent). */
 export function assembleAnalytics(q: AnalyticsQuery, summaries: DaySummary[]): AnalyticsResult {
   const byDay = new Map(summaries.map((d) => [d.day, d]));
-  type Summed = 'leads' | 'contacted' | 'conversation' | 'booked' | 'unqualified' | 'needs_human'
-    | 'booked_after_person' | 'unqualified_after_person';
+  type Summed =
+    | 'leads'
+    | 'contacted'
+    | 'conversation'
+    | 'booked'
+    | 'unqualified'
+    | 'needs_human'
+    | 'booked_after_person'
+    | 'unqualified_after_person';
   const sum = (k: Summed) => summaries.reduce((n, d) => n + d[k], 0);
   const [p50, p90] = mergedPercentiles(summaries, 'speed_values', 'speed_counts', [0.5, 0.9]);
   const [toBooking] = mergedPercentiles(summaries, 'booking_values', 'booking_counts', [0.5]);
@@ -236,17 +295,31 @@ export function assembleAnalytics(q: AnalyticsQuery, summaries: DaySummary[]): A
   for (const d of summaries) d.speed_histogram.forEach((n, i) => (histogram[i]! += n));
   return {
     totals: {
-      leads: sum('leads'), contacted: sum('contacted'), conversation: sum('conversation'), booked: sum('booked'),
-      unqualified: sum('unqualified'), needsHuman: sum('needs_human'),
-      speedP50Seconds: seconds(p50), speedP90Seconds: seconds(p90), medianTimeToBookingSeconds: seconds(toBooking),
+      leads: sum('leads'),
+      contacted: sum('contacted'),
+      conversation: sum('conversation'),
+      booked: sum('booked'),
+      unqualified: sum('unqualified'),
+      needsHuman: sum('needs_human'),
+      speedP50Seconds: seconds(p50),
+      speedP90Seconds: seconds(p90),
+      medianTimeToBookingSeconds: seconds(toBooking),
     },
     outcomes: split(sum('booked'), sum('booked_after_person'), sum('unqualified'), sum('unqualified_after_person')),
     days: daysBetween(q.from, q.to).map((day) => {
       const d = byDay.get(day);
       return {
-        day, leads: d?.leads ?? 0, contacted: d?.contacted ?? 0, conversation: d?.conversation ?? 0, booked: d?.booked ?? 0,
-        unqualified: d?.unqualified ?? 0, needsHuman: d?.needs_human ?? 0, new: d?.new ?? 0, inConversation: d?.in_conversation ?? 0,
-        speedP50Seconds: seconds(d?.speed_p50), speedP90Seconds: seconds(d?.speed_p90),
+        day,
+        leads: d?.leads ?? 0,
+        contacted: d?.contacted ?? 0,
+        conversation: d?.conversation ?? 0,
+        booked: d?.booked ?? 0,
+        unqualified: d?.unqualified ?? 0,
+        needsHuman: d?.needs_human ?? 0,
+        new: d?.new ?? 0,
+        inConversation: d?.in_conversation ?? 0,
+        speedP50Seconds: seconds(d?.speed_p50),
+        speedP90Seconds: seconds(d?.speed_p90),
       };
     }),
     speedHistogram: histogram,

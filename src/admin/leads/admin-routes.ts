@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../../db/pool.ts';
 import type { OperatorService, SignedIn } from '../../operators/operator-service.ts';
 import { permissionsOf, type Permission } from '../../operators/roles.ts';
@@ -6,7 +6,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { WorkspaceService } from '../../workspaces/workspace-service.ts';
 import { clearSessionCookie, requireMembership, requireSession, sessionCookie } from '../admin-auth.ts';
-import * as s from './admin-schemas.ts';
+import type * as s from './admin-schemas.ts';
 import { filtersOf } from './inbox-filters.ts';
 import { countInbox, COUNT_CAP, hasLiveLeads, listInbox } from './inbox-queries.ts';
 import type { LeadActions } from './lead-actions.ts';
@@ -31,12 +31,17 @@ export interface AdminRouteDeps {
   secureCookies: boolean;
 }
 
-
 const sessionBody = (session: SignedIn): s.SessionBody => ({
   ok: true,
   operator: session.operator,
   csrfToken: session.csrfToken,
-  workspaces: session.memberships.map((m) => ({ slug: m.slug, name: m.name, channel: m.channel, role: m.role, permissions: permissionsOf(m.role) })),
+  workspaces: session.memberships.map((m) => ({
+    slug: m.slug,
+    name: m.name,
+    channel: m.channel,
+    role: m.role,
+    permissions: permissionsOf(m.role),
+  })),
 });
 
 type LeadRequest = { Params: { slug: string; id: string } };
@@ -48,10 +53,15 @@ export function adminRoutes(deps: AdminRouteDeps) {
     const session = await requireSession(deps.operators, request);
     const membership = requireMembership(session, request.params.slug, permission);
     if (!UUID.test(request.params.id)) throw new AppError('lead_not_found');
-    return { session, membership, leadId: request.params.id, operator: { id: session.operator.id, name: session.operator.name } };
+    return {
+      session,
+      membership,
+      leadId: request.params.id,
+      operator: { id: session.operator.id, name: session.operator.name },
+    };
   };
 
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     // The public API's limit: nothing an operator sends is larger (the 413 message says 64 KiB).
     scope.addHook('onRoute', (route) => {
       route.bodyLimit = 64 * 1024;
@@ -63,7 +73,9 @@ export function adminRoutes(deps: AdminRouteDeps) {
       return sessionBody(session);
     });
 
-    registerRoute(scope, c.getSessionRoute, async (request) => sessionBody(await requireSession(deps.operators, request)));
+    registerRoute(scope, c.getSessionRoute, async (request) =>
+      sessionBody(await requireSession(deps.operators, request)),
+    );
 
     registerRoute(scope, c.signOutRoute, async (request, reply, input) => {
       const query = input.query();
@@ -81,12 +93,13 @@ export function adminRoutes(deps: AdminRouteDeps) {
       const workspace = await deps.workspaces.findBySlug(membership.slug);
       if (!workspace) throw new AppError('workspace_not_found');
       // No choice made: a workspace with only sandbox leads (a new or demo one) shows them.
-      const sandbox = query.sandbox === undefined
-        ? !(await hasLiveLeads(deps.pool, workspace.id))
-        : query.sandbox === 'true';
+      const sandbox =
+        query.sandbox === undefined ? !(await hasLiveLeads(deps.pool, workspace.id)) : query.sandbox === 'true';
       const [page, counts, settings] = await Promise.all([
         listInbox(deps.pool, {
-          workspaceId: workspace.id, sandbox, limit: query.limit ?? 50,
+          workspaceId: workspace.id,
+          sandbox,
+          limit: query.limit ?? 50,
           ...(query.status ? { status: query.status } : {}),
           ...(query.q ? { search: query.q } : {}),
           ...(query.sort ? { sort: query.sort } : {}),
@@ -98,8 +111,14 @@ export function adminRoutes(deps: AdminRouteDeps) {
         countInbox(deps.pool, workspace.id, sandbox),
         inboxSettingsOf(deps.pool, workspace.id),
       ]);
-      return { ok: true, ...page, counts, countCap: COUNT_CAP, sandbox,
-        waiting: { amberMinutes: settings.waitingAmberMinutes, redMinutes: settings.waitingRedMinutes } };
+      return {
+        ok: true,
+        ...page,
+        counts,
+        countCap: COUNT_CAP,
+        sandbox,
+        waiting: { amberMinutes: settings.waitingAmberMinutes, redMinutes: settings.waitingRedMinutes },
+      };
     });
 
     registerRoute(scope, c.leadPageRoute, async (request) => {
@@ -111,22 +130,44 @@ export function adminRoutes(deps: AdminRouteDeps) {
       await markRead(deps.pool, membership.workspaceId, leadId, operator.id);
       // The composer shows what a reply outside the window sends.
       if (page.whatsappWindow) {
-        page.whatsappWindow.template = await deps.replies.templateFor(membership.workspaceId, page.lead.livemode, page.lead.name);
+        page.whatsappWindow.template = await deps.replies.templateFor(
+          membership.workspaceId,
+          page.lead.livemode,
+          page.lead.name,
+        );
       }
       return page;
     });
 
     // Each action is written to the audit log as `lead.<path>` (audit-trail.ts).
-    const action = <C extends RouteContract>(contract: C, permission: Permission, run: (a: Awaited<ReturnType<typeof leadScope>>, input: RouteInput<C>) => Promise<s.ActionResult>) =>
+    const action = <C extends RouteContract>(
+      contract: C,
+      permission: Permission,
+      run: (a: Awaited<ReturnType<typeof leadScope>>, input: RouteInput<C>) => Promise<s.ActionResult>,
+    ) =>
       // Every action's contract has the lead's params (admin-contracts.ts).
-      registerRoute(scope, contract, async (request, _reply, input) => run(await leadScope(request as FastifyRequest<LeadRequest>, permission), input),
-        { audit: `lead.${contract.url.slice(contract.url.lastIndexOf('/') + 1)}` });
+      registerRoute(
+        scope,
+        contract,
+        async (request, _reply, input) =>
+          run(await leadScope(request as FastifyRequest<LeadRequest>, permission), input),
+        { audit: `lead.${contract.url.slice(contract.url.lastIndexOf('/') + 1)}` },
+      );
 
-    action(c.takeOverRoute, 'leads.act', async (a) => ({ ok: true, status: await deps.actions.takeOver(a.membership.workspaceId, a.leadId, a.operator) }));
-    action(c.resumeRoute, 'leads.act', async (a) => ({ ok: true, status: await deps.actions.resume(a.membership.workspaceId, a.leadId, a.operator) }));
+    action(c.takeOverRoute, 'leads.act', async (a) => ({
+      ok: true,
+      status: await deps.actions.takeOver(a.membership.workspaceId, a.leadId, a.operator),
+    }));
+    action(c.resumeRoute, 'leads.act', async (a) => ({
+      ok: true,
+      status: await deps.actions.resume(a.membership.workspaceId, a.leadId, a.operator),
+    }));
     action(c.outcomeRoute, 'leads.act', async (a, input) => {
       const body = input.body();
-      return { ok: true, status: await deps.actions.setOutcome(a.membership.workspaceId, a.leadId, a.operator, body.outcome, body.note) };
+      return {
+        ok: true,
+        status: await deps.actions.setOutcome(a.membership.workspaceId, a.leadId, a.operator, body.outcome, body.note),
+      };
     });
     action(c.replyRoute, 'leads.act', async (a, input) => {
       const body = input.body();
@@ -141,4 +182,3 @@ export function adminRoutes(deps: AdminRouteDeps) {
     });
   };
 }
-

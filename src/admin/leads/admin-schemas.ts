@@ -19,29 +19,62 @@ export const signOutQuery = z.object({
 });
 export const inboxQuery = z.object({
   status: status.optional(),
-  q: z.string().trim().max(200).refine((q) => !searchTooShort(q), SEARCH_TOO_SHORT).optional()
-    .meta({ description: 'A phone number in any format, an e-mail address, or part of a name: at least 3 characters '
-      + '(a phone number: 3 digits), else 400.' }),
-  sandbox: z.enum(['true', 'false']).optional()
-    .meta({ description: '`true`: sandbox leads too; `false`: live leads only. Absent: '
-      + 'sandbox leads too while the workspace has no live lead (`sandbox` in the answer says which).' }),
-  sort: z.enum(INBOX_SORTS).optional()
-    .meta({ description: '`newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. '
-      + '`waiting`: only the leads waiting for a person (needs_human), the longest waiting first.' }),
-  cursor: z.string().max(200).optional().meta({ description: '`nextCursor` of the previous page, with the same `sort`.' }),
+  q: z
+    .string()
+    .trim()
+    .max(200)
+    .refine((q) => !searchTooShort(q), SEARCH_TOO_SHORT)
+    .optional()
+    .meta({
+      description:
+        'A phone number in any format, an e-mail address, or part of a name: at least 3 characters ' +
+        '(a phone number: 3 digits), else 400.',
+    }),
+  sandbox: z
+    .enum(['true', 'false'])
+    .optional()
+    .meta({
+      description:
+        '`true`: sandbox leads too; `false`: live leads only. Absent: ' +
+        'sandbox leads too while the workspace has no live lead (`sandbox` in the answer says which).',
+    }),
+  sort: z
+    .enum(INBOX_SORTS)
+    .optional()
+    .meta({
+      description:
+        '`newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. ' +
+        '`waiting`: only the leads waiting for a person (needs_human), the longest waiting first.',
+    }),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .meta({ description: '`nextCursor` of the previous page, with the same `sort`.' }),
   limit: z.coerce.number().int().min(1).max(PAGE_SIZE_MAX).optional(),
   ...inboxFilterFields,
 });
-export const outcomeBody = z.object({ outcome: z.enum(['booked', 'unqualified']), note: z.string().trim().min(1).max(2000) });
+export const outcomeBody = z.object({
+  outcome: z.enum(['booked', 'unqualified']),
+  note: z.string().trim().min(1).max(2000),
+});
 export const replyBody = z
   .object({
-    text: z.string().trim().min(1).max(1600).optional()
+    text: z
+      .string()
+      .trim()
+      .min(1)
+      .max(1600)
+      .optional()
       .meta({ description: 'Free text: only inside the 24-hour window (400 naming `text` outside it).' }),
-    template: z.literal(true).optional()
+    template: z
+      .literal(true)
+      .optional()
       .meta({ description: "The workspace's approved template, inside or outside the window." }),
   })
-  .refine((b) => (b.text === undefined) !== (b.template === undefined),
-    { message: 'Send either text or template: true.' });
+  .refine((b) => (b.text === undefined) !== (b.template === undefined), {
+    message: 'Send either text or template: true.',
+  });
 export const emptyBody = z.object({}).optional();
 
 // --- responses
@@ -62,11 +95,15 @@ export const sessionSchema = z.object({
 
 export const actionResultSchema = z.object({ ok: z.literal(true), status });
 
-const ownerSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('ai') }),
-  z.object({ kind: z.literal('nobody') }),
-  z.object({ kind: z.literal('operator'), id: z.uuid(), name: z.string() }),
-]).meta({ description: 'Who has the lead: the agent, the operator who took it over, or nobody (waiting for a person).' });
+const ownerSchema = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('ai') }),
+    z.object({ kind: z.literal('nobody') }),
+    z.object({ kind: z.literal('operator'), id: z.uuid(), name: z.string() }),
+  ])
+  .meta({
+    description: 'Who has the lead: the agent, the operator who took it over, or nobody (waiting for a person).',
+  });
 
 export const inboxLeadSchema = z.object({
   id: z.uuid(),
@@ -79,7 +116,9 @@ export const inboxLeadSchema = z.object({
   lastActivityAt: timestamp,
   speedToLeadSeconds: z.number().nullable(),
   owner: ownerSchema,
-  waitingSince: nullableTimestamp.meta({ description: 'Since when the lead waits for a person (needs_human); null otherwise.' }),
+  waitingSince: nullableTimestamp.meta({
+    description: 'Since when the lead waits for a person (needs_human); null otherwise.',
+  }),
   unread: z.boolean().meta({ description: 'The lead wrote after you last opened it (read markers are per operator).' }),
 });
 
@@ -87,13 +126,26 @@ export const inboxSchema = z.object({
   ok: z.literal(true),
   leads: z.array(inboxLeadSchema),
   nextCursor: z.string().nullable(),
-  counts: z.object({ new: z.int(), in_conversation: z.int(), booked: z.int(), unqualified: z.int(), needs_human: z.int(), all: z.int() })
+  counts: z
+    .object({
+      new: z.int(),
+      in_conversation: z.int(),
+      booked: z.int(),
+      unqualified: z.int(),
+      needs_human: z.int(),
+      all: z.int(),
+    })
     .meta({ description: 'Leads per status (all of the filter but the status and search); each stops at `countCap`.' }),
   countCap: z.int(),
-  waiting: z.object({ amberMinutes: z.int(), redMinutes: z.int() })
-    .meta({ description: "The workspace's thresholds (inbox settings): a lead waiting this long for a person shows amber, then red." }),
-  sandbox: z.boolean().meta({ description: 'Whether sandbox leads are shown: the `sandbox` parameter, or when it is absent, '
-    + 'true while the workspace has no live lead (a new or demo workspace shows its sandbox leads).' }),
+  waiting: z.object({ amberMinutes: z.int(), redMinutes: z.int() }).meta({
+    description:
+      "The workspace's thresholds (inbox settings): a lead waiting this long for a person shows amber, then red.",
+  }),
+  sandbox: z.boolean().meta({
+    description:
+      'Whether sandbox leads are shown: the `sandbox` parameter, or when it is absent, ' +
+      'true while the workspace has no live lead (a new or demo workspace shows its sandbox leads).',
+  }),
 });
 
 const anyObject = z.record(z.string(), z.unknown());
@@ -112,7 +164,9 @@ export const leadPageSchema = z.object({
     email: z.string().nullable(),
     goal: z.string().nullable(),
     qualificationNotes: z.string().nullable(),
-    agentNotes: z.string().nullable()
+    agentNotes: z
+      .string()
+      .nullable()
       .meta({ description: 'What the agent (voice or WhatsApp) noted for the team with updateLeadProfile.' }),
     answers: z.array(z.object({ id: z.string(), label: z.string().nullable(), value: z.string() })),
     metadata: anyObject,
@@ -123,38 +177,52 @@ export const leadPageSchema = z.object({
     optedOutAt: nullableTimestamp,
     createdAt: timestamp,
     updatedAt: timestamp,
-    apiKey: z
-      .object({ name: z.string(), prefix: z.string() })
-      .nullable()
-      .meta({ description: 'The API key that created the lead (its name and prefix, never the key); null when not created through the public API or before keys were recorded.' }),
+    apiKey: z.object({ name: z.string(), prefix: z.string() }).nullable().meta({
+      description:
+        'The API key that created the lead (its name and prefix, never the key); null when not created through the public API or before keys were recorded.',
+    }),
   }),
   owner: ownerSchema,
   timeZone: z.string().nullable().meta({ description: "The workspace's time zone (the agent's), for the booking." }),
-  whatsappWindow: z.object({
-    open: z.boolean(),
-    until: nullableTimestamp,
-    template: z.string().nullable().optional()
-      .meta({ description: 'The approved template as this lead would get it (the only reply outside the window); '
-        + 'null when not configured.' }),
-  }).nullable(),
+  whatsappWindow: z
+    .object({
+      open: z.boolean(),
+      until: nullableTimestamp,
+      template: z
+        .string()
+        .nullable()
+        .optional()
+        .meta({
+          description:
+            'The approved template as this lead would get it (the only reply outside the window); ' +
+            'null when not configured.',
+        }),
+    })
+    .nullable(),
   timeline: z.array(timelineEventSchema).meta({ description: "The timeline's newest page, oldest first." }),
-  timelineOlderCursor: olderCursorSchema.meta({ description: 'GET …/leads/{id}/timeline?before= it for older events; null: none.' }),
+  timelineOlderCursor: olderCursorSchema.meta({
+    description: 'GET …/leads/{id}/timeline?before= it for older events; null: none.',
+  }),
   messages: z.array(messageSchema).meta({ description: "The WhatsApp thread's newest page, oldest first." }),
-  messagesOlderCursor: olderCursorSchema.meta({ description: 'GET …/leads/{id}/messages?before= it for older messages; null: none.' }),
-  calls: z.array(z.object({
-    providerCallId: z.string(),
-    status: z.string(),
-    startedAt: nullableTimestamp,
-    endedAt: nullableTimestamp,
-    durationSeconds: z.number().nullable(),
-    endedReason: z.string().nullable(),
-    summary: z.string().nullable(),
-    transcript: z.string().nullable(),
-    transcriptTurns: z
-      .array(z.object({ speaker: z.enum(['Assistant', 'Lead']), text: z.string() }))
-      .meta({ description: 'The transcript split by speaker; empty when there is none.' }),
-    recordingUrl: z.string().nullable(),
-  })),
+  messagesOlderCursor: olderCursorSchema.meta({
+    description: 'GET …/leads/{id}/messages?before= it for older messages; null: none.',
+  }),
+  calls: z.array(
+    z.object({
+      providerCallId: z.string(),
+      status: z.string(),
+      startedAt: nullableTimestamp,
+      endedAt: nullableTimestamp,
+      durationSeconds: z.number().nullable(),
+      endedReason: z.string().nullable(),
+      summary: z.string().nullable(),
+      transcript: z.string().nullable(),
+      transcriptTurns: z
+        .array(z.object({ speaker: z.enum(['Assistant', 'Lead']), text: z.string() }))
+        .meta({ description: 'The transcript split by speaker; empty when there is none.' }),
+      recordingUrl: z.string().nullable(),
+    }),
+  ),
 });
 
 export type SessionBody = z.infer<typeof sessionSchema>;

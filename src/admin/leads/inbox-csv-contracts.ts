@@ -8,19 +8,24 @@ import { CSV_HEADER, CSV_MAX_ROWS } from './inbox-csv.ts';
 export const csvQuery = inboxQuery.omit({ cursor: true, limit: true });
 
 export const exportCsvRoute = adminRoute({
-  method: 'GET', url: '/api/admin/workspaces/:slug/leads.csv', operationId: 'exportLeadsCsv',
+  method: 'GET',
+  url: '/api/admin/workspaces/:slug/leads.csv',
+  operationId: 'exportLeadsCsv',
   summary: "The inbox's current filter as CSV",
-  description: 'The leads GET /api/admin/workspaces/{slug}/leads lists for the same parameters, in the same order, '
-    + `at most ${CSV_MAX_ROWS}. Columns: ${CSV_HEADER.join(', ')}. Every field is quoted; `
-    + 'a field starting with = + - @ is prefixed with an apostrophe. '
-    + 'Each export is written to the audit log (`leads.exported`).',
-  params: slugParams, query: csvQuery,
+  description:
+    'The leads GET /api/admin/workspaces/{slug}/leads lists for the same parameters, in the same order, ' +
+    `at most ${CSV_MAX_ROWS}. Columns: ${CSV_HEADER.join(', ')}. Every field is quoted; ` +
+    'a field starting with = + - @ is prefixed with an apostrophe. ' +
+    'Each export is written to the audit log (`leads.exported`).',
+  params: slugParams,
+  query: csvQuery,
   responses: {
     '200': {
       description: 'The CSV file (UTF-8 with a byte-order mark, CRLF lines, a header row).',
       headers: {
         'X-Leads-Truncated': {
-          required: true, schema: { type: 'string' },
+          required: true,
+          schema: { type: 'string' },
           description: `\`true\`: the filter matched more than ${CSV_MAX_ROWS} leads.`,
         },
       },

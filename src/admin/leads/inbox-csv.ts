@@ -22,15 +22,31 @@ type Cell = string | number | boolean | null | undefined;
 export const csvLine = (cells: Cell[]): string => `${cells.map(csvCell).join(',')}\r\n`;
 
 export const CSV_HEADER = [
-  'Name', 'Phone', 'E-mail', 'Status', 'Channel', 'Sandbox', 'Owner', 'Created', 'Last activity', 'Speed to lead (s)',
+  'Name',
+  'Phone',
+  'E-mail',
+  'Status',
+  'Channel',
+  'Sandbox',
+  'Owner',
+  'Created',
+  'Last activity',
+  'Speed to lead (s)',
 ];
 
 const OWNER = (r: InboxRow): string => (r.owner.kind === 'operator' ? r.owner.name : r.owner.kind === 'ai' ? 'AI' : '');
 
 export function csvRow(r: InboxRow, channel: 'voice' | 'whatsapp'): string {
   return csvLine([
-    r.name, r.phone, r.email, r.status, channel === 'whatsapp' ? 'WhatsApp' : 'Voice', r.livemode ? 'no' : 'yes',
+    r.name,
+    r.phone,
+    r.email,
+    r.status,
+    channel === 'whatsapp' ? 'WhatsApp' : 'Voice',
+    r.livemode ? 'no' : 'yes',
     OWNER(r),
-    r.createdAt, r.lastActivityAt, r.speedToLeadSeconds,
+    r.createdAt,
+    r.lastActivityAt,
+    r.speedToLeadSeconds,
   ]);
 }

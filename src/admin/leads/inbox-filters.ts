@@ -11,18 +11,29 @@ export const HANDLED_BY = ['ai', 'person'] as const;
 export const HANDLED_BY_TEXT =
   '`ai`: no person stepped in; `person`: a hand-over, take-over, reply or outcome by an operator is in the timeline.';
 
-const localDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'Use a date as YYYY-MM-DD.')
-  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
-    'Not a calendar date; use YYYY-MM-DD.');
+const localDay = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'Use a date as YYYY-MM-DD.')
+  .refine(
+    (v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
+    'Not a calendar date; use YYYY-MM-DD.',
+  );
 
 /** The query parameters, added to the inbox's and the CSV export's. */
 export const inboxFilterFields = {
-  from: localDay.optional().meta({ description: "Created on or after this local day (YYYY-MM-DD, the workspace's time zone).", format: 'date' }),
-  to: localDay.optional().meta({ description: "Created on or before this local day (YYYY-MM-DD, the workspace's time zone).", format: 'date' }),
-  reached: z.enum(INBOX_STAGES).optional()
+  from: localDay.optional().meta({
+    description: "Created on or after this local day (YYYY-MM-DD, the workspace's time zone).",
+    format: 'date',
+  }),
+  to: localDay.optional().meta({
+    description: "Created on or before this local day (YYYY-MM-DD, the workspace's time zone).",
+    format: 'date',
+  }),
+  reached: z
+    .enum(INBOX_STAGES)
+    .optional()
     .meta({ description: 'Reached this stage of the funnel, as the Analytics page counts it.' }),
-  handledBy: z.enum(HANDLED_BY).optional()
-    .meta({ description: HANDLED_BY_TEXT }),
+  handledBy: z.enum(HANDLED_BY).optional().meta({ description: HANDLED_BY_TEXT }),
 };
 
 export interface InboxFilters {

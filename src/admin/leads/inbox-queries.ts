@@ -20,8 +20,7 @@ export const COUNT_CAP = 10_000;
  * its digits ("+1 2" is two), an e-mail search is an exact look-up and needs only the `@`.
  */
 export const MIN_SEARCH_LENGTH = 3;
-export const SEARCH_TOO_SHORT =
-  `Search needs at least ${MIN_SEARCH_LENGTH} characters (${MIN_SEARCH_LENGTH} digits for a phone number).`;
+export const SEARCH_TOO_SHORT = `Search needs at least ${MIN_SEARCH_LENGTH} characters (${MIN_SEARCH_LENGTH} digits for a phone number).`;
 
 /** Whether `search` (trimmed; empty means no search) is too short to run. */
 export function searchTooShort(search: string): boolean {
@@ -38,8 +37,11 @@ export type InboxSort = (typeof INBOX_SORTS)[number];
  * migrations 028, 013 and 040). `waiting` lists only the leads waiting for a person, the longest
  * waiting first.
  */
-const SORT_COLUMN: Record<InboxSort, 'created_at' | 'updated_at' | 'needs_human_since'> =
-  { newest: 'created_at', activity: 'updated_at', waiting: 'needs_human_since' };
+const SORT_COLUMN: Record<InboxSort, 'created_at' | 'updated_at' | 'needs_human_since'> = {
+  newest: 'created_at',
+  activity: 'updated_at',
+  waiting: 'needs_human_since',
+};
 
 export interface InboxQuery {
   workspaceId: string;
@@ -98,7 +100,10 @@ export function decodeCursor(cursor: string): { at: string; id: string } | null 
 }
 
 /** The search's SQL condition on `l` and its one parameter (`$SEARCH`, possibly used more than once). */
-function searchCondition(search: string | undefined, defaultCountry: string | undefined): { sql: string; value: string | string[] | null } {
+function searchCondition(
+  search: string | undefined,
+  defaultCountry: string | undefined,
+): { sql: string; value: string | string[] | null } {
   const s = search?.trim();
   if (!s) return { sql: '$SEARCH::text IS NULL', value: null };
   // `email IS NOT NULL` spells out the partial index's condition for the planner.
@@ -106,7 +111,9 @@ function searchCondition(search: string | undefined, defaultCountry: string | un
   const digits = s.replace(/\D/g, '');
   // Not a possible number for the library (a stored number from before migration 007, say):
   // its digits with a "+" are still worth one exact look-up before a name search.
-  const phone = /\d{5,}/.test(s.replace(/[\s().-]/g, '')) ? (normalizePhone(s, defaultCountry) ?? (digits.length >= 7 ? `+${digits}` : null)) : null;
+  const phone = /\d{5,}/.test(s.replace(/[\s().-]/g, ''))
+    ? (normalizePhone(s, defaultCountry) ?? (digits.length >= 7 ? `+${digits}` : null))
+    : null;
   // Typed without its country code ("555 010 0001"), a number is the tail of the stored E.164
   // one: its digits also match the end of phone_normalized (a scan of the workspace's leads,
   // only for searches of 5 digits or more). A number typed with "+" matches exactly.
@@ -118,7 +125,10 @@ function searchCondition(search: string | undefined, defaultCountry: string | un
 
 const FILTER_PARAM = 9;
 
-export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: InboxRow[]; nextCursor: string | null }> {
+export async function listInbox(
+  db: Queryable,
+  q: InboxQuery,
+): Promise<{ leads: InboxRow[]; nextCursor: string | null }> {
   const after = q.cursor ? decodeCursor(q.cursor) : null;
   const search = searchCondition(q.search, q.defaultCountry);
   const col = SORT_COLUMN[q.sort ?? 'newest'];
@@ -142,8 +152,17 @@ export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: 
         AND ${filter.sql}
       ORDER BY l.${col} ${waiting ? 'ASC' : 'DESC'}, l.id ${waiting ? 'ASC' : 'DESC'}
       LIMIT $6`,
-    [q.workspaceId, q.sandbox ? [true, false] : [true], q.status ?? null, after?.at ?? null, after?.id ?? null, q.limit + 1, search.value,
-      q.operatorId ?? null, ...filter.values],
+    [
+      q.workspaceId,
+      q.sandbox ? [true, false] : [true],
+      q.status ?? null,
+      after?.at ?? null,
+      after?.id ?? null,
+      q.limit + 1,
+      search.value,
+      q.operatorId ?? null,
+      ...filter.values,
+    ],
   );
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
@@ -159,7 +178,8 @@ export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: 
       lastActivityAt: new Date(r.updated_at).toISOString(),
       speedToLeadSeconds: r.speed === null ? null : Math.max(0, Math.round(Number(r.speed) * 10) / 10),
       owner: ownerOf(r),
-      waitingSince: r.status === 'needs_human' && r.needs_human_since ? new Date(r.needs_human_since).toISOString() : null,
+      waitingSince:
+        r.status === 'needs_human' && r.needs_human_since ? new Date(r.needs_human_since).toISOString() : null,
       unread: r.unread === true,
     })),
     nextCursor: rows.length > q.limit && last ? encodeCursor(last.cursor_at, last.id) : null,
@@ -168,7 +188,9 @@ export async function listInbox(db: Queryable, q: InboxQuery): Promise<{ leads: 
 
 /** Whether the workspace has a live lead (the inbox shows sandbox leads by default until it does). */
 export async function hasLiveLeads(db: Queryable, workspaceId: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT EXISTS (SELECT 1 FROM leads WHERE workspace_id = $1 AND livemode) AS live`, [workspaceId]);
+  const { rows } = await db.query(`SELECT EXISTS (SELECT 1 FROM leads WHERE workspace_id = $1 AND livemode) AS live`, [
+    workspaceId,
+  ]);
   return rows[0].live === true;
 }
 

@@ -18,10 +18,12 @@ export const INBOX_DEFAULTS = { waitingAmberMinutes: 5, waitingRedMinutes: 15 } 
 const minutes = (max: number) => z.int().min(1).max(max);
 export const inboxSettingsBody = z
   .object({
-    waitingAmberMinutes: minutes(1440)
-      .meta({ description: 'A lead waiting for a person this many minutes turns amber (1–1440).' }),
-    waitingRedMinutes: minutes(10_080)
-      .meta({ description: 'And red after this many (1–10080, more than the amber threshold).' }),
+    waitingAmberMinutes: minutes(1440).meta({
+      description: 'A lead waiting for a person this many minutes turns amber (1–1440).',
+    }),
+    waitingRedMinutes: minutes(10_080).meta({
+      description: 'And red after this many (1–10080, more than the amber threshold).',
+    }),
   })
   .strict()
   .refine((s) => s.waitingRedMinutes > s.waitingAmberMinutes, {
@@ -60,7 +62,7 @@ export function inboxSettingsRoutes(deps: InboxSettingsDeps) {
     if (!workspace) throw new AppError('workspace_not_found');
     return workspace;
   };
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRoute', (route) => {
       route.bodyLimit = 64 * 1024;
     });
@@ -68,13 +70,20 @@ export function inboxSettingsRoutes(deps: InboxSettingsDeps) {
       const workspace = await workspaceOf(request, 'settings.read');
       return { ok: true as const, ...(await inboxSettingsOf(deps.pool, workspace.id)) };
     });
-    registerRoute(scope, saveInboxSettingsRoute, async (request, _reply, input) => {
-      const workspace = await workspaceOf(request, 'settings.manage');
-      const body = input.body();
-      await deps.pool.query('UPDATE workspaces SET inbox_settings = $2 WHERE id = $1',
-        [workspace.id, JSON.stringify(body)]);
-      return { ok: true as const, ...body };
-    }, { audit: 'inbox_settings.updated' });
+    registerRoute(
+      scope,
+      saveInboxSettingsRoute,
+      async (request, _reply, input) => {
+        const workspace = await workspaceOf(request, 'settings.manage');
+        const body = input.body();
+        await deps.pool.query('UPDATE workspaces SET inbox_settings = $2 WHERE id = $1', [
+          workspace.id,
+          JSON.stringify(body),
+        ]);
+        return { ok: true as const, ...body };
+      },
+      { audit: 'inbox_settings.updated' },
+    );
   };
 }
 
@@ -90,13 +99,25 @@ const errors = errorResponses({
 const saved = named('AdminInboxSettings', inboxSettingsSchema);
 
 export const getInboxSettingsRoute = adminRoute({
-  method: 'GET', url: PATH, operationId: 'getInboxSettings', summary: 'Inbox settings',
+  method: 'GET',
+  url: PATH,
+  operationId: 'getInboxSettings',
+  summary: 'Inbox settings',
   description: 'After how many minutes a lead waiting for a person turns amber, then red, in the inbox.',
   params: slugParams,
-  responses: { '200': answer('The settings (the defaults, 5 and 15, until saved).', saved), ...errors('401', '404', '500') },
+  responses: {
+    '200': answer('The settings (the defaults, 5 and 15, until saved).', saved),
+    ...errors('401', '404', '500'),
+  },
 });
 export const saveInboxSettingsRoute = adminRoute({
-  method: 'PUT', url: PATH, operationId: 'saveInboxSettings', summary: 'Save inbox settings', description: 'Owners and admins.',
-  params: slugParams, headers: csrfHeaders, body: named('AdminInboxSettingsSave', inboxSettingsBody),
+  method: 'PUT',
+  url: PATH,
+  operationId: 'saveInboxSettings',
+  summary: 'Save inbox settings',
+  description: 'Owners and admins.',
+  params: slugParams,
+  headers: csrfHeaders,
+  body: named('AdminInboxSettingsSave', inboxSettingsBody),
   responses: { '200': answer('Saved.', saved), ...errors('400', '401', '403', '404', '413', '415', '500') },
 });

@@ -56,7 +56,9 @@ export class LeadActions {
           const event = { type: 'operator.took_over', data: who(op) };
           const moved = await transitionLead(tx, { leadId, to: 'needs_human', actor: 'operator', event });
           if (!moved.ok) {
-            throw moved.reason === 'not_found' ? new AppError('lead_not_found') : new AppError('lead_status_conflict', { message: moved.status });
+            throw moved.reason === 'not_found'
+              ? new AppError('lead_not_found')
+              : new AppError('lead_status_conflict', { message: moved.status });
           }
         }
         await setOwner(tx, leadId, op.id);
@@ -73,20 +75,38 @@ export class LeadActions {
    */
   async resume(workspaceId: string, leadId: string, op: OperatorRef): Promise<LeadStatus> {
     let queued = false;
-    const status = await this.#move(workspaceId, leadId, 'in_conversation', 'operator.resumed', who(op), async (tx) => {
-      const { rows } = await tx.query(
-        `SELECT EXISTS (SELECT 1 FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'inbound' AND turn_id IS NULL) AS unanswered`,
-        [leadId],
-      );
-      if (rows[0].unanswered) queued = await requestTurn(tx, leadId, workspaceId);
-    }, undefined, true);
+    const status = await this.#move(
+      workspaceId,
+      leadId,
+      'in_conversation',
+      'operator.resumed',
+      who(op),
+      async (tx) => {
+        const { rows } = await tx.query(
+          `SELECT EXISTS (SELECT 1 FROM whatsapp_messages WHERE lead_id = $1
+            AND direction = 'inbound' AND turn_id IS NULL) AS unanswered`,
+          [leadId],
+        );
+        if (rows[0].unanswered) queued = await requestTurn(tx, leadId, workspaceId);
+      },
+      undefined,
+      true,
+    );
     if (queued) this.#d.wake();
     return status;
   }
 
   /** Booked (with a note) or unqualified (with the reason, kept as the qualification notes). */
-  async setOutcome(workspaceId: string, leadId: string, op: OperatorRef, outcome: 'booked' | 'unqualified', note: string): Promise<LeadStatus> {
-    return this.#move(workspaceId, leadId, outcome, 'operator.outcome_set', { ...who(op), note }, undefined, { qualificationNotes: note });
+  async setOutcome(
+    workspaceId: string,
+    leadId: string,
+    op: OperatorRef,
+    outcome: 'booked' | 'unqualified',
+    note: string,
+  ): Promise<LeadStatus> {
+    return this.#move(workspaceId, leadId, outcome, 'operator.outcome_set', { ...who(op), note }, undefined, {
+      qualificationNotes: note,
+    });
   }
 
   /** The same erasure as `leadintake lead delete`; the audit row names the operator. */
@@ -108,23 +128,34 @@ export class LeadActions {
     const client = await this.#d.pool.connect();
     try {
       return await inTransaction(client, async (tx) => {
-      // Locked: an outcome the agent records meanwhile waits, so the status read here still holds.
-      const { rows } = await tx.query(
-        'SELECT status FROM leads WHERE id = $1 AND workspace_id = $2 FOR UPDATE', [leadId, workspaceId]);
-      if (!rows[0]) throw new AppError('lead_not_found');
-      const status: LeadStatus = rows[0].status;
-      if (keepOutcome && KEPT_STATUSES.has(status)) {
-        await recordLeadEvent(tx, leadId, type, { ...data, status, actor: 'operator' });
-        // Resume on a kept outcome gives the lead back (nobody owns it); the AI still sends nothing to it.
-        if (type === 'operator.resumed') {
-          await tx.query('UPDATE leads SET owner_operator_id = NULL WHERE id = $1', [leadId]);
+        // Locked: an outcome the agent records meanwhile waits, so the status read here still holds.
+        const { rows } = await tx.query('SELECT status FROM leads WHERE id = $1 AND workspace_id = $2 FOR UPDATE', [
+          leadId,
+          workspaceId,
+        ]);
+        if (!rows[0]) throw new AppError('lead_not_found');
+        const status: LeadStatus = rows[0].status;
+        if (keepOutcome && KEPT_STATUSES.has(status)) {
+          await recordLeadEvent(tx, leadId, type, { ...data, status, actor: 'operator' });
+          // Resume on a kept outcome gives the lead back (nobody owns it); the AI still sends nothing to it.
+          if (type === 'operator.resumed') {
+            await tx.query('UPDATE leads SET owner_operator_id = NULL WHERE id = $1', [leadId]);
+          }
+          return status;
         }
-        return status;
-      }
-      const moved = await transitionLead(tx, { leadId, to, actor: 'operator', event: { type, data }, ...(set ? { set } : {}) });
-      if (!moved.ok) throw moved.reason === 'not_found' ? new AppError('lead_not_found') : new AppError('lead_status_conflict', { message: moved.status });
-      await alsoDo?.(tx);
-      return to;
+        const moved = await transitionLead(tx, {
+          leadId,
+          to,
+          actor: 'operator',
+          event: { type, data },
+          ...(set ? { set } : {}),
+        });
+        if (!moved.ok)
+          throw moved.reason === 'not_found'
+            ? new AppError('lead_not_found')
+            : new AppError('lead_status_conflict', { message: moved.status });
+        await alsoDo?.(tx);
+        return to;
       });
     } finally {
       client.release();

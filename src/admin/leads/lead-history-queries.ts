@@ -40,7 +40,12 @@ export interface Page<T> {
 const iso = (v: Date | string) => new Date(v).toISOString();
 
 async function page(
-  db: Queryable, table: string, timeCol: string, cols: string, q: HistoryQuery, workspaceId: string | null = null,
+  db: Queryable,
+  table: string,
+  timeCol: string,
+  cols: string,
+  q: HistoryQuery,
+  workspaceId: string | null = null,
 ) {
   const before = q.before ? decodeHistoryCursor(q.before) : null;
   const { rows } = await db.query(
@@ -69,18 +74,35 @@ export interface MessageRow {
 }
 
 export async function messagePage(db: Queryable, q: HistoryQuery): Promise<Page<MessageRow>> {
-  const p = await page(db, 'whatsapp_messages', 'created_at',
-    'id, direction, kind, body, status, error_code, error_message, created_at, status_at', q);
+  const p = await page(
+    db,
+    'whatsapp_messages',
+    'created_at',
+    'id, direction, kind, body, status, error_code, error_message, created_at, status_at',
+    q,
+  );
   return {
     olderCursor: p.olderCursor,
     rows: p.rows.map((m) => ({
-      id: m.id, direction: m.direction, kind: m.kind, body: m.body, status: m.status,
-      errorCode: m.error_code, errorMessage: m.error_message, createdAt: iso(m.created_at), statusAt: iso(m.status_at),
+      id: m.id,
+      direction: m.direction,
+      kind: m.kind,
+      body: m.body,
+      status: m.status,
+      errorCode: m.error_code,
+      errorMessage: m.error_message,
+      createdAt: iso(m.created_at),
+      statusAt: iso(m.status_at),
     })),
   };
 }
 
-export interface TimelineRow { id: number; type: string; data: Record<string, unknown>; at: string }
+export interface TimelineRow {
+  id: number;
+  type: string;
+  data: Record<string, unknown>;
+  at: string;
+}
 
 export async function timelinePage(db: Queryable, q: HistoryQuery): Promise<Page<TimelineRow>> {
   const p = await page(db, 'lead_events', 'at', 'id, type, data, at', q);
@@ -107,8 +129,12 @@ export async function trafficPage(db: Queryable, workspaceId: string, q: History
   return {
     olderCursor: p.olderCursor,
     rows: p.rows.map((e) => ({
-      id: e.id, provider: e.provider, direction: e.direction, kind: e.kind,
-      httpStatus: e.http_status, outcome: e.outcome,
+      id: e.id,
+      provider: e.provider,
+      direction: e.direction,
+      kind: e.kind,
+      httpStatus: e.http_status,
+      outcome: e.outcome,
       createdAt: iso(e.created_at),
     })),
   };

@@ -6,7 +6,7 @@ import { requireMembership, requireSession } from '../admin-auth.ts';
 import { registerRoute, type RouteInput } from '../../http/route-contract.ts';
 import * as c from './lead-history-contracts.ts';
 import { HISTORY_PAGE, leadInWorkspace, messagePage, timelinePage, trafficPage } from './lead-history-queries.ts';
-import * as s from './lead-history-schemas.ts';
+import type * as s from './lead-history-schemas.ts';
 
 // The lead page's history in pages (docs/DASHBOARD.md, "Lead page"): older messages and events
 // when the operator asks for them, the provider traffic when its section is opened. Thin
@@ -31,7 +31,7 @@ export function leadHistoryRoutes(deps: LeadHistoryDeps) {
     return { workspaceId: m.workspaceId, query: { leadId, before: q.before, limit: q.limit ?? HISTORY_PAGE } };
   };
 
-  return async function (app: FastifyInstance): Promise<void> {
+  return async (app: FastifyInstance): Promise<void> => {
     registerRoute(app, c.messagesRoute, async (request, _reply, input): Promise<s.MessagePageBody> => {
       const { query } = await scope(request, input);
       const page = await messagePage(deps.pool, query);

@@ -6,14 +6,22 @@ import { decodeHistoryCursor, HISTORY_PAGE_MAX } from './lead-history-queries.ts
 // of the thread and of the timeline with the same item schemas.
 
 const timestamp = z.iso.datetime({ precision: 3 });
-const olderCursor = z.string().nullable()
+const olderCursor = z
+  .string()
+  .nullable()
   .meta({ description: 'Pass it as `before` for the next older page; null when this page reaches the oldest item.' });
 
 export const historyQuery = z.object({
-  before: z.string().max(100)
-    .refine((c) => decodeHistoryCursor(c) !== null, 'Use the olderCursor of the newer page.').optional()
-    .meta({ description: '`olderCursor` of the newer page (or the lead page\'s `messagesOlderCursor` / `timelineOlderCursor`); '
-      + 'none: the newest page.' }),
+  before: z
+    .string()
+    .max(100)
+    .refine((c) => decodeHistoryCursor(c) !== null, 'Use the olderCursor of the newer page.')
+    .optional()
+    .meta({
+      description:
+        "`olderCursor` of the newer page (or the lead page's `messagesOlderCursor` / `timelineOlderCursor`); " +
+        'none: the newest page.',
+    }),
   limit: z.coerce.number().int().min(1).max(HISTORY_PAGE_MAX).optional().meta({ description: 'Default 50.' }),
 });
 
@@ -30,13 +38,17 @@ export const messageSchema = z.object({
 });
 
 export const timelineEventSchema = z.object({
-  id: z.int(), type: z.string(), data: z.record(z.string(), z.unknown()), at: timestamp,
+  id: z.int(),
+  type: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  at: timestamp,
 });
 
 export const trafficEntrySchema = z.object({
   id: z.int(),
   provider: z.string(),
-  direction: z.enum(['in', 'out'])
+  direction: z
+    .enum(['in', 'out'])
     .meta({ description: '`out`: we called the provider; `in`: the provider called us.' }),
   kind: z.string(),
   httpStatus: z.int().nullable(),
@@ -56,7 +68,8 @@ export const timelinePageSchema = z.object({
 });
 export const trafficPageSchema = z.object({
   ok: z.literal(true),
-  entries: z.array(trafficEntrySchema)
+  entries: z
+    .array(trafficEntrySchema)
     .meta({ description: 'Newest first, without payloads (the Logs page shows them, filtered by lead).' }),
   olderCursor,
 });

@@ -16,18 +16,32 @@ const errors = errorResponses({
 const base = '/api/admin/workspaces/:slug/leads/:id/notes';
 
 export const listNotesRoute = adminRoute({
-  method: 'GET', url: base, operationId: 'listLeadNotes', summary: "The lead's internal notes, newest first",
+  method: 'GET',
+  url: base,
+  operationId: 'listLeadNotes',
+  summary: "The lead's internal notes, newest first",
   description: 'Operators only: the lead never sees them; the agent reads those with `visibleToAgent`.',
   params: leadParams,
   responses: { '200': answer('The notes.', named('AdminLeadNotes', leadNotesSchema)), ...errors('401', '404', '500') },
 });
 export const addNoteRoute = adminRoute({
-  method: 'POST', url: base, operationId: 'addLeadNote', summary: 'Add an internal note (agents and up)',
-  params: leadParams, headers: csrfHeaders, body: named('AdminLeadNoteInput', noteBody),
-  responses: { '200': answer('The note.', named('AdminLeadNote', leadNoteBodySchema)), ...errors('400', '401', '403', '404', '409', '500') },
+  method: 'POST',
+  url: base,
+  operationId: 'addLeadNote',
+  summary: 'Add an internal note (agents and up)',
+  params: leadParams,
+  headers: csrfHeaders,
+  body: named('AdminLeadNoteInput', noteBody),
+  responses: {
+    '200': answer('The note.', named('AdminLeadNote', leadNoteBodySchema)),
+    ...errors('400', '401', '403', '404', '409', '500'),
+  },
 });
 export const deleteNoteRoute = adminRoute({
-  method: 'DELETE', url: `${base}/:noteId`, operationId: 'deleteLeadNote', summary: 'Delete one of your own notes',
+  method: 'DELETE',
+  url: `${base}/:noteId`,
+  operationId: 'deleteLeadNote',
+  summary: 'Delete one of your own notes',
   // Documented as the integer it is; any other text is a note that is not found (404).
   params: leadParams.extend({ noteId: z.string().meta({ description: 'The note.', type: 'integer' }) }),
   headers: csrfHeaders,

@@ -26,25 +26,35 @@ export function leadNotesRoutes(deps: LeadNotesDeps) {
     if (!UUID.test(request.params.id)) throw new AppError('lead_not_found');
     return { workspaceId: membership.workspaceId, leadId: request.params.id, operatorId: session.operator.id };
   };
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     registerRoute(scope, c.listNotesRoute, async (request): Promise<LeadNotesBody> => {
       const s = await scopeOf(request, 'leads.read');
       const notes = await listNotes(deps.pool, s.workspaceId, s.leadId, s.operatorId);
       if (!notes) throw new AppError('lead_not_found');
       return { ok: true, notes };
     });
-    registerRoute(scope, c.addNoteRoute, async (request, _reply, input): Promise<LeadNoteBody> => {
-      const s = await scopeOf(request, 'leads.act');
-      const body = input.body();
-      const note = await addNote(deps.pool, { ...s, text: body.text, visibleToAgent: body.visibleToAgent ?? false });
-      return { ok: true, note };
-    }, { audit: 'lead.note_added' });
-    registerRoute(scope, c.deleteNoteRoute, async (request) => {
-      const s = await scopeOf(request, 'leads.act');
-      const noteId = Number(request.params.noteId);
-      if (!Number.isSafeInteger(noteId) || noteId < 1) throw new AppError('note_not_found');
-      await deleteNote(deps.pool, { ...s, noteId });
-      return { ok: true as const };
-    }, { audit: 'lead.note_deleted' });
+    registerRoute(
+      scope,
+      c.addNoteRoute,
+      async (request, _reply, input): Promise<LeadNoteBody> => {
+        const s = await scopeOf(request, 'leads.act');
+        const body = input.body();
+        const note = await addNote(deps.pool, { ...s, text: body.text, visibleToAgent: body.visibleToAgent ?? false });
+        return { ok: true, note };
+      },
+      { audit: 'lead.note_added' },
+    );
+    registerRoute(
+      scope,
+      c.deleteNoteRoute,
+      async (request) => {
+        const s = await scopeOf(request, 'leads.act');
+        const noteId = Number(request.params.noteId);
+        if (!Number.isSafeInteger(noteId) || noteId < 1) throw new AppError('note_not_found');
+        await deleteNote(deps.pool, { ...s, noteId });
+        return { ok: true as const };
+      },
+      { audit: 'lead.note_deleted' },
+    );
   };
 }

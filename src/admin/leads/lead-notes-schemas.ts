@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { NOTE_MAX_CHARS } from './lead-notes.ts';
 
-// The internal notes' requests and answers (docs/DASHBOARD.md, "Internal notes"); lead-notes-contracts.ts names them in the document.
+// The internal notes' requests and answers (docs/DASHBOARD.md, "Internal notes"); lead-notes-contracts.ts names them in
+// the document.
 
 export const noteBody = z.object({
   text: z.string().trim().min(1).max(NOTE_MAX_CHARS),
-  visibleToAgent: z.boolean().optional()
+  visibleToAgent: z
+    .boolean()
+    .optional()
     .meta({ description: "Whether the agent may read it (in its prompt's lead data). Default false: operators only." }),
 });
 
@@ -13,7 +16,9 @@ export const leadNoteSchema = z.object({
   id: z.int(),
   text: z.string(),
   visibleToAgent: z.boolean(),
-  operator: z.object({ id: z.uuid(), name: z.string() }).nullable()
+  operator: z
+    .object({ id: z.uuid(), name: z.string() })
+    .nullable()
     .meta({ description: 'The author; null once their account was removed.' }),
   mine: z.boolean().meta({ description: 'Written by you: only its author may delete a note.' }),
   createdAt: z.iso.datetime({ precision: 3 }),

@@ -23,8 +23,12 @@ export interface LeadNote {
 }
 
 type NoteRow = {
-  id: string; text: string; visible_to_agent: boolean;
-  operator_id: string | null; operator_name: string | null; created_at: Date;
+  id: string;
+  text: string;
+  visible_to_agent: boolean;
+  operator_id: string | null;
+  operator_name: string | null;
+  created_at: Date;
 };
 
 const row = (r: NoteRow, me: string): LeadNote => ({
@@ -41,7 +45,10 @@ const SELECT = `SELECT n.id, n.text, n.visible_to_agent, n.operator_id, o.name A
 
 /** The lead's notes, newest first; null when the workspace has no such lead. */
 export async function listNotes(
-  db: Queryable, workspaceId: string, leadId: string, operatorId: string,
+  db: Queryable,
+  workspaceId: string,
+  leadId: string,
+  operatorId: string,
 ): Promise<LeadNote[] | null> {
   const { rows } = await db.query(
     `SELECT EXISTS (SELECT 1 FROM leads WHERE id = $1 AND workspace_id = $2) AS found,
@@ -50,8 +57,9 @@ export async function listNotes(
     [leadId, workspaceId],
   );
   if (!rows[0].found) return null;
-  return (rows[0].notes as Array<Omit<NoteRow, 'created_at'> & { created_at: string }>)
-    .map((r) => row({ ...r, created_at: new Date(r.created_at) }, operatorId));
+  return (rows[0].notes as Array<Omit<NoteRow, 'created_at'> & { created_at: string }>).map((r) =>
+    row({ ...r, created_at: new Date(r.created_at) }, operatorId),
+  );
 }
 
 /** Adds a note (one statement: the lead's row lock orders concurrent adds, so the cap holds). */
@@ -83,7 +91,8 @@ export async function addNote(
 
 /** Deletes one of the operator's own notes on the lead; someone else's answers 403. */
 export async function deleteNote(
-  db: Queryable, p: { workspaceId: string; leadId: string; noteId: number; operatorId: string },
+  db: Queryable,
+  p: { workspaceId: string; leadId: string; noteId: number; operatorId: string },
 ): Promise<void> {
   const { rows } = await db.query(
     `WITH note AS (

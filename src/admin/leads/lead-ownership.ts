@@ -20,7 +20,10 @@ export function ago(seconds: number): string {
  * operator owns it already. Throws lead_not_found, or lead_taken naming the owner.
  */
 export async function lockForClaim(
-  tx: Queryable, workspaceId: string, leadId: string, operatorId: string,
+  tx: Queryable,
+  workspaceId: string,
+  leadId: string,
+  operatorId: string,
 ): Promise<{ status: LeadStatus; mine: boolean }> {
   const { rows } = await tx.query(
     `SELECT l.status, l.owner_operator_id AS owner FROM leads l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`,

@@ -13,7 +13,12 @@ import { HISTORY_PAGE, messagePage, timelinePage } from './lead-history-queries.
 // consent record, the API key that created the lead (name and prefix only), every call with its
 // transcript by speaker, the 24-hour WhatsApp window.
 
-export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: string, now: Date): Promise<LeadPageBody | null> {
+export async function leadPage(
+  db: Queryable,
+  workspace: WorkspaceRow,
+  leadId: string,
+  now: Date,
+): Promise<LeadPageBody | null> {
   const d = await getLeadDetails(db, { leadId, workspaceId: workspace.id, history: false });
   if (!d) return null;
   // The newest page of the thread and of the timeline; older ones and the provider traffic are
@@ -21,13 +26,16 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
   const newest = { leadId, limit: HISTORY_PAGE };
   const [extra, calls, messages, timeline] = await Promise.all([
     db.query(
-      `SELECT l.livemode, l.consent_ip, l.consent_user_agent, l.last_inbound_at, k.name AS key_name, k.prefix AS key_prefix,
+      `SELECT l.livemode, l.consent_ip, l.consent_user_agent,
+              l.last_inbound_at, k.name AS key_name, k.prefix AS key_prefix,
               l.owner_operator_id AS owner_id, o.name AS owner_name
-         FROM leads l LEFT JOIN api_keys k ON k.id = l.api_key_id LEFT JOIN operators o ON o.id = l.owner_operator_id WHERE l.id = $1`,
+         FROM leads l LEFT JOIN api_keys k ON k.id = l.api_key_id
+         LEFT JOIN operators o ON o.id = l.owner_operator_id WHERE l.id = $1`,
       [leadId],
     ),
     db.query(
-      `SELECT provider_call_id, status, started_at, ended_at, duration_seconds, ended_reason, summary, transcript, recording_url
+      `SELECT provider_call_id, status, started_at, ended_at,
+         duration_seconds, ended_reason, summary, transcript, recording_url
          FROM call_sessions WHERE lead_id = $1 ORDER BY created_at, id`,
       [leadId],
     ),
@@ -61,9 +69,12 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
       qualificationNotes: l.qualificationNotes,
       agentNotes: l.agentNotes,
       // What the agent collected, with the questions' labels (retired ones' too; unknown ids: label null).
-      answers: Object.entries(l.answers).map(([id, value]) => ({ id, label: labels.get(id) ?? null, value })).sort((a, b) => order(a.id) - order(b.id)),
+      answers: Object.entries(l.answers)
+        .map(([id, value]) => ({ id, label: labels.get(id) ?? null, value }))
+        .sort((a, b) => order(a.id) - order(b.id)),
       metadata: l.metadata,
-      // In the form's order; retired questions' answers after them with the label they had; ids never on the form: label null.
+      // In the form's order; retired questions' answers after them with the label they had; ids never on the form:
+      // label null.
       formAnswers: Object.entries(l.formResponses)
         .map(([id, value]) => ({ id, label: labels.get(id) ?? null, value }))
         .sort((a, b) => order(a.id) - order(b.id)),
@@ -75,7 +86,11 @@ export async function leadPage(db: Queryable, workspace: WorkspaceRow, leadId: s
       updatedAt: l.updatedAt,
       apiKey: x.key_name === null ? null : { name: x.key_name, prefix: x.key_prefix },
     },
-    owner: x.owner_id ? { kind: 'operator', id: x.owner_id, name: x.owner_name } : l.status === 'needs_human' ? { kind: 'nobody' } : { kind: 'ai' },
+    owner: x.owner_id
+      ? { kind: 'operator', id: x.owner_id, name: x.owner_name }
+      : l.status === 'needs_human'
+        ? { kind: 'nobody' }
+        : { kind: 'ai' },
     timeZone: agentConfigOf(workspace).timeZone ?? null,
     whatsappWindow:
       l.channel === 'whatsapp'

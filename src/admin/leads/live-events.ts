@@ -13,7 +13,11 @@ import { ListenerLease } from './live-listener-lease.ts';
 export const LIVE_CHANNEL = 'leadintake_live';
 
 export type LiveEvent =
-  | { kind: 'lead.created' | 'lead.status' | 'lead.deleted' | 'message' | 'call' | 'integration'; workspaceId: string; leadIds: string[] | null }
+  | {
+      kind: 'lead.created' | 'lead.status' | 'lead.deleted' | 'message' | 'call' | 'integration';
+      workspaceId: string;
+      leadIds: string[] | null;
+    }
   | { kind: 'resync'; workspaceId: string; leadIds: null };
 
 type Subscriber = (event: LiveEvent) => void;
@@ -124,6 +128,7 @@ export class LiveEvents {
   }
 
   #broadcastResync(): void {
-    for (const [workspaceId, set] of this.#subscribers) for (const fn of set) fn({ kind: 'resync', workspaceId, leadIds: null });
+    for (const [workspaceId, set] of this.#subscribers)
+      for (const fn of set) fn({ kind: 'resync', workspaceId, leadIds: null });
   }
 }

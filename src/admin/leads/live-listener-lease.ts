@@ -30,9 +30,11 @@ export class ListenerLease {
    * written: a page must be told `ready` only after the triggers will notify.
    */
   sync(wanted: () => boolean): Promise<void> {
-    this.#chain = this.#chain.then(() => this.#write(wanted())).catch((err: Error) => {
-      this.#log.warn({ err: err.message }, 'live updates: listener lease not written');
-    });
+    this.#chain = this.#chain
+      .then(() => this.#write(wanted()))
+      .catch((err: Error) => {
+        this.#log.warn({ err: err.message }, 'live updates: listener lease not written');
+      });
     return this.#chain;
   }
 

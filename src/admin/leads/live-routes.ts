@@ -37,7 +37,7 @@ export function liveRoutes(deps: LiveRoutesDeps) {
     else perSession.delete(token);
   };
   let closing = false;
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     // Before the server closes, not after: it waits for every open connection, and a stream never
     // ends by itself, so shutdown hung while a page was open (its stream silent, the page unaware).
     // Ended at once, each page reconnects, with backoff, until the service answers again.
@@ -71,7 +71,8 @@ export function liveRoutes(deps: LiveRoutesDeps) {
         res.write(`id: ${++seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       try {
         unsubscribe = await deps.live.subscribe(membership.workspaceId, (e) =>
-          send(e.kind === 'resync' ? 'ready' : 'change', { kind: e.kind, leadIds: e.leadIds }));
+          send(e.kind === 'resync' ? 'ready' : 'change', { kind: e.kind, leadIds: e.leadIds }),
+        );
       } catch (err) {
         cleanUp();
         throw err;

@@ -57,12 +57,18 @@ export class OperatorReplies {
         );
         const lead = rows[0];
         if (!lead) throw new AppError('lead_not_found');
-        if (lead.channel !== 'whatsapp') throw new AppError('validation_failed', { issues: [{ path: [], message: 'Only WhatsApp leads can be replied to.' }] });
+        if (lead.channel !== 'whatsapp')
+          throw new AppError('validation_failed', {
+            issues: [{ path: [], message: 'Only WhatsApp leads can be replied to.' }],
+          });
         if (lead.status !== 'needs_human' && !KEPT_STATUSES.has(lead.status)) {
           throw new AppError('lead_status_conflict', { message: lead.status });
         }
         const whatsapp = await this.#whatsappSettings(workspaceId, lead.livemode);
-        if (!whatsapp) throw new AppError('validation_failed', { issues: [{ path: [], message: 'WhatsApp is not configured for this workspace.' }] });
+        if (!whatsapp)
+          throw new AppError('validation_failed', {
+            issues: [{ path: [], message: 'WhatsApp is not configured for this workspace.' }],
+          });
         await lockLeadRow(tx, leadId);
         // A turn the agent left unfinished when the lead was taken over will never send: close it.
         await tx.query(
@@ -70,25 +76,46 @@ export class OperatorReplies {
             WHERE lead_id = $1 AND state IN ('generating', 'ready')`,
           [leadId],
         );
-        await tx.query(`UPDATE whatsapp_messages SET status = 'cancelled', status_at = now() WHERE lead_id = $1 AND direction = 'outbound' AND status = 'pending'`, [leadId]);
-        const windowOpen = lead.last_inbound_at !== null && this.#d.clock().getTime() - new Date(lead.last_inbound_at).getTime() < WINDOW_MS;
+        await tx.query(
+          `UPDATE whatsapp_messages SET status = 'cancelled', status_at = now()
+            WHERE lead_id = $1 AND direction = 'outbound' AND status = 'pending'`,
+          [leadId],
+        );
+        const windowOpen =
+          lead.last_inbound_at !== null &&
+          this.#d.clock().getTime() - new Date(lead.last_inbound_at).getTime() < WINDOW_MS;
         // Refused, not swapped for the template: the operator's text is never thrown away unseen.
         if (!windowOpen && 'text' in message) {
           throw new AppError('validation_failed', { issues: [{ path: ['text'], message: WINDOW_CLOSED_TEXT }] });
         }
         const variables = [firstName(lead.name)];
         const templateId = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
-        const content = 'text' in message
-          ? { kind: 'text', body: clampMessage(message.text, MESSAGE_LIMITS[whatsapp.provider]), variables: null }
-          : { kind: 'template', body: templateText({ id: templateId, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables), variables };
+        const content =
+          'text' in message
+            ? { kind: 'text', body: clampMessage(message.text, MESSAGE_LIMITS[whatsapp.provider]), variables: null }
+            : {
+                kind: 'template',
+                body: templateText(
+                  { id: templateId, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) },
+                  variables,
+                ),
+                variables,
+              };
         const { rows: turn } = await tx.query(
           `WITH turn AS (
              INSERT INTO agent_turns (lead_id, kind, state) VALUES ($1, 'operator', 'ready') RETURNING id
            )
-           INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables, idempotency_key, status)
+           INSERT INTO whatsapp_messages (lead_id, direction, turn_id,
+           provider, kind, body, template_variables, idempotency_key, status)
            SELECT $1, 'outbound', id, $2, $3, $4, $5, whatsapp_outbound_key(), 'pending' FROM turn
            RETURNING id, turn_id`,
-          [leadId, whatsapp.provider, content.kind, content.body, content.variables ? JSON.stringify(content.variables) : null],
+          [
+            leadId,
+            whatsapp.provider,
+            content.kind,
+            content.body,
+            content.variables ? JSON.stringify(content.variables) : null,
+          ],
         );
         // What the lead wrote so far is answered by this message: in the agent's context it comes
         // before the operator's words, and Resume AI does not answer it a second time.
@@ -97,7 +124,10 @@ export class OperatorReplies {
           [leadId, turn[0].turn_id],
         );
         await recordLeadEvent(tx, leadId, 'operator.replied', {
-          operator: op.name, operatorId: op.id, messageId: turn[0].id, kind: content.kind,
+          operator: op.name,
+          operatorId: op.id,
+          messageId: turn[0].id,
+          kind: content.kind,
         });
         // The send itself is the turn engine's (a worker), like every message of the lead.
         return { queued: await requestTurn(tx, leadId, lead.workspace_id), status: lead.status as LeadStatus };

@@ -29,7 +29,7 @@ export function logsAdminRoutes(deps: LogsAdminDeps) {
   const member = async (request: FastifyRequest<Slug>, permission: Permission) =>
     requireMembership(await requireSession(deps.operators, request), request.params.slug, permission);
 
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRoute', (route) => {
       route.bodyLimit = 16 * 1024;
     });
@@ -37,7 +37,11 @@ export function logsAdminRoutes(deps: LogsAdminDeps) {
       const m = await member(request, 'logs.read');
       const q = input.query();
       const page = await integrationLogPage(deps.pool, m.workspaceId, {
-        provider: q.provider, errorsOnly: q.errors === 'true', leadId: q.leadId, before: q.cursor, limit: q.limit ?? PAGE,
+        provider: q.provider,
+        errorsOnly: q.errors === 'true',
+        leadId: q.leadId,
+        before: q.cursor,
+        limit: q.limit ?? PAGE,
       });
       return { ok: true as const, ...page };
     });
@@ -45,23 +49,37 @@ export function logsAdminRoutes(deps: LogsAdminDeps) {
       const m = await member(request, 'logs.read');
       return { ok: true as const, deadLetters: await deps.deadLetters.list(m.workspaceId) };
     });
-    registerRoute(scope, c.retryAllRoute, async (request) => {
-      const m = await member(request, 'jobs.retry');
-      // A POST without a body is `{}`: nothing to read, but anything else is refused.
-      parse(s.retryAllBody, request.body ?? {});
-      return { ok: true as const, retried: await deps.deadLetters.retry(m.workspaceId, 'all') };
-    }, { audit: 'dead_letter.retried' });
-    registerRoute(scope, c.retryOneRoute, async (request) => {
-      const m = await member(request, 'jobs.retry');
-      const id = request.params.id;
-      // Another workspace's turn is as unknown as one that does not exist.
-      if (!UUID.test(id) || (await deps.deadLetters.retry(m.workspaceId, id)) === 0) throw new AppError('dead_letter_not_found');
-      return { ok: true as const, retried: 1 };
-    }, { audit: 'dead_letter.retried' });
+    registerRoute(
+      scope,
+      c.retryAllRoute,
+      async (request) => {
+        const m = await member(request, 'jobs.retry');
+        // A POST without a body is `{}`: nothing to read, but anything else is refused.
+        parse(s.retryAllBody, request.body ?? {});
+        return { ok: true as const, retried: await deps.deadLetters.retry(m.workspaceId, 'all') };
+      },
+      { audit: 'dead_letter.retried' },
+    );
+    registerRoute(
+      scope,
+      c.retryOneRoute,
+      async (request) => {
+        const m = await member(request, 'jobs.retry');
+        const id = request.params.id;
+        // Another workspace's turn is as unknown as one that does not exist.
+        if (!UUID.test(id) || (await deps.deadLetters.retry(m.workspaceId, id)) === 0)
+          throw new AppError('dead_letter_not_found');
+        return { ok: true as const, retried: 1 };
+      },
+      { audit: 'dead_letter.retried' },
+    );
     registerRoute(scope, c.auditLogRoute, async (request, _reply, input) => {
       const m = await member(request, 'audit.read');
       const q = input.query();
-      return { ok: true as const, ...(await auditLogPage(deps.pool, m.workspaceId, { before: q.cursor, limit: q.limit ?? PAGE })) };
+      return {
+        ok: true as const,
+        ...(await auditLogPage(deps.pool, m.workspaceId, { before: q.cursor, limit: q.limit ?? PAGE })),
+      };
     });
   };
 }

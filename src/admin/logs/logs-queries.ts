@@ -37,7 +37,11 @@ export interface IntegrationLogRow {
 // can use it: a failure is a row with an error text or an HTTP status of 400 or more.
 const FAILED = '(e.error IS NOT NULL OR e.http_status >= 400)';
 
-export async function integrationLogPage(db: Queryable, workspaceId: string, f: IntegrationLogFilter): Promise<{ entries: IntegrationLogRow[]; nextCursor: string | null }> {
+export async function integrationLogPage(
+  db: Queryable,
+  workspaceId: string,
+  f: IntegrationLogFilter,
+): Promise<{ entries: IntegrationLogRow[]; nextCursor: string | null }> {
   const values: unknown[] = [workspaceId];
   const where = ['e.workspace_id = $1'];
   // Only the filters asked for are in the statement: each shape gets its own plan (and index).
@@ -46,7 +50,8 @@ export async function integrationLogPage(db: Queryable, workspaceId: string, f: 
   if (f.leadId) where.push(`e.lead_id = $${values.push(f.leadId)}`);
   if (f.errorsOnly) where.push(FAILED);
   const { rows } = await db.query(
-    `SELECT e.id::text AS id, e.created_at, e.provider, e.direction, e.kind, e.http_status, e.latency_ms, e.outcome, e.error,
+    `SELECT e.id::text AS id, e.created_at, e.provider, e.direction,
+            e.kind, e.http_status, e.latency_ms, e.outcome, e.error,
             ${FAILED} AS failed, e.lead_id,
             EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND l.workspace_id = e.workspace_id) AS lead_exists,
             left(e.payload::text, ${PAYLOAD_PREVIEW_CHARS}) AS payload, length(e.payload::text) AS payload_chars
@@ -90,7 +95,11 @@ export interface AuditRow {
   subjectIsLead: boolean;
 }
 
-export async function auditLogPage(db: Queryable, workspaceId: string, f: { before?: string | undefined; limit: number }): Promise<{ events: AuditRow[]; nextCursor: string | null }> {
+export async function auditLogPage(
+  db: Queryable,
+  workspaceId: string,
+  f: { before?: string | undefined; limit: number },
+): Promise<{ events: AuditRow[]; nextCursor: string | null }> {
   const { rows } = await db.query(
     `SELECT a.id::text AS id, a.at, a.type, a.actor, a.subject_id, o.name, o.email, l.id IS NOT NULL AS subject_is_lead
        FROM audit_events a
@@ -117,8 +126,15 @@ export async function auditLogPage(db: Queryable, workspaceId: string, f: { befo
 }
 
 /** Of these lead ids, the ones that are leads of the workspace, with their names. */
-export async function leadsOfWorkspace(db: Queryable, workspaceId: string, leadIds: string[]): Promise<Map<string, string>> {
+export async function leadsOfWorkspace(
+  db: Queryable,
+  workspaceId: string,
+  leadIds: string[],
+): Promise<Map<string, string>> {
   if (leadIds.length === 0) return new Map();
-  const { rows } = await db.query(`SELECT id, name FROM leads WHERE workspace_id = $1 AND id = ANY($2::uuid[])`, [workspaceId, leadIds]);
+  const { rows } = await db.query(`SELECT id, name FROM leads WHERE workspace_id = $1 AND id = ANY($2::uuid[])`, [
+    workspaceId,
+    leadIds,
+  ]);
   return new Map(rows.map((r) => [r.id as string, r.name as string]));
 }

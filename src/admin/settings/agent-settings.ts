@@ -3,7 +3,11 @@ import { agentConfigOf, agentConfigSchema, withQuestionIds, type AgentConfig } f
 import { buildAgentPrompt, type PromptLead } from '../../agent/prompt.ts';
 import type { Queryable } from '../../db/pool.ts';
 import { AppError, type ValidationIssue } from '../../shared/errors.ts';
-import { whatsappSettingsSchema, type WhatsappSettings, type WorkspaceSettings } from '../../workspaces/workspace-config.ts';
+import {
+  whatsappSettingsSchema,
+  type WhatsappSettings,
+  type WorkspaceSettings,
+} from '../../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../../workspaces/workspace-queries.ts';
 import type { agentSchema, AgentBody, AgentDraft } from './form-agent-admin-schemas.ts';
 import { requireVersion, versionOf } from '../settings-version.ts';
@@ -20,12 +24,20 @@ function templateOf(w: WhatsappSettings | undefined): TemplateView | null {
   if (!w) return null;
   return w.provider === 'twilio'
     ? { provider: 'twilio', templateContentSid: w.templateContentSid, templateBody: w.templateBody ?? null }
-    : { provider: 'meta', templateName: w.templateName, templateLanguage: w.templateLanguage, templateBody: w.templateBody ?? null };
+    : {
+        provider: 'meta',
+        templateName: w.templateName,
+        templateLanguage: w.templateLanguage,
+        templateBody: w.templateBody ?? null,
+      };
 }
 
 function editable(agent: AgentConfig, settings: WorkspaceSettings) {
   const a = {
-    persona: agent.persona, criteria: agent.criteria, timeZone: agent.timeZone, defaultCountry: agent.defaultCountry ?? null,
+    persona: agent.persona,
+    criteria: agent.criteria,
+    timeZone: agent.timeZone,
+    defaultCountry: agent.defaultCountry ?? null,
     ...(agent.allowedLinkDomains?.length ? { allowedLinkDomains: agent.allowedLinkDomains } : {}),
     ...(agent.holdingMessage ? { holdingMessage: agent.holdingMessage } : {}),
   };
@@ -43,7 +55,13 @@ export async function agentEnabled(db: Queryable, workspaceId: string): Promise<
 export function agentView(workspace: WorkspaceRow, settings: WorkspaceSettings, enabled: boolean): AgentView {
   const agent = agentConfigOf(workspace);
   const view = editable(agent, settings);
-  return { channel: workspace.channel, version: agentVersion(agent, settings), enabled, ...view, whatsappTemplate: workspace.channel === 'whatsapp' ? view.whatsappTemplate : null };
+  return {
+    channel: workspace.channel,
+    version: agentVersion(agent, settings),
+    enabled,
+    ...view,
+    whatsappTemplate: workspace.channel === 'whatsapp' ? view.whatsappTemplate : null,
+  };
 }
 
 function failed(issues: ValidationIssue[]): never {
@@ -84,12 +102,25 @@ function withTemplate(settings: WorkspaceSettings, draft: AgentDraft): Workspace
   const t = draft.whatsappTemplate;
   if (!t) return undefined;
   const current = settings.whatsapp;
-  if (!current) failed([{ path: ['whatsappTemplate'], message: 'The WhatsApp provider is not set for this workspace: set its `whatsapp` settings first, then the template.' }]);
+  if (!current)
+    failed([
+      {
+        path: ['whatsappTemplate'],
+        message:
+          'The WhatsApp provider is not set for this workspace: set its `whatsapp` settings first, then the template.',
+      },
+    ]);
   const body = t.templateBody ? { templateBody: t.templateBody } : {};
   const { templateBody: _old, ...rest } = current;
-  const next = current.provider === 'twilio'
-    ? { ...rest, templateContentSid: t.templateContentSid ?? current.templateContentSid, ...body }
-    : { ...rest, templateName: t.templateName ?? (current as { templateName: string }).templateName, templateLanguage: t.templateLanguage ?? (current as { templateLanguage: string }).templateLanguage, ...body };
+  const next =
+    current.provider === 'twilio'
+      ? { ...rest, templateContentSid: t.templateContentSid ?? current.templateContentSid, ...body }
+      : {
+          ...rest,
+          templateName: t.templateName ?? (current as { templateName: string }).templateName,
+          templateLanguage: t.templateLanguage ?? (current as { templateLanguage: string }).templateLanguage,
+          ...body,
+        };
   const r = whatsappSettingsSchema.safeParse(next);
   if (!r.success) {
     // Name the field of this page (whatsappTemplate.x), whatever the config file calls it.
@@ -99,7 +130,11 @@ function withTemplate(settings: WorkspaceSettings, draft: AgentDraft): Workspace
 }
 
 /** The new agent section and settings of a save; throws on a stale version or a bad field. */
-export function applyAgent(workspace: WorkspaceRow, settings: WorkspaceSettings, body: AgentBody): { agent: AgentConfig; settings?: WorkspaceSettings } {
+export function applyAgent(
+  workspace: WorkspaceRow,
+  settings: WorkspaceSettings,
+  body: AgentBody,
+): { agent: AgentConfig; settings?: WorkspaceSettings } {
   requireVersion(body.version, agentVersion(agentConfigOf(workspace), settings));
   const agent = draftAgent(workspace, body);
   const next = workspace.channel === 'whatsapp' ? withTemplate(settings, body) : undefined;

@@ -41,7 +41,7 @@ export function formAgentAdminRoutes(deps: FormAgentAdminDeps) {
   };
   const leadsUrl = `${deps.publicBaseUrl.replace(/\/+$/, '')}/api/public/leads`;
 
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRoute', (route) => {
       route.bodyLimit = 64 * 1024;
     });
@@ -49,22 +49,38 @@ export function formAgentAdminRoutes(deps: FormAgentAdminDeps) {
       const workspace = await member(request, 'settings.read');
       return { ok: true as const, ...formView(workspace), leadsUrl };
     });
-    registerRoute(scope, c.saveFormRoute, async (request, _reply, input) => {
-      const slug = (await member(request, 'settings.manage')).slug;
-      const body = input.body();
-      const workspace = await modify(slug, (w) => ({ agent: applyForm(w, body), result: null }));
-      return { ok: true as const, ...formView(workspace), leadsUrl };
-    }, { audit: 'form.updated' });
+    registerRoute(
+      scope,
+      c.saveFormRoute,
+      async (request, _reply, input) => {
+        const slug = (await member(request, 'settings.manage')).slug;
+        const body = input.body();
+        const workspace = await modify(slug, (w) => ({ agent: applyForm(w, body), result: null }));
+        return { ok: true as const, ...formView(workspace), leadsUrl };
+      },
+      { audit: 'form.updated' },
+    );
     registerRoute(scope, c.getAgentRoute, async (request) => {
       const workspace = await member(request, 'settings.read');
-      return { ok: true as const, ...agentView(workspace, deps.workspaces.settingsOf(workspace), await agentEnabled(deps.pool, workspace.id)) };
+      return {
+        ok: true as const,
+        ...agentView(workspace, deps.workspaces.settingsOf(workspace), await agentEnabled(deps.pool, workspace.id)),
+      };
     });
-    registerRoute(scope, c.saveAgentRoute, async (request, _reply, input) => {
-      const slug = (await member(request, 'settings.manage')).slug;
-      const body = input.body();
-      const workspace = await modify(slug, (w, settings) => ({ ...applyAgent(w, settings, body), result: null }));
-      return { ok: true as const, ...agentView(workspace, deps.workspaces.settingsOf(workspace), await agentEnabled(deps.pool, workspace.id)) };
-    }, { audit: 'agent.updated' });
+    registerRoute(
+      scope,
+      c.saveAgentRoute,
+      async (request, _reply, input) => {
+        const slug = (await member(request, 'settings.manage')).slug;
+        const body = input.body();
+        const workspace = await modify(slug, (w, settings) => ({ ...applyAgent(w, settings, body), result: null }));
+        return {
+          ok: true as const,
+          ...agentView(workspace, deps.workspaces.settingsOf(workspace), await agentEnabled(deps.pool, workspace.id)),
+        };
+      },
+      { audit: 'agent.updated' },
+    );
     // Changes nothing, so readers may preview too; a POST only because the draft is a body.
     registerRoute(scope, c.previewAgentRoute, async (request, _reply, input) => {
       const workspace = await member(request, 'settings.read');
@@ -72,12 +88,20 @@ export function formAgentAdminRoutes(deps: FormAgentAdminDeps) {
       return { ok: true as const, prompt: previewPrompt(workspace, draft, deps.clock()) };
     });
     // Two routes rather than one with a flag: the audit log names which way it was switched.
-    for (const [route, enabled, audit] of [[c.switchOnRoute, true, 'agent.switched_on'], [c.switchOffRoute, false, 'agent.switched_off']] as const) {
-      registerRoute(scope, route, async (request) => {
-        const workspace = await member(request, 'settings.manage');
-        if (!(await setAgentEnabled(deps.pool, workspace.id, enabled))) throw new AppError('workspace_not_found');
-        return { ok: true as const, enabled };
-      }, { audit });
+    for (const [route, enabled, audit] of [
+      [c.switchOnRoute, true, 'agent.switched_on'],
+      [c.switchOffRoute, false, 'agent.switched_off'],
+    ] as const) {
+      registerRoute(
+        scope,
+        route,
+        async (request) => {
+          const workspace = await member(request, 'settings.manage');
+          if (!(await setAgentEnabled(deps.pool, workspace.id, enabled))) throw new AppError('workspace_not_found');
+          return { ok: true as const, enabled };
+        },
+        { audit },
+      );
     }
   };
 }

@@ -1,4 +1,11 @@
-import { agentConfigOf, agentConfigSchema, withQuestionIds, type AgentConfig, type QualificationQuestion, type RetiredQuestion } from '../../workspaces/agent-config.ts';
+import {
+  agentConfigOf,
+  agentConfigSchema,
+  withQuestionIds,
+  type AgentConfig,
+  type QualificationQuestion,
+  type RetiredQuestion,
+} from '../../workspaces/agent-config.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { WorkspaceRow } from '../../workspaces/workspace-queries.ts';
 import { parse } from '../../http/request-parse.ts';
@@ -22,7 +29,12 @@ const formVersion = (agent: AgentConfig) => versionOf(agent.questions);
 
 export function formView(workspace: WorkspaceRow): FormView {
   const agent = agentConfigOf(workspace);
-  return { channel: workspace.channel, version: formVersion(agent), questions: agent.questions, retiredQuestions: agent.retiredQuestions ?? [] };
+  return {
+    channel: workspace.channel,
+    version: formVersion(agent),
+    questions: agent.questions,
+    retiredQuestions: agent.retiredQuestions ?? [],
+  };
 }
 
 /** The agent section with the form's new question list; throws on a stale version or a bad list. */
@@ -32,7 +44,12 @@ export function applyForm(workspace: WorkspaceRow, body: FormBody): AgentConfig 
   const known = new Set(current.questions.map((q) => q.id));
   const unknown = body.questions.flatMap((q, i) =>
     q.id && !known.has(q.id)
-      ? [{ path: ['questions', String(i), 'id'], message: `${q.id} is not a question of this form: leave the id out to add a new question.` }]
+      ? [
+          {
+            path: ['questions', String(i), 'id'],
+            message: `${q.id} is not a question of this form: leave the id out to add a new question.`,
+          },
+        ]
       : [],
   );
   if (unknown.length > 0) throw new AppError('validation_failed', { issues: unknown });

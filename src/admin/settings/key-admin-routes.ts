@@ -34,7 +34,7 @@ export function keyAdminRoutes(deps: KeyAdminDeps) {
     return membership;
   };
 
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRoute', (route) => {
       route.bodyLimit = 64 * 1024;
     });
@@ -43,22 +43,37 @@ export function keyAdminRoutes(deps: KeyAdminDeps) {
       const keys = await listApiKeys(deps.pool, membership.workspaceId);
       return { ok: true as const, keys, cacheTtlSeconds: deps.cacheTtlMs / 1000 };
     });
-    registerRoute(scope, c.createKeyRoute, async (request, _reply, input) => {
-      const membership = await workspaceOf(request);
-      const body = input.body();
-      const opts = { name: body.name, sandbox: body.sandbox, ...(body.hourlyLimit ? { hourlyLimit: body.hourlyLimit } : {}) };
-      const key = await deps.workspaces.createKey(membership.slug, opts, deps.caps);
-      if (!key) throw new AppError('workspace_not_found');
-      return { ok: true as const, key };
-    }, { audit: 'key.created' });
-    registerRoute(scope, c.revokeKeyRoute, async (request) => {
-      const membership = await workspaceOf(request);
-      const id = request.params.id;
-      // Another workspace's key is not found here, even by its id.
-      if (!UUID.test(id) || !(await listApiKeys(deps.pool, membership.workspaceId)).some((k) => k.id === id)) throw new AppError('api_key_not_found');
-      await revokeApiKey(deps.pool, id);
-      deps.authenticator.invalidate();
-      return { ok: true as const };
-    }, { audit: 'key.revoked' });
+    registerRoute(
+      scope,
+      c.createKeyRoute,
+      async (request, _reply, input) => {
+        const membership = await workspaceOf(request);
+        const body = input.body();
+        const opts = {
+          name: body.name,
+          sandbox: body.sandbox,
+          ...(body.hourlyLimit ? { hourlyLimit: body.hourlyLimit } : {}),
+        };
+        const key = await deps.workspaces.createKey(membership.slug, opts, deps.caps);
+        if (!key) throw new AppError('workspace_not_found');
+        return { ok: true as const, key };
+      },
+      { audit: 'key.created' },
+    );
+    registerRoute(
+      scope,
+      c.revokeKeyRoute,
+      async (request) => {
+        const membership = await workspaceOf(request);
+        const id = request.params.id;
+        // Another workspace's key is not found here, even by its id.
+        if (!UUID.test(id) || !(await listApiKeys(deps.pool, membership.workspaceId)).some((k) => k.id === id))
+          throw new AppError('api_key_not_found');
+        await revokeApiKey(deps.pool, id);
+        deps.authenticator.invalidate();
+        return { ok: true as const };
+      },
+      { audit: 'key.revoked' },
+    );
   };
 }

@@ -14,7 +14,15 @@ import type { WorkspaceService } from '../../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from '../admin-auth.ts';
 import { registerRoute } from '../../http/route-contract.ts';
 import * as c from './settings-admin-contracts.ts';
-import { maskedSettings, mergeSecrets, pasteUrls, publicUrlWarning, SECRET_FIELDS, voiceAuthKind, type ProviderSection } from './provider-settings.ts';
+import {
+  maskedSettings,
+  mergeSecrets,
+  pasteUrls,
+  publicUrlWarning,
+  SECRET_FIELDS,
+  voiceAuthKind,
+  type ProviderSection,
+} from './provider-settings.ts';
 
 // The Providers page's admin API (docs/DASHBOARD.md, "Providers, API keys and team"): the
 // workspace's provider settings with secrets masked, saving one section through
@@ -33,7 +41,10 @@ export interface ProviderAdminDeps {
 }
 
 export function providerAdminRoutes(deps: ProviderAdminDeps) {
-  const workspaceOf = async (request: FastifyRequest<{ Params: { slug: string } }>, permission: Permission = 'settings.manage') => {
+  const workspaceOf = async (
+    request: FastifyRequest<{ Params: { slug: string } }>,
+    permission: Permission = 'settings.manage',
+  ) => {
     const session = await requireSession(deps.operators, request);
     const membership = requireMembership(session, request.params.slug, permission);
     const workspace = await deps.workspaces.findBySlug(membership.slug);
@@ -41,7 +52,7 @@ export function providerAdminRoutes(deps: ProviderAdminDeps) {
     return workspace;
   };
 
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRoute', (route) => {
       route.bodyLimit = 64 * 1024;
     });
@@ -62,36 +73,56 @@ export function providerAdminRoutes(deps: ProviderAdminDeps) {
     });
 
     // The answer says only "saved": the page reads the masked view again.
-    registerRoute(scope, c.saveProviderRoute, async (request, _reply, input) => {
-      const workspace = await workspaceOf(request);
-      const { provider } = input.params();
-      const sent = input.body();
-      const stored = deps.workspaces.settingsOf(workspace)[provider] as Record<string, unknown> | undefined;
-      const parsed = parseWorkspaceConfig({ [provider]: mergeSecrets(provider as ProviderSection, sent, stored) });
-      if (!parsed.ok) {
-        // The schema's messages name the field (`voice.apiKey: …`); never its value.
-        throw new AppError('validation_failed', {
-          issues: parsed.message.split('; ').map((m) => {
-            const [path, ...rest] = m.split(': ');
-            return { path: (path ?? '').split('.'), message: rest.join(': ') || m };
-          }),
-        });
-      }
-      // The installation's model key goes only to its own model server; a workspace's server must be allowed.
-      const llm = llmSettingsProblem(parsed.config.llm, deps.config);
-      if (llm) {
-        throw new AppError('validation_failed', { issues: [{ path: ['llm', llm.field], message: llm.message }] });
-      }
-      if (!(await deps.workspaces.update(workspace.slug, parsed.config))) throw new AppError('workspace_not_found');
-      deps.authenticator.invalidate();
-      return { ok: true as const };
-    }, { audit: 'providers.updated' });
+    registerRoute(
+      scope,
+      c.saveProviderRoute,
+      async (request, _reply, input) => {
+        const workspace = await workspaceOf(request);
+        const { provider } = input.params();
+        const sent = input.body();
+        const stored = deps.workspaces.settingsOf(workspace)[provider] as Record<string, unknown> | undefined;
+        const parsed = parseWorkspaceConfig({ [provider]: mergeSecrets(provider as ProviderSection, sent, stored) });
+        if (!parsed.ok) {
+          // The schema's messages name the field (`voice.apiKey: …`); never its value.
+          throw new AppError('validation_failed', {
+            issues: parsed.message.split('; ').map((m) => {
+              const [path, ...rest] = m.split(': ');
+              return { path: (path ?? '').split('.'), message: rest.join(': ') || m };
+            }),
+          });
+        }
+        // The installation's model key goes only to its own model server; a workspace's server must be allowed.
+        const llm = llmSettingsProblem(parsed.config.llm, deps.config);
+        if (llm) {
+          throw new AppError('validation_failed', { issues: [{ path: ['llm', llm.field], message: llm.message }] });
+        }
+        if (!(await deps.workspaces.update(workspace.slug, parsed.config))) throw new AppError('workspace_not_found');
+        deps.authenticator.invalidate();
+        return { ok: true as const };
+      },
+      { audit: 'providers.updated' },
+    );
 
-    registerRoute(scope, c.testProviderRoute, async (request, _reply, input) => {
-      const workspace = await workspaceOf(request);
-      const { provider } = input.params();
-      const result = await checkWorkspace(workspace, deps.workspaces.settingsOf(workspace), deps, provider === 'llm' ? 'model' : provider);
-      return { ok: true as const, passed: result.missing.length === 0 && result.lines.every((l) => l.ok), checks: result.lines, notConfigured: result.missing };
-    }, { audit: 'providers.tested' });
+    registerRoute(
+      scope,
+      c.testProviderRoute,
+      async (request, _reply, input) => {
+        const workspace = await workspaceOf(request);
+        const { provider } = input.params();
+        const result = await checkWorkspace(
+          workspace,
+          deps.workspaces.settingsOf(workspace),
+          deps,
+          provider === 'llm' ? 'model' : provider,
+        );
+        return {
+          ok: true as const,
+          passed: result.missing.length === 0 && result.lines.every((l) => l.ok),
+          checks: result.lines,
+          notConfigured: result.missing,
+        };
+      },
+      { audit: 'providers.tested' },
+    );
   };
 }

@@ -100,18 +100,50 @@ export interface PasteUrl {
   note: string;
 }
 
-/** The addresses to paste into each provider's console, built from PUBLIC_BASE_URL and the routes the service serves. */
+/**
+ * The addresses to paste into each provider's console, built from PUBLIC_BASE_URL and the routes the service serves.
+ */
 export function pasteUrls(publicBaseUrl: string, workspace: Pick<WorkspaceRow, 'slug'>): PasteUrl[] {
   const base = `${publicBaseUrl.replace(/\/+$/, '')}`;
   const slug = encodeURIComponent(workspace.slug);
   const vapi = vapiServerUrls(publicBaseUrl, slug);
   return [
-    { provider: 'Vapi', label: 'Server URL (events)', url: vapi.events, note: 'Sent to Vapi with every call; paste it as the assistant\'s Server URL to receive events for calls started elsewhere.' },
-    { provider: 'Vapi', label: 'Tools URL', url: vapi.tools, note: 'The server URL of the six tools (sent with every call).' },
-    { provider: 'Twilio', label: 'Inbound messages webhook', url: `${base}/api/whatsapp/twilio/${slug}/inbound`, note: 'WhatsApp sender → "A message comes in" (HTTP POST).' },
-    { provider: 'Twilio', label: 'Status callback', url: `${base}/api/whatsapp/twilio/${slug}/status`, note: 'Sent with every message; paste it as the sender\'s status callback URL too.' },
-    { provider: 'Meta', label: 'Webhook callback URL', url: `${base}/api/whatsapp/meta/${slug}/webhook`, note: 'App Dashboard → WhatsApp → Configuration, with the verify token; subscribe to "messages".' },
-    { provider: 'Cal.com', label: 'Webhook subscriber URL', url: `${base}/api/webhooks/calcom/${slug}`, note: 'Settings → Developer → Webhooks, with the webhook secret; booking created, cancelled and rescheduled.' },
+    {
+      provider: 'Vapi',
+      label: 'Server URL (events)',
+      url: vapi.events,
+      note: "Sent to Vapi with every call; paste it as the assistant's Server URL to receive events for calls started elsewhere.",
+    },
+    {
+      provider: 'Vapi',
+      label: 'Tools URL',
+      url: vapi.tools,
+      note: 'The server URL of the six tools (sent with every call).',
+    },
+    {
+      provider: 'Twilio',
+      label: 'Inbound messages webhook',
+      url: `${base}/api/whatsapp/twilio/${slug}/inbound`,
+      note: 'WhatsApp sender → "A message comes in" (HTTP POST).',
+    },
+    {
+      provider: 'Twilio',
+      label: 'Status callback',
+      url: `${base}/api/whatsapp/twilio/${slug}/status`,
+      note: "Sent with every message; paste it as the sender's status callback URL too.",
+    },
+    {
+      provider: 'Meta',
+      label: 'Webhook callback URL',
+      url: `${base}/api/whatsapp/meta/${slug}/webhook`,
+      note: 'App Dashboard → WhatsApp → Configuration, with the verify token; subscribe to "messages".',
+    },
+    {
+      provider: 'Cal.com',
+      label: 'Webhook subscriber URL',
+      url: `${base}/api/webhooks/calcom/${slug}`,
+      note: 'Settings → Developer → Webhooks, with the webhook secret; booking created, cancelled and rescheduled.',
+    },
   ];
 }
 
@@ -121,7 +153,8 @@ export function publicUrlWarning(publicBaseUrl: string): string | null {
   if (isLocalHost(url.hostname)) {
     return `PUBLIC_BASE_URL is ${publicBaseUrl}, a local address: Vapi, Twilio, Meta and Cal.com cannot reach it, so their webhooks will not arrive. Set PUBLIC_BASE_URL to the service's public https address.`;
   }
-  if (url.protocol !== 'https:') return `PUBLIC_BASE_URL is ${publicBaseUrl}, not https: providers would send their secrets and your leads' data in clear. Use an https address.`;
+  if (url.protocol !== 'https:')
+    return `PUBLIC_BASE_URL is ${publicBaseUrl}, not https: providers would send their secrets and your leads' data in clear. Use an https address.`;
   return null;
 }
 

@@ -33,7 +33,7 @@ export function teamAdminRoutes(deps: TeamAdminDeps) {
   };
   const inviteLink = (token: string) => `${deps.publicBaseUrl.replace(/\/+$/, '')}/admin/invite#${token}`;
 
-  return async function (scope: FastifyInstance): Promise<void> {
+  return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRoute', (route) => {
       route.bodyLimit = 64 * 1024;
     });
@@ -41,57 +41,91 @@ export function teamAdminRoutes(deps: TeamAdminDeps) {
       const { membership } = await owner(request);
       return { ok: true as const, ...(await deps.team.team(membership.workspaceId)) };
     });
-    registerRoute(scope, c.inviteRoute, async (request, _reply, input) => {
-      const { session, membership } = await owner(request);
-      const body = input.body();
-      const { invite, token } = await deps.team.invite(membership.workspaceId, body.email, body.role, session.operator.id);
-      return { ok: true as const, invite, link: inviteLink(token) };
-    }, { audit: 'member.invited' });
-    registerRoute(scope, c.cancelInviteRoute, async (request) => {
-      const { membership } = await owner(request);
-      if (!UUID.test(request.params.id) || !(await deps.team.cancelInvite(membership.workspaceId, request.params.id))) throw new AppError('invite_not_found');
-      return { ok: true as const };
-    }, { audit: 'invite.cancelled' });
-    registerRoute(scope, c.changeRoleRoute, async (request, _reply, input) => {
-      const { session, membership } = await owner(request);
-      const body = input.body();
-      await deps.team.changeRole(membership.workspaceId, session.operator.id, memberId(request), body.role);
-      return { ok: true as const };
-    }, { audit: 'member.role_changed' });
-    registerRoute(scope, c.removeMemberRoute, async (request) => {
-      const { session, membership } = await owner(request);
-      await deps.team.remove(membership.workspaceId, session.operator.id, memberId(request));
-      return { ok: true as const };
-    }, { audit: 'member.removed' });
+    registerRoute(
+      scope,
+      c.inviteRoute,
+      async (request, _reply, input) => {
+        const { session, membership } = await owner(request);
+        const body = input.body();
+        const { invite, token } = await deps.team.invite(
+          membership.workspaceId,
+          body.email,
+          body.role,
+          session.operator.id,
+        );
+        return { ok: true as const, invite, link: inviteLink(token) };
+      },
+      { audit: 'member.invited' },
+    );
+    registerRoute(
+      scope,
+      c.cancelInviteRoute,
+      async (request) => {
+        const { membership } = await owner(request);
+        if (!UUID.test(request.params.id) || !(await deps.team.cancelInvite(membership.workspaceId, request.params.id)))
+          throw new AppError('invite_not_found');
+        return { ok: true as const };
+      },
+      { audit: 'invite.cancelled' },
+    );
+    registerRoute(
+      scope,
+      c.changeRoleRoute,
+      async (request, _reply, input) => {
+        const { session, membership } = await owner(request);
+        const body = input.body();
+        await deps.team.changeRole(membership.workspaceId, session.operator.id, memberId(request), body.role);
+        return { ok: true as const };
+      },
+      { audit: 'member.role_changed' },
+    );
+    registerRoute(
+      scope,
+      c.removeMemberRoute,
+      async (request) => {
+        const { session, membership } = await owner(request);
+        await deps.team.remove(membership.workspaceId, session.operator.id, memberId(request));
+        return { ok: true as const };
+      },
+      { audit: 'member.removed' },
+    );
 
     // The invitee's side: no membership yet, so no permission to check; the token is the authority.
-    registerRoute(scope, c.lookUpInviteRoute, async (request, _reply, input) => {
+    registerRoute(scope, c.lookUpInviteRoute, async (_request, _reply, input) => {
       const body = input.body();
       const invite = await deps.team.lookup(body.token);
       if (!invite) throw new AppError('invite_not_found');
       return {
-        ok: true as const, email: invite.email, role: invite.role, workspace: { slug: invite.slug, name: invite.workspaceName },
+        ok: true as const,
+        email: invite.email,
+        role: invite.role,
+        workspace: { slug: invite.slug, name: invite.workspaceName },
         expiresAt: invite.expiresAt,
       };
     });
-    registerRoute(scope, c.acceptInviteRoute, async (request, reply, input) => {
-      const body = input.body();
-      const slug = request.params.slug;
-      if (!body.name || !body.password) {
-        // No name and password: the invitation joins the signed-in account (CSRF checked like
-        // every signed-in POST); not signed in, the 401 tells the page to sign in first.
-        const session = await requireSession(deps.operators, request);
-        await deps.team.accept(body.token, slug, { operatorId: session.operator.id, email: session.operator.email });
-        const refreshed = await deps.operators.session(session.token);
-        if (refreshed) rememberOperator(request, refreshed);
+    registerRoute(
+      scope,
+      c.acceptInviteRoute,
+      async (request, reply, input) => {
+        const body = input.body();
+        const slug = request.params.slug;
+        if (!body.name || !body.password) {
+          // No name and password: the invitation joins the signed-in account (CSRF checked like
+          // every signed-in POST); not signed in, the 401 tells the page to sign in first.
+          const session = await requireSession(deps.operators, request);
+          await deps.team.accept(body.token, slug, { operatorId: session.operator.id, email: session.operator.email });
+          const refreshed = await deps.operators.session(session.token);
+          if (refreshed) rememberOperator(request, refreshed);
+          return { ok: true as const, slug };
+        }
+        // A name and password: a new account for the invited address (409 when it has one already).
+        const { email } = await deps.team.accept(body.token, slug, { name: body.name, password: body.password });
+        const { token, ...signedIn } = await deps.operators.signIn(email, body.password, request.ip ?? 'unknown');
+        rememberOperator(request, signedIn);
+        void reply.header('set-cookie', sessionCookie(token, deps.secureCookies));
         return { ok: true as const, slug };
-      }
-      // A name and password: a new account for the invited address (409 when it has one already).
-      const { email } = await deps.team.accept(body.token, slug, { name: body.name, password: body.password });
-      const { token, ...signedIn } = await deps.operators.signIn(email, body.password, request.ip ?? 'unknown');
-      rememberOperator(request, signedIn);
-      void reply.header('set-cookie', sessionCookie(token, deps.secureCookies));
-      return { ok: true as const, slug };
-    }, { audit: 'invite.accepted' });
+      },
+      { audit: 'invite.accepted' },
+    );
   };
 }

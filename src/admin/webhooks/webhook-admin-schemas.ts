@@ -8,11 +8,18 @@ const timestamp = z.iso.datetime({ precision: 3 });
 
 export const addEndpointBody = z.object({
   url: z.string().trim().min(1).max(2000),
-  eventTypes: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length).default([])
+  eventTypes: z
+    .array(z.enum(WEBHOOK_EVENT_TYPES))
+    .max(WEBHOOK_EVENT_TYPES.length)
+    .default([])
     .meta({ description: 'Empty: every event type.' }),
 });
 export const replayBody = z.object({
-  deliveryId: z.string().regex(/^[0-9]{1,18}$/).optional().meta({ description: 'One failed delivery; without it, every failed delivery of the endpoint.' }),
+  deliveryId: z
+    .string()
+    .regex(/^[0-9]{1,18}$/)
+    .optional()
+    .meta({ description: 'One failed delivery; without it, every failed delivery of the endpoint.' }),
 });
 export const deliveriesQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).optional() });
 
@@ -26,7 +33,11 @@ export const endpointSchema = z.object({
   failingSince: timestamp.nullable(),
   createdAt: timestamp,
 });
-export const endpointListSchema = z.object({ ok: z.literal(true), endpoints: z.array(endpointSchema), eventTypes: z.array(z.string()).meta({ description: 'The event types an endpoint may subscribe to.' }) });
+export const endpointListSchema = z.object({
+  ok: z.literal(true),
+  endpoints: z.array(endpointSchema),
+  eventTypes: z.array(z.string()).meta({ description: 'The event types an endpoint may subscribe to.' }),
+});
 export const endpointAddedSchema = z.object({
   ok: z.literal(true),
   endpoint: endpointSchema,
@@ -39,13 +50,26 @@ export const secretRotatedSchema = z.object({
 });
 export const deliveryLogSchema = z.object({
   ok: z.literal(true),
-  deliveries: z.array(z.object({
-    deliveryId: z.string(),
-    eventType: z.string(),
-    messageId: z.string(),
-    leadId: z.string(),
-    status: z.string(),
-    attempts: z.array(z.object({ at: z.string(), outcome: z.string(), statusCode: z.number().nullable(), latencyMs: z.number(), response: z.string() })),
-  })),
+  deliveries: z.array(
+    z.object({
+      deliveryId: z.string(),
+      eventType: z.string(),
+      messageId: z.string(),
+      leadId: z.string(),
+      status: z.string(),
+      attempts: z.array(
+        z.object({
+          at: z.string(),
+          outcome: z.string(),
+          statusCode: z.number().nullable(),
+          latencyMs: z.number(),
+          response: z.string(),
+        }),
+      ),
+    }),
+  ),
 });
-export const replayedSchema = z.object({ ok: z.literal(true), replayed: z.number().int().meta({ description: 'How many failed deliveries were sent again.' }) });
+export const replayedSchema = z.object({
+  ok: z.literal(true),
+  replayed: z.number().int().meta({ description: 'How many failed deliveries were sent again.' }),
+});

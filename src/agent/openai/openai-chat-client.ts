@@ -1,5 +1,10 @@
 import type { EgressOptions } from '../../shared/egress-policy.ts';
-import { failureMessage, providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
+import {
+  failureMessage,
+  providerRequest,
+  requestFailure,
+  type ResponseHeaders,
+} from '../../shared/provider-request.ts';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { ChatModel, ChatRequest, ChatResult, ChatToolCall } from '../chat-model.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
@@ -143,19 +148,31 @@ export class OpenAIChatClient implements ChatModel {
     const one = await this.#getModels(`/models/${encodeURIComponent(model)}`);
     if (!one.ok) return one;
     // Any model object will do: some servers answer with the canonical name (`llama3.1:latest`).
-    if (one.status >= 200 && one.status < 300 && isRecord(one.json) && typeof one.json.id === 'string') return { ok: true, value: { via: 'retrieve' } };
+    if (one.status >= 200 && one.status < 300 && isRecord(one.json) && typeof one.json.id === 'string')
+      return { ok: true, value: { via: 'retrieve' } };
     const error = readErrorBody(one.text);
-    if (one.status === 401 || one.status === 403 || (one.status === 404 && error.code === 'model_not_found')) return this.#lookupFailure(one.status, error, one.text);
+    if (one.status === 401 || one.status === 403 || (one.status === 404 && error.code === 'model_not_found'))
+      return this.#lookupFailure(one.status, error, one.text);
     const list = await this.#getModels('/models');
     if (!list.ok) return list;
-    if (list.status < 200 || list.status >= 300) return this.#lookupFailure(list.status, readErrorBody(list.text), list.text);
+    if (list.status < 200 || list.status >= 300)
+      return this.#lookupFailure(list.status, readErrorBody(list.text), list.text);
     const data = isRecord(list.json) && Array.isArray(list.json.data) ? list.json.data : undefined;
-    if (!data) return { ok: false, message: 'The chat model server answered GET /models without a list of models: is the base URL right?' };
+    if (!data)
+      return {
+        ok: false,
+        message: 'The chat model server answered GET /models without a list of models: is the base URL right?',
+      };
     const ids = data.flatMap((m) => (isRecord(m) && typeof m.id === 'string' ? [m.id] : []));
     // Ollama lists `name:latest` for a model requested as `name`.
     if (ids.includes(model) || ids.includes(`${model}:latest`)) return { ok: true, value: { via: 'list' } };
     const shown = ids.slice(0, 5).join(', ') + (ids.length > 5 ? ', …' : '');
-    return { ok: false, httpStatus: 404, code: 'model_not_found', message: `The server lists ${ids.length} model(s)${ids.length ? ` (${shown})` : ''}, not ${model}.` };
+    return {
+      ok: false,
+      httpStatus: 404,
+      code: 'model_not_found',
+      message: `The server lists ${ids.length} model(s)${ids.length ? ` (${shown})` : ''}, not ${model}.`,
+    };
   }
 
   async #getModels(path: string): Promise<{ ok: true; status: number; json: unknown; text: string } | LookupFailure> {
@@ -168,11 +185,20 @@ export class OpenAIChatClient implements ChatModel {
   }
 
   #lookupFailure(status: number, error: { message?: string; code?: string }, text: string): LookupFailure {
-    return { ok: false, httpStatus: status, message: this.#describe(status, error, text), ...(error.code ? { code: error.code } : {}) };
+    return {
+      ok: false,
+      httpStatus: status,
+      message: this.#describe(status, error, text),
+      ...(error.code ? { code: error.code } : {}),
+    };
   }
 
   /** False when the caller cancelled while waiting. */
-  async #pause(headers: ResponseHeaders | undefined, attempt: number, signal: AbortSignal | undefined): Promise<boolean> {
+  async #pause(
+    headers: ResponseHeaders | undefined,
+    attempt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     try {
       await this.#sleep(retryDelayMs(headers, attempt, this.#now(), this.#random), signal);
       return !signal?.aborted;
@@ -191,7 +217,10 @@ export class OpenAIChatClient implements ChatModel {
     }
     const parsed = ChatCompletionSchema.safeParse(data);
     if (!parsed.success) {
-      const where = parsed.error.issues.map((i) => i.path.join('.') || 'body').slice(0, 3).join(', ');
+      const where = parsed.error.issues
+        .map((i) => i.path.join('.') || 'body')
+        .slice(0, 3)
+        .join(', ');
       const error = readErrorBody(text).message ? ' with an error in it' : '';
       const message = `The chat model server sent an unexpected response body${error} (${where}).`;
       return { ok: false, kind: 'retryable', message, httpStatus: status };
@@ -208,7 +237,9 @@ export class OpenAIChatClient implements ChatModel {
     }
     // Non-JSON bodies (proxy error pages) are shortened rather than passed on whole.
     const detail = error.message ?? (text.trim().slice(0, 200) || '(empty body)');
-    return this.#redact(`The chat model server answered ${status}${error.code ? ` ${error.code}` : ''}: ${detail}`).slice(0, MAX_MESSAGE);
+    return this.#redact(
+      `The chat model server answered ${status}${error.code ? ` ${error.code}` : ''}: ${detail}`,
+    ).slice(0, MAX_MESSAGE);
   }
 
   /** The key never leaves this class: not the whole key, and not OpenAI's masked echo of it. */
@@ -227,14 +258,23 @@ function toResult(data: ChatCompletionBody, status: number, redact: (t: string) 
     type: 'function',
     function: {
       name: c.function.name,
-      arguments: typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}),
+      arguments:
+        typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}),
     },
   }));
   const finish = typeof choice.finish_reason === 'string' ? { finishReason: choice.finish_reason } : {};
-  if (toolCalls.length > 0) return { ok: true, message: { content: content ?? null, tool_calls: toolCalls }, ...finish };
+  if (toolCalls.length > 0)
+    return { ok: true, message: { content: content ?? null, tool_calls: toolCalls }, ...finish };
   if (typeof content === 'string') return { ok: true, message: { content }, ...finish };
-  const why = refusal ? `the model refused: ${redact(refusal).slice(0, 300)}` : `finish_reason ${choice.finish_reason ?? 'missing'}`;
-  return { ok: false, kind: 'fatal', message: `The chat model answered with neither text nor tool calls (${why}).`, httpStatus: status };
+  const why = refusal
+    ? `the model refused: ${redact(refusal).slice(0, 300)}`
+    : `finish_reason ${choice.finish_reason ?? 'missing'}`;
+  return {
+    ok: false,
+    kind: 'fatal',
+    message: `The chat model answered with neither text nor tool calls (${why}).`,
+    httpStatus: status,
+  };
 }
 
 function cancelled(): ChatResult {

@@ -23,7 +23,12 @@ export function shouldRetryResponse(status: number, headers: ResponseHeaders): b
  * then `retry-after` (seconds or an HTTP date) are obeyed when they ask for more than 0 and at
  * most 60 s; otherwise exponential backoff from 0.5 s, capped at 8 s, minus up to 25 % jitter.
  */
-export function retryDelayMs(headers: ResponseHeaders | undefined, retryIndex: number, nowMs: number, random: () => number): number {
+export function retryDelayMs(
+  headers: ResponseHeaders | undefined,
+  retryIndex: number,
+  nowMs: number,
+  random: () => number,
+): number {
   const asked = requestedDelayMs(headers, nowMs);
   if (asked !== undefined && asked > 0 && asked <= MAX_HONOURED_RETRY_AFTER_MS) return asked;
   const base = Math.min(INITIAL_RETRY_DELAY_MS * 2 ** retryIndex, MAX_RETRY_DELAY_MS);

@@ -8,7 +8,12 @@ export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-export function openAIError(message: string, type: string, param: string | null = null, code: string | null = null): OpenAIErrorBody {
+export function openAIError(
+  message: string,
+  type: string,
+  param: string | null = null,
+  code: string | null = null,
+): OpenAIErrorBody {
   return { error: { message, type, param, code } };
 }
 

@@ -33,7 +33,10 @@ export const bookConsult = defineTool({
     start: z
       .string()
       .trim()
-      .refine((s) => START.test(s) && !Number.isNaN(Date.parse(s)), 'start must be a date-time with an offset, exactly as listSlots gave it (e.g. 2050-09-05T09:00:00.000+02:00)')
+      .refine(
+        (s) => START.test(s) && !Number.isNaN(Date.parse(s)),
+        'start must be a date-time with an offset, exactly as listSlots gave it (e.g. 2050-09-05T09:00:00.000+02:00)',
+      )
       .describe('Start of the chosen time, exactly as listSlots gave it'),
     name: z.string().trim().min(1).max(120).optional().describe("Name for the booking; default: the lead's name"),
     email: z
@@ -43,7 +46,12 @@ export const bookConsult = defineTool({
       .refine((s) => z.regexes.rfc5322Email.test(s), 'email must be a valid e-mail address')
       .optional()
       .describe("Where the confirmation goes; default: the lead's stored e-mail"),
-    phone: z.string().trim().refine(isPhoneShaped, PHONE_MESSAGE).optional().describe("Phone for the booking; default: the lead's number"),
+    phone: z
+      .string()
+      .trim()
+      .refine(isPhoneShaped, PHONE_MESSAGE)
+      .optional()
+      .describe("Phone for the booking; default: the lead's number"),
     notes: z.string().trim().max(500).optional().describe('Short notes for the consultant'),
   }),
   async run(ctx, args) {
@@ -53,7 +61,8 @@ export const bookConsult = defineTool({
     const scheduling = ctx.settings.scheduling;
     if (!scheduling) return BOOKING_UNAVAILABLE;
     const startMs = Date.parse(args.start);
-    if (startMs <= ctx.clock().getTime()) return 'That time is in the past; nothing was booked. Call listSlots for the current free times.';
+    if (startMs <= ctx.clock().getTime())
+      return 'That time is in the past; nothing was booked. Call listSlots for the current free times.';
     // Only a time listSlots showed for this lead in this conversation: an invented or far-off
     // start (the model's own, or one planted in the lead's data) is never sent to the calendar.
     const offered = await offeredAt(ctx.pool, lead.id, conversationKey(ctx), startMs);
@@ -105,7 +114,10 @@ export const bookConsult = defineTool({
  * window was shortened). If the limits cannot be read, Cal.com's own check at booking stands.
  */
 async function outsideBookingWindow(
-  ctx: ToolContext, scheduling: CalcomSettings, startMs: number, tz: string,
+  ctx: ToolContext,
+  scheduling: CalcomSettings,
+  startMs: number,
+  tz: string,
 ): Promise<string | null> {
   if (!ctx.scheduling.bookingWindow) return null;
   const read = await ctx.scheduling.bookingWindow(scheduling.apiKey, scheduling.eventTypeId);
@@ -116,14 +128,18 @@ async function outsideBookingWindow(
   }
   const outside = outsideWindow(read.window, startMs, ctx.clock().getTime(), tz);
   if (!outside) return null;
-  const why = outside === 'too_soon'
-    ? 'is too soon to book now (the calendar needs more notice)'
-    : 'is further ahead than this calendar takes bookings';
+  const why =
+    outside === 'too_soon'
+      ? 'is too soon to book now (the calendar needs more notice)'
+      : 'is further ahead than this calendar takes bookings';
   return `Nothing was booked: that time ${why}. Call listSlots for the times that can be booked now, and offer the lead those.`;
 }
 
 /** The lead's booking at exactly this start (found by metadata.leadId), if Cal.com has one. */
-async function findOwnBooking(ctx: ToolContext, a: BookingAttempt): Promise<{ booking: Booking } | { none: true } | { error: ProviderFailure }> {
+async function findOwnBooking(
+  ctx: ToolContext,
+  a: BookingAttempt,
+): Promise<{ booking: Booking } | { none: true } | { error: ProviderFailure }> {
   const found = await ctx.scheduling.findBookings({
     apiKey: a.scheduling.apiKey,
     eventTypeId: a.scheduling.eventTypeId,
@@ -133,7 +149,10 @@ async function findOwnBooking(ctx: ToolContext, a: BookingAttempt): Promise<{ bo
   });
   if (!found.ok) return { error: found.error };
   const booking = found.bookings.find(
-    (b) => b.metadata?.leadId === a.lead.id && Date.parse(b.start) === a.startMs && (b.status === 'accepted' || b.status === 'pending'),
+    (b) =>
+      b.metadata?.leadId === a.lead.id &&
+      Date.parse(b.start) === a.startMs &&
+      (b.status === 'accepted' || b.status === 'pending'),
   );
   return booking ? { booking } : { none: true };
 }

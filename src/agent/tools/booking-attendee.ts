@@ -16,23 +16,27 @@ export interface BookingRequest {
   phone?: string | undefined;
 }
 
-export type AttendeeDecision =
-  | { attendee: Attendee; newEmail: boolean }
-  | { answer: string };
+export type AttendeeDecision = { attendee: Attendee; newEmail: boolean } | { answer: string };
 
 export const NEEDS_EMAIL =
   'Nothing was booked yet: an e-mail address is needed (the booking confirmation goes there). ' +
   'Ask the lead for it, then call bookConsult again with email.';
 
 function notTheLeads(what: string): string {
-  return 'Nothing was booked: the consultation is booked only for the lead, with the lead\'s own details, ' +
+  return (
+    "Nothing was booked: the consultation is booked only for the lead, with the lead's own details, " +
     `and the ${what} you gave is not the lead's and was not given by the lead in this conversation. ` +
     "Call bookConsult again without it to use the lead's stored details, " +
-    'or ask the lead for theirs and use exactly what the lead tells you.';
+    'or ask the lead for theirs and use exactly what the lead tells you.'
+  );
 }
 
 export async function decideAttendee(
-  ctx: ToolContext, lead: AgentLead, r: BookingRequest, tz: string, country?: string,
+  ctx: ToolContext,
+  lead: AgentLead,
+  r: BookingRequest,
+  tz: string,
+  country?: string,
 ): Promise<AttendeeDecision> {
   const same = (a: string | null | undefined, b: string) => (a ?? '').trim().toLowerCase() === b.trim().toLowerCase();
   // Read only when something differs from the lead's own details: the usual booking needs no query.
@@ -61,7 +65,10 @@ export async function decideAttendee(
   // Cal.com wants attendee phones in E.164; any other number would make it refuse the whole
   // booking, so such a number is left out.
   const attendee: Attendee = {
-    name: r.name?.trim() || lead.name, email, timeZone: tz, ...(phone && isE164(phone) ? { phoneNumber: phone } : {}),
+    name: r.name?.trim() || lead.name,
+    email,
+    timeZone: tz,
+    ...(phone && isE164(phone) ? { phoneNumber: phone } : {}),
   };
   return { attendee, newEmail };
 }

@@ -20,7 +20,12 @@ export interface BookingAttempt {
 }
 
 /** Records the booking on the lead; a booking that lost a race to another outcome is cancelled again. */
-export async function confirmBooking(ctx: ToolContext, a: BookingAttempt, booking: Booking, foundAfterError: boolean): Promise<string> {
+export async function confirmBooking(
+  ctx: ToolContext,
+  a: BookingAttempt,
+  booking: Booking,
+  foundAfterError: boolean,
+): Promise<string> {
   const moved = await transitionLead(ctx.pool, {
     leadId: a.lead.id,
     to: 'booked',
@@ -37,7 +42,8 @@ export async function confirmBooking(ctx: ToolContext, a: BookingAttempt, bookin
     },
     set: { bookingUid: booking.uid, bookingStart: new Date(booking.start) },
   });
-  const booked = `Booked for ${formatLocalDateTime(new Date(booking.start), a.tz)} (${a.tz}), booking reference ${booking.uid}. ` +
+  const booked =
+    `Booked for ${formatLocalDateTime(new Date(booking.start), a.tz)} (${a.tz}), booking reference ${booking.uid}. ` +
     `The confirmation goes to ${a.email}. Confirm the time with the lead, then wrap up.`;
   if (moved.ok) return booked;
 
@@ -46,14 +52,27 @@ export async function confirmBooking(ctx: ToolContext, a: BookingAttempt, bookin
   // in the calendar unnoticed, unless it is the very booking the lead already holds.
   const current = await findAgentLead(ctx.pool, ctx.workspace.id, a.lead.id);
   if (current?.bookingUid === booking.uid) return booked;
-  const cancelled = await ctx.scheduling.cancelBooking(a.scheduling.apiKey, booking.uid, 'Booked twice by mistake: the lead already had another outcome.');
+  const cancelled = await ctx.scheduling.cancelBooking(
+    a.scheduling.apiKey,
+    booking.uid,
+    'Booked twice by mistake: the lead already had another outcome.',
+  );
   if (current) {
-    await recordLeadEvent(ctx.pool, a.lead.id, 'booking.discarded', { bookingUid: booking.uid, cancelled: cancelled.ok, actor: 'agent' });
+    await recordLeadEvent(ctx.pool, a.lead.id, 'booking.discarded', {
+      bookingUid: booking.uid,
+      cancelled: cancelled.ok,
+      actor: 'agent',
+    });
   }
   if (!cancelled.ok) {
-    ctx.log.warn({ leadId: a.lead.id, bookingUid: booking.uid, kind: cancelled.error.kind }, 'surplus booking could not be cancelled');
+    ctx.log.warn(
+      { leadId: a.lead.id, bookingUid: booking.uid, kind: cancelled.error.kind },
+      'surplus booking could not be cancelled',
+    );
   }
-  const cleanup = cancelled.ok ? 'The booking just made was cancelled again.' : `Cancelling the booking just made failed: a colleague must cancel booking ${booking.uid} in the calendar.`;
+  const cleanup = cancelled.ok
+    ? 'The booking just made was cancelled again.'
+    : `Cancelling the booking just made failed: a colleague must cancel booking ${booking.uid} in the calendar.`;
   return `${refusalAnswer(moved)} ${cleanup}`;
 }
 
@@ -75,18 +94,31 @@ export async function bookingFailed(ctx: ToolContext, a: BookingAttempt, error: 
  * Cal.com failed in a way that may have booked, and cannot be asked whether it did. Offering
  * another time could book the lead twice, so the lead goes to a human who checks the calendar.
  */
-export async function bookingUncertain(ctx: ToolContext, a: BookingAttempt, lookupError: ProviderFailure): Promise<string> {
-  ctx.log.warn({ leadId: a.lead.id, kind: lookupError.kind, status: lookupError.status }, 'booking outcome unknown; lead handed to a human');
+export async function bookingUncertain(
+  ctx: ToolContext,
+  a: BookingAttempt,
+  lookupError: ProviderFailure,
+): Promise<string> {
+  ctx.log.warn(
+    { leadId: a.lead.id, kind: lookupError.kind, status: lookupError.status },
+    'booking outcome unknown; lead handed to a human',
+  );
   const moved = await transitionLead(ctx.pool, {
     leadId: a.lead.id,
     to: 'needs_human',
     actor: 'agent',
     event: {
       type: 'booking.uncertain',
-      data: { start: new Date(a.startMs).toISOString(), reason: 'The scheduling service failed while booking and could not be asked whether the booking exists: check the calendar.' },
+      data: {
+        start: new Date(a.startMs).toISOString(),
+        reason:
+          'The scheduling service failed while booking and could not be asked whether the booking exists: check the calendar.',
+      },
     },
   });
   if (!moved.ok) return refusalAnswer(moved);
-  return `It is not certain whether ${formatLocalDateTime(new Date(a.startMs), a.tz)} was booked: the scheduling service failed while booking and cannot be asked right now. ` +
-    'The lead is now with a colleague (needs_human) who will check the calendar and confirm. Tell the lead exactly that, do not offer other times, and end the conversation.';
+  return (
+    `It is not certain whether ${formatLocalDateTime(new Date(a.startMs), a.tz)} was booked: the scheduling service failed while booking and cannot be asked right now. ` +
+    'The lead is now with a colleague (needs_human) who will check the calendar and confirm. Tell the lead exactly that, do not offer other times, and end the conversation.'
+  );
 }

@@ -8,7 +8,12 @@ export const escalateToHuman = defineTool({
     'Hand the lead to a human colleague: the lead asks for a person, is upset, has a question you cannot answer, ' +
     'or booking is unavailable or failing. The agent stops working on the lead.',
   args: z.object({
-    reason: z.string().trim().min(1, 'give the reason').max(1000).describe('What the colleague needs to know, in one or two sentences'),
+    reason: z
+      .string()
+      .trim()
+      .min(1, 'give the reason')
+      .max(1000)
+      .describe('What the colleague needs to know, in one or two sentences'),
   }),
   async run(ctx, args) {
     const loaded = await loadActiveLead(ctx);

@@ -22,7 +22,9 @@ export const optOut = defineTool({
     if (!lead) return LEAD_NOT_FOUND;
     const data = { via: 'agent', ...(args.reason ? { reason: args.reason } : {}) };
     await withTransaction(ctx.pool, (tx) => recordOptOut(tx, { leadId: lead.id, actor: 'agent', data }));
-    return 'The lead is opted out: nothing more will be sent to them, including any reply you write now. ' +
-      'Do not write anything further.';
+    return (
+      'The lead is opted out: nothing more will be sent to them, including any reply you write now. ' +
+      'Do not write anything further.'
+    );
   },
 });

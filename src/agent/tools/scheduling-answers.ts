@@ -16,7 +16,12 @@ export const BOOKING_UNAVAILABLE =
   'Tell the lead a colleague will get in touch to arrange the consultation, then call escalateToHuman.';
 
 /** Free times for the next `daysAhead` days, phrased for the model; failures phrased too. */
-export async function describeFreeSlots(ctx: ToolContext, scheduling: CalcomSettings, tz: string, daysAhead: number): Promise<string> {
+export async function describeFreeSlots(
+  ctx: ToolContext,
+  scheduling: CalcomSettings,
+  tz: string,
+  daysAhead: number,
+): Promise<string> {
   const from = ctx.clock();
   const result = await ctx.scheduling.listSlots({
     apiKey: scheduling.apiKey,
@@ -26,12 +31,21 @@ export async function describeFreeSlots(ctx: ToolContext, scheduling: CalcomSett
     timeZone: tz,
   });
   if (!result.ok) {
-    ctx.log.warn({ leadId: ctx.leadId, kind: result.error.kind, status: result.error.status }, 'listing free slots failed');
+    ctx.log.warn(
+      { leadId: ctx.leadId, kind: result.error.kind, status: result.error.status },
+      'listing free slots failed',
+    );
     return schedulingTrouble(result.error, 'fetch free times');
   }
   const offer = chooseSlotsToOffer(result.slots, tz, MAX_OFFERED_SLOTS);
   // Only what the model is shown can be booked (bookConsult checks it against this record).
-  await recordOfferedSlots(ctx.pool, ctx.leadId, conversationKey(ctx), offer.map((s) => s.start), from);
+  await recordOfferedSlots(
+    ctx.pool,
+    ctx.leadId,
+    conversationKey(ctx),
+    offer.map((s) => s.start),
+    from,
+  );
   if (offer.length === 0) {
     return `No free consultation times in the next ${daysAhead} days. Call listSlots with a larger daysAhead (at most 30), or call escalateToHuman if nothing suits the lead.`;
   }
@@ -48,15 +62,21 @@ export function schedulingTrouble(error: ProviderFailure, action: 'fetch free ti
   switch (error.kind) {
     case 'unauthorized':
     case 'not_found':
-      return `Could not ${action}: the scheduling service refused this workspace's settings (${error.kind}).${nothingBooked} ` +
-        'This needs a human: tell the lead a colleague will arrange the consultation, then call escalateToHuman.';
+      return (
+        `Could not ${action}: the scheduling service refused this workspace's settings (${error.kind}).${nothingBooked} ` +
+        'This needs a human: tell the lead a colleague will arrange the consultation, then call escalateToHuman.'
+      );
     case 'bad_request':
-      return `Could not ${action}: the scheduling service refused the request (${error.message.slice(0, 300)}).${nothingBooked} ` +
-        'If the start was not one listSlots gave, call listSlots and offer those times; otherwise call escalateToHuman.';
+      return (
+        `Could not ${action}: the scheduling service refused the request (${error.message.slice(0, 300)}).${nothingBooked} ` +
+        'If the start was not one listSlots gave, call listSlots and offer those times; otherwise call escalateToHuman.'
+      );
     case 'rate_limited':
     case 'unavailable':
     case 'network':
-      return `Could not ${action}: the scheduling service is not answering right now.${nothingBooked} ` +
-        'Try once more in a minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.';
+      return (
+        `Could not ${action}: the scheduling service is not answering right now.${nothingBooked} ` +
+        'Try once more in a minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.'
+      );
   }
 }

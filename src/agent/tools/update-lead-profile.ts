@@ -42,21 +42,30 @@ export const updateLeadProfile = defineTool({
     }
     if (unknown.length > 0) problems.unshift(`unknown question id(s) ${unknown.join(', ')}`);
     if (problems.length > 0) {
-      const form = questions.length === 0
-        ? 'This workspace has no qualification questions: put what you learned in notes.'
-        : ['The questions are:', ...questions.map((q) => `- ${describeQuestion(q)}`)].join('\n');
+      const form =
+        questions.length === 0
+          ? 'This workspace has no qualification questions: put what you learned in notes.'
+          : ['The questions are:', ...questions.map((q) => `- ${describeQuestion(q)}`)].join('\n');
       return `Nothing was saved: ${problems.join('; ')}.\n${form}`;
     }
 
     const saved = await saveLeadProfile(ctx.pool, lead.id, { answers, notes });
     if (!saved.ok) return refusalAnswer(saved);
 
-    const done = Object.entries(answers).map(([id, value]) => `${questions.find((q) => q.id === id)!.label} = ${value}`);
-    const what = [...(done.length > 0 ? [`answers (${done.join('; ')})`] : []), ...(notes ? ['notes'] : [])].join(' and ');
-    const { open } = qualificationState(questions, { formResponses: lead.formResponses, answers: { ...lead.answers, ...answers } });
-    const next = open.length === 0
-      ? 'Every question of the form is answered.'
-      : ['Still open:', ...open.map((q) => `- ${describeQuestion(q)}`)].join('\n');
+    const done = Object.entries(answers).map(
+      ([id, value]) => `${questions.find((q) => q.id === id)!.label} = ${value}`,
+    );
+    const what = [...(done.length > 0 ? [`answers (${done.join('; ')})`] : []), ...(notes ? ['notes'] : [])].join(
+      ' and ',
+    );
+    const { open } = qualificationState(questions, {
+      formResponses: lead.formResponses,
+      answers: { ...lead.answers, ...answers },
+    });
+    const next =
+      open.length === 0
+        ? 'Every question of the form is answered.'
+        : ['Still open:', ...open.map((q) => `- ${describeQuestion(q)}`)].join('\n');
     return `Saved ${what}.\n${next}`;
   },
 });
@@ -81,7 +90,9 @@ function checkAnswer(q: QualificationQuestion, raw: string | number): { value: s
   }
   if (q.type === 'choice') {
     const option = q.options?.find((o) => o.trim().toLowerCase() === text.toLowerCase());
-    return option ? { value: option } : { problem: `${q.id} (${q.label}) must be one of: ${(q.options ?? []).join(', ')}` };
+    return option
+      ? { value: option }
+      : { problem: `${q.id} (${q.label}) must be one of: ${(q.options ?? []).join(', ')}` };
   }
   return { value: text };
 }

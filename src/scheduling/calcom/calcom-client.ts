@@ -1,4 +1,9 @@
-import { failureMessage, providerRequest, requestFailure, type ResponseHeaders } from '../../shared/provider-request.ts';
+import {
+  failureMessage,
+  providerRequest,
+  requestFailure,
+  type ResponseHeaders,
+} from '../../shared/provider-request.ts';
 import { z } from 'zod';
 import type { SettingsLookup } from '../../shared/settings-lookup.ts';
 import type { BookingWindow } from '../booking-window.ts';
@@ -43,7 +48,9 @@ export interface CalcomClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** First backoff delay when the provider gives no Retry-After; doubles per retry. Default 500 ms. */
   backoffBaseMs?: number;
-  /** A Retry-After longer than this is not waited for inline; the failure is returned with retryAfterMs. Default 30 000. */
+  /**
+   * A Retry-After longer than this is not waited for inline; the failure is returned with retryAfterMs. Default 30 000.
+   */
   maxRetryAfterMs?: number;
 }
 
@@ -76,7 +83,10 @@ const WindowSchema = z.object({
 });
 const EventTypeWindowSchema = z.object({
   minimumBookingNotice: z.number().nullish(),
-  bookingWindow: z.union([WindowSchema, z.array(WindowSchema)]).nullish().catch(null),
+  bookingWindow: z
+    .union([WindowSchema, z.array(WindowSchema)])
+    .nullish()
+    .catch(null),
 });
 
 const SlotItemSchema = z.union([z.string(), z.object({ start: z.string(), end: z.string().nullish() })]);
@@ -99,7 +109,13 @@ export class CalcomClient implements SchedulingProvider {
     this.#maxRetryAfterMs = opts.maxRetryAfterMs ?? 30_000;
   }
 
-  async listSlots(q: { apiKey: string; eventTypeId: number; start: Date; end: Date; timeZone: string }): Promise<SlotsResult> {
+  async listSlots(q: {
+    apiKey: string;
+    eventTypeId: number;
+    start: Date;
+    end: Date;
+    timeZone: string;
+  }): Promise<SlotsResult> {
     const query = new URLSearchParams({
       start: q.start.toISOString(),
       end: q.end.toISOString(),
@@ -129,7 +145,11 @@ export class CalcomClient implements SchedulingProvider {
   async createBooking(b: Parameters<SchedulingProvider['createBooking']>[0]): Promise<BookingResult> {
     const start = toUtcIso(b.start);
     if (start === undefined) return { ok: false, error: badStart(b.start) };
-    const attendee: Record<string, string> = { name: b.attendee.name, email: b.attendee.email, timeZone: b.attendee.timeZone };
+    const attendee: Record<string, string> = {
+      name: b.attendee.name,
+      email: b.attendee.email,
+      timeZone: b.attendee.timeZone,
+    };
     if (b.attendee.phoneNumber) attendee.phoneNumber = b.attendee.phoneNumber;
     const body: Record<string, unknown> = { start, eventTypeId: b.eventTypeId, attendee };
     if (b.metadata && Object.keys(b.metadata).length > 0) body.metadata = b.metadata;
@@ -141,7 +161,12 @@ export class CalcomClient implements SchedulingProvider {
     return out.ok ? toBooking(out.data) : { ok: false, error: out.error };
   }
 
-  async findBookings(q: { apiKey: string; eventTypeId: number; afterStart: Date; beforeEnd: Date }): Promise<BookingListResult> {
+  async findBookings(q: {
+    apiKey: string;
+    eventTypeId: number;
+    afterStart: Date;
+    beforeEnd: Date;
+  }): Promise<BookingListResult> {
     const query = new URLSearchParams({
       eventTypeId: String(q.eventTypeId),
       afterStart: q.afterStart.toISOString(),
@@ -162,7 +187,13 @@ export class CalcomClient implements SchedulingProvider {
 
   async cancelBooking(apiKey: string, uid: string, reason?: string): Promise<BookingLookupResult> {
     const body = reason ? { cancellationReason: reason } : {};
-    const out = await this.#call('POST', `/v2/bookings/${encodeURIComponent(uid)}/cancel`, apiKey, BOOKINGS_API_VERSION, body);
+    const out = await this.#call(
+      'POST',
+      `/v2/bookings/${encodeURIComponent(uid)}/cancel`,
+      apiKey,
+      BOOKINGS_API_VERSION,
+      body,
+    );
     return out.ok ? toBooking(out.data) : { ok: false, error: out.error };
   }
 
@@ -176,11 +207,24 @@ export class CalcomClient implements SchedulingProvider {
   }
 
   /** `GET /v2/event-types/{id}`: does the key see this event type (`workspace verify`)? */
-  async getEventType(apiKey: string, eventTypeId: number): Promise<SettingsLookup<{ title: string; lengthInMinutes?: number }>> {
-    const out = await this.#call('GET', `/v2/event-types/${encodeURIComponent(String(eventTypeId))}`, apiKey, EVENT_TYPES_API_VERSION);
+  async getEventType(
+    apiKey: string,
+    eventTypeId: number,
+  ): Promise<SettingsLookup<{ title: string; lengthInMinutes?: number }>> {
+    const out = await this.#call(
+      'GET',
+      `/v2/event-types/${encodeURIComponent(String(eventTypeId))}`,
+      apiKey,
+      EVENT_TYPES_API_VERSION,
+    );
     if (!out.ok) {
       const e = out.error;
-      return { ok: false, message: e.message, ...(e.status === undefined ? {} : { httpStatus: e.status }), ...(e.code ? { code: e.code } : {}) };
+      return {
+        ok: false,
+        message: e.message,
+        ...(e.status === undefined ? {} : { httpStatus: e.status }),
+        ...(e.code ? { code: e.code } : {}),
+      };
     }
     const parsed = z.object({ title: z.string(), lengthInMinutes: z.number().nullish() }).safeParse(out.data);
     if (!parsed.success) return { ok: false, message: malformed('event type').message };
@@ -211,7 +255,10 @@ export class CalcomClient implements SchedulingProvider {
   #bookingWrite(out: CallOutcome): BookingResult {
     if (out.ok) return toBooking(out.data);
     const { error } = out;
-    if ((error.status === 400 || error.status === 409) && SLOT_TAKEN_PATTERNS.some((p) => p.test(out.providerMessage))) {
+    if (
+      (error.status === 400 || error.status === 409) &&
+      SLOT_TAKEN_PATTERNS.some((p) => p.test(out.providerMessage))
+    ) {
       return out.ambiguousEarlier
         ? { ok: false, slotTaken: true, message: out.providerMessage, afterAmbiguousRetry: true }
         : { ok: false, slotTaken: true, message: out.providerMessage };
@@ -220,7 +267,13 @@ export class CalcomClient implements SchedulingProvider {
   }
 
   /** One logical call with retries on 429, 5xx and network errors; never on other 4xx. */
-  async #call(method: 'GET' | 'POST', path: string, apiKey: string, version: string, body?: unknown): Promise<CallOutcome> {
+  async #call(
+    method: 'GET' | 'POST',
+    path: string,
+    apiKey: string,
+    version: string,
+    body?: unknown,
+  ): Promise<CallOutcome> {
     let ambiguousEarlier = false;
     for (let attempt = 0; ; attempt++) {
       const a = await this.#attempt(method, path, apiKey, version, body);
@@ -233,7 +286,8 @@ export class CalcomClient implements SchedulingProvider {
         }
         return { ok: true, data: parsed.data };
       }
-      const { error, providerMessage } = a.kind === 'network' ? networkFailure(a.message) : httpFailure(a.status, a.headers, a.text);
+      const { error, providerMessage } =
+        a.kind === 'network' ? networkFailure(a.message) : httpFailure(a.status, a.headers, a.text);
       // A 429 is rejected before any work; a 5xx or a dropped connection may have booked anyway.
       const ambiguousNow = a.kind === 'network' ? a.maybeProcessed : a.status >= 500;
       if (ambiguousEarlier || ambiguousNow) error.ambiguous = true;
@@ -282,7 +336,10 @@ function toUtcIso(value: string): string | undefined {
 }
 
 function badStart(value: string): ProviderFailure {
-  return { kind: 'bad_request', message: `Booking start must be an ISO 8601 date-time with Z or an offset, got ${JSON.stringify(value)}; nothing was sent to Cal.com.` };
+  return {
+    kind: 'bad_request',
+    message: `Booking start must be an ISO 8601 date-time with Z or an offset, got ${JSON.stringify(value)}; nothing was sent to Cal.com.`,
+  };
 }
 
 function toBooking(data: unknown): BookingLookupResult {
@@ -293,7 +350,12 @@ function toBooking(data: unknown): BookingLookupResult {
   const start = Date.parse(d.start);
   const end = Date.parse(d.end);
   if (Number.isNaN(start) || Number.isNaN(end)) return { ok: false, error: malformed('booking') };
-  const booking: Booking = { uid: d.uid, start: new Date(start).toISOString(), end: new Date(end).toISOString(), status: d.status };
+  const booking: Booking = {
+    uid: d.uid,
+    start: new Date(start).toISOString(),
+    end: new Date(end).toISOString(),
+    status: d.status,
+  };
   if (d.id != null) booking.id = d.id;
   if (d.eventTypeId != null) booking.eventTypeId = d.eventTypeId;
   if (d.rescheduledFromUid) booking.rescheduledFromUid = d.rescheduledFromUid;
@@ -306,10 +368,16 @@ function toBooking(data: unknown): BookingLookupResult {
   return { ok: true, booking };
 }
 
-function httpFailure(status: number, headers: ResponseHeaders, text: string): { error: ProviderFailure; providerMessage: string } {
+function httpFailure(
+  status: number,
+  headers: ResponseHeaders,
+  text: string,
+): { error: ProviderFailure; providerMessage: string } {
   // Envelope: {status:"error", error:{code, message, details}} (details.message may be a
   // class-validator array); some filters also repeat `message` at top level.
-  const body = parseJson(text) as { message?: unknown; error?: { code?: unknown; message?: unknown; details?: { message?: unknown } } } | undefined;
+  const body = parseJson(text) as
+    | { message?: unknown; error?: { code?: unknown; message?: unknown; details?: { message?: unknown } } }
+    | undefined;
   const code = typeof body?.error?.code === 'string' ? body.error.code : undefined;
   const parts = [body?.error?.message, body?.error?.details?.message, body?.message]
     .flatMap((m) => (Array.isArray(m) ? [m.filter((x) => typeof x === 'string').join('; ')] : [m]))
@@ -318,15 +386,24 @@ function httpFailure(status: number, headers: ResponseHeaders, text: string): { 
   // Non-JSON bodies (proxy error pages) are shortened rather than dumped into logs.
   const providerMessage = unique.length > 0 ? unique.join(' — ') : text.trim().slice(0, 200) || '(empty body)';
   const kind: ProviderFailure['kind'] =
-    status === 401 || status === 403 ? 'unauthorized'
-    : status === 404 ? 'not_found'
-    : status === 429 ? 'rate_limited'
-    : status >= 500 ? 'unavailable'
-    : 'bad_request';
-  const error: ProviderFailure = { kind, status, message: `Cal.com answered ${status}${code ? ` ${code}` : ''}: ${providerMessage}` };
+    status === 401 || status === 403
+      ? 'unauthorized'
+      : status === 404
+        ? 'not_found'
+        : status === 429
+          ? 'rate_limited'
+          : status >= 500
+            ? 'unavailable'
+            : 'bad_request';
+  const error: ProviderFailure = {
+    kind,
+    status,
+    message: `Cal.com answered ${status}${code ? ` ${code}` : ''}: ${providerMessage}`,
+  };
   if (code) error.code = code;
   const retryAfterMs = parseRetryAfter(headers.get('retry-after'));
-  if (retryAfterMs !== undefined && (kind === 'rate_limited' || kind === 'unavailable')) error.retryAfterMs = retryAfterMs;
+  if (retryAfterMs !== undefined && (kind === 'rate_limited' || kind === 'unavailable'))
+    error.retryAfterMs = retryAfterMs;
   return { error, providerMessage };
 }
 
@@ -344,12 +421,17 @@ function networkFailure(message: string): { error: ProviderFailure; providerMess
 function describeNetworkError(err: unknown, timeoutMs: number): Attempt {
   const failure = requestFailure(err);
   // These fail before a byte of the request reaches Cal.com, so a retry cannot double-book.
-  const neverSent = !failure.timedOut && (failure.code === 'ECONNREFUSED' || failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN');
+  const neverSent =
+    !failure.timedOut &&
+    (failure.code === 'ECONNREFUSED' || failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN');
   return { kind: 'network', message: failureMessage(failure, 'Cal.com', timeoutMs), maybeProcessed: !neverSent };
 }
 
 function malformed(what: string, status?: number): ProviderFailure {
-  const failure: ProviderFailure = { kind: 'unavailable', message: `Cal.com sent an unexpected ${what} response body.` };
+  const failure: ProviderFailure = {
+    kind: 'unavailable',
+    message: `Cal.com sent an unexpected ${what} response body.`,
+  };
   if (status !== undefined) failure.status = status;
   return failure;
 }

@@ -97,7 +97,13 @@ function parseEvent(json: unknown): ParsedEvent {
   if (p.uid === undefined) return { kind: 'unsupported', trigger };
   // createdAt too: triggers such as BOOKING_NO_SHOW_UPDATED can legitimately repeat for a
   // booking, while a replay of one delivery still carries the same value.
-  return { kind: 'other', trigger, dedupeKey: `${trigger}:${p.uid}:${envelope.createdAt ?? ''}`, bookingUid: p.uid, leadId: leadIdOf(p.metadata) };
+  return {
+    kind: 'other',
+    trigger,
+    dedupeKey: `${trigger}:${p.uid}:${envelope.createdAt ?? ''}`,
+    bookingUid: p.uid,
+    leadId: leadIdOf(p.metadata),
+  };
 }
 
 /** Our bookings carry `metadata.leadId`; anything else there is the booker's business. */
@@ -109,6 +115,9 @@ function leadIdOf(metadata: Record<string, unknown> | null | undefined): string 
 function check<T extends z.ZodType>(schema: T, value: unknown, prefix: string[]): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues: ValidationIssue[] = result.error.issues.map((i) => ({ path: [...prefix, ...i.path.map(String)], message: i.message }));
+  const issues: ValidationIssue[] = result.error.issues.map((i) => ({
+    path: [...prefix, ...i.path.map(String)],
+    message: i.message,
+  }));
   throw new AppError('validation_failed', { issues });
 }

@@ -3,8 +3,15 @@ import { WEEKDAYS, ymd, zonedToUtc } from '../../shared/zoned-time.ts';
 // The weekly availability of the simulator's event types, laid out as slot starts. Cal.com
 // computes this on its side; only the simulator needs it.
 
-/** Cal.com schedule style: `{ days: ['Monday'], startTime: '09:00', endTime: '17:00' }`, wall-clock in the event type's zone. */
-export interface WeeklyRule { days: string[]; startTime: string; endTime: string }
+/**
+ * Cal.com schedule style: `{ days: ['Monday'], startTime: '09:00', endTime: '17:00' }`, wall-clock in the event type's
+ * zone.
+ */
+export interface WeeklyRule {
+  days: string[];
+  startTime: string;
+  endTime: string;
+}
 
 export interface SimEventType {
   id: number;
@@ -42,4 +49,3 @@ export function slotStarts(et: SimEventType, fromMs: number, toMs: number): numb
   }
   return [...out].sort((a, b) => a - b);
 }
-

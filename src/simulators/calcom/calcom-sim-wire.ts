@@ -22,31 +22,69 @@ export class HttpError extends Error {
  * Cal.com's EventTypeOutput_2024_06_14 (its OpenAPI document) for a simulated event type: the
  * required fields, with the values a plain one-host event type has.
  */
-export function eventTypeOutput(et: SimEventType, owner: { id: number; name: string; username: string }): Record<string, unknown> {
+export function eventTypeOutput(
+  et: SimEventType,
+  owner: { id: number; name: string; username: string },
+): Record<string, unknown> {
   return {
-    id: et.id, lengthInMinutes: et.lengthInMinutes, title: et.title, slug: et.slug, description: '',
-    locations: [{ type: 'integration', integration: 'cal-video' }], bookingFields: [], disableGuests: false,
-    slotInterval: et.slotIntervalMinutes ?? null, minimumBookingNotice: et.minimumBookingNotice ?? 0,
+    id: et.id,
+    lengthInMinutes: et.lengthInMinutes,
+    title: et.title,
+    slug: et.slug,
+    description: '',
+    locations: [{ type: 'integration', integration: 'cal-video' }],
+    bookingFields: [],
+    disableGuests: false,
+    slotInterval: et.slotIntervalMinutes ?? null,
+    minimumBookingNotice: et.minimumBookingNotice ?? 0,
     // Typed as an array of one window by Cal.com's OpenAPI document (the client also reads a bare object).
-    ...(et.bookingWindow ? { bookingWindow: [et.bookingWindow] } : {}), beforeEventBuffer: 0, afterEventBuffer: 0,
-    recurrence: null, metadata: {}, price: 0, currency: 'usd', lockTimeZoneToggleOnBookingPage: false,
-    forwardParamsSuccessRedirect: true, successRedirectUrl: null, isInstantEvent: false, scheduleId: null,
-    hidden: false, bookingRequiresAuthentication: false, ownerId: owner.id,
+    ...(et.bookingWindow ? { bookingWindow: [et.bookingWindow] } : {}),
+    beforeEventBuffer: 0,
+    afterEventBuffer: 0,
+    recurrence: null,
+    metadata: {},
+    price: 0,
+    currency: 'usd',
+    lockTimeZoneToggleOnBookingPage: false,
+    forwardParamsSuccessRedirect: true,
+    successRedirectUrl: null,
+    isInstantEvent: false,
+    scheduleId: null,
+    hidden: false,
+    bookingRequiresAuthentication: false,
+    ownerId: owner.id,
     users: [{ id: owner.id, name: owner.name, username: owner.username }],
     bookingUrl: `https://cal.com/${owner.username}/${et.slug}`,
   };
 }
 
 /** Cal.com's v2 exception-filter envelope (Cal.com's API v2 docs). */
-export function envelope(status: number, code: string, message: string, path: string, details: string | string[] = message): unknown {
-  return { status: 'error', timestamp: new Date().toISOString(), path, error: { code, message, details: { message: details, statusCode: status } } };
+export function envelope(
+  status: number,
+  code: string,
+  message: string,
+  path: string,
+  details: string | string[] = message,
+): unknown {
+  return {
+    status: 'error',
+    timestamp: new Date().toISOString(),
+    path,
+    error: { code, message, details: { message: details, statusCode: status } },
+  };
 }
 
 export function parseInstant(value: string | null, name: string, endOfDay: boolean): number {
-  if (value === null) throw new HttpError(400, 'BadRequestException', 'Bad Request Exception', [`${name} must be a valid ISO 8601 date string`]);
+  if (value === null)
+    throw new HttpError(400, 'BadRequestException', 'Bad Request Exception', [
+      `${name} must be a valid ISO 8601 date string`,
+    ]);
   const bare = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const ms = Date.parse(bare ? `${value}T${endOfDay ? '23:59:59.999' : '00:00:00.000'}Z` : value);
-  if (Number.isNaN(ms)) throw new HttpError(400, 'BadRequestException', 'Bad Request Exception', [`${name} must be a valid ISO 8601 date string`]);
+  if (Number.isNaN(ms))
+    throw new HttpError(400, 'BadRequestException', 'Bad Request Exception', [
+      `${name} must be a valid ISO 8601 date string`,
+    ]);
   return ms;
 }
 
@@ -61,7 +99,8 @@ export function checkMetadata(value: unknown, issues: string[]): Record<string, 
   if (entries.length > 50) issues.push('metadata can have at most 50 keys');
   for (const [k, v] of entries) {
     if (k.length > 40) issues.push(`metadata key ${k} is longer than 40 characters`);
-    if (typeof v !== 'string' || v.length > 500) issues.push(`metadata.${k} must be a string of at most 500 characters`);
+    if (typeof v !== 'string' || v.length > 500)
+      issues.push(`metadata.${k} must be a string of at most 500 characters`);
   }
   return Object.fromEntries(entries.filter((e): e is [string, string] => typeof e[1] === 'string'));
 }

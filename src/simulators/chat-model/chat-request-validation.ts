@@ -15,10 +15,12 @@ export interface ValidChatRequest {
 export type Validation = { ok: true; request: ValidChatRequest } | { ok: false; body: OpenAIErrorBody };
 
 const KNOWN_PARAMETERS = new Set(
-  ('model messages tools tool_choice parallel_tool_calls temperature top_p max_tokens max_completion_tokens n stop stream ' +
+  (
+    'model messages tools tool_choice parallel_tool_calls temperature top_p max_tokens max_completion_tokens n stop stream ' +
     'stream_options seed user response_format frequency_penalty presence_penalty logprobs top_logprobs logit_bias metadata ' +
     'store service_tier reasoning_effort modalities audio prediction web_search_options safety_identifier prompt_cache_key ' +
-    'verbosity function_call functions').split(' '),
+    'verbosity function_call functions'
+  ).split(' '),
 );
 const ROLES = ['system', 'assistant', 'user', 'function', 'tool', 'developer'];
 const FUNCTION_NAME = /^[a-zA-Z0-9_-]+$/;
@@ -31,9 +33,14 @@ class Invalid extends Error {
   }
 }
 
-const missing = (param: string) => new Invalid(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+const missing = (param: string) =>
+  new Invalid(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
 const wrongType = (param: string, expected: string, value: unknown) =>
-  new Invalid(`Invalid type for '${param}': expected ${expected}, but got ${typeName(value)} instead.`, param, 'invalid_type');
+  new Invalid(
+    `Invalid type for '${param}': expected ${expected}, but got ${typeName(value)} instead.`,
+    param,
+    'invalid_type',
+  );
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
@@ -69,19 +76,36 @@ export function validateChatRequest(rawBody: string): Validation {
 }
 
 function check(body: unknown): ValidChatRequest {
-  if (!isObject(body)) throw new Invalid(`Invalid type for request body: expected an object, but got ${typeName(body)} instead.`, null, 'invalid_type');
+  if (!isObject(body))
+    throw new Invalid(
+      `Invalid type for request body: expected an object, but got ${typeName(body)} instead.`,
+      null,
+      'invalid_type',
+    );
   for (const key of Object.keys(body)) {
     if (!KNOWN_PARAMETERS.has(key)) throw new Invalid(`Unrecognized request argument supplied: ${key}`, null, null);
   }
-  if (body.model === undefined || body.model === '') throw new Invalid('you must provide a model parameter', null, null);
+  if (body.model === undefined || body.model === '')
+    throw new Invalid('you must provide a model parameter', null, null);
   if (typeof body.model !== 'string') throw wrongType('model', 'a string', body.model);
   // Our own wording: the simulator answers whole completions only.
-  if (body.stream === true) throw new Invalid('This simulator does not stream; send stream: false or leave it out.', 'stream', null);
+  if (body.stream === true)
+    throw new Invalid('This simulator does not stream; send stream: false or leave it out.', 'stream', null);
   const tools = body.tools === undefined ? undefined : checkTools(body.tools);
   if (body.tool_choice !== undefined) {
-    if (!tools) throw new Invalid("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", 'tool_choice', null);
+    if (!tools)
+      throw new Invalid(
+        "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+        'tool_choice',
+        null,
+      );
     const ok = ['none', 'auto', 'required'].includes(body.tool_choice as string) || isObject(body.tool_choice);
-    if (!ok) throw new Invalid(`Invalid value: '${String(body.tool_choice)}'. Supported values are: 'none', 'auto', and 'required'.`, 'tool_choice', 'invalid_value');
+    if (!ok)
+      throw new Invalid(
+        `Invalid value: '${String(body.tool_choice)}'. Supported values are: 'none', 'auto', and 'required'.`,
+        'tool_choice',
+        'invalid_value',
+      );
   }
   const messages = checkMessages(body.messages);
   return tools ? { model: body.model, messages, tools } : { model: body.model, messages };
@@ -89,23 +113,42 @@ function check(body: unknown): ValidChatRequest {
 
 function checkTools(value: unknown): ChatToolDeclaration[] {
   if (!Array.isArray(value)) throw wrongType('tools', 'an array of objects', value);
-  if (value.length === 0) throw new Invalid("Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'tools', 'empty_array');
+  if (value.length === 0)
+    throw new Invalid(
+      "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'tools',
+      'empty_array',
+    );
   return value.map((tool, i) => {
     const at = `tools[${i}]`;
     if (!isObject(tool)) throw wrongType(at, 'an object', tool);
-    if (tool.type !== 'function') throw new Invalid(`Invalid value: '${String(tool.type)}'. Supported values are: 'function' and 'custom'.`, `${at}.type`, 'invalid_value');
+    if (tool.type !== 'function')
+      throw new Invalid(
+        `Invalid value: '${String(tool.type)}'. Supported values are: 'function' and 'custom'.`,
+        `${at}.type`,
+        'invalid_value',
+      );
     const fn = tool.function;
     if (fn === undefined) throw missing(`${at}.function`);
     if (!isObject(fn)) throw wrongType(`${at}.function`, 'an object', fn);
     if (fn.name === undefined) throw missing(`${at}.function.name`);
     if (typeof fn.name !== 'string') throw wrongType(`${at}.function.name`, 'a string', fn.name);
     if (!FUNCTION_NAME.test(fn.name) || fn.name.length > 64) {
-      throw new Invalid(`Invalid '${at}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, `${at}.function.name`, 'invalid_value');
+      throw new Invalid(
+        `Invalid '${at}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
+        `${at}.function.name`,
+        'invalid_value',
+      );
     }
-    if (fn.parameters !== undefined && !isObject(fn.parameters)) throw wrongType(`${at}.function.parameters`, 'an object', fn.parameters);
+    if (fn.parameters !== undefined && !isObject(fn.parameters))
+      throw wrongType(`${at}.function.parameters`, 'an object', fn.parameters);
     return {
       type: 'function',
-      function: { name: fn.name, description: typeof fn.description === 'string' ? fn.description : '', parameters: (fn.parameters as Record<string, unknown>) ?? {} },
+      function: {
+        name: fn.name,
+        description: typeof fn.description === 'string' ? fn.description : '',
+        parameters: (fn.parameters as Record<string, unknown>) ?? {},
+      },
     };
   });
 }
@@ -113,7 +156,12 @@ function checkTools(value: unknown): ChatToolDeclaration[] {
 function checkMessages(value: unknown): ChatMessage[] {
   if (value === undefined) throw missing('messages');
   if (!Array.isArray(value)) throw wrongType('messages', 'an array of objects', value);
-  if (value.length === 0) throw new Invalid("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array');
+  if (value.length === 0)
+    throw new Invalid(
+      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'messages',
+      'empty_array',
+    );
   const out: ChatMessage[] = [];
   let unanswered: string[] = []; // tool_call ids of the last assistant message still without a tool message
   let afterToolCalls = false;
@@ -122,11 +170,20 @@ function checkMessages(value: unknown): ChatMessage[] {
     if (!isObject(m)) throw wrongType(at, 'an object', m);
     if (m.role === undefined) throw missing(`${at}.role`);
     if (!ROLES.includes(m.role as string)) {
-      throw new Invalid(`Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`, `${at}.role`, 'invalid_value');
+      throw new Invalid(
+        `Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`,
+        `${at}.role`,
+        'invalid_value',
+      );
     }
     if (m.role !== 'tool' && unanswered.length > 0) throw unansweredCalls(i - 1, unanswered);
     if (m.role === 'tool') {
-      if (!afterToolCalls) throw new Invalid("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", `messages.[${i}].role`, null);
+      if (!afterToolCalls)
+        throw new Invalid(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          `messages.[${i}].role`,
+          null,
+        );
       if (m.tool_call_id === undefined) throw missing(`${at}.tool_call_id`);
       if (typeof m.tool_call_id !== 'string') throw wrongType(`${at}.tool_call_id`, 'a string', m.tool_call_id);
       unanswered = unanswered.filter((id) => id !== m.tool_call_id);
@@ -166,12 +223,25 @@ function checkToolCalls(value: unknown, at: string): ChatToolCall[] {
   return value.map((c, j) => {
     const p = `${at}.tool_calls[${j}]`;
     if (!isObject(c)) throw wrongType(p, 'an object', c);
-    if (typeof c.id !== 'string') throw c.id === undefined ? missing(`${p}.id`) : wrongType(`${p}.id`, 'a string', c.id);
-    if (c.type !== 'function') throw c.type === undefined ? missing(`${p}.type`) : new Invalid(`Invalid value: '${String(c.type)}'. Supported values are: 'function'.`, `${p}.type`, 'invalid_value');
-    if (!isObject(c.function)) throw c.function === undefined ? missing(`${p}.function`) : wrongType(`${p}.function`, 'an object', c.function);
+    if (typeof c.id !== 'string')
+      throw c.id === undefined ? missing(`${p}.id`) : wrongType(`${p}.id`, 'a string', c.id);
+    if (c.type !== 'function')
+      throw c.type === undefined
+        ? missing(`${p}.type`)
+        : new Invalid(
+            `Invalid value: '${String(c.type)}'. Supported values are: 'function'.`,
+            `${p}.type`,
+            'invalid_value',
+          );
+    if (!isObject(c.function))
+      throw c.function === undefined ? missing(`${p}.function`) : wrongType(`${p}.function`, 'an object', c.function);
     const { name, arguments: args } = c.function;
-    if (typeof name !== 'string') throw name === undefined ? missing(`${p}.function.name`) : wrongType(`${p}.function.name`, 'a string', name);
-    if (typeof args !== 'string') throw args === undefined ? missing(`${p}.function.arguments`) : wrongType(`${p}.function.arguments`, 'a string', args);
+    if (typeof name !== 'string')
+      throw name === undefined ? missing(`${p}.function.name`) : wrongType(`${p}.function.name`, 'a string', name);
+    if (typeof args !== 'string')
+      throw args === undefined
+        ? missing(`${p}.function.arguments`)
+        : wrongType(`${p}.function.arguments`, 'a string', args);
     return { id: c.id, type: 'function', function: { name, arguments: args } };
   });
 }
@@ -183,7 +253,8 @@ function contentText(value: unknown, at: string, required: boolean): string {
   if (Array.isArray(value)) {
     return value
       .map((part, k) => {
-        if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string') throw wrongType(`${at}.content[${k}]`, 'a text content part', part);
+        if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string')
+          throw wrongType(`${at}.content[${k}]`, 'a text content part', part);
         return part.text;
       })
       .join('\n');

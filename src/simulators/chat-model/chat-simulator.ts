@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { validateChatRequest, type ValidChatRequest } from './chat-request-validation.ts';
 import { openAIError } from '../../agent/openai/openai-wire.ts';
@@ -28,36 +28,52 @@ export type ChatHttpFailure = Extract<ChatFailure, { kind: 'http' }>;
 /** OpenAI's bodies for the failures a client must handle differently. */
 export const CHAT_FAILURES = {
   serverError: (): ChatHttpFailure => ({
-    kind: 'http', status: 500,
+    kind: 'http',
+    status: 500,
     body: openAIError('The server had an error while processing your request. Sorry about that!', 'server_error'),
   }),
   overloaded: (): ChatHttpFailure => ({
-    kind: 'http', status: 503,
+    kind: 'http',
+    status: 503,
     body: openAIError('The engine is currently overloaded, please try again later.', 'server_error'),
   }),
   /** A rate limit, optionally with Retry-After (seconds) and retry-after-ms. */
   rateLimited: (retryAfter?: { seconds?: string; ms?: string }): ChatHttpFailure => ({
-    kind: 'http', status: 429,
-    body: openAIError('Rate limit reached for gpt-4o-mini in organization org-sim on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.', 'requests', 'requests', 'rate_limit_exceeded'),
+    kind: 'http',
+    status: 429,
+    body: openAIError(
+      'Rate limit reached for gpt-4o-mini in organization org-sim on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.',
+      'requests',
+      'requests',
+      'rate_limit_exceeded',
+    ),
     headers: {
       ...(retryAfter?.seconds !== undefined ? { 'retry-after': retryAfter.seconds } : {}),
       ...(retryAfter?.ms !== undefined ? { 'retry-after-ms': retryAfter.ms } : {}),
     },
   }),
   insufficientQuota: (): ChatHttpFailure => ({
-    kind: 'http', status: 429,
+    kind: 'http',
+    status: 429,
     body: openAIError(
       'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.',
-      'insufficient_quota', null, 'insufficient_quota',
+      'insufficient_quota',
+      null,
+      'insufficient_quota',
     ),
   }),
 } as const;
 
 export interface ChatSimulatorOptions {
   port?: number;
-  /** Keys accepted as `Authorization: Bearer …`. Default [CHAT_SIM_API_KEY]; an empty list accepts any request, as Ollama does. */
+  /**
+   * Keys accepted as `Authorization: Bearer …`. Default [CHAT_SIM_API_KEY]; an empty list accepts any request, as
+   * Ollama does.
+   */
   apiKeys?: string[];
-  /** Models that exist; others get OpenAI's 404 model_not_found. Default: any model (GET /v1/models lists gpt-4o-mini). */
+  /**
+   * Models that exist; others get OpenAI's 404 model_not_found. Default: any model (GET /v1/models lists gpt-4o-mini).
+   */
   models?: string[];
   /**
    * Default true: `GET /v1/models/{model}` answers like OpenAI. False: only the list route exists,
@@ -73,7 +89,12 @@ export interface ChatSimulatorOptions {
 }
 
 /** `body` is the parsed JSON, the raw text when it was not JSON, undefined when empty. */
-export interface RecordedChatRequest { method: string; path: string; headers: IncomingHttpHeaders; body: unknown }
+export interface RecordedChatRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
 
 export interface ChatSimulator {
   /** http://127.0.0.1:<port> */
@@ -142,7 +163,13 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
 
   function completion(reply: AssistantReply, request: ValidChatRequest): Record<string, unknown> {
     const calls = reply.tool_calls ?? [];
-    const message = { role: 'assistant', content: reply.content, ...(calls.length > 0 ? { tool_calls: calls } : {}), refusal: null, annotations: [] };
+    const message = {
+      role: 'assistant',
+      content: reply.content,
+      ...(calls.length > 0 ? { tool_calls: calls } : {}),
+      refusal: null,
+      annotations: [],
+    };
     // A rough token count (4 characters a token) so usage looks like a real one.
     const prompt = Math.ceil(JSON.stringify(request.messages).length / 4);
     const done = Math.ceil(JSON.stringify(message).length / 4);
@@ -151,7 +178,14 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
       object: 'chat.completion',
       created: Math.floor(now().getTime() / 1000),
       model: request.model,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: reply.finish_reason ?? (calls.length > 0 ? 'tool_calls' : 'stop') }],
+      choices: [
+        {
+          index: 0,
+          message,
+          logprobs: null,
+          finish_reason: reply.finish_reason ?? (calls.length > 0 ? 'tool_calls' : 'stop'),
+        },
+      ],
       usage: { prompt_tokens: prompt, completion_tokens: done, total_tokens: prompt + done },
       service_tier: 'default',
       system_fingerprint: 'fp_leadintake_sim',
@@ -161,11 +195,14 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
   /** OpenAI's `Model` object and `ListModelsResponse` (its OpenAPI document). */
   function readModels(res: ServerResponse, id: string | undefined): void {
     const model = (m: string) => ({ id: m, object: 'model', created: 1_686_935_002, owned_by: 'leadintake-simulator' });
-    if (id === undefined) return send(res, 200, { object: 'list', data: (opts.models ?? ['gpt-4o-mini']).map(model) });
-    if (models && !models.has(id)) {
-      return send(res, 404, openAIError(`The model '${id}' does not exist`, 'invalid_request_error', 'model', 'model_not_found'));
-    }
-    send(res, 200, model(id));
+    if (id === undefined) send(res, 200, { object: 'list', data: (opts.models ?? ['gpt-4o-mini']).map(model) });
+    else if (models && !models.has(id)) {
+      send(
+        res,
+        404,
+        openAIError(`The model '${id}' does not exist`, 'invalid_request_error', 'model', 'model_not_found'),
+      );
+    } else send(res, 200, model(id));
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -173,7 +210,11 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
     const method = req.method ?? 'GET';
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     let parsed: unknown = rawBody === '' ? undefined : rawBody;
-    try { parsed = JSON.parse(rawBody); } catch { /* keep the raw text */ }
+    try {
+      parsed = JSON.parse(rawBody);
+    } catch {
+      /* keep the raw text */
+    }
     requests.push({ method, path, headers: req.headers, body: parsed });
 
     const failure = failures.shift();
@@ -208,7 +249,15 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
     send(res, 200, completion(reply, checked.request), { 'openai-processing-ms': String(delayMs) });
   }
 
-  const http = await startLocalHttpServer(handle, { port: opts.port, onFailure: (res) => send(res, 500, openAIError('The server had an error while processing your request. Sorry about that!', 'server_error')) });
+  const http = await startLocalHttpServer(handle, {
+    port: opts.port,
+    onFailure: (res) =>
+      send(
+        res,
+        500,
+        openAIError('The server had an error while processing your request. Sorry about that!', 'server_error'),
+      ),
+  });
   const { url } = http;
 
   return {

@@ -55,18 +55,26 @@ export const HOSTILE_MODELS = {
   endlessToolLoop: (() => ({ content: null, tool_calls: [call('listSlots', {})] })) satisfies Policy,
 
   /** The answer cut by the token limit mid-sentence (`finish_reason: "length"`). */
-  cutByLength: (() => ({ content: 'Thanks for your message! I can offer you a consultation on Tuesday at', finish_reason: 'length' })) satisfies Policy,
+  cutByLength: (() => ({
+    content: 'Thanks for your message! I can offer you a consultation on Tuesday at',
+    finish_reason: 'length',
+  })) satisfies Policy,
 
   /** Seven megabytes of one letter. */
   hugeAnswer: (() => ({ content: 'x'.repeat(7 * 1024 * 1024) })) satisfies Policy,
 
   /** Claims a booking that was never made. */
-  falseBookingClaim: (() => ({ content: "You're booked for tomorrow at 10:00, reference ABC123. See you then!" })) satisfies Policy,
+  falseBookingClaim: (() => ({
+    content: "You're booked for tomorrow at 10:00, reference ABC123. See you then!",
+  })) satisfies Policy,
 
   /** Text that comes with a tool call (OpenAI allows both in one message): the text is for the lead too. */
   contentWithToolCalls: ((request) => {
     if (toolAnswers(request.messages).length > 0) return { content: '' };
-    return { content: 'A colleague will call you tomorrow.', tool_calls: [call('escalateToHuman', { reason: 'asked for a call' })] };
+    return {
+      content: 'A colleague will call you tomorrow.',
+      tool_calls: [call('escalateToHuman', { reason: 'asked for a call' })],
+    };
   }) satisfies Policy,
 
   /**
@@ -82,7 +90,10 @@ export const HOSTILE_MODELS = {
     if (answers.length > 1) return { content: 'Done.' };
     const offered = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})/.exec(answers[0]!)?.[0];
     const start = offered ?? new Date(Date.now() + 270 * 86_400_000).toISOString();
-    return { content: null, tool_calls: [call('bookConsult', { start, email, name: 'Mallory Attacker', phone: '+14155550199' })] };
+    return {
+      content: null,
+      tool_calls: [call('bookConsult', { start, email, name: 'Mallory Attacker', phone: '+14155550199' })],
+    };
   }) satisfies Policy,
 } as const;
 

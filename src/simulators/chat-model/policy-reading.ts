@@ -1,7 +1,7 @@
 // What the scripted policy reads: the system prompt of src/agent/prompt.ts, the text answers of
 // the agent's tools (src/agent/tools/*), the lead's words and its own earlier messages. Every
 // pattern here mirrors a wording of those files; a change there needs one here
-// (test/llm-scripted-policy.test.ts runs the real prompt and tools, so it shows).
+// (test/api/llm-scripted-policy.test.ts runs the real prompt and tools, so it shows).
 
 export interface OpenQuestion {
   id: string;
@@ -23,7 +23,8 @@ export interface PromptFacts {
 }
 
 // `describeQuestion`: "q_abc: Do you own the property? (required; one of: Yes, No)".
-const QUESTION_LINE = /^- (q_[A-Za-z0-9_-]+): (.+) \((?:required|optional); (one of: (.*)|a number(?:, at least [-\d.]+| from [-\d.]+ to [-\d.]+)?|free text)\)$/;
+const QUESTION_LINE =
+  /^- (q_[A-Za-z0-9_-]+): (.+) \((?:required|optional); (one of: (.*)|a number(?:, at least [-\d.]+| from [-\d.]+ to [-\d.]+)?|free text)\)$/;
 
 /** Questions listed as `describeQuestion` lines (the prompt's open section, updateLeadProfile's "Still open:"). */
 export function questionLines(text: string): OpenQuestion[] {
@@ -51,8 +52,10 @@ export function readPrompt(system: string): PromptFacts {
   const criteria = sectionBody(system, 'Qualification criteria');
   if (criteria !== undefined) facts.criteria = criteria.trim();
   const block = sectionBody(system, 'What we know about the lead') ?? '';
-  facts.answers = [...block.matchAll(/^Answer to "([^"\n]+)": ("(?:[^"\\]|\\.)*")$/gm)]
-    .map((m) => ({ label: m[1]!, value: JSON.parse(m[2]!) as string }));
+  facts.answers = [...block.matchAll(/^Answer to "([^"\n]+)": ("(?:[^"\\]|\\.)*")$/gm)].map((m) => ({
+    label: m[1]!,
+    value: JSON.parse(m[2]!) as string,
+  }));
   return facts;
 }
 
@@ -127,12 +130,18 @@ export function pickedLabel(leadText: string, labels: string[]): string | undefi
 
 /** The lead does not want any more messages (WhatsApp's keywords, and plain sentences). */
 export function optsOut(text: string): boolean {
-  return /^\s*(stop|stopp|stop all|stopall|unsubscribe|cancel|end|quit|opt[ -]?out)\s*[.!]*\s*$/i.test(text) ||
-    /\b(stop (messaging|texting|writing to|contacting) me|(do not|don't) (message|contact|text|write to) me)\b/i.test(text);
+  return (
+    /^\s*(stop|stopp|stop all|stopall|unsubscribe|cancel|end|quit|opt[ -]?out)\s*[.!]*\s*$/i.test(text) ||
+    /\b(stop (messaging|texting|writing to|contacting) me|(do not|don't) (message|contact|text|write to) me)\b/i.test(
+      text,
+    )
+  );
 }
 
 export function wantsHuman(text: string): boolean {
-  return /\b(real|actual|live) (person|human)\b|\b(talk|speak|chat) (to|with) (a |an )?(person|human|someone|somebody|representative|colleague)\b/i.test(text);
+  return /\b(real|actual|live) (person|human)\b|\b(talk|speak|chat) (to|with) (a |an )?(person|human|someone|somebody|representative|colleague)\b/i.test(
+    text,
+  );
 }
 
 export function notAFit(text: string): boolean {

@@ -1,8 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { ChatMessage, ChatToolCall, ChatToolDeclaration } from '../../agent/chat-model.ts';
 import {
-  answerFor, belowMinimum, criteriaMinimums, emailIn, excerpt, notAFit, offeredLabels, optsOut, pickedLabel, questionLines,
-  readPrompt, slotLines, wantsHuman, type OpenQuestion, type PromptFacts,
+  answerFor,
+  belowMinimum,
+  criteriaMinimums,
+  emailIn,
+  excerpt,
+  notAFit,
+  offeredLabels,
+  optsOut,
+  pickedLabel,
+  questionLines,
+  readPrompt,
+  slotLines,
+  wantsHuman,
+  type OpenQuestion,
+  type PromptFacts,
 } from './policy-reading.ts';
 import { PERSONA_PHRASES } from '../personas/lead-personas.ts';
 
@@ -61,20 +74,34 @@ export function scriptedReply(request: { messages: ChatMessage[]; tools?: ChatTo
   }
   const s: State = { facts: readPrompt(system), convo, exchanges: exchangesOf(convo), leadFrom, leadTo };
   const last = convo.at(-1);
-  const decision = !last ? nextStep(s) : last.role === 'tool' ? afterTools(s) : last.role === 'user' ? afterLead(s) : nextStep(s);
+  const decision = !last
+    ? nextStep(s)
+    : last.role === 'tool'
+      ? afterTools(s)
+      : last.role === 'user'
+        ? afterLead(s)
+        : nextStep(s);
   return render(decision, s, request);
 }
 
-function render(d: Decision, s: State, request: { messages: ChatMessage[]; tools?: ChatToolDeclaration[] }): AssistantReply {
+function render(
+  d: Decision,
+  s: State,
+  request: { messages: ChatMessage[]; tools?: ChatToolDeclaration[] },
+): AssistantReply {
   if ('say' in d) {
     const spoken = s.convo.some((m) => m.role === 'assistant' && m.content);
     return { content: spoken || d.say === '' ? d.say : `${greeting(s.facts)} ${d.say}` };
   }
   // A tool the request did not declare cannot be called: say what a colleague will do instead.
-  if (!request.tools?.some((t) => t.function.name === d.call)) return render({ say: closing(s, 'human') }, s, { messages: request.messages });
+  if (!request.tools?.some((t) => t.function.name === d.call))
+    return render({ say: closing(s, 'human') }, s, { messages: request.messages });
   // Same request, same id: the simulator stays deterministic.
   const id = `call_${createHash('sha256').update(JSON.stringify(request.messages)).update(d.call).digest('hex').slice(0, 24)}`;
-  return { content: null, tool_calls: [{ id, type: 'function', function: { name: d.call, arguments: JSON.stringify(d.args) } }] };
+  return {
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: d.call, arguments: JSON.stringify(d.args) } }],
+  };
 }
 
 /** Nothing new from the lead: ask the next open question, or look for free times. */
@@ -87,7 +114,8 @@ function afterLead(s: State): Decision {
   const text = leadWords(s);
   if (optsOut(text)) return { call: 'optOut', args: { reason: 'The lead asked us to stop messaging them.' } };
   if (wantsHuman(text)) return escalate('The lead asked to talk to a person.');
-  if (notAFit(text)) return { call: 'markUnqualified', args: { reason: `Not a fit, in the lead's words: "${excerpt(text)}"` } };
+  if (notAFit(text))
+    return { call: 'markUnqualified', args: { reason: `Not a fit, in the lead's words: "${excerpt(text)}"` } };
 
   const lastBooking = s.exchanges.filter((e) => e.name === 'bookConsult').at(-1);
   const email = emailIn(text);
@@ -119,7 +147,8 @@ function afterTools(s: State): Decision {
   return decisive ? afterTool(s, decisive) : nextStep(s);
 }
 
-const TERMINAL_ANSWER = /^(Booked for |The lead is now |It is not certain whether |Nothing changed: the lead is already )/;
+const TERMINAL_ANSWER =
+  /^(Booked for |The lead is now |It is not certain whether |Nothing changed: the lead is already )/;
 
 function afterTool(s: State, e: Exchange): Decision {
   const r = e.result;
@@ -128,21 +157,33 @@ function afterTool(s: State, e: Exchange): Decision {
   // What a model would say; the server sends nothing to an opted-out lead, this included.
   if (e.name === 'optOut') return { say: "Understood, we won't contact you again. Goodbye!" };
   if (e.name === 'escalateToHuman') return { say: closing(s, 'human') }; // also when it failed: never loop on it
-  if (e.name === 'markUnqualified' && r.startsWith('The lead is now unqualified')) return { say: closing(s, 'unqualified') };
+  if (e.name === 'markUnqualified' && r.startsWith('The lead is now unqualified'))
+    return { say: closing(s, 'unqualified') };
   if (e.name === 'updateLeadProfile' && r.startsWith('Saved ')) return belowCriteria(s, e) ?? nextStep(s);
   if (e.name === 'listSlots' || e.name === 'bookConsult') {
     const booked = /^Booked for (.+?) \(/.exec(r);
-    if (booked) return { say: `You're booked for ${booked[1]}. The confirmation is on its way to your e-mail. See you then!` };
+    if (booked)
+      return { say: `You're booked for ${booked[1]}. The confirmation is on its way to your e-mail. See you then!` };
     if (r.startsWith('It is not certain whether')) return { say: closing(s, 'uncertain') };
     if (r.startsWith(NEEDS_EMAIL)) return { say: ASK_EMAIL };
     const lines = slotLines(r);
     if (lines.length > 0) {
       const picked = e.name === 'listSlots' ? pendingPick(s) : undefined;
       const start = picked ? startOf(s, picked, e.at) : undefined;
-      return start ? { call: 'bookConsult', args: { start } } : { say: offer(lines.map((l) => l.label), r) };
+      return start
+        ? { call: 'bookConsult', args: { start } }
+        : {
+            say: offer(
+              lines.map((l) => l.label),
+              r,
+            ),
+          };
     }
     const none = /^No free consultation times in the next (\d+) days/.exec(r);
-    if (none) return Number(none[1]) < MAX_DAYS ? { call: 'listSlots', args: { daysAhead: MAX_DAYS } } : escalate(`No free consultation times in the next ${MAX_DAYS} days.`);
+    if (none)
+      return Number(none[1]) < MAX_DAYS
+        ? { call: 'listSlots', args: { daysAhead: MAX_DAYS } }
+        : escalate(`No free consultation times in the next ${MAX_DAYS} days.`);
     // "Try once more in a minute": once, then a colleague takes over.
     const tries = s.exchanges.filter((x) => x.at > s.leadFrom && x.result.includes('Try once more')).length;
     if (r.includes('Try once more') && tries < 2) return { call: e.name, args: e.args };
@@ -160,7 +201,9 @@ function belowCriteria(s: State, saved: Exchange): Decision | undefined {
   const sent = (saved.args.answers ?? {}) as Record<string, unknown>;
   const labelOf = (id: string) => s.facts.open?.find((q) => q.id === id)?.label;
   const answers = [
-    ...Object.entries(sent).flatMap(([id, value]) => (labelOf(id) ? [{ label: labelOf(id)!, value: String(value) }] : [])),
+    ...Object.entries(sent).flatMap(([id, value]) =>
+      labelOf(id) ? [{ label: labelOf(id)!, value: String(value) }] : [],
+    ),
     ...(s.facts.answers ?? []),
   ];
   for (const { label, value } of answers) {
@@ -200,7 +243,10 @@ function lastAsked(s: State): string | null | undefined {
 }
 
 function leadWords(s: State): string {
-  return s.convo.slice(s.leadFrom, s.leadTo).map((m) => m.content ?? '').join('\n');
+  return s.convo
+    .slice(s.leadFrom, s.leadTo)
+    .map((m) => m.content ?? '')
+    .join('\n');
 }
 
 /** The start listSlots (or bookConsult's fresh times) gave for `label`, newest answer first, from `from` on. */
@@ -217,7 +263,9 @@ function exchangesOf(convo: ChatMessage[]): Exchange[] {
   const calls = new Map<string, { name: string; args: Record<string, unknown> }>();
   const out: Exchange[] = [];
   convo.forEach((m, at) => {
-    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) calls.set(c.id, { name: c.function.name, args: parseArgs(c.function.arguments) });
+    if (m.role === 'assistant')
+      for (const c of m.tool_calls ?? [])
+        calls.set(c.id, { name: c.function.name, args: parseArgs(c.function.arguments) });
     if (m.role === 'tool') {
       const call = calls.get(m.tool_call_id);
       if (call) out.push({ at, ...call, result: m.content });
@@ -245,9 +293,13 @@ function ask(q: OpenQuestion): string {
 /** Numbered, as `offersSlots` in lead-personas.ts recognises. */
 function offer(labels: string[], toolAnswer: string): string {
   const zone = /^Free consultation times in the next \d+ days \(([^)]+)\):$/m.exec(toolAnswer)?.[1];
-  const intro = toolAnswer.startsWith('That time was taken') ? 'Sorry, that time was just taken. Here are other free times' : 'Here are some free times for a consultation';
+  const intro = toolAnswer.startsWith('That time was taken')
+    ? 'Sorry, that time was just taken. Here are other free times'
+    : 'Here are some free times for a consultation';
   const list = labels.slice(0, OFFERED).map((l, i) => `${i + 1}) ${l}`);
-  return [`${intro}${zone ? ` (${zone})` : ''}:`, ...list, 'Which one suits you? Just reply with its number.'].join('\n');
+  return [`${intro}${zone ? ` (${zone})` : ''}:`, ...list, 'Which one suits you? Just reply with its number.'].join(
+    '\n',
+  );
 }
 
 function greeting(f: PromptFacts): string {

@@ -54,7 +54,14 @@ export interface MetaSimulatorOptions {
   webhookTimeoutMs?: number;
 }
 
-export interface MetaSimRequest { method: string; path: string; headers: IncomingHttpHeaders; body: unknown; status?: number; response?: unknown }
+export interface MetaSimRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  status?: number;
+  response?: unknown;
+}
 
 export interface MetaSimSend {
   phoneNumberId: string;
@@ -68,7 +75,10 @@ export interface MetaSimSend {
   at: Date;
 }
 
-export interface PersonaOptions { webhookUrl?: string; /** Profile name in the webhook's contacts. Default 'Simulated Lead'. */ name?: string }
+export interface PersonaOptions {
+  webhookUrl?: string /** Profile name in the webhook's contacts. Default 'Simulated Lead'. */;
+  name?: string;
+}
 
 export interface MetaSimulator {
   /** `http://127.0.0.1:<port>` */
@@ -84,7 +94,11 @@ export interface MetaSimulator {
   /** The lead at `phone` (any format) answers every accepted send with `personaReply`; null removes it. */
   setPersona(phone: string, persona: LeadPersonaName | null, opts?: PersonaOptions): void;
   /** The lead writes (first or again): posts a signed message webhook and reopens the 24-hour window. */
-  leadSays(phone: string, text: string, opts?: { phoneNumberId?: string; webhookUrl?: string; name?: string }): Promise<MetaSimDelivery>;
+  leadSays(
+    phone: string,
+    text: string,
+    opts?: { phoneNumberId?: string; webhookUrl?: string; name?: string },
+  ): Promise<MetaSimDelivery>;
   /** Marks the lead's last message as sent at `at` (default now) without a webhook. */
   openWindow(phone: string, at?: Date, phoneNumberId?: string): void;
   /** The next `count` sends answer this failure (after the route matched, before auth, like an outage). */

@@ -6,7 +6,12 @@ import { postToWebhook } from '../local-http-server.ts';
 // Message" and the messages/status reference), serialised and signed like Meta does it, plus
 // the per-recipient ordering and the bookkeeping that lets tests await quiescence.
 
-export interface SimBusinessNumber { id: string; displayPhoneNumber: string; wabaId: string; appSecret: string }
+export interface SimBusinessNumber {
+  id: string;
+  displayPhoneNumber: string;
+  wabaId: string;
+  appSecret: string;
+}
 
 export interface MetaSimDelivery {
   kind: 'message' | 'status';
@@ -22,30 +27,41 @@ export interface MetaSimDelivery {
   error?: string;
 }
 
-export interface StatusError { code: number; title: string; details: string }
+export interface StatusError {
+  code: number;
+  title: string;
+  details: string;
+}
 
 const ERROR_CODES_URL = 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/';
 
 function envelope(number: SimBusinessNumber, value: Record<string, unknown>): Record<string, unknown> {
   return {
     object: 'whatsapp_business_account',
-    entry: [{
-      id: number.wabaId,
-      changes: [{
-        value: {
-          messaging_product: 'whatsapp',
-          metadata: { display_phone_number: number.displayPhoneNumber, phone_number_id: number.id },
-          ...value,
-        },
-        field: 'messages',
-      }],
-    }],
+    entry: [
+      {
+        id: number.wabaId,
+        changes: [
+          {
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: number.displayPhoneNumber, phone_number_id: number.id },
+              ...value,
+            },
+            field: 'messages',
+          },
+        ],
+      },
+    ],
   };
 }
 
 const unix = (at: Date): string => String(Math.floor(at.getTime() / 1000));
 
-export function messageWebhook(number: SimBusinessNumber, m: { from: string; name: string; wamid: string; text: string; at: Date }): Record<string, unknown> {
+export function messageWebhook(
+  number: SimBusinessNumber,
+  m: { from: string; name: string; wamid: string; text: string; at: Date },
+): Record<string, unknown> {
   return envelope(number, {
     contacts: [{ profile: { name: m.name }, wa_id: m.from }],
     messages: [{ from: m.from, id: m.wamid, timestamp: unix(m.at), type: 'text', text: { body: m.text } }],
@@ -54,13 +70,31 @@ export function messageWebhook(number: SimBusinessNumber, m: { from: string; nam
 
 export function statusWebhook(
   number: SimBusinessNumber,
-  s: { wamid: string; status: 'sent' | 'delivered' | 'read' | 'failed'; recipient: string; at: Date; category: 'utility' | 'service'; error?: StatusError },
+  s: {
+    wamid: string;
+    status: 'sent' | 'delivered' | 'read' | 'failed';
+    recipient: string;
+    at: Date;
+    category: 'utility' | 'service';
+    error?: StatusError;
+  },
 ): Record<string, unknown> {
-  const status: Record<string, unknown> = { id: s.wamid, status: s.status, timestamp: unix(s.at), recipient_id: s.recipient };
+  const status: Record<string, unknown> = {
+    id: s.wamid,
+    status: s.status,
+    timestamp: unix(s.at),
+    recipient_id: s.recipient,
+  };
   if (s.status === 'failed' && s.error) {
-    status.errors = [{
-      code: s.error.code, title: s.error.title, message: s.error.title, error_data: { details: s.error.details }, href: ERROR_CODES_URL,
-    }];
+    status.errors = [
+      {
+        code: s.error.code,
+        title: s.error.title,
+        message: s.error.title,
+        error_data: { details: s.error.details },
+        href: ERROR_CODES_URL,
+      },
+    ];
   }
   if (s.status === 'sent' || s.status === 'delivered') {
     // v23 still carries `conversation`; per-message pricing (PMP) applies since July 2025.
@@ -87,13 +121,18 @@ export async function postWebhook(delivery: MetaSimDelivery, appSecret: string, 
     return;
   }
   try {
-    const res = await postToWebhook(delivery.url, {
-      'content-type': 'application/json',
-      'user-agent': 'facebookexternalua',
-      [META_SIGNATURE_HEADER]: delivery.signature,
-      // Graph's legacy SHA-1 header; receivers should ignore it (UNCONFIRMED that WhatsApp still sends it).
-      'x-hub-signature': `sha1=${crypto.createHmac('sha1', appSecret).update(delivery.body).digest('hex')}`,
-    }, delivery.body, { timeoutMs });
+    const res = await postToWebhook(
+      delivery.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': 'facebookexternalua',
+        [META_SIGNATURE_HEADER]: delivery.signature,
+        // Graph's legacy SHA-1 header; receivers should ignore it (UNCONFIRMED that WhatsApp still sends it).
+        'x-hub-signature': `sha1=${crypto.createHmac('sha1', appSecret).update(delivery.body).digest('hex')}`,
+      },
+      delivery.body,
+      { timeoutMs },
+    );
     delivery.status = res.status;
     delivery.responseText = res.text;
   } catch (err) {
@@ -101,7 +140,12 @@ export async function postWebhook(delivery: MetaSimDelivery, appSecret: string, 
   }
 }
 
-export function newDelivery(kind: MetaSimDelivery['kind'], url: string | undefined, appSecret: string, payload: unknown): MetaSimDelivery {
+export function newDelivery(
+  kind: MetaSimDelivery['kind'],
+  url: string | undefined,
+  appSecret: string,
+  payload: unknown,
+): MetaSimDelivery {
   const body = metaJson(payload);
   return { kind, url, body, signature: signMetaBody(appSecret, body) };
 }

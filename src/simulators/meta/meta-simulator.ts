@@ -1,18 +1,36 @@
-import { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { personaReply, type LeadPersonaName } from '../personas/lead-personas.ts';
 import {
-  graphErrorBody, invalidToken, reEngagement, unknownObject, unknownPath, validateSend,
-  type GraphErrorSpec, type ParsedSend,
+  graphErrorBody,
+  invalidToken,
+  reEngagement,
+  unknownObject,
+  unknownPath,
+  validateSend,
+  type GraphErrorSpec,
+  type ParsedSend,
 } from './meta-sim-graph.ts';
 import {
-  META_SIM, type MetaSimFailure, type MetaSimPhoneNumber, type MetaSimRequest, type MetaSimSend, type MetaSimulator,
-  type MetaSimulatorOptions, type PersonaOptions,
+  META_SIM,
+  type MetaSimFailure,
+  type MetaSimPhoneNumber,
+  type MetaSimRequest,
+  type MetaSimSend,
+  type MetaSimulator,
+  type MetaSimulatorOptions,
+  type PersonaOptions,
 } from './meta-sim-types.ts';
 import { startLocalHttpServer } from '../local-http-server.ts';
 import {
-  messageWebhook, newDelivery, newWamid, postWebhook, SerialQueues, statusWebhook,
-  type MetaSimDelivery, type StatusError,
+  messageWebhook,
+  newDelivery,
+  newWamid,
+  postWebhook,
+  SerialQueues,
+  statusWebhook,
+  type MetaSimDelivery,
+  type StatusError,
 } from './meta-sim-webhooks.ts';
 
 // Local stand-in for Meta's WhatsApp Cloud API (Meta's WhatsApp Cloud API docs) so tests and the demo run
@@ -22,13 +40,22 @@ import {
 // `GET /{version}/{phone-number-id}`, which `workspace verify` reads.
 //
 // The 131047 window error: Meta's WhatsApp Cloud API documentation and developers' reports show it
-// both synchronously (HTTP 400) and as a `failed` status webhook, unconfirmed which one an account gets. `windowError` picks one:
+// both synchronously (HTTP 400) and as a `failed` status webhook, unconfirmed which one an account gets. `windowError`
+// picks one:
 // 'sync' (default) answers 400, 'async' accepts with 200 and then posts the failed status.
 
 export { META_SIM } from './meta-sim-types.ts';
 export type {
-  MetaSimDelivery, MetaSimFailure, MetaSimPhoneNumber, MetaSimRequest, MetaSimSend, MetaSimTemplate, MetaSimulator,
-  MetaSimulatorOptions, PersonaOptions, StatusError,
+  MetaSimDelivery,
+  MetaSimFailure,
+  MetaSimPhoneNumber,
+  MetaSimRequest,
+  MetaSimSend,
+  MetaSimTemplate,
+  MetaSimulator,
+  MetaSimulatorOptions,
+  PersonaOptions,
+  StatusError,
 } from './meta-sim-types.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -58,19 +85,36 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
   const pause = async (ms: number | undefined) => {
     if (ms) await delay(ms, undefined, { signal: closing.signal });
   };
-  const urlFor = (number: MetaSimPhoneNumber, waId: string, override?: string) => override ?? personas.get(waId)?.webhookUrl ?? number.webhookUrl;
+  const urlFor = (number: MetaSimPhoneNumber, waId: string, override?: string) =>
+    override ?? personas.get(waId)?.webhookUrl ?? number.webhookUrl;
 
-  async function deliver(kind: MetaSimDelivery['kind'], number: MetaSimPhoneNumber, url: string | undefined, payload: unknown): Promise<MetaSimDelivery> {
+  async function deliver(
+    kind: MetaSimDelivery['kind'],
+    number: MetaSimPhoneNumber,
+    url: string | undefined,
+    payload: unknown,
+  ): Promise<MetaSimDelivery> {
     const delivery = newDelivery(kind, url, number.appSecret, payload);
     deliveries.push(delivery);
     await postWebhook(delivery, number.appSecret, webhookTimeoutMs);
     return delivery;
   }
 
-  async function leadWrites(number: MetaSimPhoneNumber, waId: string, text: string, name: string, url: string | undefined) {
+  async function leadWrites(
+    number: MetaSimPhoneNumber,
+    waId: string,
+    text: string,
+    name: string,
+    url: string | undefined,
+  ) {
     const at = now();
     lastInbound.set(`${number.id}:${waId}`, at.getTime());
-    return deliver('message', number, url, messageWebhook(number, { from: waId, name, wamid: newWamid(waId), text, at }));
+    return deliver(
+      'message',
+      number,
+      url,
+      messageWebhook(number, { from: waId, name, wamid: newWamid(waId), text, at }),
+    );
   }
 
   /** After an accepted send: its statuses, then the persona's answer, in order for this recipient. */
@@ -78,7 +122,14 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     const category = send.kind === 'template' ? 'utility' : 'service';
     const post = (status: 'sent' | 'delivered' | 'read' | 'failed', error?: StatusError) => async () => {
       await pause(opts.delays?.statusMs);
-      const payload = statusWebhook(number, { wamid: send.wamid, status, recipient: send.to, at: now(), category, ...(error ? { error } : {}) });
+      const payload = statusWebhook(number, {
+        wamid: send.wamid,
+        status,
+        recipient: send.to,
+        at: now(),
+        category,
+        ...(error ? { error } : {}),
+      });
       await deliver('status', number, urlFor(number, send.to), payload);
     };
     const key = `${number.id}:${send.to}`;
@@ -95,7 +146,12 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
 
   function acceptSend(number: MetaSimPhoneNumber, parsed: ParsedSend, body: unknown): [number, unknown] {
     if (parsed.waId === digits(number.displayPhoneNumber)) {
-      return errorAnswer({ status: 400, code: 131021, message: '(#131021) Recipient cannot be sender', details: 'Sender and recipient phone number is the same.' });
+      return errorAnswer({
+        status: 400,
+        code: 131021,
+        message: '(#131021) Recipient cannot be sender',
+        details: 'Sender and recipient phone number is the same.',
+      });
     }
     const opened = lastInbound.get(`${number.id}:${parsed.waId}`);
     const windowOpen = opened !== undefined && now().getTime() - opened < DAY_MS;
@@ -107,14 +163,29 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     }
     const wamid = newWamid(parsed.waId);
     const text = parsed.kind === 'text' ? parsed.text : parsed.rendered;
-    const send: MetaSimSend = { phoneNumberId: number.id, to: parsed.waId, kind: parsed.kind, text, wamid, body, at: now() };
+    const send: MetaSimSend = {
+      phoneNumberId: number.id,
+      to: parsed.waId,
+      kind: parsed.kind,
+      text,
+      wamid,
+      body,
+      at: now(),
+    };
     sends.push(send);
     afterSend(number, send, failure);
     const message = parsed.kind === 'template' ? { id: wamid, message_status: 'accepted' } : { id: wamid };
-    return [200, { messaging_product: 'whatsapp', contacts: [{ input: parsed.input, wa_id: parsed.waId }], messages: [message] }];
+    return [
+      200,
+      { messaging_product: 'whatsapp', contacts: [{ input: parsed.input, wa_id: parsed.waId }], messages: [message] },
+    ];
   }
 
-  function handleSend(phoneNumberId: string, token: string | undefined, rawBody: string): [number, unknown] | 'hang-up' {
+  function handleSend(
+    phoneNumberId: string,
+    token: string | undefined,
+    rawBody: string,
+  ): [number, unknown] | 'hang-up' {
     const failure = injected.shift();
     if (failure === 'hang-up') return 'hang-up';
     if (failure) return errorAnswer(failure);
@@ -123,17 +194,30 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     const number = numbers.get(phoneNumberId);
     if (!number || number.accessToken !== token) return errorAnswer(unknownObject(phoneNumberId));
     let body: unknown = {};
-    try { body = JSON.parse(rawBody); } catch { /* Graph then sees no parameters at all */ }
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      /* Graph then sees no parameters at all */
+    }
     const checked = validateSend(body, number.templates);
     return checked.ok ? acceptSend(number, checked.send, body) : errorAnswer(checked.error);
   }
 
   /** `GET /{version}/{phone-number-id}` with Graph's default fields (what `workspace verify` reads). */
   function readNumber(phoneNumberId: string, token: string | undefined): [number, unknown] {
-    if (token === undefined || ![...numbers.values()].some((n) => n.accessToken === token)) return errorAnswer(invalidToken());
+    if (token === undefined || ![...numbers.values()].some((n) => n.accessToken === token))
+      return errorAnswer(invalidToken());
     const number = numbers.get(phoneNumberId);
     if (!number || number.accessToken !== token) return errorAnswer(unknownObject(phoneNumberId, 'get'));
-    return [200, { verified_name: number.verifiedName ?? 'Simulated Business', display_phone_number: number.displayPhoneNumber, quality_rating: 'GREEN', id: number.id }];
+    return [
+      200,
+      {
+        verified_name: number.verifiedName ?? 'Simulated Business',
+        display_phone_number: number.displayPhoneNumber,
+        quality_rating: 'GREEN',
+        id: number.id,
+      },
+    ];
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -142,17 +226,30 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     const rawBody = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://localhost');
     let parsed: unknown = rawBody === '' ? undefined : rawBody;
-    try { parsed = JSON.parse(rawBody); } catch { /* keep the raw text */ }
-    const record: MetaSimRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body: parsed };
+    try {
+      parsed = JSON.parse(rawBody);
+    } catch {
+      /* keep the raw text */
+    }
+    const record: MetaSimRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      headers: req.headers,
+      body: parsed,
+    };
     requests.push(record);
     const route = /^\/(v\d+\.\d+)\/([^/]+)\/messages\/?$/.exec(url.pathname);
     const node = /^\/(v\d+\.\d+)\/(\d+)\/?$/.exec(url.pathname);
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ?? url.searchParams.get('access_token') ?? undefined;
-    const answer = route && req.method === 'POST'
-      ? handleSend(decodeURIComponent(route[2]!), token, rawBody)
-      : node && req.method === 'GET'
-        ? readNumber(node[2]!, token)
-        : errorAnswer(unknownPath(url.pathname.split('/').slice(2).join('/')));
+    const token =
+      /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ??
+      url.searchParams.get('access_token') ??
+      undefined;
+    const answer =
+      route && req.method === 'POST'
+        ? handleSend(decodeURIComponent(route[2]!), token, rawBody)
+        : node && req.method === 'GET'
+          ? readNumber(node[2]!, token)
+          : errorAnswer(unknownPath(url.pathname.split('/').slice(2).join('/')));
     if (answer === 'hang-up') {
       req.socket.destroy();
       return;
@@ -160,15 +257,24 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
     [record.status, record.response] = answer;
     const text = JSON.stringify(answer[1]);
     const headers: Record<string, string | number> = {
-      'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text), 'facebook-api-version': (route ?? node)?.[1] ?? META_SIM.version,
+      'content-type': 'application/json; charset=UTF-8',
+      'content-length': Buffer.byteLength(text),
+      'facebook-api-version': (route ?? node)?.[1] ?? META_SIM.version,
     };
     const error = (answer[1] as { error?: { message?: string } }).error;
-    if (error) headers['www-authenticate'] = `OAuth "Facebook Platform" "invalid_request" "${error.message ?? ''}"`.replace(/[^\x20-\x7e]/g, '?');
+    if (error)
+      headers['www-authenticate'] = `OAuth "Facebook Platform" "invalid_request" "${error.message ?? ''}"`.replace(
+        /[^\x20-\x7e]/g,
+        '?',
+      );
     res.writeHead(answer[0], headers);
     res.end(text);
   }
 
-  const http = await startLocalHttpServer(handle, { port: opts.port, onFailure: (res) => void res.writeHead(500).end() });
+  const http = await startLocalHttpServer(handle, {
+    port: opts.port,
+    onFailure: (res) => void res.writeHead(500).end(),
+  });
   const { url } = http;
 
   return {

@@ -60,9 +60,18 @@ export function personaReply(persona: LeadPersonaName, agentText: string): strin
  * of money, a count, else the all-purpose answer.
  */
 export function answerTo(agentText: string): string {
-  const question = agentText.split('\n').filter((l) => l.includes('?') || /\)\s*$/.test(l)).at(-1) ?? agentText;
+  const question =
+    agentText
+      .split('\n')
+      .filter((l) => l.includes('?') || /\)\s*$/.test(l))
+      .at(-1) ?? agentText;
   const choice = /\((?:one of: )?([^()]+)\)\s*$/.exec(question.trim())?.[1];
-  const options = choice ? choice.split(/, | or /).map((o) => o.trim()).filter(Boolean) : [];
+  const options = choice
+    ? choice
+        .split(/, | or /)
+        .map((o) => o.trim())
+        .filter(Boolean)
+    : [];
   if (options.length >= 2) return `${options.find((o) => /^yes\b/i.test(o)) ?? options[0]}.`;
   if (/\b(eur|usd|gbp|bill|budget|cost|spend|price|pay)\b|[€$£]/i.test(question)) return PERSONA_PHRASES.amount;
   if (/\bhow many\b|\bnumber of\b/i.test(question)) return PERSONA_PHRASES.count;
@@ -79,7 +88,10 @@ export function asksForEmail(agentText: string): boolean {
   return /\be-?mail\b[^?]*\?/i.test(agentText);
 }
 
-/** The scripted model closes escalated, unqualified and refused chats with "Goodbye!" (a booking ends with "See you then!"). */
+/**
+ * The scripted model closes escalated, unqualified and refused chats with "Goodbye!" (a booking ends with "See you
+ * then!").
+ */
 export function saysGoodbye(agentText: string): boolean {
   return /\bgoodbye\b/i.test(agentText);
 }

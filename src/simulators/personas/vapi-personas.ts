@@ -3,7 +3,16 @@
 // assistant's model makes, whose answers (from our server) steer the rest of the script. The test
 // picks the persona; the outcome on our side must follow from the tool calls alone.
 
-export const VAPI_PERSONAS = ['books', 'not-a-fit', 'wants-human', 'opts-out', 'no-answer', 'hangs-up', 'voicemail', 'no-credits'] as const;
+export const VAPI_PERSONAS = [
+  'books',
+  'not-a-fit',
+  'wants-human',
+  'opts-out',
+  'no-answer',
+  'hangs-up',
+  'voicemail',
+  'no-credits',
+] as const;
 export type VapiPersona = (typeof VAPI_PERSONAS)[number];
 
 /** What a script can do on a connected call; implemented by the call player. */
@@ -69,7 +78,11 @@ const SCRIPTS: Record<VapiPersona, CallScript> = {
       }
       const email = c.vars.leadEmail ? {} : { email: 'lead.persona@example.com' };
       const booked = await c.tool('bookConsult', { start: slot.start, ...email });
-      c.assistant(/booked/i.test(booked) ? 'You are booked. The confirmation is on its way by e-mail. Thank you, goodbye!' : 'That did not work, a colleague will call you back. Goodbye!');
+      c.assistant(
+        /booked/i.test(booked)
+          ? 'You are booked. The confirmation is on its way by e-mail. Thank you, goodbye!'
+          : 'That did not work, a colleague will call you back. Goodbye!',
+      );
       c.lead('Thanks, bye!');
       await c.tool('endConversation', {});
       return 'assistant-ended-call';
@@ -127,7 +140,9 @@ const SCRIPTS: Record<VapiPersona, CallScript> = {
   voicemail: {
     start: 'connects',
     async run(c) {
-      c.assistant(`Hi ${c.vars.leadFirstName || 'there'}, this is Mia about the consultation you asked for. Please call us back. Thank you!`);
+      c.assistant(
+        `Hi ${c.vars.leadFirstName || 'there'}, this is Mia about the consultation you asked for. Please call us back. Thank you!`,
+      );
       return 'voicemail';
     },
     summary: () => 'The call went to voicemail; a message was left.',

@@ -7,7 +7,10 @@ import { rfc2822 } from './twilio-sim-messages.ts';
 
 const CREATED = new Date('2024-01-15T09:30:00Z');
 
-export function accountResource(accountSid: string, status: 'active' | 'suspended' | 'closed'): Record<string, unknown> {
+export function accountResource(
+  accountSid: string,
+  status: 'active' | 'suspended' | 'closed',
+): Record<string, unknown> {
   const base = `/2010-04-01/Accounts/${accountSid}`;
   const sub = (name: string) => `${base}/${name}.json`;
   return {
@@ -32,7 +35,11 @@ export function accountResource(accountSid: string, status: 'active' | 'suspende
  * The list page for `PhoneNumber` (Twilio matches partial numbers and `*` wildcards; the simulator
  * matches the digits given as a substring, `*` as any digit).
  */
-export function incomingNumbersPage(accountSid: string, numbers: Iterable<string>, query: URLSearchParams): Record<string, unknown> {
+export function incomingNumbersPage(
+  accountSid: string,
+  numbers: Iterable<string>,
+  query: URLSearchParams,
+): Record<string, unknown> {
   const filter = query.get('PhoneNumber');
   const pattern = filter === null ? undefined : new RegExp(filter.replace(/[^\d*]/g, '').replace(/\*/g, '\\d'));
   const pageSize = Math.min(Math.max(Number(query.get('PageSize') ?? 50) || 50, 1), 1000);

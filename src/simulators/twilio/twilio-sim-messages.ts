@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { TWILIO_WINDOW_CLOSED, TWILIO_WINDOW_CLOSED_MESSAGE, twilioErrorBody, type TwilioErrorBody } from '../../whatsapp/twilio/twilio-errors.ts';
+import {
+  TWILIO_WINDOW_CLOSED,
+  TWILIO_WINDOW_CLOSED_MESSAGE,
+  twilioErrorBody,
+  type TwilioErrorBody,
+} from '../../whatsapp/twilio/twilio-errors.ts';
 
 // The Twilio simulator's view of `POST …/Messages.json`: validating the form the way Twilio
 // answers it (Twilio's Messages API docs, Twilio's OpenAPI document) and building the message resource. Pure functions;
@@ -46,7 +51,8 @@ export function checkSend(params: URLSearchParams, rules: SendRules): SendCheck 
   if (from === '') return bad(21603, "A 'From' phone number is required.");
   const fromMatch = WHATSAPP.exec(from);
   if (!toMatch || !fromMatch) return bad(21910, 'Invalid From and To pair. From and To should be of the same channel');
-  if (!rules.senders.has(fromMatch[1]!)) return bad(63007, 'Twilio could not find a Channel with the specified From address');
+  if (!rules.senders.has(fromMatch[1]!))
+    return bad(63007, 'Twilio could not find a Channel with the specified From address');
 
   const send: ValidSend = { to: toMatch[1]!, from: fromMatch[1]!, kind: 'text', text: '' };
   const contentSid = params.get('ContentSid');
@@ -63,14 +69,17 @@ export function checkSend(params: URLSearchParams, rules: SendRules): SendCheck 
     Object.assign(send, { kind: 'template', text, contentSid, variables });
   } else {
     const body = params.get('Body') ?? '';
-    if (body === '' && params.getAll('MediaUrl').length === 0) return bad(21619, 'A text message body or media urls must be specified.');
-    if ([...body].length > BODY_LIMIT) return bad(21617, `The concatenated message body exceeds the ${BODY_LIMIT} character limit.`);
+    if (body === '' && params.getAll('MediaUrl').length === 0)
+      return bad(21619, 'A text message body or media urls must be specified.');
+    if ([...body].length > BODY_LIMIT)
+      return bad(21617, `The concatenated message body exceeds the ${BODY_LIMIT} character limit.`);
     send.text = body;
   }
   const callback = params.get('StatusCallback');
   if (callback !== null && callback !== '') {
     // UNCONFIRMED wording; the code is Twilio's "invalid StatusCallback URL".
-    if (!/^https?:\/\//i.test(callback) || !URL.canParse(callback)) return bad(21609, `The StatusCallback URL ${callback} is not a valid URL.`);
+    if (!/^https?:\/\//i.test(callback) || !URL.canParse(callback))
+      return bad(21609, `The StatusCallback URL ${callback} is not a valid URL.`);
     send.statusCallback = callback;
   }
   return { ok: true, send };
@@ -87,7 +96,9 @@ function parseVariables(raw: string | null): Record<string, string> | undefined 
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const entries = Object.entries(value);
-  return entries.every(([, v]) => typeof v === 'string') ? Object.fromEntries(entries as [string, string][]) : undefined;
+  return entries.every(([, v]) => typeof v === 'string')
+    ? Object.fromEntries(entries as [string, string][])
+    : undefined;
 }
 
 /** Fills {{n}} placeholders; undefined when one has no value. */

@@ -46,10 +46,12 @@ export class WebhookQueue {
       if (delayMs > 0) await sleep(delayMs, undefined, { signal: this.#closing.signal }).catch(() => undefined);
       if (!this.#closing.signal.aborted) await task();
     });
-    const tracked = run.catch(() => undefined).finally(() => {
-      this.#pending.delete(tracked);
-      if (this.#chains.get(key) === tracked) this.#chains.delete(key);
-    });
+    const tracked = run
+      .catch(() => undefined)
+      .finally(() => {
+        this.#pending.delete(tracked);
+        if (this.#chains.get(key) === tracked) this.#chains.delete(key);
+      });
     this.#pending.add(tracked);
     this.#chains.set(key, tracked);
   }
@@ -60,21 +62,30 @@ export class WebhookQueue {
   }
 
   /** Posts a signed form and records the delivery; never throws. */
-  async post(kind: SimWebhookDelivery['kind'], url: string, params: Record<string, string>): Promise<SimWebhookDelivery> {
+  async post(
+    kind: SimWebhookDelivery['kind'],
+    url: string,
+    params: Record<string, string>,
+  ): Promise<SimWebhookDelivery> {
     const signature = computeTwilioSignature(this.#authToken, url, params);
     const delivery: SimWebhookDelivery = { kind, url, params, signature };
     this.deliveries.push(delivery);
     try {
-      const res = await postToWebhook(url, {
-        'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
-        [TWILIO_SIGNATURE_HEADER]: signature,
-        'i-twilio-idempotency-token': randomUUID(),
-        'user-agent': 'TwilioProxy/1.1',
-      }, new URLSearchParams(params).toString(), {
-        // Twilio gives up on a webhook after 15 seconds; so does the simulator, so idle() always ends.
-        timeoutMs: 15_000,
-        signal: this.#closing.signal,
-      });
+      const res = await postToWebhook(
+        url,
+        {
+          'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+          [TWILIO_SIGNATURE_HEADER]: signature,
+          'i-twilio-idempotency-token': randomUUID(),
+          'user-agent': 'TwilioProxy/1.1',
+        },
+        new URLSearchParams(params).toString(),
+        {
+          // Twilio gives up on a webhook after 15 seconds; so does the simulator, so idle() always ends.
+          timeoutMs: 15_000,
+          signal: this.#closing.signal,
+        },
+      );
       delivery.httpStatus = res.status;
       delivery.responseText = res.text;
     } catch (err) {

@@ -2,9 +2,22 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../shared/clock.ts';
 import { personaReply, type LeadPersonaName } from '../personas/lead-personas.ts';
-import { TWILIO_WINDOW_CLOSED, TWILIO_WINDOW_CLOSED_MESSAGE, twilioErrorBody, type TwilioErrorBody } from '../../whatsapp/twilio/twilio-errors.ts';
+import {
+  TWILIO_WINDOW_CLOSED,
+  TWILIO_WINDOW_CLOSED_MESSAGE,
+  twilioErrorBody,
+  type TwilioErrorBody,
+} from '../../whatsapp/twilio/twilio-errors.ts';
 import { accountResource, incomingNumbersPage } from './twilio-sim-account.ts';
-import { basicCredentials, checkSend, injectedErrorMessage, messageResource, rfc2822, twilioSid, type ValidSend } from './twilio-sim-messages.ts';
+import {
+  basicCredentials,
+  checkSend,
+  injectedErrorMessage,
+  messageResource,
+  rfc2822,
+  twilioSid,
+  type ValidSend,
+} from './twilio-sim-messages.ts';
 import { WebhookQueue, type SimWebhookDelivery } from './twilio-sim-webhooks.ts';
 
 // Local stand-in for Twilio's Messages API on WhatsApp (Twilio's Messages API docs), for tests and the demo
@@ -49,7 +62,11 @@ export interface TwilioSimulatorOptions {
    * The persona of a lead no setPersona named, decided per accepted message (the sandbox picks it
    * from the phone's last digits and the inbound URL from the message's StatusCallback).
    */
-  personaFor?: (message: { to: string; from: string; statusCallback?: string }) => { name: LeadPersonaName; inboundUrl: string; profileName?: string } | null;
+  personaFor?: (message: {
+    to: string;
+    from: string;
+    statusCallback?: string;
+  }) => { name: LeadPersonaName; inboundUrl: string; profileName?: string } | null;
   /**
    * Default true. False: free-form messages are delivered whatever the 24-hour window, for a
    * simulator that does not see every inbound message (one per process, docs/SANDBOX.md).
@@ -60,7 +77,11 @@ export interface TwilioSimulatorOptions {
 /** A synchronous REST failure (Twilio's error JSON with this status and code), or a dropped connection. */
 export type SimSendFailure = { status: number; code: number; message?: string } | { hangUp: true };
 /** An accepted message that then fails through its status callbacks. */
-export interface SimDeliveryFailure { status?: 'failed' | 'undelivered'; errorCode: number; errorMessage?: string }
+export interface SimDeliveryFailure {
+  status?: 'failed' | 'undelivered';
+  errorCode: number;
+  errorMessage?: string;
+}
 
 export interface SimMessage extends ValidSend {
   sid: string;
@@ -72,7 +93,12 @@ export interface SimMessage extends ValidSend {
   statuses: string[];
 }
 
-export interface SimRequest { method: string; path: string; authorization?: string; params: Record<string, string> }
+export interface SimRequest {
+  method: string;
+  path: string;
+  authorization?: string;
+  params: Record<string, string>;
+}
 
 export interface TwilioSimulator {
   url: string;
@@ -88,7 +114,11 @@ export interface TwilioSimulator {
   setPersona(phone: string, persona: LeadPersonaName, opts?: { inboundUrl?: string; profileName?: string }): void;
   clearPersona(phone: string): void;
   /** The lead writes first: posts a signed inbound message and opens the window. */
-  leadSays(phone: string, text: string, opts?: { inboundUrl?: string; profileName?: string }): Promise<SimWebhookDelivery>;
+  leadSays(
+    phone: string,
+    text: string,
+    opts?: { inboundUrl?: string; profileName?: string },
+  ): Promise<SimWebhookDelivery>;
   /** Marks an inbound message from `phone` at `at` (default now) without posting anything. */
   openWindow(phone: string, at?: Date): void;
   failNextSends(count: number, failure: SimSendFailure): void;
@@ -100,7 +130,11 @@ export interface TwilioSimulator {
   close(): Promise<void>;
 }
 
-interface Persona { name: LeadPersonaName; inboundUrl: string; profileName: string }
+interface Persona {
+  name: LeadPersonaName;
+  inboundUrl: string;
+  profileName: string;
+}
 
 export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): Promise<TwilioSimulator> {
   const accountSid = opts.accountSid ?? SIM_ACCOUNT_SID;
@@ -119,21 +153,41 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
   let sendFailures: { count: number; failure: SimSendFailure } = { count: 0, failure: { hangUp: true } };
   let deliveryFailures: { count: number; failure: SimDeliveryFailure } = { count: 0, failure: { errorCode: 0 } };
 
-  const windowOpen = (from: string, to: string) => now().getTime() - (lastInbound.get(`${from}|${to}`) ?? -Infinity) < WINDOW_MS;
+  const windowOpen = (from: string, to: string) =>
+    now().getTime() - (lastInbound.get(`${from}|${to}`) ?? -Infinity) < WINDOW_MS;
   const inboundUrlFor = (url: string | undefined) => {
     const chosen = url ?? opts.inboundUrl;
-    if (chosen === undefined) throw new Error('twilio simulator: no inboundUrl for the lead (setPersona/leadSays option or simulator option)');
+    if (chosen === undefined)
+      throw new Error('twilio simulator: no inboundUrl for the lead (setPersona/leadSays option or simulator option)');
     return chosen;
   };
 
-  async function postInbound(lead: string, text: string, url: string, profileName: string, to = sender): Promise<SimWebhookDelivery> {
+  async function postInbound(
+    lead: string,
+    text: string,
+    url: string,
+    profileName: string,
+    to = sender,
+  ): Promise<SimWebhookDelivery> {
     lastInbound.set(`${to}|${lead}`, now().getTime());
     const sid = twilioSid('SM');
     // Field set and order of a captured WhatsApp inbound (Twilio's Messages API docs).
     return queue.post('inbound', url, {
-      SmsMessageSid: sid, NumMedia: '0', ProfileName: profileName, MessageType: 'text', SmsSid: sid, WaId: lead.slice(1),
-      SmsStatus: 'received', Body: text, To: `whatsapp:${to}`, NumSegments: '1', ReferralNumMedia: '0', MessageSid: sid,
-      AccountSid: accountSid, From: `whatsapp:${lead}`, ApiVersion: '2010-04-01',
+      SmsMessageSid: sid,
+      NumMedia: '0',
+      ProfileName: profileName,
+      MessageType: 'text',
+      SmsSid: sid,
+      WaId: lead.slice(1),
+      SmsStatus: 'received',
+      Body: text,
+      To: `whatsapp:${to}`,
+      NumSegments: '1',
+      ReferralNumMedia: '0',
+      MessageSid: sid,
+      AccountSid: accountSid,
+      From: `whatsapp:${lead}`,
+      ApiVersion: '2010-04-01',
     });
   }
 
@@ -145,9 +199,18 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
     message.statuses.push(status);
     if (message.statusCallback === undefined) return;
     const params: Record<string, string> = {
-      ChannelPrefix: 'whatsapp', ApiVersion: '2010-04-01', MessageStatus: status, SmsSid: message.sid, SmsStatus: status,
-      ChannelInstallSid: channelInstallSid, To: `whatsapp:${message.to}`, From: `whatsapp:${message.from}`, MessageSid: message.sid,
-      StructuredMessage: 'false', AccountSid: accountSid, ChannelToAddress: message.to,
+      ChannelPrefix: 'whatsapp',
+      ApiVersion: '2010-04-01',
+      MessageStatus: status,
+      SmsSid: message.sid,
+      SmsStatus: status,
+      ChannelInstallSid: channelInstallSid,
+      To: `whatsapp:${message.to}`,
+      From: `whatsapp:${message.from}`,
+      MessageSid: message.sid,
+      StructuredMessage: 'false',
+      AccountSid: accountSid,
+      ChannelToAddress: message.to,
     };
     if (error) Object.assign(params, { ErrorCode: String(error.code), ErrorMessage: error.message });
     await queue.post('status', message.statusCallback, params);
@@ -168,7 +231,10 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
     queue.enqueue(key, 0, async () => void (await answered));
     queue.enqueue(key, delay, () => report(message, 'queued'));
     if (failure) {
-      const error = { code: failure.errorCode, message: failure.errorMessage ?? `Message failed with error ${failure.errorCode}.` };
+      const error = {
+        code: failure.errorCode,
+        message: failure.errorMessage ?? `Message failed with error ${failure.errorCode}.`,
+      };
       if (failure.status === 'undelivered') queue.enqueue(key, delay, () => report(message, 'sent'));
       queue.enqueue(key, delay, () => report(message, failure.status ?? 'failed', error));
       return;
@@ -176,10 +242,16 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
     queue.enqueue(key, delay, () => report(message, 'sent'));
     queue.enqueue(key, delay, () => report(message, 'delivered'));
     const chosen = personas.has(message.to) ? undefined : opts.personaFor?.(message);
-    const persona = personas.get(message.to) ?? (chosen ? { ...chosen, profileName: chosen.profileName ?? 'Simulated Lead' } : undefined);
+    const persona =
+      personas.get(message.to) ??
+      (chosen ? { ...chosen, profileName: chosen.profileName ?? 'Simulated Lead' } : undefined);
     const reply = persona && personaReply(persona.name, message.text);
     if (persona && reply) {
-      queue.enqueue(key, opts.replyDelayMs ?? 0, async () => void (await postInbound(message.to, reply, persona.inboundUrl, persona.profileName, message.from)));
+      queue.enqueue(
+        key,
+        opts.replyDelayMs ?? 0,
+        async () => void (await postInbound(message.to, reply, persona.inboundUrl, persona.profileName, message.from)),
+      );
     }
   }
 
@@ -197,22 +269,42 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
       return [400, twilioErrorBody(400, TWILIO_WINDOW_CLOSED, TWILIO_WINDOW_CLOSED_MESSAGE)];
     }
     const sid = twilioSid('SM');
-    const message: SimMessage = { ...send, sid, params: Object.fromEntries(params), resource: messageResource(accountSid, sid, send, now()), statuses: [] };
+    const message: SimMessage = {
+      ...send,
+      sid,
+      params: Object.fromEntries(params),
+      resource: messageResource(accountSid, sid, send, now()),
+      statuses: [],
+    };
     messages.push(message);
     play(message, new Promise((resolve) => res.once('close', resolve)));
     return [201, structuredClone(message.resource)];
   }
 
-  function route(req: IncomingMessage, path: string, params: URLSearchParams, query: URLSearchParams, res: ServerResponse): [number, unknown] | 'hang-up' {
+  function route(
+    req: IncomingMessage,
+    path: string,
+    params: URLSearchParams,
+    query: URLSearchParams,
+    res: ServerResponse,
+  ): [number, unknown] | 'hang-up' {
     const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages(?:\/([^/]+))?\.json$/.exec(path);
     const read = /^\/2010-04-01\/Accounts\/([^/.]+)(\/IncomingPhoneNumbers)?\.json$/.exec(path);
-    const notFound: [number, TwilioErrorBody] = [404, twilioErrorBody(404, 20404, `The requested resource ${path} was not found`)];
+    const notFound: [number, TwilioErrorBody] = [
+      404,
+      twilioErrorBody(404, 20404, `The requested resource ${path} was not found`),
+    ];
     if (!(m && (req.method === 'POST' || req.method === 'GET')) && !(read && req.method === 'GET')) return notFound;
     const [user, password] = basicCredentials(req.headers.authorization);
     if (user !== accountSid || password !== authToken) return [401, twilioErrorBody(401, 20003, 'Authenticate')];
     if (read) {
       if (decodeURIComponent(read[1]!) !== accountSid) return notFound;
-      return [200, read[2] ? incomingNumbersPage(accountSid, incomingNumbers, query) : accountResource(accountSid, opts.accountStatus ?? 'active')];
+      return [
+        200,
+        read[2]
+          ? incomingNumbersPage(accountSid, incomingNumbers, query)
+          : accountResource(accountSid, opts.accountStatus ?? 'active'),
+      ];
     }
     if (!m || decodeURIComponent(m[1]!) !== accountSid) return notFound;
     if (req.method === 'POST' && m[2] === undefined) return createMessage(params, res);
@@ -237,7 +329,9 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
       const [status, body] = answer;
       const text = JSON.stringify(body);
       const headers: Record<string, string | number> = {
-        'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'twilio-request-id': twilioSid('RQ'),
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+        'twilio-request-id': twilioSid('RQ'),
       };
       if (status === 401) headers['www-authenticate'] = 'Basic realm="Twilio API"';
       res.writeHead(status, headers).end(text);
@@ -247,13 +341,29 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
   const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`, accountSid, authToken, sender, templateSid: [...templates.keys()][0] ?? SIM_TEMPLATE_SID,
-    messages, requests, webhooks: queue.deliveries,
-    setPersona: (phone, name, o = {}) => void personas.set(phone, { name, inboundUrl: inboundUrlFor(o.inboundUrl), profileName: o.profileName ?? 'Simulated Lead' }),
+    url: `http://127.0.0.1:${port}`,
+    accountSid,
+    authToken,
+    sender,
+    templateSid: [...templates.keys()][0] ?? SIM_TEMPLATE_SID,
+    messages,
+    requests,
+    webhooks: queue.deliveries,
+    setPersona: (phone, name, o = {}) =>
+      void personas.set(phone, {
+        name,
+        inboundUrl: inboundUrlFor(o.inboundUrl),
+        profileName: o.profileName ?? 'Simulated Lead',
+      }),
     clearPersona: (phone) => void personas.delete(phone),
     leadSays: (phone, text, o = {}) => {
       const persona = personas.get(phone);
-      return postInbound(phone, text, inboundUrlFor(o.inboundUrl ?? persona?.inboundUrl), o.profileName ?? persona?.profileName ?? 'Simulated Lead');
+      return postInbound(
+        phone,
+        text,
+        inboundUrlFor(o.inboundUrl ?? persona?.inboundUrl),
+        o.profileName ?? persona?.profileName ?? 'Simulated Lead',
+      );
     },
     openWindow: (phone, at = now()) => void lastInbound.set(`${sender}|${phone}`, at.getTime()),
     failNextSends: (count, failure) => void (sendFailures = { count, failure }),

@@ -57,7 +57,12 @@ export interface PlayerDeps {
 }
 
 type Json = Record<string, unknown>;
-interface Server { url: string; headers?: Record<string, string>; credentialId?: string; timeoutSeconds?: number }
+interface Server {
+  url: string;
+  headers?: Record<string, string>;
+  credentialId?: string;
+  timeoutSeconds?: number;
+}
 
 export class CallPlayer {
   readonly #call: VapiCall;
@@ -103,7 +108,12 @@ export class CallPlayer {
         startedAt = this.#iso();
         this.#call.startedAt = startedAt;
         await this.#status('in-progress');
-        this.#messages.push({ role: 'system', message: `You are Mia. The lead is ${this.#vars.leadName ?? 'unknown'}.`, time: this.#t, secondsFromStart: 0 });
+        this.#messages.push({
+          role: 'system',
+          message: `You are Mia. The lead is ${this.#vars.leadName ?? 'unknown'}.`,
+          time: this.#t,
+          secondsFromStart: 0,
+        });
         endedReason = await script.run!(this.#conversation());
       }
     }
@@ -111,15 +121,20 @@ export class CallPlayer {
     const endedAt = this.#iso();
     Object.assign(this.#call, { endedAt, endedReason });
     const spoke = this.#messages.some((m) => m.role === 'bot');
-    const report = endOfCallReportMessage(this.#call, this.#t, {
-      endedReason,
-      startedAt,
-      endedAt,
-      messages: this.#messages,
-      summary: spoke && script.summary ? script.summary(this.#conversation()) : null,
-      recordingUrl: startedAt ? `https://storage.vapi.ai/${this.#call.id}-mono.wav` : null,
-      cost: startedAt ? Math.round((Date.parse(endedAt) - Date.parse(startedAt)) / 600) / 100 : 0,
-    }, this.#opts.report ?? 'both');
+    const report = endOfCallReportMessage(
+      this.#call,
+      this.#t,
+      {
+        endedReason,
+        startedAt,
+        endedAt,
+        messages: this.#messages,
+        summary: spoke && script.summary ? script.summary(this.#conversation()) : null,
+        recordingUrl: startedAt ? `https://storage.vapi.ai/${this.#call.id}-mono.wav` : null,
+        cost: startedAt ? Math.round((Date.parse(endedAt) - Date.parse(startedAt)) / 600) / 100 : 0,
+      },
+      this.#opts.report ?? 'both',
+    );
     const ended = () => this.#status('ended', endedReason);
     const sendReport = () => this.#event('end-of-call-report', report);
     if (this.#opts.reportFirst) {
@@ -130,8 +145,19 @@ export class CallPlayer {
       await sendReport();
     }
     const reportBody = report.message as Json;
-    Object.assign(this.#call, { artifact: reportBody.artifact, analysis: reportBody.analysis, cost: reportBody.cost, messages: this.#messages });
-    return { callId: this.#call.id, persona, endedReason, toolResults: this.#toolResults, deliveries: this.#deliveries };
+    Object.assign(this.#call, {
+      artifact: reportBody.artifact,
+      analysis: reportBody.analysis,
+      cost: reportBody.cost,
+      messages: this.#messages,
+    });
+    return {
+      callId: this.#call.id,
+      persona,
+      endedReason,
+      toolResults: this.#toolResults,
+      deliveries: this.#deliveries,
+    };
   }
 
   get #vars(): Record<string, string> {
@@ -144,7 +170,14 @@ export class CallPlayer {
       const seconds = Math.max(1, Math.round(text.split(/\s+/).length / 2.5));
       const time = this.#t;
       this.#advance(seconds);
-      this.#messages.push({ role, message: text, time, endTime: this.#t, secondsFromStart: (time - this.#start) / 1000, duration: seconds * 1000 });
+      this.#messages.push({
+        role,
+        message: text,
+        time,
+        endTime: this.#t,
+        secondsFromStart: (time - this.#start) / 1000,
+        duration: seconds * 1000,
+      });
     };
     return {
       vars: this.#vars,
@@ -162,16 +195,40 @@ export class CallPlayer {
     const tool = tools.find((t) => (t.function as Json).name === name);
     const server = (tool?.server as Server | undefined) ?? (overrides.server as Server | undefined);
     const toolCall = { id, type: 'function', function: { name, arguments: JSON.stringify(args) } };
-    this.#messages.push({ role: 'tool_calls', message: '', toolCalls: [toolCall], time: this.#t, secondsFromStart: this.#secondsFromStart() });
+    this.#messages.push({
+      role: 'tool_calls',
+      message: '',
+      toolCalls: [toolCall],
+      time: this.#t,
+      secondsFromStart: this.#secondsFromStart(),
+    });
     let result: string;
     if (!server?.url) {
       result = 'No server URL is set for this tool.';
     } else {
-      const delivery = await this.#deliver(server, 'tool-calls', toolCallsMessage(this.#call, this.#t, [{ id, name, args }], this.#opts.argumentsAs ?? 'string', tools, this.#messages));
+      const delivery = await this.#deliver(
+        server,
+        'tool-calls',
+        toolCallsMessage(
+          this.#call,
+          this.#t,
+          [{ id, name, args }],
+          this.#opts.argumentsAs ?? 'string',
+          tools,
+          this.#messages,
+        ),
+      );
       result = resultFor(delivery, id);
     }
     this.#advance(1);
-    this.#messages.push({ role: 'tool_call_result', toolCallId: id, name, result, time: this.#t, secondsFromStart: this.#secondsFromStart() });
+    this.#messages.push({
+      role: 'tool_call_result',
+      toolCallId: id,
+      name,
+      result,
+      time: this.#t,
+      secondsFromStart: this.#secondsFromStart(),
+    });
     this.#toolResults.push({ name, result });
     return result;
   }
@@ -203,7 +260,12 @@ export class CallPlayer {
     const delivery: Delivery = { callId: this.#call.id, url: server.url, type, body: text };
     try {
       const timeout = AbortSignal.timeout((server.timeoutSeconds ?? 20) * 1000);
-      const res = await fetch(server.url, { method: 'POST', headers, body: text, signal: AbortSignal.any([timeout, this.#deps.signal]) });
+      const res = await fetch(server.url, {
+        method: 'POST',
+        headers,
+        body: text,
+        signal: AbortSignal.any([timeout, this.#deps.signal]),
+      });
       delivery.status = res.status;
       delivery.responseText = await res.text();
     } catch (err) {
@@ -240,7 +302,9 @@ function resultFor(d: Delivery, id: string): string {
   if (d.error) return `The tool server could not be reached (${d.error}).`;
   if (d.status !== 200) return `The tool server answered ${d.status}.`;
   try {
-    const body = JSON.parse(d.responseText ?? '') as { results?: Array<{ toolCallId?: string; result?: unknown; error?: unknown }> };
+    const body = JSON.parse(d.responseText ?? '') as {
+      results?: Array<{ toolCallId?: string; result?: unknown; error?: unknown }>;
+    };
     const item = body.results?.find((r) => r.toolCallId === id);
     if (typeof item?.result === 'string') return item.result;
     if (typeof item?.error === 'string') return item.error;

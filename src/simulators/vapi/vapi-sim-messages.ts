@@ -14,7 +14,10 @@ export interface VapiCall {
   [field: string]: unknown;
 }
 
-/** An item of `artifact.messages` (Vapi's OpenAPI document BotMessage, UserMessage, SystemMessage, ToolCall(Result)Message). */
+/**
+ * An item of `artifact.messages` (Vapi's OpenAPI document BotMessage, UserMessage, SystemMessage,
+ * ToolCall(Result)Message).
+ */
 export interface ArtifactMessage {
   role: 'system' | 'bot' | 'user' | 'tool_calls' | 'tool_call_result';
   message?: string;
@@ -34,10 +37,15 @@ export interface ToolCallSpec {
   args: Record<string, unknown>;
 }
 
-/** `string`: arguments as JSON text (Vapi's OpenAPI document); `object`: as an object (Vapi's docs and observed traffic). */
+/**
+ * `string`: arguments as JSON text (Vapi's OpenAPI document); `object`: as an object (Vapi's docs and observed
+ * traffic).
+ */
 export type ArgumentsFormat = 'string' | 'object';
 
-/** Which end-of-call-report fields are sent: those of Vapi's OpenAPI document, the legacy top-level mirrors, or both. */
+/**
+ * Which end-of-call-report fields are sent: those of Vapi's OpenAPI document, the legacy top-level mirrors, or both.
+ */
 export type ReportFormat = 'both' | 'spec' | 'legacy';
 
 export interface ReportContent {
@@ -55,12 +63,25 @@ type Json = Record<string, unknown>;
 const snapshot = (call: VapiCall): VapiCall => structuredClone(call);
 
 export function statusUpdateMessage(call: VapiCall, status: string, at: number, endedReason?: string): Json {
-  return { message: { type: 'status-update', status, ...(endedReason ? { endedReason } : {}), timestamp: at, call: snapshot(call) } };
+  return {
+    message: {
+      type: 'status-update',
+      status,
+      ...(endedReason ? { endedReason } : {}),
+      timestamp: at,
+      call: snapshot(call),
+    },
+  };
 }
 
 /** `messages`: the call so far, sent as the live `artifact` (Vapi's ServerMessageToolCalls). */
 export function toolCallsMessage(
-  call: VapiCall, at: number, calls: ToolCallSpec[], format: ArgumentsFormat, tools: Json[] = [], messages: ArtifactMessage[] = [],
+  call: VapiCall,
+  at: number,
+  calls: ToolCallSpec[],
+  format: ArgumentsFormat,
+  tools: Json[] = [],
+  messages: ArtifactMessage[] = [],
 ): Json {
   const toolCallList = calls.map((c) => ({
     id: c.id,
@@ -72,10 +93,17 @@ export function toolCallsMessage(
     return { ...(tool ?? { type: 'function', function: { name: tc.function.name } }), toolCall: tc };
   });
   const artifact = { messages: structuredClone(messages) };
-  return { message: { type: 'tool-calls', timestamp: at, call: snapshot(call), artifact, toolCallList, toolWithToolCallList } };
+  return {
+    message: { type: 'tool-calls', timestamp: at, call: snapshot(call), artifact, toolCallList, toolWithToolCallList },
+  };
 }
 
-export function endOfCallReportMessage(call: VapiCall, at: number, r: ReportContent, format: ReportFormat = 'both'): Json {
+export function endOfCallReportMessage(
+  call: VapiCall,
+  at: number,
+  r: ReportContent,
+  format: ReportFormat = 'both',
+): Json {
   const transcript = transcriptText(r.messages);
   const openAi = r.messages
     .filter((m) => m.role === 'system' || m.role === 'bot' || m.role === 'user')
@@ -91,7 +119,11 @@ export function endOfCallReportMessage(call: VapiCall, at: number, r: ReportCont
             messagesOpenAIFormatted: openAi,
             transcript,
             ...(r.recordingUrl
-              ? { recordingUrl: r.recordingUrl, stereoRecordingUrl: stereo(r.recordingUrl), recording: { stereoUrl: stereo(r.recordingUrl), mono: { combinedUrl: r.recordingUrl } } }
+              ? {
+                  recordingUrl: r.recordingUrl,
+                  stereoRecordingUrl: stereo(r.recordingUrl),
+                  recording: { stereoUrl: stereo(r.recordingUrl), mono: { combinedUrl: r.recordingUrl } },
+                }
               : {}),
           },
           analysis: { ...(r.summary !== null ? { summary: r.summary } : {}), successEvaluation: 'true' },
@@ -109,7 +141,17 @@ export function endOfCallReportMessage(call: VapiCall, at: number, r: ReportCont
           durationSeconds,
         };
   return {
-    message: JSON.parse(JSON.stringify({ type: 'end-of-call-report', timestamp: at, endedReason: r.endedReason, cost: r.cost, ...spec, ...legacy, call: snapshot(call) })),
+    message: JSON.parse(
+      JSON.stringify({
+        type: 'end-of-call-report',
+        timestamp: at,
+        endedReason: r.endedReason,
+        cost: r.cost,
+        ...spec,
+        ...legacy,
+        call: snapshot(call),
+      }),
+    ),
   };
 }
 

@@ -12,30 +12,54 @@ const any: Rule = () => [];
 const object: Rule = (v, k) => (isObject(v) ? [] : [`${k} must be an object`]);
 const bool: Rule = (v, k) => (typeof v === 'boolean' ? [] : [`${k} must be a boolean value`]);
 const array: Rule = (v, k) => (Array.isArray(v) ? [] : [`${k} must be an array`]);
-const str = (max?: number, min?: number): Rule => (v, k) => {
-  if (typeof v !== 'string') return [`${k} must be a string`];
-  const out: string[] = [];
-  if (min !== undefined && v.length < min) out.push(`${k} must be longer than or equal to ${min} characters`);
-  if (max !== undefined && v.length > max) out.push(`${k} must be shorter than or equal to ${max} characters`);
-  return out;
-};
-const oneOf = (values: readonly string[]): Rule => (v, k) =>
-  typeof v === 'string' && values.includes(v) ? [] : [`${k} must be one of the following values: ${values.join(', ')}`];
-const num = (min: number, max: number): Rule => (v, k) => {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return [`${k} must be a number conforming to the specified constraints`];
-  if (v < min) return [`${k} must not be less than ${min}`];
-  return v > max ? [`${k} must not be greater than ${max}`] : [];
-};
-const nested = (shape: () => Shape): Rule => (v, k) =>
-  isObject(v) ? validate(v, shape()).map((m) => `${k}.${m}`) : [`nested property ${k} must be either object or array`];
-const nestedArray = (shape: (item: Json) => Shape): Rule => (v, k) => {
-  if (!Array.isArray(v)) return [`${k} must be an array`];
-  return v.flatMap((item, i) => (isObject(item) ? validate(item, shape(item)).map((m) => `${k}.${i}.${m}`) : [`nested property ${k} must be either object or array`]));
-};
+const str =
+  (max?: number, min?: number): Rule =>
+  (v, k) => {
+    if (typeof v !== 'string') return [`${k} must be a string`];
+    const out: string[] = [];
+    if (min !== undefined && v.length < min) out.push(`${k} must be longer than or equal to ${min} characters`);
+    if (max !== undefined && v.length > max) out.push(`${k} must be shorter than or equal to ${max} characters`);
+    return out;
+  };
+const oneOf =
+  (values: readonly string[]): Rule =>
+  (v, k) =>
+    typeof v === 'string' && values.includes(v)
+      ? []
+      : [`${k} must be one of the following values: ${values.join(', ')}`];
+const num =
+  (min: number, max: number): Rule =>
+  (v, k) => {
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      return [`${k} must be a number conforming to the specified constraints`];
+    if (v < min) return [`${k} must not be less than ${min}`];
+    return v > max ? [`${k} must not be greater than ${max}`] : [];
+  };
+const nested =
+  (shape: () => Shape): Rule =>
+  (v, k) =>
+    isObject(v)
+      ? validate(v, shape()).map((m) => `${k}.${m}`)
+      : [`nested property ${k} must be either object or array`];
+const nestedArray =
+  (shape: (item: Json) => Shape): Rule =>
+  (v, k) => {
+    if (!Array.isArray(v)) return [`${k} must be an array`];
+    return v.flatMap((item, i) =>
+      isObject(item)
+        ? validate(item, shape(item)).map((m) => `${k}.${i}.${m}`)
+        : [`nested property ${k} must be either object or array`],
+    );
+  };
 /** A map whose values all have one shape (JSON Schema `properties`). */
-const mapOf = (shape: () => Shape): Rule => (v, k) =>
-  isObject(v) ? Object.entries(v).flatMap(([name, item]) => nested(shape)(item, `${k}.${name}`, v)) : [`${k} must be an object`];
-const strings: Rule = (v, k) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? [] : [`each value in ${k} must be a string`]);
+const mapOf =
+  (shape: () => Shape): Rule =>
+  (v, k) =>
+    isObject(v)
+      ? Object.entries(v).flatMap(([name, item]) => nested(shape)(item, `${k}.${name}`, v))
+      : [`${k} must be an object`];
+const strings: Rule = (v, k) =>
+  Array.isArray(v) && v.every((x) => typeof x === 'string') ? [] : [`each value in ${k} must be a string`];
 /** Properties we accept but do not model deeply (Vapi validates them; our client never sends them). */
 const loose = (names: string): Shape => Object.fromEntries(names.split(' ').map((n) => [n, any]));
 
@@ -45,7 +69,11 @@ const customerNumber: Rule = (v, k, parent) => {
   const basic = str(40, 3)(v, k, parent);
   if (basic.length > 0 || typeof v !== 'string') return basic;
   const ok = parent.numberE164CheckEnabled === false ? /^\+?[a-zA-Z0-9]+$/.test(v) : /^\+[1-9]\d{1,14}$/.test(v);
-  return ok ? [] : [`${k} must be a valid phone number in the E.164 format. Hot tip, you may be missing the country code (Eg. US: +1).`];
+  return ok
+    ? []
+    : [
+        `${k} must be a valid phone number in the E.164 format. Hot tip, you may be missing the country code (Eg. US: +1).`,
+      ];
 };
 
 // Vapi's OpenAPI document `Server`.
@@ -74,22 +102,42 @@ const jsonSchemaShape = (): Shape => ({
   title: str(),
 });
 // Vapi's OpenAPI document `OpenAIFunctionParameters` (type and properties required) and `OpenAIFunction`.
-const parametersShape = (): Shape => ({ type: oneOf(['object']), properties: mapOf(jsonSchemaShape), required: strings });
-const functionName: Rule = (v, k) => (typeof v === 'string' && /^[a-zA-Z0-9_-]{1,64}$/.test(v) ? [] : [`${k} must match /^[a-zA-Z0-9_-]{1,64}$/ regular expression`]);
-const functionShape = (): Shape => ({ name: functionName, strict: bool, description: str(), parameters: nested(parametersShape) });
+const parametersShape = (): Shape => ({
+  type: oneOf(['object']),
+  properties: mapOf(jsonSchemaShape),
+  required: strings,
+});
+const functionName: Rule = (v, k) =>
+  typeof v === 'string' && /^[a-zA-Z0-9_-]{1,64}$/.test(v)
+    ? []
+    : [`${k} must match /^[a-zA-Z0-9_-]{1,64}$/ regular expression`];
+const functionShape = (): Shape => ({
+  name: functionName,
+  strict: bool,
+  description: str(),
+  parameters: nested(parametersShape),
+});
 // `tools:append` items: function tools are checked (Vapi's OpenAPI document `CreateFunctionToolDTO`); other tool
 // types are accepted as they are, since our client never sends them.
 const toolShape = (item: Json): Shape =>
   item.type === 'function'
-    ? { ...loose('messages variableExtractionPlan parameters rejectionPlan'), type: any, async: bool, server: nested(serverShape), function: nested(functionShape) }
+    ? {
+        ...loose('messages variableExtractionPlan parameters rejectionPlan'),
+        type: any,
+        async: bool,
+        server: nested(serverShape),
+        function: nested(functionShape),
+      }
     : Object.fromEntries(Object.keys(item).map((k) => [k, any]));
 
 // Property names are those of Vapi's OpenAPI document AssistantOverrides / CreateCustomerDTO / CreateCallDTO.
 const overridesShape = (): Shape => ({
-  ...loose('transcriber model voice firstMessageInterruptionsEnabled voicemailDetection backgroundSound ' +
-    'modelOutputInMessagesEnabled transportConfigurations observabilityPlan credentials hooks endCallPhrases ' +
-    'compliancePlan backgroundSpeechDenoisingPlan analysisPlan artifactPlan startSpeakingPlan stopSpeakingPlan ' +
-    'monitorPlan credentialIds keypadInputPlan firstMessageMode'),
+  ...loose(
+    'transcriber model voice firstMessageInterruptionsEnabled voicemailDetection backgroundSound ' +
+      'modelOutputInMessagesEnabled transportConfigurations observabilityPlan credentials hooks endCallPhrases ' +
+      'compliancePlan backgroundSpeechDenoisingPlan analysisPlan artifactPlan startSpeakingPlan stopSpeakingPlan ' +
+      'monitorPlan credentialIds keypadInputPlan firstMessageMode',
+  ),
   'tools:append': nestedArray(toolShape),
   server: nested(serverShape),
   firstMessage: str(),
@@ -129,7 +177,9 @@ const createCallShape = (): Shape => ({
 
 /** Whitelist errors first, then per-property checks: the order class-validator reports them. */
 function validate(obj: Json, shape: Shape): string[] {
-  const out = Object.keys(obj).filter((k) => !Object.hasOwn(shape, k)).map((k) => `property ${k} should not exist`);
+  const out = Object.keys(obj)
+    .filter((k) => !Object.hasOwn(shape, k))
+    .map((k) => `property ${k} should not exist`);
   for (const [key, rule] of Object.entries(shape)) {
     if (obj[key] !== undefined) out.push(...rule(obj[key], key, obj));
   }

@@ -4,7 +4,7 @@
 // the "Couldn't Get …" messages. Wording we could not confirm against the live API is marked
 // UNCONFIRMED. With a persona it also plays the call against the server URL the call was created
 // with (vapi-call-player.ts, vapi-personas.ts).
-import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallPlayer, type Delivery, type PlayOptions, type PlayResult } from './vapi-call-player.ts';
@@ -30,7 +30,14 @@ const INVALID_KEY_BODY = {
   statusCode: 401,
 };
 
-export type VapiFailureMode = 'none' | 'bad-key' | 'unknown-assistant' | 'bad-phone-number' | 'server-error' | 'hang-up' | 'slow';
+export type VapiFailureMode =
+  | 'none'
+  | 'bad-key'
+  | 'unknown-assistant'
+  | 'bad-phone-number'
+  | 'server-error'
+  | 'hang-up'
+  | 'slow';
 
 /** Calls created while set are played with this persona, right after `POST /call` is answered. */
 export interface AutoPlay extends PlayOptions {
@@ -40,7 +47,10 @@ export interface AutoPlay extends PlayOptions {
   ringBeforeAnswer?: boolean;
 }
 
-/** Defaults: key SIM_API_KEY, assistant SIM_ASSISTANT_ID, phone number SIM_PHONE_NUMBER_ID, random port, slowMs 15000, no playback. */
+/**
+ * Defaults: key SIM_API_KEY, assistant SIM_ASSISTANT_ID, phone number SIM_PHONE_NUMBER_ID, random port, slowMs 15000,
+ * no playback.
+ */
 export interface VapiSimulatorOptions {
   port?: number;
   apiKeys?: string[];
@@ -60,9 +70,17 @@ export interface VapiSimulatorOptions {
 }
 
 /** `body` is the parsed JSON, the raw text when it was not JSON, undefined when empty. */
-export interface RecordedRequest { method: string; path: string; headers: IncomingHttpHeaders; body: unknown }
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
 
-export interface RecordedCall { call: VapiCall; requestBody: Record<string, unknown> }
+export interface RecordedCall {
+  call: VapiCall;
+  requestBody: Record<string, unknown>;
+}
 
 export interface VapiSimulator {
   url: string;
@@ -96,7 +114,10 @@ const notFound = { message: 'Not Found', error: 'Not Found', statusCode: 404 };
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -114,7 +135,9 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
   const phoneNumbers = new Map<string, string>();
   for (const id of opts.assistants ?? [SIM_ASSISTANT_ID]) assistants.set(id, started);
   for (const id of opts.phoneNumbers ?? [SIM_PHONE_NUMBER_ID]) phoneNumbers.set(id, started);
-  const credentials = new Map(Object.entries(opts.credentials ?? {}).map(([id, plan]) => [id, hmacPlanWithDefaults(plan)]));
+  const credentials = new Map(
+    Object.entries(opts.credentials ?? {}).map(([id, plan]) => [id, hmacPlanWithDefaults(plan)]),
+  );
   let failure: VapiFailureMode = opts.failure ?? 'none';
   let slowMs = opts.slowMs ?? 15_000;
   let autoPlay: AutoPlay | null = opts.autoPlay ?? null;
@@ -131,14 +154,22 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     if (messages.length > 0) return [400, nest(400, 'Bad Request', messages)];
     const phoneNumberId = body.phoneNumberId as string | undefined;
     if (phoneNumberId === undefined && body.phoneNumber === undefined) {
-      return [400, nest(400, 'Bad Request', "Couldn't Get Phone Number. Need Either `phoneNumberId` Or `phoneNumber`.")];
+      return [
+        400,
+        nest(400, 'Bad Request', "Couldn't Get Phone Number. Need Either `phoneNumberId` Or `phoneNumber`."),
+      ];
     }
     if (failure === 'bad-phone-number' || (phoneNumberId !== undefined && !phoneNumbers.has(phoneNumberId))) {
       // UNCONFIRMED wording: our best guess in the same "Couldn't Get …" family as the assistant message.
-      return [400, nest(400, 'Bad Request', `Couldn't Get Phone Number. \`phoneNumberId\` ${phoneNumberId} Does Not Exist.`)];
+      return [
+        400,
+        nest(400, 'Bad Request', `Couldn't Get Phone Number. \`phoneNumberId\` ${phoneNumberId} Does Not Exist.`),
+      ];
     }
     const assistantId = body.assistantId as string | undefined;
-    const hasAssistant = ['assistantId', 'assistant', 'squadId', 'squad', 'workflowId', 'workflow'].some((k) => body[k] !== undefined);
+    const hasAssistant = ['assistantId', 'assistant', 'squadId', 'squad', 'workflowId', 'workflow'].some(
+      (k) => body[k] !== undefined,
+    );
     if (!hasAssistant) {
       // UNCONFIRMED wording (Vapi needs some assistant source; exact text not captured).
       return [400, nest(400, 'Bad Request', "Couldn't Get Assistant. Need Either `assistant` Or `assistantId`.")];
@@ -149,14 +180,36 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     const credentialId = ((body.assistantOverrides as Json | undefined)?.server as Json | undefined)?.credentialId;
     if (typeof credentialId === 'string' && !credentials.has(credentialId)) {
       // UNCONFIRMED wording.
-      return [400, nest(400, 'Bad Request', `Couldn't Get Credential. \`credentialId\` ${credentialId} Does Not Exist.`)];
+      return [
+        400,
+        nest(400, 'Bad Request', `Couldn't Get Credential. \`credentialId\` ${credentialId} Does Not Exist.`),
+      ];
     }
     const refused = opts.refuseCall?.(body);
     if (refused) return refused;
     const createdAt = now().toISOString();
     // `monitor` is left out: Vapi only fills listen/control URLs when monitorPlan enables them.
-    const call: VapiCall = { id: uuidv7(), orgId: SIM_ORG_ID, createdAt, updatedAt: createdAt, type: 'outboundPhoneCall', status: 'queued', cost: 0 };
-    for (const k of ['assistantId', 'assistant', 'squadId', 'workflowId', 'phoneNumberId', 'phoneNumber', 'customer', 'customerId', 'assistantOverrides', 'name']) {
+    const call: VapiCall = {
+      id: uuidv7(),
+      orgId: SIM_ORG_ID,
+      createdAt,
+      updatedAt: createdAt,
+      type: 'outboundPhoneCall',
+      status: 'queued',
+      cost: 0,
+    };
+    for (const k of [
+      'assistantId',
+      'assistant',
+      'squadId',
+      'workflowId',
+      'phoneNumberId',
+      'phoneNumber',
+      'customer',
+      'customerId',
+      'assistantOverrides',
+      'name',
+    ]) {
       if (body[k] !== undefined) call[k] = structuredClone(body[k]);
     }
     call.subscriptionLimits = { concurrencyBlocked: false, concurrencyLimit: 10, remainingConcurrentCalls: 9 };
@@ -193,16 +246,20 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     const player = new CallPlayer(call, play, playerDeps);
     if (play.ringBeforeAnswer) await player.ring();
     // Tracked now, played once the answer is out: settled() never misses a call it answered.
-    const playback = track(new Promise<void>((resolve) => {
-      res.once('finish', resolve);
-      res.once('close', resolve);
-    }).then(() => player.play(typeof play.persona === 'function' ? play.persona(call) : play.persona)));
+    const playback = track(
+      new Promise<void>((resolve) => {
+        res.once('finish', resolve);
+        res.once('close', resolve);
+      }).then(() => player.play(typeof play.persona === 'function' ? play.persona(call) : play.persona)),
+    );
     if (opts.forgetEndedCalls) {
-      void playback.finally(() => {
-        callsById.delete(call.id);
-        const at = playbacks.indexOf(playback);
-        if (at >= 0) playbacks.splice(at, 1);
-      }).catch(() => {});
+      void playback
+        .finally(() => {
+          callsById.delete(call.id);
+          const at = playbacks.indexOf(playback);
+          if (at >= 0) playbacks.splice(at, 1);
+        })
+        .catch(() => {});
     }
     return [status, answer];
   }
@@ -222,7 +279,11 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     const method = req.method ?? 'GET';
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     let parsed: unknown = rawBody === '' ? undefined : rawBody;
-    try { parsed = JSON.parse(rawBody); } catch { /* keep raw text */ }
+    try {
+      parsed = JSON.parse(rawBody);
+    } catch {
+      /* keep raw text */
+    }
     requests.push({ method, path, headers: req.headers, body: parsed });
 
     if (failure === 'slow') {
@@ -250,7 +311,10 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     send(res, status, body);
   }
 
-  const http = await startLocalHttpServer(handle, { port: opts.port, onFailure: (res) => send(res, 500, { message: 'Internal server error', statusCode: 500 }) });
+  const http = await startLocalHttpServer(handle, {
+    port: opts.port,
+    onFailure: (res) => send(res, 500, { message: 'Internal server error', statusCode: 500 }),
+  });
   return {
     url: http.url,
     calls,

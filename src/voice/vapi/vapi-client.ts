@@ -1,5 +1,17 @@
-import { failureMessage, providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
-import type { LookupResult, PlaceCallRequest, PlaceCallResult, ProviderExchange, VoiceProvider, VoiceSettingsChecker } from '../voice-provider.ts';
+import {
+  failureMessage,
+  providerRequest,
+  requestFailure,
+  type ProviderResponse,
+} from '../../shared/provider-request.ts';
+import type {
+  LookupResult,
+  PlaceCallRequest,
+  PlaceCallResult,
+  ProviderExchange,
+  VoiceProvider,
+  VoiceSettingsChecker,
+} from '../voice-provider.ts';
 
 /**
  * Vapi REST client (Vapi's API docs). `POST {base}/call` with the workspace's private key.
@@ -45,7 +57,10 @@ export class VapiClient implements VoiceProvider, VoiceSettingsChecker {
     try {
       const response = await providerRequest('vapi', `${this.#baseUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });

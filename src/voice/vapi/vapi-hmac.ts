@@ -68,7 +68,9 @@ export function signVapiHmac(plan: HmacPlan, body: Buffer | string, timestamp: s
   return plan.signaturePrefix + mac(plan, bytes, timestamp).toString(plan.signatureEncoding);
 }
 
-export type HmacCheck = { ok: true } | { ok: false; reason: 'missing signature' | 'missing timestamp' | 'stale timestamp' | 'bad signature' };
+export type HmacCheck =
+  | { ok: true }
+  | { ok: false; reason: 'missing signature' | 'missing timestamp' | 'stale timestamp' | 'bad signature' };
 
 /**
  * Constant-time check of a delivery. The timestamp may be in seconds or milliseconds (Vapi's unit

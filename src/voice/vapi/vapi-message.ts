@@ -35,7 +35,15 @@ export interface ToolCallItem {
 }
 
 export type VapiMessage =
-  | { type: 'status-update'; call: CallRef; status: string; endedReason: string | null; at: Date | null; callStartedAt: Date | null; callEndedAt: Date | null }
+  | {
+      type: 'status-update';
+      call: CallRef;
+      status: string;
+      endedReason: string | null;
+      at: Date | null;
+      callStartedAt: Date | null;
+      callEndedAt: Date | null;
+    }
   | { type: 'end-of-call-report'; call: CallRef; report: CallReport }
   /** `leadSaid`: the lead's turns of the call so far (the live `artifact.messages`), oldest first. */
   | { type: 'tool-calls'; call: CallRef; toolCalls: ToolCallItem[]; leadSaid: string[] }
@@ -71,12 +79,23 @@ const reportSchema = z.looseObject({
   endedReason: str(500),
   startedAt: instant,
   endedAt: instant,
-  artifact: z.looseObject({
-    messages: z.array(z.unknown()).optional().catch(undefined),
-    transcript: text,
-    recordingUrl: str(4000),
-    recording: z.looseObject({ mono: z.looseObject({ combinedUrl: str(4000) }).optional().catch(undefined) }).optional().catch(undefined),
-  }).optional().catch(undefined),
+  artifact: z
+    .looseObject({
+      messages: z.array(z.unknown()).optional().catch(undefined),
+      transcript: text,
+      recordingUrl: str(4000),
+      recording: z
+        .looseObject({
+          mono: z
+            .looseObject({ combinedUrl: str(4000) })
+            .optional()
+            .catch(undefined),
+        })
+        .optional()
+        .catch(undefined),
+    })
+    .optional()
+    .catch(undefined),
   analysis: z.looseObject({ summary: text }).optional().catch(undefined),
   // Legacy mirrors (not in Vapi's OpenAPI document; sent by older Vapi versions and read by community handlers).
   summary: text,
@@ -90,14 +109,23 @@ const reportSchema = z.looseObject({
 const toolCallSchema = z.looseObject({
   id: z.string().min(1).max(200).nullish().catch(null),
   // Vapi's OpenAPI document shape `{id, type, function: {name, arguments}}`, or the docs' `{id, name, arguments}`.
-  function: z.looseObject({ name: z.string().max(200).optional().catch(undefined), arguments: z.unknown().optional() }).optional().catch(undefined),
+  function: z
+    .looseObject({ name: z.string().max(200).optional().catch(undefined), arguments: z.unknown().optional() })
+    .optional()
+    .catch(undefined),
   name: str(200),
   arguments: z.unknown().optional(),
 });
 const toolCallsSchema = z.looseObject({
   toolCallList: z.array(z.unknown()).optional().catch(undefined),
-  toolWithToolCallList: z.array(z.looseObject({ toolCall: z.unknown().optional() })).optional().catch(undefined),
-  artifact: z.looseObject({ messages: z.array(z.unknown()).optional().catch(undefined) }).optional().catch(undefined),
+  toolWithToolCallList: z
+    .array(z.looseObject({ toolCall: z.unknown().optional() }))
+    .optional()
+    .catch(undefined),
+  artifact: z
+    .looseObject({ messages: z.array(z.unknown()).optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
 });
 
 /**
@@ -121,7 +149,10 @@ function parseBody(raw: Buffer): { json: unknown; repaired: boolean } {
 function parseJson(json: unknown): { message: VapiMessage; json: unknown } {
   const parsed = envelopeSchema.safeParse(json);
   if (!parsed.success) {
-    const issues: ValidationIssue[] = parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
+    const issues: ValidationIssue[] = parsed.error.issues.map((i) => ({
+      path: i.path.map(String),
+      message: i.message,
+    }));
     throw new AppError('validation_failed', { issues });
   }
   const m = parsed.data.message;
@@ -133,8 +164,13 @@ function parseJson(json: unknown): { message: VapiMessage; json: unknown } {
       if (!s.status) return { message: { type: 'other', name: m.type, call }, json };
       return {
         message: {
-          type: 'status-update', call, status: s.status, endedReason: s.endedReason ?? m.call?.endedReason ?? null,
-          at: epoch(m.timestamp), callStartedAt: date(m.call?.startedAt), callEndedAt: date(m.call?.endedAt),
+          type: 'status-update',
+          call,
+          status: s.status,
+          endedReason: s.endedReason ?? m.call?.endedReason ?? null,
+          at: epoch(m.timestamp),
+          callStartedAt: date(m.call?.startedAt),
+          callEndedAt: date(m.call?.endedAt),
         },
         json,
       };

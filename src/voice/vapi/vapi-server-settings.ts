@@ -26,7 +26,10 @@ export function vapiServerUrls(publicBaseUrl: string, slug: string): VapiServerU
  */
 export function serverSecretOf(workspaceId: string, voice: Pick<VapiSettings, 'apiKey' | 'serverSecret'>): string {
   if (voice.serverSecret) return voice.serverSecret;
-  return crypto.createHmac('sha256', voice.apiKey).update(`leadintake/vapi-server-secret/v1:${workspaceId}`).digest('base64url');
+  return crypto
+    .createHmac('sha256', voice.apiKey)
+    .update(`leadintake/vapi-server-secret/v1:${workspaceId}`)
+    .digest('base64url');
 }
 
 export type VapiServerAuth =
@@ -42,7 +45,9 @@ export function serverAuthOf(workspaceId: string, voice: VapiSettings): VapiServ
 }
 
 /** What Vapi must send to be believed: our secret header, or the HMAC credential. */
-export function serverAuthForVapi(auth: VapiServerAuth): { headers: Record<string, string> } | { credentialId: string } {
+export function serverAuthForVapi(
+  auth: VapiServerAuth,
+): { headers: Record<string, string> } | { credentialId: string } {
   return auth.kind === 'hmac' ? { credentialId: auth.credentialId } : { headers: { 'X-Vapi-Secret': auth.secret } };
 }
 

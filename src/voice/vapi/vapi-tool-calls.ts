@@ -34,12 +34,20 @@ export interface ToolCallsDeps {
 }
 
 /** Runs the tool calls in order (the model may rely on it, e.g. listing before booking). */
-export async function answerToolCalls(ctx: ToolContext, providerCallId: string, calls: ToolCallItem[], deps: ToolCallsDeps): Promise<ToolResult[]> {
+export async function answerToolCalls(
+  ctx: ToolContext,
+  providerCallId: string,
+  calls: ToolCallItem[],
+  deps: ToolCallsDeps,
+): Promise<ToolResult[]> {
   const deadline = Date.now() + deps.deadlineMs;
   const results: ToolResult[] = [];
   for (const call of calls) {
     if (call.id === null) {
-      ctx.log.warn({ leadId: ctx.leadId, tool: call.name.slice(0, 64) }, 'voice tool call without an id: answered with an error');
+      ctx.log.warn(
+        { leadId: ctx.leadId, tool: call.name.slice(0, 64) },
+        'voice tool call without an id: answered with an error',
+      );
       results.push({ toolCallId: '', name: call.name, error: MISSING_TOOL_CALL_ID });
       continue;
     }
@@ -50,9 +58,19 @@ export async function answerToolCalls(ctx: ToolContext, providerCallId: string, 
 }
 
 async function answerOne(
-  ctx: ToolContext, providerCallId: string, call: ToolCallItem & { id: string }, deadline: number, deps: ToolCallsDeps,
+  ctx: ToolContext,
+  providerCallId: string,
+  call: ToolCallItem & { id: string },
+  deadline: number,
+  deps: ToolCallsDeps,
 ): Promise<string> {
-  const claim = await claimToolCall(ctx.pool, { workspaceId: ctx.workspace.id, toolCallId: call.id, providerCallId, leadId: ctx.leadId, name: call.name });
+  const claim = await claimToolCall(ctx.pool, {
+    workspaceId: ctx.workspace.id,
+    toolCallId: call.id,
+    providerCallId,
+    leadId: ctx.leadId,
+    name: call.name,
+  });
   if (!claim.claimed) return claim.result ?? IN_PROGRESS;
   const run = runTool(ctx, call.name, call.arguments).then(async (result) => {
     try {

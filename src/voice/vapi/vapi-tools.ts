@@ -16,13 +16,19 @@ let functions: Array<CallTool['function']> | null = null;
 
 export function vapiCallTools(server: CallServer): CallTool[] {
   // The declarations never change at run time; converting them once keeps dispatch cheap.
-  functions ??= toolDeclarations().map((t) => ({ name: t.function.name, description: t.function.description, parameters: toVapiSchema(t.function.parameters) }));
+  functions ??= toolDeclarations().map((t) => ({
+    name: t.function.name,
+    description: t.function.description,
+    parameters: toVapiSchema(t.function.parameters),
+  }));
   return functions.map((f) => ({ type: 'function', function: f, server }));
 }
 
 /** One JSON Schema node in Vapi's subset. Exported for tests. */
 export function toVapiSchema(s: Schema): Schema {
-  const types = (Array.isArray(s.type) ? s.type : [s.type]).filter((t): t is string => typeof t === 'string' && TYPES.has(t));
+  const types = (Array.isArray(s.type) ? s.type : [s.type]).filter(
+    (t): t is string => typeof t === 'string' && TYPES.has(t),
+  );
   // A value that may be a string or a number (a `number` answer): the model sends either.
   const type = types.length === 1 ? types[0]! : types.includes('string') ? 'string' : (types[0] ?? 'string');
   const out: Schema = { type };
@@ -49,11 +55,14 @@ function constraintNotes(s: Schema, types: string[]): string {
   else if (typeof s.minimum === 'number') notes.push(`(at least ${s.minimum})`);
   else if (typeof s.maximum === 'number') notes.push(`(at most ${s.maximum})`);
   if (typeof s.maxLength === 'number') notes.push(`(at most ${s.maxLength} characters)`);
-  if (s.default !== undefined && !(typeof s.description === 'string' && /default/i.test(s.description))) notes.push(`(default ${JSON.stringify(s.default)})`);
+  if (s.default !== undefined && !(typeof s.description === 'string' && /default/i.test(s.description)))
+    notes.push(`(default ${JSON.stringify(s.default)})`);
   const values = s.additionalProperties;
   if (typeof values === 'object' && values !== null && !s.properties) {
     const valueTypes = (values as Schema).type;
-    notes.push(`(an object: keys are ids, values are ${Array.isArray(valueTypes) ? valueTypes.join(' or ') : String(valueTypes ?? 'any')})`);
+    notes.push(
+      `(an object: keys are ids, values are ${Array.isArray(valueTypes) ? valueTypes.join(' or ') : String(valueTypes ?? 'any')})`,
+    );
   }
   return notes.join(' ');
 }

@@ -1,6 +1,16 @@
-import { failureMessage, providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
+import {
+  failureMessage,
+  providerRequest,
+  requestFailure,
+  type ProviderResponse,
+} from '../../shared/provider-request.ts';
 import { getJson, isRecord, type SettingsLookup } from '../../shared/settings-lookup.ts';
-import type { MessagingProvider, SendFailureKind, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
+import type {
+  MessagingProvider,
+  SendFailureKind,
+  SendMessageRequest,
+  SendMessageResult,
+} from '../messaging-provider.ts';
 
 // Meta WhatsApp Cloud API client (Meta's WhatsApp Cloud API docs): `POST {base}/{phone-number-id}/messages`
 // with the workspace's access token. A 200 only means "accepted"; the delivery outcome arrives
@@ -66,7 +76,11 @@ export class MetaWhatsAppClient implements MessagingProvider {
       });
       text = response.text;
     } catch (err) {
-      return { ok: false, kind: 'transient', message: this.#scrub(failureMessage(requestFailure(err), 'WhatsApp Cloud API', this.#timeoutMs)) };
+      return {
+        ok: false,
+        kind: 'transient',
+        message: this.#scrub(failureMessage(requestFailure(err), 'WhatsApp Cloud API', this.#timeoutMs)),
+      };
     }
     let json: unknown;
     try {
@@ -74,12 +88,22 @@ export class MetaWhatsAppClient implements MessagingProvider {
     } catch {
       // A 200 that is not JSON came from something in between (a proxy); the send may or may not have happened.
       const kind = response.ok ? 'transient' : classifyMetaError(undefined, response.status);
-      return { ok: false, kind, message: `WhatsApp Cloud API answered ${response.status} with a body that is not JSON.`, httpStatus: response.status };
+      return {
+        ok: false,
+        kind,
+        message: `WhatsApp Cloud API answered ${response.status} with a body that is not JSON.`,
+        httpStatus: response.status,
+      };
     }
     if (!response.ok) return this.#failure(json, response.status);
     const id = (json as { messages?: Array<{ id?: unknown }> }).messages?.[0]?.id;
     if (typeof id !== 'string' || id === '') {
-      return { ok: false, kind: 'transient', message: `WhatsApp Cloud API answered ${response.status} without a message id.`, httpStatus: response.status };
+      return {
+        ok: false,
+        kind: 'transient',
+        message: `WhatsApp Cloud API answered ${response.status} without a message id.`,
+        httpStatus: response.status,
+      };
     }
     return { ok: true, providerMessageId: id };
   }
@@ -88,20 +112,47 @@ export class MetaWhatsAppClient implements MessagingProvider {
    * `GET /{version}/{phone-number-id}` (default fields): does the token see this WhatsApp number?
    * Graph answers 401/190 for a bad token and 400/100 (subcode 33) for an id it cannot load.
    */
-  async getPhoneNumber(): Promise<SettingsLookup<{ displayPhoneNumber: string; verifiedName?: string; qualityRating?: string }>> {
-    const got = await getJson('meta', this.#numberUrl, { authorization: `Bearer ${this.#accessToken}` }, this.#timeoutMs, 'WhatsApp Cloud API');
+  async getPhoneNumber(): Promise<
+    SettingsLookup<{ displayPhoneNumber: string; verifiedName?: string; qualityRating?: string }>
+  > {
+    const got = await getJson(
+      'meta',
+      this.#numberUrl,
+      { authorization: `Bearer ${this.#accessToken}` },
+      this.#timeoutMs,
+      'WhatsApp Cloud API',
+    );
     if (!got.ok) return { ...got.failure, message: this.#scrub(got.failure.message) };
     const json = isRecord(got.json) ? got.json : {};
     if (got.status >= 200 && got.status < 300) {
-      if (typeof json.display_phone_number !== 'string') return { ok: false, message: 'WhatsApp Cloud API sent an unexpected phone-number body: is WHATSAPP_GRAPH_BASE_URL right?' };
+      if (typeof json.display_phone_number !== 'string')
+        return {
+          ok: false,
+          message: 'WhatsApp Cloud API sent an unexpected phone-number body: is WHATSAPP_GRAPH_BASE_URL right?',
+        };
       const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
       const verifiedName = str(json.verified_name);
       const qualityRating = str(json.quality_rating);
-      return { ok: true, value: { displayPhoneNumber: json.display_phone_number, ...(verifiedName ? { verifiedName } : {}), ...(qualityRating ? { qualityRating } : {}) } };
+      return {
+        ok: true,
+        value: {
+          displayPhoneNumber: json.display_phone_number,
+          ...(verifiedName ? { verifiedName } : {}),
+          ...(qualityRating ? { qualityRating } : {}),
+        },
+      };
     }
     const error = (isRecord(json.error) ? json.error : {}) as GraphError;
-    const message = typeof error.message === 'string' && error.message !== '' ? error.message : `WhatsApp Cloud API answered ${got.status}.`;
-    return { ok: false, httpStatus: got.status, message: this.#scrub(message), ...(typeof error.code === 'number' ? { code: String(error.code) } : {}) };
+    const message =
+      typeof error.message === 'string' && error.message !== ''
+        ? error.message
+        : `WhatsApp Cloud API answered ${got.status}.`;
+    return {
+      ok: false,
+      httpStatus: got.status,
+      message: this.#scrub(message),
+      ...(typeof error.code === 'number' ? { code: String(error.code) } : {}),
+    };
   }
 
   #body(request: SendMessageRequest): Record<string, unknown> {
@@ -146,8 +197,12 @@ const RECIPIENT = new Set([
   130472, // the user's number is part of an experiment
 ]);
 const TRANSIENT = new Set([
-  1, 2, // API unknown / service temporarily unavailable
-  4, 17, 341, 80007, // app, user and WABA call-rate limits
+  1,
+  2, // API unknown / service temporarily unavailable
+  4,
+  17,
+  341,
+  80007, // app, user and WABA call-rate limits
   130429, // throughput limit of the number
   131000, // "Something went wrong"
   131016, // service unavailable
@@ -156,13 +211,25 @@ const TRANSIENT = new Set([
   133004, // server temporarily unavailable
 ]);
 const CONFIGURATION = new Set([
-  0, 3, 10, 190, 100, // auth, capability, permission, access token, invalid parameter (also a wrong phone-number id)
+  0,
+  3,
+  10,
+  190,
+  100, // auth, capability, permission, access token, invalid parameter (also a wrong phone-number id)
   368, // temporarily blocked for policy violations
-  131008, 131009, // required parameter missing / value not valid
+  131008,
+  131009, // required parameter missing / value not valid
   131031, // account locked
   131042, // payment problem on the account
   131051, // unsupported message type: our payload, not the recipient, is wrong
-  132000, 132001, 132005, 132007, 132012, 132015, 132016, 132018, // template: params, missing, paused, disabled, …
+  132000,
+  132001,
+  132005,
+  132007,
+  132012,
+  132015,
+  132016,
+  132018, // template: params, missing, paused, disabled, …
   133010, // the business number is not registered
 ]);
 

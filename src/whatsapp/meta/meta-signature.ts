@@ -53,7 +53,8 @@ export function answerMetaVerification(
   const token = get('hub.verify_token');
   const challenge = get('hub.challenge');
   const refused: MetaVerificationAnswer = { status: 403, body: 'Forbidden' };
-  if (verifyToken === '' || mode !== 'subscribe' || typeof token !== 'string' || typeof challenge !== 'string') return refused;
+  if (verifyToken === '' || mode !== 'subscribe' || typeof token !== 'string' || typeof challenge !== 'string')
+    return refused;
   if (challenge === '' || challenge.length > MAX_CHALLENGE_LENGTH) return refused;
   return sameSecret(token, verifyToken) ? { status: 200, body: challenge } : refused;
 }

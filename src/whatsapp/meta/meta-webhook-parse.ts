@@ -4,7 +4,8 @@ import { storableJson, storableText } from '../../shared/storable-text.ts';
 import type { InboundEvent } from '../messaging-provider.ts';
 import { coordinates, mediaMessage, type Media } from '../media-description.ts';
 
-// Meta webhook bodies (Meta's WhatsApp Cloud API docs, Meta's WhatsApp OpenAPI document WebhookPayload): `{object, entry[].changes[]}`,
+// Meta webhook bodies (Meta's WhatsApp Cloud API docs, Meta's WhatsApp OpenAPI document WebhookPayload): `{object,
+// entry[].changes[]}`,
 // each change a `value` with inbound `messages[]` and/or outbound `statuses[]`. One POST may
 // batch several entries, changes, messages and statuses. Parsed only after the signature check.
 // Lenient where Meta may add things (unknown fields pass, other `field`s and message types do not
@@ -130,7 +131,7 @@ function messageText(m: z.output<typeof messageSchema>): string {
   if (m.type === 'interactive' && reply) return reply;
   const raw = (m as Record<string, unknown>)[m.type];
   const isObject = typeof raw === 'object' && raw !== null && !Array.isArray(raw);
-  const part: Record<string, unknown> = isObject ? raw as Record<string, unknown> : {};
+  const part: Record<string, unknown> = isObject ? (raw as Record<string, unknown>) : {};
   const media = metaMedia(m.type, part);
   if (!media) return `[${m.type.replace(/[^a-z_]/gi, '')}]`;
   return mediaMessage([media], str(part.caption) ?? '');
@@ -139,8 +140,13 @@ function messageText(m: z.output<typeof messageSchema>): string {
 /** Meta's media objects (image, audio with `voice`, video, document with `filename`, sticker, location). */
 function metaMedia(type: string, part: Record<string, unknown>): Media | null {
   switch (type) {
-    case 'audio': return { kind: part.voice === true ? 'voice' : 'audio' };
-    case 'image': case 'video': case 'sticker': case 'contacts': return { kind: type };
+    case 'audio':
+      return { kind: part.voice === true ? 'voice' : 'audio' };
+    case 'image':
+    case 'video':
+    case 'sticker':
+    case 'contacts':
+      return { kind: type };
     case 'document': {
       const name = str(part.filename);
       return { kind: 'document', ...(name ? { name } : {}) };
@@ -151,7 +157,8 @@ function metaMedia(type: string, part: Record<string, unknown>): Media | null {
       const [name, address] = [str(part.name), str(part.address)];
       return { kind: 'location', ...at, ...(name ? { name } : {}), ...(address ? { address } : {}) };
     }
-    default: return null;
+    default:
+      return null;
   }
 }
 
@@ -159,7 +166,12 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 }
 
-function describeError(error: { code?: number; title?: string; message?: string; error_data?: { details?: string } }): string {
+function describeError(error: {
+  code?: number;
+  title?: string;
+  message?: string;
+  error_data?: { details?: string };
+}): string {
   const title = error.title ?? error.message ?? '';
   const details = error.error_data?.details ?? '';
   if (title && details && title !== details) return `${title}: ${details}`;
@@ -173,6 +185,9 @@ function invalid(path: string[], message: string): AppError {
 function check<T extends z.ZodType>(schema: T, value: unknown, prefix: string[]): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues: ValidationIssue[] = result.error.issues.map((i) => ({ path: [...prefix, ...i.path.map(String)], message: i.message }));
+  const issues: ValidationIssue[] = result.error.issues.map((i) => ({
+    path: [...prefix, ...i.path.map(String)],
+    message: i.message,
+  }));
   throw new AppError('validation_failed', { issues });
 }

@@ -1,4 +1,9 @@
-import { failureMessage, providerRequest, requestFailure, type ProviderResponse } from '../../shared/provider-request.ts';
+import {
+  failureMessage,
+  providerRequest,
+  requestFailure,
+  type ProviderResponse,
+} from '../../shared/provider-request.ts';
 import type { MessagingProvider, SendMessageRequest, SendMessageResult } from '../messaging-provider.ts';
 import { getJson, isRecord, type LookupFailure, type SettingsLookup } from '../../shared/settings-lookup.ts';
 import { classifyTwilioError } from './twilio-errors.ts';
@@ -56,16 +61,24 @@ export class TwilioClient implements MessagingProvider {
       form.set('Body', req.content.text);
     } else {
       form.set('ContentSid', this.#templateContentSid);
-      form.set('ContentVariables', JSON.stringify(Object.fromEntries(req.content.variables.map((v, i) => [String(i + 1), v]))));
+      form.set(
+        'ContentVariables',
+        JSON.stringify(Object.fromEntries(req.content.variables.map((v, i) => [String(i + 1), v]))),
+      );
     }
-    if (this.#statusCallbackUrl !== undefined) form.set('StatusCallback', withKey(this.#statusCallbackUrl, req.idempotencyKey));
+    if (this.#statusCallbackUrl !== undefined)
+      form.set('StatusCallback', withKey(this.#statusCallbackUrl, req.idempotencyKey));
 
     let response: ProviderResponse;
     let text: string;
     try {
       response = await providerRequest('twilio', this.#url, {
         method: 'POST',
-        headers: { authorization: this.#authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        headers: {
+          authorization: this.#authorization,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
         body: form.toString(),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
@@ -78,12 +91,23 @@ export class TwilioClient implements MessagingProvider {
 
     const sid = json?.sid;
     if (typeof sid !== 'string' || sid === '') {
-      return { ok: false, kind: 'transient', message: `Twilio answered ${response.status} without a message sid.`, httpStatus: response.status };
+      return {
+        ok: false,
+        kind: 'transient',
+        message: `Twilio answered ${response.status} without a message sid.`,
+        httpStatus: response.status,
+      };
     }
     // A create can come back already failed (error_code set); treat it like the callback would.
     if ((json?.status === 'failed' || json?.status === 'undelivered') && typeof json.error_code === 'number') {
       const message = typeof json.error_message === 'string' ? json.error_message : `Message ${sid} failed.`;
-      return { ok: false, kind: classifyTwilioError(json.error_code), message, code: json.error_code, httpStatus: response.status };
+      return {
+        ok: false,
+        kind: classifyTwilioError(json.error_code),
+        message,
+        code: json.error_code,
+        httpStatus: response.status,
+      };
     }
     return { ok: true, providerMessageId: sid };
   }
@@ -92,7 +116,9 @@ export class TwilioClient implements MessagingProvider {
   async fetchAccount(): Promise<SettingsLookup<{ status: string }>> {
     const got = await this.#get(`${this.#accountUrl}.json`);
     if (!got.ok) return got;
-    return typeof got.json.status === 'string' ? { ok: true, value: { status: got.json.status } } : unexpected('account');
+    return typeof got.json.status === 'string'
+      ? { ok: true, value: { status: got.json.status } }
+      : unexpected('account');
   }
 
   /**
@@ -100,7 +126,9 @@ export class TwilioClient implements MessagingProvider {
    * phone numbers (the filter matches partial numbers too, so the answer is compared exactly).
    */
   async hasIncomingNumber(phone: string): Promise<SettingsLookup<{ found: boolean }>> {
-    const got = await this.#get(`${this.#accountUrl}/IncomingPhoneNumbers.json?${new URLSearchParams({ PhoneNumber: phone, PageSize: '50' })}`);
+    const got = await this.#get(
+      `${this.#accountUrl}/IncomingPhoneNumbers.json?${new URLSearchParams({ PhoneNumber: phone, PageSize: '50' })}`,
+    );
     if (!got.ok) return got;
     const list = got.json.incoming_phone_numbers;
     if (!Array.isArray(list)) return unexpected('phone number list');
@@ -114,7 +142,8 @@ export class TwilioClient implements MessagingProvider {
     if (got.status >= 200 && got.status < 300 && json) return { ok: true, json };
     if (got.status < 300) return unexpected('resource');
     const code = typeof json?.code === 'number' ? String(json.code) : undefined;
-    const message = typeof json?.message === 'string' && json.message !== '' ? json.message : `Twilio answered ${got.status}.`;
+    const message =
+      typeof json?.message === 'string' && json.message !== '' ? json.message : `Twilio answered ${got.status}.`;
     return { ok: false, httpStatus: got.status, message, ...(code ? { code } : {}) };
   }
 }
@@ -138,14 +167,21 @@ function failure(status: number, json: Record<string, unknown> | undefined): Sen
   const code = typeof json?.code === 'number' ? json.code : undefined;
   const kind = classifyTwilioError(code, status);
   // Only Twilio's own text: never the request (it carried our Authorization header).
-  const message = typeof json?.message === 'string' && json.message !== '' ? json.message : `Twilio answered ${status}${json ? '' : ' with a body that is not JSON'}.`;
-  return code === undefined ? { ok: false, kind, message, httpStatus: status } : { ok: false, kind, message, code, httpStatus: status };
+  const message =
+    typeof json?.message === 'string' && json.message !== ''
+      ? json.message
+      : `Twilio answered ${status}${json ? '' : ' with a body that is not JSON'}.`;
+  return code === undefined
+    ? { ok: false, kind, message, httpStatus: status }
+    : { ok: false, kind, message, code, httpStatus: status };
 }
 
 function parseJson(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

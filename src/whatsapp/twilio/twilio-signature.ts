@@ -13,7 +13,8 @@ export type TwilioParams = URLSearchParams | Record<string, string | readonly st
 /** The string Twilio signs: URL, then for each name in ascending order each distinct value in ascending order. */
 export function twilioSignedString(url: string, params: TwilioParams): string {
   const byName = new Map<string, string[]>();
-  const entries: [string, string | readonly string[]][] = params instanceof URLSearchParams ? [...params] : Object.entries(params);
+  const entries: [string, string | readonly string[]][] =
+    params instanceof URLSearchParams ? [...params] : Object.entries(params);
   for (const [name, value] of entries) {
     const list = byName.get(name) ?? [];
     list.push(...(typeof value === 'string' ? [value] : value));
@@ -36,7 +37,12 @@ export function computeTwilioSignature(authToken: string, url: string, params: T
  * explicit default port (:443/:80), as Twilio's validators do, because Twilio is inconsistent
  * about including it when it signs.
  */
-export function verifyTwilioSignature(authToken: string, url: string, params: TwilioParams, header: string | undefined): boolean {
+export function verifyTwilioSignature(
+  authToken: string,
+  url: string,
+  params: TwilioParams,
+  header: string | undefined,
+): boolean {
   // An empty token would make every signature forgeable, so refuse.
   if (authToken === '' || header === undefined) return false;
   const received = Buffer.from(header.trim(), 'utf8');

@@ -25,7 +25,15 @@ const inboundSchema = z.looseObject({
 const STATUS_VALUES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 // Statuses Twilio also reports (Twilio's OpenAPI document message_enum_status) that say nothing new to us: steps
 // before `sent`, scheduling, and inbound-only values.
-const IGNORED_STATUSES = ['accepted', 'scheduled', 'sending', 'receiving', 'received', 'canceled', 'partially_delivered'] as const;
+const IGNORED_STATUSES = [
+  'accepted',
+  'scheduled',
+  'sending',
+  'receiving',
+  'received',
+  'canceled',
+  'partially_delivered',
+] as const;
 
 const statusSchema = z.looseObject({
   MessageSid: sid,
@@ -51,7 +59,10 @@ export function normalizeWhatsappAddress(address: string): string | null {
 }
 
 /** An inbound WhatsApp message; throws AppError validation_failed when a needed field is missing or malformed. */
-export function parseTwilioInbound(params: URLSearchParams, receivedAt: Date): Extract<InboundEvent, { type: 'message' }> {
+export function parseTwilioInbound(
+  params: URLSearchParams,
+  receivedAt: Date,
+): Extract<InboundEvent, { type: 'message' }> {
   const { values, repaired } = storableForm(params);
   const form = check(inboundSchema, values);
   const from = normalizeWhatsappAddress(form.From);
@@ -114,7 +125,12 @@ export function parseTwilioStatus(params: URLSearchParams, at: Date): Extract<In
   const form = check(statusSchema, values);
   const status = form.MessageStatus;
   if (!isTracked(status)) return null;
-  const event: Extract<InboundEvent, { type: 'status' }> = { type: 'status', providerMessageId: form.MessageSid, status, at };
+  const event: Extract<InboundEvent, { type: 'status' }> = {
+    type: 'status',
+    providerMessageId: form.MessageSid,
+    status,
+    at,
+  };
   if (form.ErrorCode !== undefined && form.ErrorCode !== '') event.errorCode = form.ErrorCode;
   if (form.ErrorMessage !== undefined && form.ErrorMessage !== '') event.errorMessage = form.ErrorMessage;
   if (repaired) event.textRepaired = true;

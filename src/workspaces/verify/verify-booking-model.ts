@@ -16,18 +16,35 @@ export async function verifyCalcom(s: CalcomSettings, config: Config): Promise<V
   const r = await client.getEventType(s.apiKey, s.eventTypeId);
   if (r.ok) {
     const length = r.value.lengthInMinutes === undefined ? '' : ` (${r.value.lengthInMinutes} min)`;
-    return [line('API key', true, 'accepted by Cal.com'), line('event type', true, `${s.eventTypeId} "${r.value.title}"${length}`)];
+    return [
+      line('API key', true, 'accepted by Cal.com'),
+      line('event type', true, `${s.eventTypeId} "${r.value.title}"${length}`),
+    ];
   }
   if (r.httpStatus === 401) {
-    return [line('API key', false, 'Cal.com rejected the API key (401): check scheduling.apiKey (cal_live_…, Settings → Developer → API keys)'), line('event type', false, 'not checked (API key rejected)')];
+    return [
+      line(
+        'API key',
+        false,
+        'Cal.com rejected the API key (401): check scheduling.apiKey (cal_live_…, Settings → Developer → API keys)',
+      ),
+      line('event type', false, 'not checked (API key rejected)'),
+    ];
   }
   if (r.httpStatus === 404 || r.httpStatus === 403) {
     return [
       line('API key', true, 'accepted by Cal.com'),
-      line('event type', false, `${s.eventTypeId} not found for this key (${r.httpStatus}): check scheduling.eventTypeId (the number in the event type's URL in Cal.com)`),
+      line(
+        'event type',
+        false,
+        `${s.eventTypeId} not found for this key (${r.httpStatus}): check scheduling.eventTypeId (the number in the event type's URL in Cal.com)`,
+      ),
     ];
   }
-  return [line('API key', false, otherFailure('Cal.com', r, 'scheduling.apiKey and CALCOM_BASE_URL')), line('event type', false, 'not checked')];
+  return [
+    line('API key', false, otherFailure('Cal.com', r, 'scheduling.apiKey and CALCOM_BASE_URL')),
+    line('event type', false, 'not checked'),
+  ];
 }
 
 /** What the server's list offered instead, when the list was read (the retrieve route's text adds nothing). */
@@ -56,9 +73,10 @@ export async function verifyModel(llm: LlmSettings | undefined, config: Config):
     return [line('API key', true, `accepted by ${baseUrl}`), line('model name', true, `${model} exists${via}`)];
   }
   if (r.httpStatus === 401 || r.httpStatus === 403) {
-    const what = apiKey === ''
-      ? `no API key is set and ${baseUrl} requires one (${r.httpStatus}): set ${keySetting}`
-      : `${baseUrl} rejected the API key (${r.httpStatus}): check ${keySetting}`;
+    const what =
+      apiKey === ''
+        ? `no API key is set and ${baseUrl} requires one (${r.httpStatus}): set ${keySetting}`
+        : `${baseUrl} rejected the API key (${r.httpStatus}): check ${keySetting}`;
     return [line('API key', false, what), line('model name', false, 'not checked (API key rejected)')];
   }
   if (r.code === 'model_not_found') {
@@ -69,10 +87,14 @@ export async function verifyModel(llm: LlmSettings | undefined, config: Config):
   const settings = `${keySetting} and the base URL ${baseUrl}`;
   if (egress) {
     // Not reached (our own message), or an answer that is not the OpenAI models API: its status only.
-    const what = r.httpStatus === undefined
-      ? `${r.message} Nothing more could be checked.`
-      : `The model server answered HTTP ${r.httpStatus}, not a model: check ${settings}`;
+    const what =
+      r.httpStatus === undefined
+        ? `${r.message} Nothing more could be checked.`
+        : `The model server answered HTTP ${r.httpStatus}, not a model: check ${settings}`;
     return [line('API key', false, what), line('model name', false, 'not checked')];
   }
-  return [line('API key', false, otherFailure('The model server', r, settings)), line('model name', false, 'not checked')];
+  return [
+    line('API key', false, otherFailure('The model server', r, settings)),
+    line('model name', false, 'not checked'),
+  ];
 }

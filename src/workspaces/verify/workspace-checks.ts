@@ -39,28 +39,49 @@ export interface CheckResult {
  * CLI), or one group (a Test connection button). A missing channel section is a failure; a
  * missing `scheduling` section is only reported.
  */
-export async function checkWorkspace(workspace: WorkspaceRow, settings: WorkspaceSettings, deps: CheckDeps, only?: ProviderGroup): Promise<CheckResult> {
-  const wants = (g: ProviderGroup) => (only ? only === g : g === 'scheduling' || (workspace.channel === 'voice' ? g === 'voice' : g !== 'voice'));
+export async function checkWorkspace(
+  workspace: WorkspaceRow,
+  settings: WorkspaceSettings,
+  deps: CheckDeps,
+  only?: ProviderGroup,
+): Promise<CheckResult> {
+  const wants = (g: ProviderGroup) =>
+    only ? only === g : g === 'scheduling' || (workspace.channel === 'voice' ? g === 'voice' : g !== 'voice');
   const missing: MissingSection[] = [];
   const runs: Array<Promise<VerifyLine[]>> = [];
   const { config } = deps;
 
   if (wants('voice')) {
     if (settings.voice) {
-      const checker = deps.checker ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
+      const checker =
+        deps.checker ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
       runs.push(verifyVapi(settings.voice, checker, { pool: deps.pool, log: deps.log, workspaceId: workspace.id }));
     } else {
-      missing.push({ section: 'voice', required: workspace.channel === 'voice', note: 'no "voice" section: live leads cannot be called (a live POST answers 502) until it is added with workspace update' });
+      missing.push({
+        section: 'voice',
+        required: workspace.channel === 'voice',
+        note: 'no "voice" section: live leads cannot be called (a live POST answers 502) until it is added with workspace update',
+      });
     }
   }
   if (wants('whatsapp')) {
     if (settings.whatsapp) runs.push(verifyWhatsapp(settings.whatsapp, config));
-    else missing.push({ section: 'whatsapp', required: workspace.channel === 'whatsapp', note: 'no "whatsapp" section: live leads cannot be messaged (they go to needs_human) until it is added with workspace update' });
+    else
+      missing.push({
+        section: 'whatsapp',
+        required: workspace.channel === 'whatsapp',
+        note: 'no "whatsapp" section: live leads cannot be messaged (they go to needs_human) until it is added with workspace update',
+      });
   }
   if (wants('model')) runs.push(verifyModel(settings.llm, config));
   if (wants('scheduling')) {
     if (settings.scheduling) runs.push(verifyCalcom(settings.scheduling, config));
-    else missing.push({ section: 'scheduling', required: false, note: 'no "scheduling" section (optional): the agent offers no times; leads who want to book are handed to a human' });
+    else
+      missing.push({
+        section: 'scheduling',
+        required: false,
+        note: 'no "scheduling" section (optional): the agent offers no times; leads who want to book are handed to a human',
+      });
   }
 
   const lines = (await Promise.all(runs)).flat();
@@ -68,7 +89,8 @@ export async function checkWorkspace(workspace: WorkspaceRow, settings: Workspac
   return { lines, missing, failed };
 }
 
-const PRIVATE_HOST = /^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|0\.0\.0\.0$|\[?::1\]?$|\[?f[cd][0-9a-f]{2}:|\[?fe80:)/i;
+const PRIVATE_HOST =
+  /^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|0\.0\.0\.0$|\[?::1\]?$|\[?f[cd][0-9a-f]{2}:|\[?fe80:)/i;
 
 /** Whether providers on the internet can reach the host (loopback, private ranges and .local cannot). */
 export function isLocalHost(host: string): boolean {
@@ -76,9 +98,15 @@ export function isLocalHost(host: string): boolean {
 }
 
 /** Providers call PUBLIC_BASE_URL from the internet: a loopback or private address cannot work. */
-export function reachabilityWarnings(publicBaseUrl: string, caller = 'Vapi', consequence = 'calls would get no events or tool answers'): string[] {
+export function reachabilityWarnings(
+  publicBaseUrl: string,
+  caller = 'Vapi',
+  consequence = 'calls would get no events or tool answers',
+): string[] {
   const host = new URL(publicBaseUrl).hostname;
-  if (isLocalHost(host)) return [`PUBLIC_BASE_URL is ${publicBaseUrl}; ${caller} cannot reach a local address, so ${consequence}.`];
-  if (!publicBaseUrl.startsWith('https://')) return [`PUBLIC_BASE_URL is ${publicBaseUrl}; use https so the secret is not sent in clear.`];
+  if (isLocalHost(host))
+    return [`PUBLIC_BASE_URL is ${publicBaseUrl}; ${caller} cannot reach a local address, so ${consequence}.`];
+  if (!publicBaseUrl.startsWith('https://'))
+    return [`PUBLIC_BASE_URL is ${publicBaseUrl}; use https so the secret is not sent in clear.`];
   return [];
 }

@@ -1,0 +1,441 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Role } from '../../src/operators/roles.ts';
+import { admin, makeOperator, signIn, type AdminSession } from '../helpers/admin.ts';
+import { postLead, validLead } from '../helpers/http.ts';
+import { startTestApp, TestClock, type TestApp } from '../helpers/test-app.ts';
+
+// The admin API (docs/DASHBOARD.md): sign-in, sessions, CSRF, throttling, roles, the inbox and the
+// lead actions, through the real app on its own database.
+
+let app: TestApp;
+const clock = new TestClock();
+let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
+let other: Awaited<ReturnType<TestApp['createWorkspace']>>;
+const sessions = {} as Record<Role, AdminSession>;
+const names = {} as Record<Role, string>;
+
+const leadsUrl = () => `/api/admin/workspaces/${ws.slug}/leads`;
+let phoneSeq = 0;
+async function newLead(over: Record<string, unknown> = {}, key = ws.apiKey): Promise<string> {
+  const r = await postLead(
+    app.http,
+    key,
+    validLead({ phone: `+4930${String(9_000_000 + ++phoneSeq).padStart(8, '0')}`, ...over }),
+  );
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.leadId;
+}
+
+before(async () => {
+  app = await startTestApp({ clock, env: { SIGN_IN_MAX_FAILURES: '3', SESSION_IDLE_MINUTES: '30' } });
+  ws = await app.createWorkspace('whatsapp', {
+    agent: {
+      persona: { agentName: 'Mia', company: 'Acme', offer: 'solar', tone: 'warm' },
+      criteria: 'owns a house',
+      timeZone: 'Europe/Berlin',
+      questions: [
+        { id: 'q_owner', label: 'Do you own the property?', type: 'choice', options: ['Yes', 'No'], required: true },
+      ],
+    },
+  } as never);
+  other = await app.createWorkspace('whatsapp');
+});
+
+/** One signed-in operator per role of `ws` (after the clock tests, which end idle sessions). */
+async function signInEveryRole(): Promise<void> {
+  for (const role of ['owner', 'admin', 'agent', 'viewer'] as const) {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role }], `The ${role}`);
+    const r = await signIn(app.http, op.email, op.password);
+    assert.equal(r.status, 200);
+    sessions[role] = r.session!;
+    names[role] = op.name;
+  }
+}
+after(() => app.close());
+
+describe('sign-in and sessions', () => {
+  it('sets an HttpOnly SameSite=Lax cookie (not Secure over http) and answers the operator, token and workspaces', async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'agent' }]);
+    const r = await signIn(app.http, op.email.toUpperCase(), op.password);
+    assert.equal(r.status, 200);
+    const cookie = String(r.headers['set-cookie']);
+    assert.match(cookie, /^li_session=[\w-]{40,}; Path=\/; HttpOnly; SameSite=Lax$/);
+    assert.deepEqual(r.body.workspaces, [
+      {
+        slug: ws.slug,
+        name: `Workspace ${ws.slug}`,
+        channel: 'whatsapp',
+        role: 'agent',
+        permissions: ['leads.read', 'leads.act', 'settings.read', 'logs.read', 'analytics.read'],
+      },
+    ]);
+    const me = await admin(app.http, r.session, 'GET', '/api/admin/session');
+    assert.equal(me.status, 200);
+    assert.equal(me.body.operator.email, op.email);
+    assert.ok(!app.logs.join('').includes(op.password), 'the password never reaches the logs');
+  });
+
+  it('a wrong password or unknown account is 401 with one message; the account is throttled from that address after 3 failures, even with the right password', async () => {
+    const op = await makeOperator(app, []);
+    const wrong = await signIn(app.http, op.email, 'not-it', '10.0.0.1');
+    assert.deepEqual([wrong.status, wrong.body], [401, { ok: false, error: 'Email or password is incorrect.' }]);
+    assert.equal(
+      (await signIn(app.http, 'nobody@example.com', 'x', '10.0.0.1')).body.error,
+      'Email or password is incorrect.',
+    );
+    await signIn(app.http, op.email, 'not-it', '10.0.0.1');
+    await signIn(app.http, op.email, 'not-it', '10.0.0.1');
+    const locked = await signIn(app.http, op.email, op.password, '10.0.0.1');
+    assert.equal(locked.status, 429);
+    assert.equal(locked.body.error, 'Too many sign-in attempts; retry later.');
+    assert.ok(Number(locked.headers['retry-after']) > 0);
+    clock.advance(16 * 60_000); // the window (15 minutes) passes
+    assert.equal((await signIn(app.http, op.email, op.password, '10.0.0.1')).status, 200);
+  });
+
+  it('a session idle longer than SESSION_IDLE_MINUTES is 401; one in use stays alive', async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }]);
+    const busy = (await signIn(app.http, op.email, op.password)).session!;
+    const idle = (await signIn(app.http, op.email, op.password)).session!;
+    for (let i = 0; i < 3; i++) {
+      clock.advance(20 * 60_000);
+      assert.equal((await admin(app.http, busy, 'GET', '/api/admin/session')).status, 200);
+    }
+    const expired = await admin(app.http, idle, 'GET', leadsUrl());
+    assert.deepEqual([expired.status, expired.body], [401, { ok: false, error: 'Sign in required.' }]);
+  });
+
+  it('no cookie, or a made-up one, is 401', async () => {
+    assert.equal((await admin(app.http, null, 'GET', leadsUrl())).status, 401);
+    assert.equal((await admin(app.http, { cookie: 'li_session=forged', csrf: 'x' }, 'GET', leadsUrl())).status, 401);
+  });
+
+  it('sign-out ends the session; sign-out everywhere ends all of them', async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }]);
+    const a = (await signIn(app.http, op.email, op.password)).session!;
+    const b = (await signIn(app.http, op.email, op.password)).session!;
+    const c = (await signIn(app.http, op.email, op.password)).session!;
+    assert.equal((await admin(app.http, a, 'DELETE', '/api/admin/session', undefined, { csrf: false })).status, 403);
+    const out = await admin(app.http, a, 'DELETE', '/api/admin/session');
+    assert.equal(out.status, 200);
+    assert.match(String(out.headers['set-cookie']), /^li_session=; .*Max-Age=0/);
+    assert.equal((await admin(app.http, a, 'GET', '/api/admin/session')).status, 401);
+    assert.equal((await admin(app.http, b, 'GET', '/api/admin/session')).status, 200);
+    assert.equal((await admin(app.http, b, 'DELETE', '/api/admin/session?everywhere=true')).status, 200);
+    assert.equal((await admin(app.http, c, 'GET', '/api/admin/session')).status, 401);
+  });
+
+  it('user reset-password ends every session of the user', async () => {
+    const op = await makeOperator(app, []);
+    const s = (await signIn(app.http, op.email, op.password)).session!;
+    const fresh = await app.operators.resetPassword(op.email);
+    assert.ok(fresh && fresh !== op.password);
+    assert.equal((await admin(app.http, s, 'GET', '/api/admin/session')).status, 401);
+    assert.equal((await signIn(app.http, op.email, op.password)).status, 401);
+    assert.equal((await signIn(app.http, op.email, fresh)).status, 200);
+  });
+});
+
+describe('the inbox', () => {
+  before(signInEveryRole);
+
+  it('newest first, counts per status, status filter, keyset pages, search by phone in any format, e-mail or name; sandbox only with the switch', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(
+        await newLead({ name: `Inbox Person ${i}`, email: `inbox${i}@example.com`, phone: `+49 30 1234 56${i}0` }),
+      );
+      clock.advance(1000);
+    }
+    await app.db.pool.query(
+      `UPDATE leads l SET created_at = '2026-01-01'::timestamptz + make_interval(mins => x.n::int)
+        FROM unnest($1::uuid[]) WITH ORDINALITY x(id, n) WHERE l.id = x.id`,
+      [ids],
+    );
+    const sandboxLead = await newLead({ name: 'Sandy Box' }, ws.sandboxKey);
+    const first = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?limit=2&q=Inbox`);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual(
+      first.body.leads.map((l: { id: string }) => l.id),
+      [ids[4], ids[3]],
+    );
+    assert.ok(first.body.nextCursor);
+    const second = await admin(
+      app.http,
+      sessions.viewer,
+      'GET',
+      `${leadsUrl()}?limit=2&q=Inbox&cursor=${first.body.nextCursor}`,
+    );
+    assert.deepEqual(
+      second.body.leads.map((l: { id: string }) => l.id),
+      [ids[2], ids[1]],
+    );
+    const third = await admin(
+      app.http,
+      sessions.viewer,
+      'GET',
+      `${leadsUrl()}?limit=2&q=Inbox&cursor=${second.body.nextCursor}`,
+    );
+    assert.deepEqual([third.body.leads.map((l: { id: string }) => l.id), third.body.nextCursor], [[ids[0]], null]);
+
+    const byPhone = await admin(
+      app.http,
+      sessions.viewer,
+      'GET',
+      `${leadsUrl()}?q=${encodeURIComponent('+49 (30) 1234-5620')}`,
+    );
+    assert.deepEqual(
+      byPhone.body.leads.map((l: { id: string }) => l.id),
+      [ids[2]],
+    );
+    const byEmail = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?q=INBOX3@example.com`);
+    assert.deepEqual(
+      byEmail.body.leads.map((l: { id: string }) => l.id),
+      [ids[3]],
+    );
+    const none = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?q=${encodeURIComponent('100%_')}`);
+    assert.deepEqual(none.body.leads, []);
+
+    const live = await admin(app.http, sessions.viewer, 'GET', leadsUrl());
+    assert.ok(!live.body.leads.some((l: { id: string }) => l.id === sandboxLead));
+    const withSandbox = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?sandbox=true`);
+    const marked = withSandbox.body.leads.find((l: { id: string }) => l.id === sandboxLead);
+    assert.equal(marked.livemode, false);
+    assert.equal(withSandbox.body.counts.all, live.body.counts.all + 1);
+
+    await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${ids[1]}/take-over`);
+    const needsHuman = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=needs_human`);
+    assert.deepEqual(
+      needsHuman.body.leads.map((l: { id: string }) => l.id),
+      [ids[1]],
+    );
+    assert.equal(needsHuman.body.counts.needs_human, 1);
+    assert.equal(needsHuman.body.counts.new, live.body.counts.new - 1);
+    assert.equal(needsHuman.body.countCap, 10_000);
+  });
+
+  it('by last activity: most recently active first, keyset pages in that order; a name found by any part of it', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await newLead({ name: `Activity Sorted ${i}` }));
+    // Created 0..3, last active in another order: 2, 0, 3, 1 (most recent first).
+    await app.db.pool.query(
+      `UPDATE leads l SET created_at = '2026-02-01'::timestamptz + make_interval(mins => x.n::int),
+              updated_at = '2026-03-01'::timestamptz + make_interval(mins => x.a::int)
+         FROM unnest($1::uuid[], $2::int[]) WITH ORDINALITY x(id, a, n) WHERE l.id = x.id`,
+      [ids, [3, 1, 4, 2]],
+    );
+    const url = `${leadsUrl()}?limit=3&q=${encodeURIComponent('tivity Sort')}`;
+    const first = await admin(app.http, sessions.viewer, 'GET', `${url}&sort=activity`);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual(
+      first.body.leads.map((l: { id: string }) => l.id),
+      [ids[2], ids[0], ids[3]],
+    );
+    assert.deepEqual(
+      first.body.leads.map((l: { lastActivityAt: string }) => l.lastActivityAt),
+      ['2026-03-01T00:04:00.000Z', '2026-03-01T00:03:00.000Z', '2026-03-01T00:02:00.000Z'],
+    );
+    const second = await admin(
+      app.http,
+      sessions.viewer,
+      'GET',
+      `${url}&sort=activity&cursor=${first.body.nextCursor}`,
+    );
+    assert.deepEqual([second.body.leads.map((l: { id: string }) => l.id), second.body.nextCursor], [[ids[1]], null]);
+    const newest = await admin(app.http, sessions.viewer, 'GET', url);
+    assert.deepEqual(
+      newest.body.leads.map((l: { id: string }) => l.id),
+      [ids[3], ids[2], ids[1]],
+    );
+    const bad = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?sort=oldest`);
+    assert.deepEqual([bad.status, bad.body.issues.map((i: { path: string[] }) => i.path[0])], [400, ['sort']]);
+  });
+
+  it('leads sharing one timestamp to the microsecond (one batch insert) are all paged, none skipped at a page boundary', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await newLead({ name: `Same Instant ${i}` }));
+    await app.db.pool.query(
+      `UPDATE leads SET created_at = '2026-04-01T00:00:00.123456Z',
+        updated_at = '2026-04-01T00:00:00.654321Z' WHERE id = ANY($1)`,
+      [ids],
+    );
+    const sorted = [...ids].sort().reverse();
+    for (const sort of ['newest', 'activity']) {
+      const url = `${leadsUrl()}?limit=2&sort=${sort}&q=${encodeURIComponent('Same Instant')}`;
+      const first = await admin(app.http, sessions.viewer, 'GET', url);
+      const second = await admin(app.http, sessions.viewer, 'GET', `${url}&cursor=${first.body.nextCursor}`);
+      assert.deepEqual(
+        [...first.body.leads, ...second.body.leads].map((l: { id: string }) => l.id),
+        sorted,
+        sort,
+      );
+    }
+  });
+
+  it('a bad query is 400 with the issues; a workspace the operator is not a member of is 404', async () => {
+    const bad = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=nonsense&limit=1000`);
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.issues.map((i: { path: string[] }) => i.path[0]).sort(), ['limit', 'status']);
+    const foreign = await admin(app.http, sessions.owner, 'GET', `/api/admin/workspaces/${other.slug}/leads`);
+    assert.deepEqual([foreign.status, foreign.body], [404, { ok: false, error: 'Workspace not found.' }]);
+  });
+});
+
+describe('the lead page and the actions', () => {
+  before(signInEveryRole);
+
+  it('the lead page: details, form answers with labels (unknown ids as ids), consent record, timeline', async () => {
+    const id = await newLead({ formResponses: { q_owner: 'Yes', q_gone: 'kept' }, goal: 'Lower bills' });
+    const page = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
+    assert.equal(page.status, 200);
+    assert.deepEqual(page.body.lead.formAnswers, [
+      { id: 'q_owner', label: 'Do you own the property?', value: 'Yes' },
+      { id: 'q_gone', label: null, value: 'kept' },
+    ]);
+    assert.equal(page.body.lead.goal, 'Lower bills');
+    assert.ok(page.body.lead.consent.at);
+    assert.equal(page.body.lead.consent.ip, '127.0.0.1');
+    assert.deepEqual(
+      page.body.timeline.map((e: { type: string }) => e.type),
+      ['lead.created'],
+    );
+    assert.deepEqual(page.body.whatsappWindow, { open: false, until: null, template: null });
+  });
+
+  it("a call's transcript comes split into turns, each with its speaker", async () => {
+    const id = await newLead();
+    await app.db.pool.query(
+      `INSERT INTO call_sessions (lead_id, provider_call_id, status, transcript) VALUES ($1, $2, 'ended', $3)`,
+      [id, `call-${id}`, 'Assistant: Hello, this is Mia. Lead: no, that stays\n\nLead: Hi, yes.\n\nAssistant: Great.'],
+    );
+    const page = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
+    assert.deepEqual(page.body.calls[0].transcriptTurns, [
+      { speaker: 'Assistant', text: 'Hello, this is Mia. Lead: no, that stays' },
+      { speaker: 'Lead', text: 'Hi, yes.' },
+      { speaker: 'Assistant', text: 'Great.' },
+    ]);
+  });
+
+  it('the lead page names the API key that created the lead (name and prefix, never the key); none for a lead without one', async () => {
+    const [key] = (await app.db.pool.query('SELECT name, prefix FROM api_keys WHERE id = $1', [ws.apiKeyId])).rows;
+    const id = await newLead();
+    const page = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
+    assert.deepEqual(page.body.lead.apiKey, { name: key.name, prefix: key.prefix });
+    assert.ok(ws.apiKey.startsWith(key.prefix) && ws.apiKey.length > key.prefix.length);
+    assert.ok(!JSON.stringify(page.body).includes(ws.apiKey), 'the key itself is never shown');
+    const sandboxId = await newLead({}, ws.sandboxKey);
+    const [sandboxKey] = (
+      await app.db.pool.query(
+        'SELECT k.name, k.prefix FROM leads l JOIN api_keys k ON k.id = l.api_key_id WHERE l.id = $1',
+        [sandboxId],
+      )
+    ).rows;
+    assert.notEqual(sandboxKey.prefix, key.prefix);
+    assert.deepEqual((await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${sandboxId}`)).body.lead.apiKey, {
+      name: sandboxKey.name,
+      prefix: sandboxKey.prefix,
+    });
+    await app.db.pool.query('UPDATE leads SET api_key_id = NULL WHERE id = $1', [id]);
+    assert.equal((await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`)).body.lead.apiKey, null);
+  });
+
+  it("another workspace's lead, an unknown id and a malformed id are 404 for every action", async () => {
+    const theirs = await newLead({}, other.apiKey);
+    for (const id of [theirs, crypto.randomUUID(), 'not-a-uuid']) {
+      assert.equal((await admin(app.http, sessions.owner, 'GET', `${leadsUrl()}/${id}`)).status, 404);
+      assert.equal(
+        (await admin(app.http, sessions.owner, 'POST', `${leadsUrl()}/${id}/take-over`)).body.error,
+        'Lead not found.',
+      );
+      assert.equal((await admin(app.http, sessions.owner, 'DELETE', `${leadsUrl()}/${id}`)).status, 404);
+    }
+    const [{ status }] = (await app.db.pool.query('SELECT status FROM leads WHERE id = $1', [theirs])).rows;
+    assert.equal(status, 'new');
+  });
+
+  it('a state-changing request without the CSRF token is 403 and changes nothing', async () => {
+    const id = await newLead();
+    const r = await admin(app.http, sessions.owner, 'POST', `${leadsUrl()}/${id}/take-over`, {}, { csrf: false });
+    assert.deepEqual([r.status, r.body], [403, { ok: false, error: 'Missing or invalid CSRF token.' }]);
+    const wrong = await admin(app.http, { ...sessions.owner, csrf: 'guessed' }, 'DELETE', `${leadsUrl()}/${id}`);
+    assert.equal(wrong.status, 403);
+    const [{ status }] = (await app.db.pool.query('SELECT status FROM leads WHERE id = $1', [id])).rows;
+    assert.equal(status, 'new');
+  });
+
+  const ACTS: Array<[string, Role[]]> = [
+    ['take-over', ['owner', 'admin', 'agent']],
+    ['outcome', ['owner', 'admin', 'agent']],
+    ['resume', ['owner', 'admin', 'agent']],
+    ['delete', ['owner', 'admin']],
+  ];
+  for (const [act, allowed] of ACTS) {
+    for (const role of ['owner', 'admin', 'agent', 'viewer'] as const) {
+      const ok = allowed.includes(role);
+      it(`${act} by ${role}: ${ok ? 'done' : '403'}`, async () => {
+        const id = await newLead();
+        if (act === 'resume') await admin(app.http, sessions.owner, 'POST', `${leadsUrl()}/${id}/take-over`);
+        const r =
+          act === 'delete'
+            ? await admin(app.http, sessions[role], 'DELETE', `${leadsUrl()}/${id}`)
+            : await admin(
+                app.http,
+                sessions[role],
+                'POST',
+                `${leadsUrl()}/${id}/${act}`,
+                act === 'outcome' ? { outcome: 'unqualified', note: 'Renting, not owning' } : {},
+              );
+        const { rows } = await app.db.pool.query('SELECT status, qualification_notes FROM leads WHERE id = $1', [id]);
+        if (!ok) {
+          assert.deepEqual(
+            [r.status, r.body],
+            [403, { ok: false, error: 'Your role in this workspace does not allow this.' }],
+          );
+          assert.equal(rows.length, 1);
+          return;
+        }
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        if (act === 'delete') {
+          assert.equal(rows.length, 0);
+          const audit = await app.db.pool.query(`SELECT actor FROM audit_events WHERE subject_id = $1`, [id]);
+          assert.match(audit.rows[0].actor, /^operator:/);
+          return;
+        }
+        const expected = { 'take-over': 'needs_human', outcome: 'unqualified', resume: 'in_conversation' }[act]!;
+        assert.deepEqual(r.body, { ok: true, status: expected });
+        assert.equal(rows[0].status, expected);
+        const page = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
+        const last = page.body.timeline.at(-1);
+        assert.equal(last.data.operator, names[role]);
+        if (act === 'outcome') assert.equal(rows[0].qualification_notes, 'Renting, not owning');
+      });
+    }
+  }
+
+  it('set outcome: booked with a note; a 409 names the status when the state machine refuses', async () => {
+    const id = await newLead();
+    const booked = await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${id}/outcome`, {
+      outcome: 'booked',
+      note: 'Booked by phone for Tuesday',
+    });
+    assert.deepEqual(booked.body, { ok: true, status: 'booked' });
+    const again = await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${id}/outcome`, {
+      outcome: 'unqualified',
+      note: 'Changed their mind',
+    });
+    assert.deepEqual(
+      [again.status, again.body],
+      [409, { ok: false, error: "The lead's status does not allow this.", status: 'booked' }],
+    );
+    const noNote = await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${id}/outcome`, { outcome: 'booked' });
+    assert.equal(noNote.status, 400);
+  });
+
+  it('delete: the phone can be submitted again', async () => {
+    const phone = '+49 30 5550 1234';
+    const id = await newLead({ phone });
+    assert.equal((await admin(app.http, sessions.admin, 'DELETE', `${leadsUrl()}/${id}`)).status, 200);
+    assert.equal((await postLead(app.http, ws.apiKey, validLead({ phone }))).status, 201);
+  });
+});

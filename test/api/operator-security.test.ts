@@ -1,0 +1,325 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig, ConfigError } from '../../src/config/config.ts';
+import { hashPassword, scryptParams, verifyPassword } from '../../src/operators/password.ts';
+import { admin, makeOperator, signIn, type AdminSession } from '../helpers/admin.ts';
+import { postLead, validLead } from '../helpers/http.ts';
+import { startListeningApp, startTestApp, TestClock, type TestApp } from '../helpers/test-app.ts';
+
+// The dashboard's sign-in, sessions and live streams against someone who tries: concurrent
+// guesses, lock-out from elsewhere, old sessions, streams that outlive their session or
+// membership, a spoofed X-Forwarded-For, invitations probing for accounts, weak stored hashes.
+
+let app: TestApp;
+let base: string;
+const clock = new TestClock();
+let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
+
+before(async () => {
+  ({ app, base } = await startListeningApp({
+    clock,
+    env: {
+      SIGN_IN_MAX_FAILURES_PER_IP: '12',
+      LIVE_HEARTBEAT_SECONDS: '1',
+      PASSWORD_SCRYPT_LOG2_N: '15',
+      TRUST_PROXY: '1',
+    },
+  }));
+  ws = await app.createWorkspace('whatsapp');
+});
+after(() => app.close());
+
+const failures = async (subject: string) => {
+  const { rows } = await app.db.pool.query('SELECT count(*)::int AS n FROM sign_in_failures WHERE subject = $1', [
+    subject,
+  ]);
+  return rows[0].n as number;
+};
+/** Counts scrypt runs (password checks and hashes) while `fn` runs, and the most at once. */
+async function countingScrypt<T>(fn: () => Promise<T>): Promise<{ result: T; calls: number; most: number }> {
+  const original = crypto.scrypt;
+  let calls = 0;
+  let running = 0;
+  let most = 0;
+  (crypto as { scrypt: unknown }).scrypt = (...args: unknown[]) => {
+    calls++;
+    most = Math.max(most, ++running);
+    const done = args.pop() as (err: Error | null, key: Buffer) => void;
+    (original as (...a: unknown[]) => void)(...args, (err: Error | null, key: Buffer) => {
+      running--;
+      done(err, key);
+    });
+  };
+  try {
+    return { result: await fn(), calls, most };
+  } finally {
+    (crypto as { scrypt: unknown }).scrypt = original;
+  }
+}
+const status = async (email: string, password: string, ip: string) =>
+  (await signIn(app.http, email, password, ip)).status;
+
+describe('sign-in throttling', () => {
+  it('40 concurrent wrong passwords for one account from one address: only the limit (5) are evaluated', async () => {
+    const op = await makeOperator(app, []);
+    const guess = () => status(op.email, 'wrong-password', '192.0.2.10');
+    const { result: statuses, calls } = await countingScrypt(() => Promise.all(Array.from({ length: 40 }, guess)));
+    assert.equal(calls, 5, 'passwords checked');
+    assert.equal(statuses.filter((s) => s === 401).length, 5, JSON.stringify(statuses));
+    assert.equal(statuses.filter((s) => s === 429).length, 35);
+    assert.equal(await failures(`account:${op.email}|192.0.2.10`), 5);
+  });
+
+  it('an attacker elsewhere does not lock the operator out: the owner signs in from their own address', async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }]);
+    for (let i = 0; i < 8; i++) await signIn(app.http, op.email, `guess-${i}`, '198.51.100.66');
+    assert.equal(await status(op.email, op.password, '198.51.100.66'), 429, 'the attacking address is throttled');
+    const owner = await signIn(app.http, op.email, op.password, '203.0.113.9');
+    assert.equal(owner.status, 200);
+    // A success forgives that address's failures for the account, and takes its own attempt back.
+    assert.equal(await failures(`account:${op.email}|203.0.113.9`), 0);
+    assert.equal(await failures('ip:203.0.113.9'), 0);
+  });
+
+  it('one address guessing across accounts is throttled per address; IPv6 cannot rotate within its /64', async () => {
+    const victims = await Promise.all(Array.from({ length: 3 }, () => makeOperator(app, [])));
+    const from = (i: number) => `2001:db8:7:9::${(i + 1).toString(16)}`;
+    for (let i = 0; i < 12; i++) assert.equal(await status(`nobody-${i}@example.com`, 'x', from(i)), 401);
+    for (const [i, v] of victims.entries()) assert.equal(await status(v.email, v.password, from(20 + i)), 429);
+    assert.equal(await status(victims[0]!.email, victims[0]!.password, '2001:db8:7:a::1'), 200, 'another /64');
+  });
+});
+
+describe('password hashes', () => {
+  it('new hashes use scrypt N=2^17, r=8, p=1 by default (with the memory scrypt needs), and verify', async () => {
+    assert.equal(loadConfig({}).PASSWORD_SCRYPT_LOG2_N, 17);
+    const hash = await hashPassword('correct horse battery');
+    assert.match(hash, /^scrypt\$131072\$8\$1\$/);
+    assert.equal(await verifyPassword('correct horse battery', hash), true);
+    assert.equal(await verifyPassword('wrong', hash), false);
+  });
+
+  it('a burst of sign-ins runs at most two hashes at once (memory and the thread pool stay available)', async () => {
+    const ops = await Promise.all(Array.from({ length: 6 }, () => makeOperator(app, [])));
+    const { result, most, calls } = await countingScrypt(() =>
+      Promise.all(ops.map((op, i) => status(op.email, op.password, `192.0.2.${100 + i}`))),
+    );
+    assert.deepEqual(result, Array(6).fill(200));
+    assert.equal(calls, 6);
+    assert.equal(most, 2);
+  });
+
+  it('an older, cheaper hash still signs in and is redone at the configured cost', async () => {
+    const op = await makeOperator(app, []);
+    const old = await hashPassword(op.password, scryptParams(14));
+    await app.db.pool.query('UPDATE operators SET password_hash = $2 WHERE email = $1', [op.email, old]);
+    assert.equal((await signIn(app.http, op.email, op.password)).status, 200);
+    const { rows } = await app.db.pool.query('SELECT password_hash FROM operators WHERE email = $1', [op.email]);
+    assert.match(rows[0].password_hash, /^scrypt\$32768\$8\$1\$/);
+    assert.equal((await signIn(app.http, op.email, op.password)).status, 200, 'the new hash verifies');
+  });
+});
+
+describe('invitations', () => {
+  const call = (s: AdminSession | null, method: 'POST' | 'GET', url: string, body?: unknown) =>
+    admin(app.http, s, method, url, body);
+  const acceptUrl = () => `/api/admin/workspaces/${ws.slug}/invites/accept`;
+
+  it('the lookup does not tell whether the address has an account; a new-account accept leaves it alone', async () => {
+    const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }]);
+    const ownerSession = (await signIn(app.http, owner.email, owner.password)).session!;
+    const existing = await makeOperator(app, []);
+    const invitesUrl = `/api/admin/workspaces/${ws.slug}/team/invites`;
+    const invited = await call(ownerSession, 'POST', invitesUrl, { email: existing.email, role: 'admin' });
+    const token = String(invited.body.link).split('#')[1]!;
+    const info = await call(null, 'POST', '/api/admin/invites/lookup', { token });
+    assert.equal(info.status, 200);
+    assert.deepEqual(Object.keys(info.body).sort(), ['email', 'expiresAt', 'ok', 'role', 'workspace']);
+
+    const taken = await call(null, 'POST', acceptUrl(), { token, name: 'Mallory', password: 'mallory-chose-this' });
+    assert.equal(taken.status, 409);
+    assert.equal(await status(existing.email, 'mallory-chose-this', '127.0.0.1'), 401, 'the password was not replaced');
+    const mine = await signIn(app.http, existing.email, existing.password);
+    assert.equal(mine.status, 200);
+    assert.ok(!mine.body.workspaces.some((w: { slug: string }) => w.slug === ws.slug), 'no membership was attached');
+    assert.equal((await call(mine.session, 'POST', acceptUrl(), { token })).status, 200);
+  });
+});
+
+describe('client address behind a proxy', () => {
+  it('TRUST_PROXY is a hop count or addresses; `true` is refused with what to give instead', () => {
+    assert.equal(loadConfig({}).TRUST_PROXY, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).TRUST_PROXY, false);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY, 2);
+    const ranges = loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1' }).TRUST_PROXY;
+    assert.deepEqual(ranges, ['10.0.0.0/8', '127.0.0.1', '::1']);
+    for (const bad of ['true', 'yes', 'proxy.example.com', '10.0.0.0/33']) {
+      const named = (e: Error) => e instanceof ConfigError && /TRUST_PROXY/.test(e.message);
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), named, bad);
+    }
+    assert.throws(() => loadConfig({ TRUST_PROXY: 'true' }), /hop|CIDR/);
+  });
+
+  it('with one proxy, the address it saw counts, not what the client put before it (consent, throttle)', async () => {
+    const headers = { 'content-type': 'application/json', 'x-forwarded-for': '6.6.6.6, 203.0.113.7' };
+    const r = await postLead(app.http, ws.apiKey, validLead(), headers);
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const { rows } = await app.db.pool.query('SELECT consent_ip FROM leads WHERE id = $1', [r.body.leadId]);
+    assert.equal(rows[0].consent_ip, '203.0.113.7');
+
+    const op = await makeOperator(app, []);
+    const attempt = (i: number) =>
+      app.http.inject({
+        method: 'POST',
+        url: '/api/admin/session',
+        payload: { email: op.email, password: `guess-${i}` },
+        headers: { 'x-forwarded-for': `6.6.6.${i}, 203.0.113.8` },
+      });
+    for (let i = 0; i < 5; i++) assert.equal((await attempt(i)).statusCode, 401);
+    assert.equal((await attempt(5)).statusCode, 429, 'rotating the spoofed entry does not reset the count');
+  });
+
+  it('with trusted ranges, entries are believed only as far as a trusted proxy vouches', async () => {
+    const other = await startTestApp({ env: { TRUST_PROXY: '127.0.0.0/8' } });
+    try {
+      const w = await other.createWorkspace('whatsapp');
+      const headers = { 'content-type': 'application/json', 'x-forwarded-for': '6.6.6.6, 203.0.113.5' };
+      const r = await postLead(other.http, w.apiKey, validLead(), headers);
+      const { rows } = await other.db.pool.query('SELECT consent_ip FROM leads WHERE id = $1', [r.body.leadId]);
+      assert.equal(rows[0].consent_ip, '203.0.113.5');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+/** An SSE stream of `ws` for the session; `next()` resolves with the next event, or null when it ended. */
+async function openStream(session: AdminSession, slug = ws.slug) {
+  const controller = new AbortController();
+  // A bound, not a measurement: a stream that never ends fails the test instead of hanging it.
+  const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(20_000)]);
+  const url = `${base}/api/admin/workspaces/${slug}/events`;
+  const res = await fetch(url, { headers: { cookie: session.cookie }, signal });
+  const close = () => controller.abort();
+  if (res.status !== 200) return { status: res.status, body: await res.json(), close, next: async () => null };
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  const next = async (): Promise<{ event: string; data: any } | null> => {
+    for (;;) {
+      const end = buffered.indexOf('\n\n');
+      if (end !== -1) {
+        const block = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const event = /^event: (.+)$/m.exec(block)?.[1];
+        const data = /^data: (.+)$/m.exec(block)?.[1];
+        if (event && data) return { event, data: JSON.parse(data) };
+        continue;
+      }
+      const { value, done } = await reader.read();
+      if (done) return null;
+      buffered += value;
+    }
+  };
+  return { status: 200, body: null, close, next };
+}
+
+/** Events until the stream ends (bounded, so a stream that never ends fails the test). */
+async function untilEnd(stream: Awaited<ReturnType<typeof openStream>>): Promise<Array<{ event: string; data: any }>> {
+  const seen: Array<{ event: string; data: any }> = [];
+  for (let i = 0; i < 100; i++) {
+    const e = await stream.next();
+    if (!e) return seen;
+    seen.push(e);
+  }
+  throw new Error(`the stream did not end: ${JSON.stringify(seen)}`);
+}
+
+describe('live-update streams', () => {
+  it('end after "sign out everywhere"', async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }]);
+    const watching = (await signIn(app.http, op.email, op.password)).session!;
+    const elsewhere = (await signIn(app.http, op.email, op.password)).session!;
+    const stream = await openStream(watching);
+    assert.equal(stream.status, 200);
+    assert.equal((await stream.next())?.event, 'ready');
+    assert.equal((await admin(app.http, elsewhere, 'DELETE', '/api/admin/session?everywhere=true')).status, 200);
+    const rest = await untilEnd(stream);
+    assert.deepEqual(rest.at(-1), { event: 'end', data: { kind: 'end', reason: 'signed_out' } });
+    assert.equal((await openStream(watching)).status, 401);
+  });
+
+  it('end after removal from the workspace', async () => {
+    const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }]);
+    const ownerSession = (await signIn(app.http, owner.email, owner.password)).session!;
+    const member = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'agent' }]);
+    const memberSession = (await signIn(app.http, member.email, member.password)).session!;
+    const stream = await openStream(memberSession);
+    assert.equal((await stream.next())?.event, 'ready');
+    const team = await admin(app.http, ownerSession, 'GET', `/api/admin/workspaces/${ws.slug}/team`);
+    const id = team.body.members.find((m: { email: string }) => m.email === member.email).id;
+    const memberUrl = `/api/admin/workspaces/${ws.slug}/team/members/${id}`;
+    const removed = await admin(app.http, ownerSession, 'DELETE', memberUrl);
+    assert.equal(removed.status, 200);
+    const rest = await untilEnd(stream);
+    assert.deepEqual(rest.at(-1), { event: 'end', data: { kind: 'end', reason: 'no_access' } });
+    const stillSignedIn = await admin(app.http, memberSession, 'GET', '/api/admin/session');
+    assert.equal(stillSignedIn.status, 200, 'the session itself goes on');
+  });
+
+  it('one session holds at most LIVE_STREAMS_PER_SESSION (10) streams; a closed one frees its place', async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }]);
+    const session = (await signIn(app.http, op.email, op.password)).session!;
+    const streams = [];
+    for (let i = 0; i < 10; i++) streams.push(await openStream(session));
+    try {
+      assert.deepEqual(
+        streams.map((s) => s.status),
+        Array(10).fill(200),
+      );
+      const extra = await openStream(session);
+      const error = 'Too many live-update streams for this session: close other dashboard tabs.';
+      assert.deepEqual([extra.status, extra.body], [429, { ok: false, error }]);
+      const other = (await signIn(app.http, op.email, op.password)).session!;
+      const theirs = await openStream(other);
+      assert.equal(theirs.status, 200, 'the cap is per session');
+      theirs.close();
+      streams.pop()!.close();
+      // The server learns of the closed connection a moment later: bounded retries, no sleeps.
+      let again = await openStream(session);
+      for (let i = 0; i < 200 && again.status === 429; i++) {
+        await new Promise((r) => setImmediate(r));
+        again = await openStream(session);
+      }
+      assert.equal(again.status, 200);
+      streams.push(again);
+    } finally {
+      for (const s of streams) s.close();
+    }
+  });
+});
+
+describe('session lifetime', () => {
+  it('defaults: idle 30 minutes, absolute 12 hours', () => {
+    const c = loadConfig({});
+    assert.deepEqual([c.SESSION_IDLE_MINUTES, c.SESSION_MAX_HOURS], [30, 12]);
+  });
+
+  it('a session in constant use still ends SESSION_MAX_HOURS after sign-in', async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }]);
+    const busy = (await signIn(app.http, op.email, op.password)).session!;
+    for (let minutes = 0; minutes < 12 * 60 - 20; minutes += 20) {
+      clock.advance(20 * 60_000);
+      const r = await admin(app.http, busy, 'GET', '/api/admin/session');
+      assert.equal(r.status, 200, `after ${minutes + 20} minutes`);
+    }
+    clock.advance(21 * 60_000); // 12 h and 1 minute after sign-in, 21 minutes after last use
+    const expired = await admin(app.http, busy, 'GET', '/api/admin/session');
+    assert.deepEqual([expired.status, expired.body], [401, { ok: false, error: 'Sign in required.' }]);
+    const { rows } = await app.db.pool.query(
+      'SELECT count(*)::int AS n FROM operator_sessions s JOIN operators o ON o.id = s.operator_id WHERE o.email = $1',
+      [op.email],
+    );
+    assert.equal(rows[0].n, 0, 'the expired row is deleted');
+  });
+});

@@ -1,0 +1,448 @@
+// The voice channel end to end: a lead is POSTed, the Vapi simulator places the call and plays it
+// against our server URL over HTTP (status updates, the persona's tool calls answered by the real
+// agent tools against the Cal.com simulator, the end-of-call-report), and GET shows the outcome.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { VapiPersona } from '../../src/simulators/personas/vapi-personas.ts';
+import { hmacPlanWithDefaults, signVapiHmac } from '../../src/voice/vapi/vapi-hmac.ts';
+import { getLead, postLead, validLead } from '../helpers/http.ts';
+import {
+  deliver,
+  eventTypes,
+  startVoiceHarness,
+  VAPI,
+  voiceWorkspace,
+  type VoiceHarness,
+  type VoiceWorkspace,
+} from '../helpers/voice-harness.ts';
+
+let h: VoiceHarness;
+let ws: VoiceWorkspace;
+
+const HMAC_SECRET = 'hmac-secret-for-tests-0123456789';
+
+before(async () => {
+  // Vapi holds an HMAC webhook credential (Vapi's API docs) for the HMAC workspace below.
+  h = await startVoiceHarness({ vapi: { credentials: { 'cred-hmac-1': { secretKey: HMAC_SECRET } } } });
+  ws = await voiceWorkspace(h);
+});
+after(async () => {
+  await h.close();
+});
+
+async function submit(
+  overrides: Record<string, unknown> = {},
+  key = ws.apiKey,
+): Promise<{ leadId: string; callId: string }> {
+  const res = await postLead(
+    h.app.http,
+    key,
+    validLead({ name: 'Ada Lovelace', email: 'ada@example.com', ...overrides }),
+  );
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return { leadId: res.body.leadId, callId: res.body.providerCallId };
+}
+
+/** The report the simulator delivered for a call, as sent. */
+function deliveredReport(callId: string): Record<string, any> {
+  const d = h.vapi.deliveries.find((x) => x.callId === callId && x.type === 'end-of-call-report');
+  assert.ok(d, 'report delivered');
+  return JSON.parse(d.body).message;
+}
+
+/** The booking persona's transcript; the time is the first free slot when the call was made. */
+const bookingTranscript = (time = '09:00') =>
+  [
+    'Assistant: Hi Ada, this is Mia calling about the consultation you asked for. Do you have two minutes?',
+    'Lead: Yes, sure, go ahead.',
+    'Assistant: Great. Tell me a little about what you need and how soon you would like to start.',
+    'Lead: We are a team of about twenty, the budget is approved and we would like to start next month.',
+    `Assistant: That sounds like a good fit. The first free time is Monday, 5 September 2050 at ${time}. Does that work for you?`,
+    'Lead: The first time works for me, please book it.',
+    'Assistant: You are booked. The confirmation is on its way by e-mail. Thank you, goodbye!',
+    'Lead: Thanks, bye!',
+  ].join('\n\n');
+
+describe('a voice lead end to end', () => {
+  test('the lead books on the call: GET shows booked with the booking and the ended call in voiceCall', async () => {
+    const { leadId, callId } = await submit();
+    const played = await h.vapi.play(callId, 'books');
+    assert.ok(
+      played.deliveries.every((d) => d.status === 200),
+      JSON.stringify(played.deliveries.map((d) => [d.type, d.status, d.responseText])),
+    );
+    assert.deepEqual(
+      played.toolResults.map((t) => t.name),
+      ['updateLeadProfile', 'listSlots', 'bookConsult', 'endConversation'],
+    );
+
+    const got = await getLead(h.app.http, ws.apiKey, leadId);
+    assert.equal(got.status, 200);
+    const booking = [...h.cal.bookings.values()].find((b) => b.metadata.leadId === leadId);
+    assert.ok(booking, 'booked in Cal.com with the lead id');
+    assert.equal(got.body.lead.status, 'booked');
+    assert.equal(got.body.lead.bookingUid, booking.uid);
+    assert.equal(got.body.lead.bookingStart, '2050-09-05T07:00:00.000Z');
+
+    const report = deliveredReport(callId);
+    const duration = (Date.parse(report.endedAt) - Date.parse(report.startedAt)) / 1000;
+    assert.deepEqual(Object.keys(got.body.voiceCall), [
+      'providerCallId',
+      'status',
+      'startedAt',
+      'endedAt',
+      'durationSeconds',
+      'summary',
+      'transcript',
+      'recordingUrl',
+      'endedReason',
+    ]);
+    assert.deepEqual(got.body.voiceCall, {
+      providerCallId: callId,
+      status: 'ended',
+      startedAt: report.startedAt,
+      endedAt: report.endedAt,
+      durationSeconds: Math.round(duration),
+      summary: 'Ada Lovelace qualified and booked the first free consultation time.',
+      transcript: bookingTranscript(),
+      recordingUrl: `https://storage.vapi.ai/${callId}-mono.wav`,
+      endedReason: 'assistant-ended-call',
+    });
+    assert.ok(Number.isInteger(got.body.voiceCall.durationSeconds) && got.body.voiceCall.durationSeconds > 30);
+    assert.deepEqual(await eventTypes(h, leadId), [
+      'lead.created',
+      'call.dispatched',
+      'call.started',
+      'lead.profile_updated',
+      'booking.created',
+      'conversation.ended',
+      'call.ended',
+    ]);
+  });
+});
+
+describe('each scripted persona ends the lead where its tool calls (or the call) put it', () => {
+  const cases: Array<{
+    persona: VapiPersona;
+    status: string;
+    endedReason: string;
+    notes?: string;
+    events: string[];
+    spoke: boolean;
+  }> = [
+    {
+      persona: 'not-a-fit',
+      status: 'unqualified',
+      endedReason: 'assistant-ended-call',
+      notes: 'No budget for this at all.',
+      events: ['lead.unqualified', 'conversation.ended', 'call.ended'],
+      spoke: true,
+    },
+    {
+      persona: 'wants-human',
+      status: 'needs_human',
+      endedReason: 'assistant-ended-call',
+      events: ['lead.escalated', 'conversation.ended', 'call.ended'],
+      spoke: true,
+    },
+    {
+      persona: 'hangs-up',
+      status: 'in_conversation',
+      endedReason: 'customer-ended-call',
+      events: ['call.ended'],
+      spoke: true,
+    },
+    { persona: 'voicemail', status: 'in_conversation', endedReason: 'voicemail', events: ['call.ended'], spoke: true },
+    {
+      persona: 'no-answer',
+      status: 'in_conversation',
+      endedReason: 'customer-did-not-answer',
+      events: ['call.ended'],
+      spoke: false,
+    },
+    {
+      persona: 'no-credits',
+      status: 'needs_human',
+      endedReason: 'call.start.error-subscription-insufficient-credits',
+      events: ['call.failed'],
+      spoke: false,
+    },
+  ];
+  for (const c of cases) {
+    test(`${c.persona}: lead ${c.status}, call ended with ${c.endedReason}`, async () => {
+      const { leadId, callId } = await submit();
+      const played = await h.vapi.play(callId, c.persona);
+      assert.ok(played.deliveries.every((d) => d.status === 200));
+      const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+      assert.equal(got.lead.status, c.status);
+      assert.equal(got.lead.qualificationNotes, c.notes ?? null);
+      assert.equal(got.lead.bookingUid, null);
+      assert.equal(got.voiceCall.status, 'ended');
+      assert.equal(got.voiceCall.endedReason, c.endedReason);
+      assert.ok(got.voiceCall.endedAt);
+      if (c.spoke) {
+        assert.match(got.voiceCall.transcript, /^Assistant: Hi Ada, this is Mia/);
+        assert.ok(got.voiceCall.startedAt && Number.isInteger(got.voiceCall.durationSeconds));
+        assert.equal(got.voiceCall.recordingUrl, `https://storage.vapi.ai/${callId}-mono.wav`);
+        assert.equal(typeof got.voiceCall.summary, 'string');
+      } else {
+        // Never connected: nothing was said or recorded, and there is no start to measure from.
+        assert.deepEqual(
+          [
+            got.voiceCall.startedAt,
+            got.voiceCall.durationSeconds,
+            got.voiceCall.transcript,
+            got.voiceCall.recordingUrl,
+            got.voiceCall.summary,
+          ],
+          [null, null, null, null, null],
+        );
+      }
+      const types = await eventTypes(h, leadId);
+      assert.deepEqual(
+        types.filter((t) => c.events.includes(t)),
+        c.events,
+        types.join(', '),
+      );
+      const { rows } = await h.app.db.pool.query(
+        `SELECT type, data FROM lead_events WHERE lead_id = $1 AND type IN ('call.ended', 'call.failed')`,
+        [leadId],
+      );
+      assert.equal(rows.length, 1, 'the end is recorded once');
+      assert.equal(rows[0].data.endedReason, c.endedReason, 'the timeline says why the call ended');
+      assert.equal(rows[0].data.withoutOutcome, c.status === 'in_conversation' ? true : undefined);
+    });
+  }
+});
+
+describe('Vapi delivery quirks', () => {
+  /** Everything GET shows, plus the session's bookkeeping, for comparing two plays of one script. */
+  async function finalState(leadId: string, callId: string) {
+    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+    const { providerCallId: _id, recordingUrl, ...call } = got.voiceCall;
+    return {
+      status: got.lead.status,
+      booked: got.lead.bookingUid !== null,
+      call: { ...call, recordingUrl: recordingUrl?.replace(callId, 'ID') },
+    };
+  }
+
+  test('the report before the last status update, every delivery twice: applied once, the same final state', async () => {
+    const normal = await submit();
+    await h.vapi.play(normal.callId, 'hangs-up');
+    const quirky = await submit();
+    const played = await h.vapi.play(quirky.callId, 'hangs-up', { reportFirst: true, repeatDeliveries: true });
+    assert.deepEqual(
+      played.deliveries.map((d) => `${d.type}:${JSON.parse(d.responseText!).duplicate ? 'dup' : 'ok'}`),
+      [
+        'status-update:ok',
+        'status-update:dup',
+        'status-update:ok',
+        'status-update:dup',
+        'end-of-call-report:ok',
+        'end-of-call-report:dup',
+        'status-update:ok',
+        'status-update:dup',
+      ],
+    );
+    const a = await finalState(normal.leadId, normal.callId);
+    const b = await finalState(quirky.leadId, quirky.callId);
+    // Same script, same simulated timings: only the ids differ.
+    assert.deepEqual(b, a);
+    assert.equal(b.call.status, 'ended');
+    assert.deepEqual(
+      (await eventTypes(h, quirky.leadId)).filter((t) => t.startsWith('call.')),
+      ['call.dispatched', 'call.started', 'call.ended'],
+    );
+  });
+
+  test('legacy report fields only, tool arguments as objects: the same booking and call record', async () => {
+    const { leadId, callId } = await submit();
+    await h.vapi.play(callId, 'books', { report: 'legacy', argumentsAs: 'object' });
+    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+    assert.equal(got.lead.status, 'booked');
+    const report = deliveredReport(callId);
+    assert.deepEqual(report.artifact, {}, 'nothing in artifact: the legacy mirrors are the only source');
+    const time = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/Berlin',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(new Date(got.lead.bookingStart));
+    assert.equal(got.voiceCall.transcript, bookingTranscript(time));
+    assert.equal(got.voiceCall.summary, report.summary);
+    assert.equal(got.voiceCall.recordingUrl, report.recordingUrl);
+    assert.equal(got.voiceCall.durationSeconds, Math.round(report.durationSeconds));
+    assert.equal(got.voiceCall.endedReason, 'assistant-ended-call');
+  });
+
+  test('spec fields only: the duration comes from startedAt and endedAt', async () => {
+    const { leadId, callId } = await submit();
+    await h.vapi.play(callId, 'hangs-up', { report: 'spec' });
+    const report = deliveredReport(callId);
+    assert.equal(report.durationSeconds, undefined);
+    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+    assert.equal(
+      got.voiceCall.durationSeconds,
+      Math.round((Date.parse(report.endedAt) - Date.parse(report.startedAt)) / 1000),
+    );
+    assert.equal(got.voiceCall.summary, report.analysis.summary);
+  });
+
+  test('Vapi rings before our submission has recorded the call: the submission still succeeds, recorded once', async () => {
+    h.vapi.setAutoPlay({ persona: 'books', ringBeforeAnswer: true });
+    try {
+      const { leadId, callId } = await submit();
+      await h.vapi.settled();
+      const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+      assert.equal(got.lead.status, 'booked');
+      assert.equal(got.voiceCall.providerCallId, callId);
+      const { rows } = await h.app.db.pool.query('SELECT count(*)::int AS n FROM call_sessions WHERE lead_id = $1', [
+        leadId,
+      ]);
+      assert.equal(rows[0].n, 1);
+      const types = await eventTypes(h, leadId);
+      assert.ok(types.includes('call.reconciled') && !types.includes('call.dispatched'), types.join(', '));
+      assert.ok(!h.app.logs.some((l) => l.includes('call placed but not recorded')));
+    } finally {
+      h.vapi.setAutoPlay(null);
+    }
+  });
+});
+
+describe('what dispatch tells Vapi, and the integration log', () => {
+  test('server URL with X-Vapi-Secret, our three message types, the seven tools at the tools URL, labelled form answers', async () => {
+    const { leadId, callId } = await submit({
+      formResponses: { q_bill: '120', q_owner: 'Yes', q_gone: 'kept\nas sent' },
+      metadata: { source: 'ads' },
+    });
+    const body = h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any;
+    const overrides = body.assistantOverrides;
+    const auth = { 'X-Vapi-Secret': ws.secret };
+    assert.deepEqual(overrides.server, {
+      url: `${h.baseUrl}/api/vapi/${ws.slug}/events`,
+      timeoutSeconds: 20,
+      headers: auth,
+    });
+    assert.deepEqual(overrides.serverMessages, ['status-update', 'end-of-call-report', 'tool-calls']);
+    const tools = overrides['tools:append'];
+    assert.deepEqual(
+      tools.map((t: any) => t.function.name),
+      [
+        'updateLeadProfile',
+        'listSlots',
+        'bookConsult',
+        'markUnqualified',
+        'optOut',
+        'escalateToHuman',
+        'endConversation',
+      ],
+    );
+    for (const t of tools)
+      assert.deepEqual(t.server, { url: `${h.baseUrl}/api/vapi/${ws.slug}/tools`, timeoutSeconds: 20, headers: auth });
+    assert.deepEqual(overrides.metadata, { leadId, workspaceId: ws.workspaceId });
+    assert.deepEqual(overrides.variableValues, {
+      leadId,
+      leadName: 'Ada Lovelace',
+      leadFirstName: 'Ada',
+      leadEmail: 'ada@example.com',
+      leadGoal: '',
+      leadMetadata: 'source: ads',
+      // Form order with the workspace's labels; an id the form does not have comes last, as sent.
+      formResponses: 'Do you own the property?: Yes\nMonthly electricity bill (EUR): 120\nq_gone: kept as sent',
+    });
+  });
+
+  test('every provider request and server message is logged for the workspace, secrets redacted', async () => {
+    const { leadId, callId } = await submit();
+    await h.vapi.play(callId, 'books');
+    const { rows } = await h.app.db.pool.query(
+      `SELECT direction, kind, http_status, outcome, payload::text AS payload
+        FROM integration_events WHERE workspace_id = $1 AND lead_id = $2 ORDER BY id`,
+      [ws.workspaceId, leadId],
+    );
+    assert.deepEqual(
+      rows.map((r) => `${r.direction} ${r.kind} ${r.http_status} ${r.outcome}`),
+      [
+        'out POST /call 201 accepted',
+        'in status-update 200 applied',
+        'in status-update 200 applied',
+        'in tool-calls 200 applied',
+        'in tool-calls 200 applied',
+        'in tool-calls 200 applied',
+        'in tool-calls 200 applied',
+        'in status-update 200 applied',
+        'in end-of-call-report 200 applied',
+      ],
+    );
+    const all = rows.map((r) => r.payload).join('\n');
+    assert.ok(!all.includes(ws.secret), 'the server secret is redacted');
+    assert.match(all, /"X-Vapi-Secret": "\[redacted\]"/);
+    const toolAnswer = JSON.parse(rows[3].payload);
+    assert.equal(toolAnswer.endpoint, 'tools');
+    assert.equal(toolAnswer.response.results[0].name, 'updateLeadProfile');
+    const { rows: keyRows } = await h.app.db.pool.query(
+      `SELECT count(*)::int AS n FROM integration_events WHERE strpos(payload::text, $1) > 0`,
+      [VAPI.apiKey],
+    );
+    assert.equal(keyRows[0].n, 0, 'the Vapi API key is never stored');
+  });
+});
+
+describe('workspace variants', () => {
+  test('HMAC credential plan: Vapi gets the credential id instead of a header, signs every message, and a bare secret is refused', async () => {
+    const hmacWs = await voiceWorkspace(h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
+    const { leadId, callId } = await submit({}, hmacWs.apiKey);
+    const overrides = (h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+    assert.deepEqual(overrides.server, {
+      url: `${h.baseUrl}/api/vapi/${hmacWs.slug}/events`,
+      timeoutSeconds: 20,
+      credentialId: 'cred-hmac-1',
+    });
+    assert.ok(
+      overrides['tools:append'].every((t: any) => t.server.credentialId === 'cred-hmac-1' && !t.server.headers),
+    );
+    const played = await h.vapi.play(callId, 'books');
+    assert.ok(played.deliveries.every((d) => d.status === 200));
+    const got = (await getLead(h.app.http, hmacWs.apiKey, leadId)).body;
+    assert.equal(got.lead.status, 'booked');
+    assert.equal(got.voiceCall.status, 'ended');
+    const call = h.vapi.calls.find((c) => c.call.id === callId)!.call;
+    const forged = await deliver(
+      h,
+      hmacWs.slug,
+      { message: { type: 'status-update', status: 'ringing', call } },
+      { 'x-vapi-secret': hmacWs.secret },
+    );
+    assert.equal(forged.status, 401);
+  });
+
+  test('HMAC: a timestamp more than the tolerance (300 s) away is refused, in the past and in the future', async () => {
+    const hmacWs = await voiceWorkspace(h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
+    const { callId } = await submit({}, hmacWs.apiKey);
+    const call = h.vapi.calls.find((c) => c.call.id === callId)!.call;
+    const plan = hmacPlanWithDefaults({ secretKey: HMAC_SECRET });
+    const signedAt = (offsetSeconds: number) => {
+      const body = JSON.stringify({ message: { type: 'status-update', status: 'ringing', call } });
+      const ts = String(Math.floor(h.clock.read().getTime() / 1000) + offsetSeconds);
+      return deliver(h, hmacWs.slug, body, { 'x-signature': signVapiHmac(plan, body, ts), 'x-timestamp': ts });
+    };
+    assert.equal((await signedAt(301)).status, 401, 'from the future');
+    assert.equal((await signedAt(-301)).status, 401, 'from the past');
+    assert.equal((await signedAt(290)).status, 200);
+    assert.equal((await signedAt(-290)).status, 200);
+  });
+
+  test("appendTools false: no tools are added, and the assistant's own tools are answered at the events URL", async () => {
+    const own = await voiceWorkspace(h, { appendTools: false });
+    const { leadId, callId } = await submit({}, own.apiKey);
+    const overrides = (h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+    assert.equal(overrides['tools:append'], undefined);
+    const played = await h.vapi.play(callId, 'not-a-fit');
+    assert.ok(
+      played.deliveries
+        .filter((d) => d.type === 'tool-calls')
+        .every((d) => d.url.endsWith('/events') && d.status === 200),
+    );
+    assert.equal((await getLead(h.app.http, own.apiKey, leadId)).body.lead.status, 'unqualified');
+  });
+});

@@ -1,0 +1,493 @@
+// Vapi's server messages delivered one by one (crafted in the simulator's exact shapes): who may
+// deliver, what a repeat or an unknown call does, the crash window's reconciliation, and the tool
+// calls' error paths. The full call, played by the simulator, is in test/api/voice-call-flow.test.ts.
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
+import { VapiClient } from '../../src/voice/vapi/vapi-client.ts';
+import { VapiServerService } from '../../src/voice/voice-server-service.ts';
+import {
+  endOfCallReportMessage,
+  statusUpdateMessage,
+  toolCallsMessage,
+  type VapiCall,
+} from '../../src/simulators/vapi/vapi-sim-messages.ts';
+import { IN_PROGRESS, NOT_LINKED, STILL_RUNNING } from '../../src/voice/vapi/vapi-tool-calls.ts';
+import { vapiCallOptions } from '../../src/voice/voice-channel.ts';
+import { insertLead } from '../helpers/agent-harness.ts';
+import { getLead, postLead, validLead } from '../helpers/http.ts';
+import {
+  deliver,
+  eventTypes,
+  leadOf,
+  session,
+  startVoiceHarness,
+  VAPI,
+  voiceWorkspace,
+  type VoiceHarness,
+  type VoiceWorkspace,
+} from '../helpers/voice-harness.ts';
+
+let h: VoiceHarness;
+let ws: VoiceWorkspace;
+
+before(async () => {
+  h = await startVoiceHarness();
+  ws = await voiceWorkspace(h);
+});
+after(async () => {
+  await h.close();
+});
+
+const secret = (w: VoiceWorkspace = ws) => ({ 'x-vapi-secret': w.secret });
+const at = () => h.clock.now;
+
+/** A dispatched call (through the real submission), and the Call object Vapi holds for it. */
+async function dispatched(): Promise<{ leadId: string; call: VapiCall }> {
+  const res = await postLead(h.app.http, ws.apiKey, validLead({ email: 'ada@example.com' }));
+  assert.equal(res.status, 201);
+  const call = h.vapi.calls.find((c) => c.call.id === res.body.providerCallId)!.call;
+  return { leadId: res.body.leadId, call };
+}
+
+/** Everything a rejected delivery must leave untouched. */
+async function footprint(leadId: string, callId: string) {
+  const { rows } = await h.app.db.pool.query(
+    `SELECT (SELECT count(*)::int FROM webhook_receipts WHERE provider = 'vapi') AS receipts,
+            (SELECT count(*)::int FROM integration_events WHERE direction = 'in') AS logged,
+            (SELECT count(*)::int FROM lead_events WHERE lead_id = $1) AS events,
+            (SELECT count(*)::int FROM voice_tool_calls) AS tool_calls`,
+    [leadId],
+  );
+  return { ...rows[0], lead: await leadOf(h, leadId), session: await session(h, callId) };
+}
+
+const rejected = { ok: false, error: 'Invalid webhook signature.' };
+
+describe('who may deliver', () => {
+  test("a missing, wrong or other workspace's secret is 401 and changes nothing", async () => {
+    const { leadId, call } = await dispatched();
+    const other = await voiceWorkspace(h);
+    const before = await footprint(leadId, call.id);
+    const messages = [
+      statusUpdateMessage(call, 'ended', at(), 'customer-ended-call'),
+      endOfCallReportMessage(call, at(), {
+        endedReason: 'customer-ended-call',
+        startedAt: null,
+        endedAt: new Date(at()).toISOString(),
+        messages: [],
+        summary: 'x',
+        recordingUrl: null,
+        cost: 0,
+      }),
+      toolCallsMessage(
+        call,
+        at(),
+        [{ id: 'call_auth_1', name: 'markUnqualified', args: { reason: 'forged' } }],
+        'string',
+      ),
+    ];
+    const headerSets: Array<Record<string, string>> = [
+      {},
+      { 'x-vapi-secret': 'not-the-secret' },
+      secret(other),
+      { 'x-vapi-secret': '' },
+      { authorization: 'Bearer not-the-secret' },
+    ];
+    for (const message of messages) {
+      for (const headers of headerSets) {
+        for (const endpoint of ['events', 'tools'] as const) {
+          const res = await deliver(h, ws.slug, message, headers, endpoint);
+          assert.equal(res.status, 401, JSON.stringify(headers));
+          assert.deepEqual(res.body, rejected);
+        }
+      }
+    }
+    assert.deepEqual(await footprint(leadId, call.id), before);
+    assert.ok(h.app.logs.some((l) => l.includes('vapi message rejected')));
+    assert.ok(!h.app.logs.some((l) => l.includes(ws.secret)), 'the secret is never logged');
+  });
+
+  test("the secret as a Bearer token is accepted (Vapi's bearer credential plan)", async () => {
+    const { call } = await dispatched();
+    const res = await deliver(h, ws.slug, statusUpdateMessage(call, 'ringing', at()), {
+      authorization: `Bearer ${ws.secret}`,
+    });
+    assert.deepEqual([res.status, res.body], [200, { ok: true }]);
+  });
+
+  test('a pinned voice.serverSecret replaces the derived one', async () => {
+    const pinned = await voiceWorkspace(h, { serverSecret: 'pinned-secret-0123456789' });
+    assert.equal(pinned.secret, 'pinned-secret-0123456789');
+    const derived = (await voiceWorkspace(h)).secret;
+    const body = statusUpdateMessage({ id: crypto.randomUUID() } as VapiCall, 'ringing', at());
+    assert.equal((await deliver(h, pinned.slug, body, { 'x-vapi-secret': derived })).status, 401);
+    assert.equal((await deliver(h, pinned.slug, body, { 'x-vapi-secret': 'pinned-secret-0123456789' })).status, 200);
+  });
+
+  test('unknown, malformed or non-voice workspaces are 404', async () => {
+    const whatsapp = await h.app.createWorkspace('whatsapp');
+    const bare = await h.app.createWorkspace('voice');
+    for (const slug of ['no-such-workspace', 'Bad_Slug', whatsapp.slug, bare.slug]) {
+      const res = await deliver(h, slug, { message: { type: 'status-update', status: 'ringing' } }, secret());
+      assert.deepEqual([res.status, res.body], [404, { ok: false, error: 'Workspace not found.' }], slug);
+    }
+  });
+
+  test('authenticated but not JSON, or not a server message: 400, and the body is logged for operators', async () => {
+    const broken = await deliver(h, ws.slug, '{"message":', secret());
+    assert.deepEqual([broken.status, broken.body], [400, { ok: false, error: 'Request body must be valid JSON.' }]);
+    const shapeless = await deliver(h, ws.slug, { hello: 'vapi' }, secret());
+    assert.equal(shapeless.status, 400);
+    assert.equal(shapeless.body.error, 'Validation failed.');
+    assert.deepEqual(
+      shapeless.body.issues.map((i: { path: string[] }) => i.path),
+      [['message']],
+    );
+    const { rows } = await h.app.db.pool.query(
+      `SELECT http_status, outcome FROM integration_events WHERE workspace_id = $1 AND kind = 'invalid'`,
+      [ws.workspaceId],
+    );
+    assert.deepEqual(rows, [
+      { http_status: 400, outcome: 'invalid' },
+      { http_status: 400, outcome: 'invalid' },
+    ]);
+  });
+
+  test('a body over 8 MiB is 413', async () => {
+    const res = await deliver(h, ws.slug, 'x'.repeat(8 * 1024 * 1024 + 1), secret());
+    assert.deepEqual(
+      [res.status, res.body],
+      [413, { ok: false, error: 'Request body is too large.', message: 'The request body must be at most 8 MiB.' }],
+    );
+  });
+});
+
+describe('repeats, reordering and unknown calls', () => {
+  test('a repeated status update is answered as a duplicate and applied once', async () => {
+    const { leadId, call } = await dispatched();
+    call.startedAt = new Date(at() + 5_000).toISOString();
+    const inProgress = statusUpdateMessage(call, 'in-progress', at() + 5_000);
+    assert.deepEqual((await deliver(h, ws.slug, inProgress, secret())).body, { ok: true });
+    assert.deepEqual((await deliver(h, ws.slug, inProgress, secret())).body, { ok: true, duplicate: true });
+    assert.deepEqual(
+      (await eventTypes(h, leadId)).filter((t) => t === 'call.started'),
+      ['call.started'],
+    );
+    assert.equal((await session(h, call.id))!.status, 'in-progress');
+  });
+
+  test('every order of the last messages gives one final state', async () => {
+    const start = at() + 6_000;
+    const end = start + 42_400;
+    const orders = [
+      ['ringing', 'in-progress', 'ended', 'report'],
+      ['report', 'ended', 'in-progress', 'ringing'],
+      ['in-progress', 'report', 'ringing', 'ended'],
+      ['ended', 'ringing', 'report', 'in-progress'],
+    ];
+    const finals: unknown[] = [];
+    for (const order of orders) {
+      const { leadId, call } = await dispatched();
+      const messages: Record<string, Record<string, unknown>> = {
+        ringing: statusUpdateMessage(call, 'ringing', at()),
+        'in-progress': statusUpdateMessage(call, 'in-progress', start),
+        // Sent a moment after the end; the report's endedAt is the authoritative one.
+        ended: statusUpdateMessage(call, 'ended', end + 900, 'customer-ended-call'),
+        // A report without startedAt or a duration: the duration needs the status update's start.
+        report: endOfCallReportMessage(
+          call,
+          end + 2_000,
+          {
+            endedReason: 'customer-ended-call',
+            startedAt: null,
+            endedAt: new Date(end).toISOString(),
+            messages: [{ role: 'bot', message: 'Hello?', time: start, secondsFromStart: 0 }],
+            summary: 'Short call.',
+            recordingUrl: 'https://storage.vapi.ai/x-mono.wav',
+            cost: 0.01,
+          },
+          'spec',
+        ),
+      };
+      for (const name of order) assert.equal((await deliver(h, ws.slug, messages[name], secret())).status, 200);
+      const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+      const { providerCallId: _id, ...voiceCall } = got.voiceCall;
+      finals.push({ status: got.lead.status, voiceCall });
+    }
+    assert.deepEqual(finals[0], {
+      status: 'in_conversation',
+      voiceCall: {
+        status: 'ended',
+        startedAt: new Date(start).toISOString(),
+        endedAt: new Date(end).toISOString(),
+        durationSeconds: 42,
+        summary: 'Short call.',
+        transcript: 'Assistant: Hello?',
+        recordingUrl: 'https://storage.vapi.ai/x-mono.wav',
+        endedReason: 'customer-ended-call',
+      },
+    });
+    for (const f of finals.slice(1)) assert.deepEqual(f, finals[0]);
+  });
+
+  test('messages for an unknown call are answered 200, kept in the integration log, and change no lead', async () => {
+    const { leadId, call: known } = await dispatched();
+    const otherWs = await voiceWorkspace(h);
+    const before = await leadOf(h, leadId);
+    const strangers: VapiCall[] = [
+      { ...known, id: crypto.randomUUID(), assistantOverrides: {} }, // no metadata at all
+      { ...known, id: crypto.randomUUID() }, // names our lead, which already has its call
+      {
+        ...known,
+        id: crypto.randomUUID(),
+        assistantOverrides: { metadata: { leadId, workspaceId: otherWs.workspaceId } },
+      },
+    ];
+    for (const call of strangers) {
+      const status = await deliver(
+        h,
+        ws.slug,
+        statusUpdateMessage(call, 'ended', at(), 'customer-ended-call'),
+        secret(),
+      );
+      assert.deepEqual([status.status, status.body], [200, { ok: true, ignored: 'unknown call' }]);
+      const tools = await deliver(
+        h,
+        ws.slug,
+        toolCallsMessage(
+          call,
+          at(),
+          [{ id: `call_${call.id}`, name: 'markUnqualified', args: { reason: 'x' } }],
+          'string',
+        ),
+        secret(),
+        'tools',
+      );
+      assert.deepEqual(tools.body, {
+        results: [{ toolCallId: `call_${call.id}`, name: 'markUnqualified', result: NOT_LINKED }],
+      });
+    }
+    assert.deepEqual(await leadOf(h, leadId), before);
+    const { rows } = await h.app.db.pool.query(
+      `SELECT count(*)::int AS n FROM integration_events
+        WHERE workspace_id = $1 AND outcome = 'unknown-call' AND lead_id IS NULL`,
+      [ws.workspaceId],
+    );
+    assert.equal(rows[0].n, 6);
+    const sessions = await h.app.db.pool.query(
+      'SELECT count(*)::int AS n FROM call_sessions WHERE provider_call_id = ANY($1)',
+      [strangers.map((c) => c.id)],
+    );
+    assert.equal(sessions.rows[0].n, 0);
+  });
+
+  test('other message types and messages without a call are acknowledged and ignored', async () => {
+    const hang = await deliver(h, ws.slug, { message: { type: 'hang', timestamp: at() } }, secret());
+    assert.deepEqual(hang.body, { ok: true, ignored: 'unsupported message' });
+    const noCall = await deliver(h, ws.slug, { message: { type: 'status-update', status: 'ringing' } }, secret());
+    assert.deepEqual(noCall.body, { ok: true, ignored: 'no call id' });
+  });
+});
+
+describe('the crash window: Vapi placed the call, we never recorded it', () => {
+  test("the lead stays new until Vapi's first message names it; then the call becomes its session and runs to the end", async () => {
+    // What a crash leaves: the reserved lead (new, no session) and a call Vapi accepted for it.
+    const workspace = (await h.app.workspaces.findBySlug(ws.slug))!;
+    const leadId = await insertLead(h.app.db.pool, ws.workspaceId, {
+      status: 'new',
+      name: 'Grace Hopper',
+      email: 'grace@example.com',
+    });
+    const client = new VapiClient({ baseUrl: h.vapi.url, timeoutMs: 2000 });
+    const placed = await client.placeCall({
+      ...VAPI,
+      customer: { number: '+4930123456', name: 'Grace Hopper' },
+      variableValues: { leadName: 'Grace Hopper', leadFirstName: 'Grace', leadEmail: 'grace@example.com' },
+      metadata: { leadId, workspaceId: ws.workspaceId },
+      ...vapiCallOptions(h.baseUrl, workspace, VAPI),
+    });
+    assert.ok(placed.ok);
+    assert.equal((await leadOf(h, leadId)).status, 'new');
+
+    await h.vapi.play(placed.providerCallId, 'books');
+    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+    assert.equal(got.lead.status, 'booked');
+    assert.equal(got.voiceCall.providerCallId, placed.providerCallId);
+    assert.equal(got.voiceCall.status, 'ended');
+    assert.match(got.voiceCall.transcript, /^Assistant: Hi Grace/);
+    const types = await eventTypes(h, leadId);
+    assert.equal(types[0], 'call.reconciled');
+    assert.ok(types.includes('booking.created') && types.includes('call.ended'));
+    const { rows } = await h.app.db.pool.query(
+      `SELECT data FROM lead_events WHERE lead_id = $1 AND type = 'call.reconciled'`,
+      [leadId],
+    );
+    assert.deepEqual(rows[0].data, {
+      providerCallId: placed.providerCallId,
+      from: 'new',
+      to: 'in_conversation',
+      actor: 'system',
+    });
+  });
+});
+
+describe('the crash window under concurrency', () => {
+  test('several first messages at once: one session, one reconciliation, the furthest status', async () => {
+    const leadId = await insertLead(h.app.db.pool, ws.workspaceId, { status: 'new' });
+    const call = {
+      id: crypto.randomUUID(),
+      orgId: 'o',
+      createdAt: '',
+      updatedAt: '',
+      type: 'outboundPhoneCall',
+      status: 'queued',
+      cost: 0,
+      assistantOverrides: { metadata: { leadId, workspaceId: ws.workspaceId } },
+    } as VapiCall;
+    const statuses = ['queued', 'ringing', 'in-progress', 'ringing', 'queued', 'in-progress'];
+    const answers = await Promise.all([
+      ...statuses.map((st, i) => deliver(h, ws.slug, statusUpdateMessage(call, st, at() + i), secret())),
+      deliver(
+        h,
+        ws.slug,
+        toolCallsMessage(
+          call,
+          at(),
+          [{ id: `call_race_${call.id}`, name: 'updateLeadProfile', args: { notes: 'Raced.' } }],
+          'string',
+        ),
+        secret(),
+        'tools',
+      ),
+    ]);
+    assert.ok(
+      answers.every((a) => a.status === 200),
+      JSON.stringify(answers.map((a) => a.body)),
+    );
+    const { rows } = await h.app.db.pool.query('SELECT status FROM call_sessions WHERE lead_id = $1', [leadId]);
+    assert.deepEqual(rows, [{ status: 'in-progress' }]);
+    const types = await eventTypes(h, leadId);
+    assert.deepEqual(
+      types.filter((t) => t === 'call.reconciled'),
+      ['call.reconciled'],
+    );
+    assert.ok(types.includes('lead.profile_updated'), 'the tool call ran for the reconciled lead');
+    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
+  });
+});
+
+describe('tool calls', () => {
+  async function toolCall(
+    call: VapiCall,
+    name: string,
+    args: unknown,
+    id = `call_${crypto.randomBytes(6).toString('hex')}`,
+  ) {
+    const message = toolCallsMessage(call, at(), [{ id, name, args: {} }], 'string');
+    (message.message as any).toolCallList[0].function.arguments = args;
+    const res = await deliver(h, ws.slug, message, secret(), 'tools');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.results.length, 1);
+    assert.equal(res.body.results[0].toolCallId, id);
+    return res.body.results[0].result as string;
+  }
+
+  test('an unknown tool, arguments that are not JSON or are wrong: a result saying so, nothing changed', async () => {
+    const { leadId, call } = await dispatched();
+    assert.match(
+      await toolCall(call, 'deleteEverything', '{}'),
+      /^There is no tool called "deleteEverything"\. The tools are: updateLeadProfile, listSlots, bookConsult/,
+    );
+    assert.equal(
+      await toolCall(call, 'markUnqualified', '{"reason":'),
+      'Invalid arguments for markUnqualified: the arguments are not valid JSON. Nothing was done.',
+    );
+    assert.match(await toolCall(call, 'markUnqualified', '{}'), /^Invalid arguments for markUnqualified: reason: /);
+    assert.match(await toolCall(call, 'bookConsult', { start: 42 }), /^Invalid arguments for bookConsult: start: /);
+    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
+  });
+
+  test('the legacy item shape {id, name, arguments} and a batch of two, answered in order', async () => {
+    const { leadId, call } = await dispatched();
+    const res = await deliver(
+      h,
+      ws.slug,
+      {
+        message: {
+          type: 'tool-calls',
+          call,
+          toolCallList: [
+            { id: 'call_legacy_1', name: 'updateLeadProfile', arguments: { notes: 'Prefers mornings.' } },
+            { id: 'call_legacy_2', name: 'escalateToHuman', arguments: { reason: 'Wants a callback from the owner.' } },
+          ],
+        },
+      },
+      secret(),
+      'tools',
+    );
+    assert.deepEqual(
+      res.body.results.map((r: any) => [r.toolCallId, r.name]),
+      [
+        ['call_legacy_1', 'updateLeadProfile'],
+        ['call_legacy_2', 'escalateToHuman'],
+      ],
+    );
+    assert.equal((await leadOf(h, leadId)).status, 'needs_human');
+  });
+
+  test('a repeated tool call gets the first answer and does not run again', async () => {
+    const { leadId, call } = await dispatched();
+    const first = await toolCall(call, 'markUnqualified', { reason: 'Tenant, not the owner.' }, 'call_repeat_1');
+    const again = await toolCall(call, 'markUnqualified', { reason: 'Tenant, not the owner.' }, 'call_repeat_1');
+    assert.equal(again, first);
+    assert.deepEqual(
+      (await eventTypes(h, leadId)).filter((t) => t === 'lead.unqualified'),
+      ['lead.unqualified'],
+    );
+  });
+
+  test("Cal.com down: the tool's answer tells the model what to do; the lead is unchanged", async () => {
+    const { leadId, call } = await dispatched();
+    h.cal.setFailure('down');
+    try {
+      assert.match(await toolCall(call, 'listSlots', { daysAhead: 3 }), /Try once more in a minute/);
+    } finally {
+      h.cal.setFailure('none');
+    }
+    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
+  });
+
+  test('a tool still running at the deadline is answered "still working", finishes, and its result is kept', async () => {
+    const { call } = await dispatched();
+    // The Cal.com client waits before its retry on a gate this test opens.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const service = new VapiServerService({
+      pool: h.app.db.pool,
+      log: h.app.http.log as never,
+      clock: h.clock.read,
+      workspaces: h.app.workspaces,
+      scheduling: new CalcomClient({ baseUrl: h.cal.url, sleep: () => gate }),
+      toolDeadlineMs: 100,
+    });
+    const body = Buffer.from(
+      JSON.stringify(
+        toolCallsMessage(call, at(), [{ id: 'call_slow_1', name: 'listSlots', args: { daysAhead: 2 } }], 'string'),
+      ),
+    );
+    h.cal.setFailure('down', { times: 1 });
+    const first = await service.receive(ws.slug, 'tools', body, secret());
+    assert.deepEqual(first, { results: [{ toolCallId: 'call_slow_1', name: 'listSlots', result: STILL_RUNNING }] });
+    const meanwhile = await service.receive(ws.slug, 'tools', body, secret());
+    assert.equal((meanwhile.results as any)[0].result, IN_PROGRESS);
+    open();
+    await service.idle();
+    const later = await service.receive(ws.slug, 'tools', body, secret());
+    assert.match(
+      (later.results as any)[0].result,
+      /^Free consultation times in the next 2 days \(Europe\/Berlin\):\n- Monday, 5 September 2050/,
+    );
+  });
+});
