@@ -190,6 +190,7 @@ export function buildApp(deps: AppDeps): App {
       operators,
       workspaces: deps.workspaces,
       authenticator,
+      verify: deps.verify,
     }),
   );
   http.register(

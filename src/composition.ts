@@ -5,6 +5,7 @@ import type { Pool } from './db/pool.ts';
 import { IntegrationLogWriter } from './integration-log/integration-log-writer.ts';
 import { OutboxRelay } from './jobs/outbox-relay.ts';
 import { composeCore, installationKey, type Core } from './runtime.ts';
+import { verifyClients } from './verify-clients.ts';
 import { lazySandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { CalcomClient } from './scheduling/calcom/calcom-client.ts';
 import type { SchedulingProvider } from './scheduling/scheduling-provider.ts';
@@ -68,6 +69,8 @@ export function compose(
     voice,
     /** The one Cal.com client of live leads: the voice tools and the WhatsApp turns share it. */
     scheduling,
+    /** What the dashboard's Test connection asks. */
+    verify: verifyClients(config),
     /** The messaging and chat-model clients of live WhatsApp turns, per workspace's settings. */
     conversation: defaultConversationProviders(config, { scheduling }),
     /** Sandbox leads' simulated providers (src/sandbox/sandbox-providers.ts). */

@@ -7,6 +7,7 @@ import { parseWorkspaceConfig, type WorkspaceConfig } from '../workspaces/worksp
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { CliError, parseCommandArgs, required } from './args.ts';
 import { verifyWorkspace } from './workspace-verify.ts';
+import { verifyClients } from '../verify-clients.ts';
 
 // What each subcommand takes (an unknown subcommand is refused by the switch below).
 const WORKSPACE_OPTIONS: Record<string, Array<'slug' | 'name' | 'channel' | 'config' | 'json' | 'show-secret'>> = {
@@ -107,6 +108,7 @@ export async function workspaceCommand(args: string[], core: Core): Promise<numb
         config,
         pool,
         service,
+        verifyClients(config),
       );
     case 'list': {
       const list = await service.list();

@@ -2,10 +2,9 @@ import type { Config } from '../config/config.ts';
 import type { Pool } from '../db/pool.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { serverAuthOf, vapiServerUrls } from '../voice/vapi/vapi-server-settings.ts';
-import type { VoiceSettingsChecker } from '../voice/voice-provider.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { CliError } from './args.ts';
-import { checkWorkspace, reachabilityWarnings } from '../workspaces/verify/workspace-checks.ts';
+import { checkWorkspace, reachabilityWarnings, type VerifyClients } from '../workspaces/verify/workspace-checks.ts';
 
 // `leadintake workspace verify S`: asks every provider the workspace is configured for whether its
 // settings are right, with read-only requests through the same clients the service uses: Vapi
@@ -18,8 +17,6 @@ import { checkWorkspace, reachabilityWarnings } from '../workspaces/verify/works
 export interface VerifyOptions {
   json: boolean;
   showSecret: boolean;
-  /** Defaults to the real Vapi client on VAPI_BASE_URL. */
-  checker?: VoiceSettingsChecker;
   /** Defaults to warnings on stderr, like the rest of the CLI. */
   log?: Logger;
 }
@@ -30,6 +27,7 @@ export async function verifyWorkspace(
   config: Config,
   pool: Pool,
   service: WorkspaceService,
+  clients: VerifyClients,
 ): Promise<number> {
   const log = opts.log ?? createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, process.stderr);
   const workspace = await service.findBySlug(slug);
@@ -39,7 +37,7 @@ export async function verifyWorkspace(
     config,
     pool,
     log,
-    ...(opts.checker ? { checker: opts.checker } : {}),
+    clients,
   });
   const voice = workspace.channel === 'voice' && settings.voice ? settings.voice : undefined;
   const urls = voice ? vapiServerUrls(config.PUBLIC_BASE_URL, workspace.slug) : undefined;

@@ -177,15 +177,16 @@ test('src/ has no import cycles between production modules', () => {
 
 // One composition root (src/composition.ts, its core in src/runtime.ts, and the sandbox's own in
 // src/sandbox/sandbox-providers.ts) builds the shared clients, the secrets, the integration-log
-// writer and the relay; services receive them. Verify's clients are its own: one attempt each.
+// writer and the relay; services receive them. Verify's clients (one attempt each) are built by
+// src/verify-clients.ts, which the CLI's verify loads alone.
 export const BUILT_ONLY_IN: Record<string, readonly string[]> = {
   'resolveEncryptionKey(': ['runtime.ts', 'workspaces/secret-box.ts'],
   'new SecretBox(': ['runtime.ts'],
   'new WorkspaceService(': ['runtime.ts'],
   'new IntegrationLogWriter(': ['composition.ts'],
   'new OutboxRelay(': ['composition.ts'],
-  'new CalcomClient(': ['composition.ts', 'sandbox/sandbox-providers.ts', 'workspaces/verify/verify-booking-model.ts'],
-  'new VapiClient(': ['composition.ts', 'sandbox/sandbox-providers.ts', 'workspaces/verify/workspace-checks.ts'],
+  'new CalcomClient(': ['composition.ts', 'sandbox/sandbox-providers.ts', 'verify-clients.ts'],
+  'new VapiClient(': ['composition.ts', 'sandbox/sandbox-providers.ts', 'verify-clients.ts'],
 };
 
 export function strayConstructions(files: string[]): string[] {

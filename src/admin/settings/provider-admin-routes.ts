@@ -8,7 +8,7 @@ import type { Permission } from '../../operators/roles.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { llmSettingsProblem } from '../../workspaces/model-endpoint.ts';
-import { checkWorkspace } from '../../workspaces/verify/workspace-checks.ts';
+import { checkWorkspace, type VerifyClients } from '../../workspaces/verify/workspace-checks.ts';
 import { parseWorkspaceConfig } from '../../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from '../admin-auth.ts';
@@ -38,6 +38,8 @@ export interface ProviderAdminDeps {
   workspaces: WorkspaceService;
   /** Its cache holds workspace rows (with their settings): dropped after a save in this process. */
   authenticator: Authenticator;
+  /** The clients a Test connection asks (src/verify-clients.ts). */
+  verify: VerifyClients;
 }
 
 export function providerAdminRoutes(deps: ProviderAdminDeps) {
@@ -112,7 +114,7 @@ export function providerAdminRoutes(deps: ProviderAdminDeps) {
         const result = await checkWorkspace(
           workspace,
           deps.workspaces.settingsOf(workspace),
-          deps,
+          { ...deps, clients: deps.verify },
           provider === 'llm' ? 'model' : provider,
         );
         return {

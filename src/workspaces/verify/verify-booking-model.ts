@@ -1,6 +1,6 @@
 import { OpenAIChatClient } from '../../agent/openai/openai-chat-client.ts';
 import type { Config } from '../../config/config.ts';
-import { CalcomClient } from '../../scheduling/calcom/calcom-client.ts';
+import type { CalcomClient } from '../../scheduling/calcom/calcom-client.ts';
 import { modelEndpoint } from '../model-endpoint.ts';
 import type { CalcomSettings, LlmSettings } from '../workspace-config.ts';
 import { otherFailure, type VerifyLine } from './verify-line.ts';
@@ -9,9 +9,10 @@ import { otherFailure, type VerifyLine } from './verify-line.ts';
 // WhatsApp workspace (the key, then the model name). Read-only requests: nothing is booked and no
 // completion is generated (so nothing is billed).
 
-export async function verifyCalcom(s: CalcomSettings, config: Config): Promise<VerifyLine[]> {
-  // One attempt: a verify run should answer now, not after back-off.
-  const client = new CalcomClient({ baseUrl: config.CALCOM_BASE_URL, maxRetries: 0 });
+export async function verifyCalcom(
+  s: CalcomSettings,
+  client: Pick<CalcomClient, 'getEventType'>,
+): Promise<VerifyLine[]> {
   const line = (check: string, ok: boolean, note: string): VerifyLine => ({ provider: 'Cal.com', check, ok, note });
   const r = await client.getEventType(s.apiKey, s.eventTypeId);
   if (r.ok) {

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/config.ts';
 import type { Pool } from '../../db/pool.ts';
+import type { CalcomClient } from '../../scheduling/calcom/calcom-client.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { VapiClient } from '../../voice/vapi/vapi-client.ts';
 import type { VoiceSettingsChecker } from '../../voice/voice-provider.ts';
 import type { WorkspaceRow } from '../workspace-queries.ts';
 import type { WorkspaceSettings } from '../workspace-config.ts';
@@ -19,12 +19,17 @@ import { verifyWhatsapp } from './verify-whatsapp.ts';
 export const PROVIDER_GROUPS = ['voice', 'whatsapp', 'scheduling', 'model'] as const;
 export type ProviderGroup = (typeof PROVIDER_GROUPS)[number];
 
+/** The installation's clients the checks ask (src/verify-clients.ts builds them). */
+export interface VerifyClients {
+  voice: VoiceSettingsChecker;
+  scheduling: Pick<CalcomClient, 'getEventType'>;
+}
+
 export interface CheckDeps {
   config: Config;
   pool: Pool;
   log: Logger;
-  /** Defaults to the real Vapi client on VAPI_BASE_URL. */
-  checker?: VoiceSettingsChecker;
+  clients: VerifyClients;
 }
 
 export interface CheckResult {
@@ -53,9 +58,9 @@ export async function checkWorkspace(
 
   if (wants('voice')) {
     if (settings.voice) {
-      const checker =
-        deps.checker ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
-      runs.push(verifyVapi(settings.voice, checker, { pool: deps.pool, log: deps.log, workspaceId: workspace.id }));
+      runs.push(
+        verifyVapi(settings.voice, deps.clients.voice, { pool: deps.pool, log: deps.log, workspaceId: workspace.id }),
+      );
     } else {
       missing.push({
         section: 'voice',
@@ -75,7 +80,7 @@ export async function checkWorkspace(
   }
   if (wants('model')) runs.push(verifyModel(settings.llm, config));
   if (wants('scheduling')) {
-    if (settings.scheduling) runs.push(verifyCalcom(settings.scheduling, config));
+    if (settings.scheduling) runs.push(verifyCalcom(settings.scheduling, deps.clients.scheduling));
     else
       missing.push({
         section: 'scheduling',
