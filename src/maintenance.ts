@@ -1,4 +1,5 @@
 import { maintainAnalyticsDays } from './admin/analytics/analytics-days.ts';
+import { pruneRateLimitCounters } from './auth/rate-limiter.ts';
 import type { Config } from './config/config.ts';
 import type { Pool } from './db/pool.ts';
 import { pruneIntegrationEvents, type RetentionPolicy } from './integration-log/integration-log.ts';
@@ -7,8 +8,8 @@ import type { Logger } from './shared/logger.ts';
 import { pruneVoiceToolCalls } from './voice/call-session-queries.ts';
 
 // The housekeeping of a `serve` process, on one timer: the integration log's retention, then the
-// tables kept under the same age limit (voice tool-call answers), sandbox leads' retention and the
-// analytics day summaries. Every `serve` process runs it (a `worker` does not): each step is
+// tables kept under the same age limit (voice tool-call answers), the public API's ended rate-limit
+// windows, sandbox leads' retention and the analytics day summaries. Every `serve` process runs it (a `worker` does not): each step is
 // idempotent or skips what another process holds, so several processes at once only repeat each
 // other's work.
 
@@ -42,6 +43,7 @@ export function retentionPolicy(config: Config): RetentionPolicy {
 export function maintenanceTasks(log: Logger): MaintenanceTask[] {
   return [
     pruneVoiceToolCalls,
+    pruneRateLimitCounters,
     pruneSandboxLeads,
     // It deletes no rows, so it adds nothing to the pass's count.
     async (pool) => (await maintainAnalyticsDays(pool, log), 0),

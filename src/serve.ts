@@ -63,11 +63,6 @@ export async function serve(
   };
   if (jobsPool) await startJobHandlers(c, jobsPool, { apiUnderPressure });
   const maintenance = startMaintenance({ pool: db.pool, log, policy: retentionPolicy(config) });
-  const pruner = setInterval(
-    () => app.rateLimiter.prune().catch((err) => log.warn({ err }, 'rate-limit prune failed')),
-    600_000,
-  );
-  pruner.unref();
   // /metrics only on a port of its own, never on the public one, and before it: a taken
   // metrics port stops the start before any request is accepted (src/metrics/metrics-routes.ts).
   const metrics =
@@ -102,7 +97,6 @@ export async function serve(
     operators: app.operators,
     demo,
     close: async () => {
-      clearInterval(pruner);
       await maintenance.stop();
       await app.http.close();
       await metrics?.close();

@@ -85,12 +85,15 @@ export class RateLimiter {
       return { allowed: position <= r.limit, limit: r.limit, remaining: Math.max(0, r.limit - position), resetSeconds };
     });
   }
+}
 
-  /** Drops counters of windows that ended; called from the maintenance loop. */
-  async prune(): Promise<void> {
-    const cutoff = new Date(this.#clock().getTime() - 2 * WINDOW_SECONDS * 1000);
-    await this.#db.query('DELETE FROM rate_limit_counters WHERE window_start < $1', [cutoff]);
-  }
+/** Drops the counters of windows that ended over an hour ago (a step of src/maintenance.ts). */
+export async function pruneRateLimitCounters(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM rate_limit_counters WHERE window_start < now() - make_interval(secs => $1)`,
+    [2 * WINDOW_SECONDS],
+  );
+  return rowCount ?? 0;
 }
 
 /** IETF draft-ietf-httpapi-ratelimit-headers fields for a decision. */

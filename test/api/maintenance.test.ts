@@ -35,6 +35,11 @@ test('one pass prunes the integration log and the voice tool calls, deletes old 
       created_at) VALUES ($1, 'vapi', 'in', 'old', 'applied', '{}', now() - make_interval(days => $2))`,
     [ws.workspaceId, days],
   );
+  await app.db.pool.query(
+    `INSERT INTO rate_limit_counters (api_key_id, window_start, count)
+      SELECT id, now() - interval '3 hours', 5 FROM api_keys WHERE workspace_id = $1`,
+    [ws.workspaceId],
+  );
   const maintenance = startMaintenance({
     pool: app.db.pool,
     log: app.log,
@@ -62,6 +67,15 @@ test('one pass prunes the integration log and the voice tool calls, deletes old 
     'the sandbox lead is past its retention',
   );
   assert.equal(await count('SELECT count(*)::int AS n FROM leads WHERE id = $1', [liveLead]), 1);
+  assert.equal(
+    await count(
+      `SELECT count(*)::int AS n FROM rate_limit_counters c JOIN api_keys k ON k.id = c.api_key_id
+        WHERE k.workspace_id = $1 AND c.window_start < now() - interval '2 hours'`,
+      [ws.workspaceId],
+    ),
+    0,
+    'the ended rate-limit windows are dropped',
+  );
   assert.ok(
     (await count('SELECT count(*)::int AS n FROM analytics_days WHERE workspace_id = $1', [ws.workspaceId])) > 0,
     'the past days are summarised',
