@@ -13,7 +13,8 @@ const MAX_RAW = 64 * 1024;
 /** A run of one character this long is a broken model, not a message ("xxxx…", "!!!!…"). */
 const MAX_RUN = 40;
 
-export type GuardProblem = 'cut' | 'degenerate' | 'empty' | 'too_long' | 'booking_claim';
+export const GUARD_PROBLEMS = ['cut', 'degenerate', 'empty', 'too_long', 'booking_claim'] as const;
+export type GuardProblem = (typeof GUARD_PROBLEMS)[number];
 
 /** What the guard removed; counts and link hosts only, never the text. */
 export interface GuardChanges {

@@ -9,6 +9,20 @@ import type { LeadStatus } from './lead-state.ts';
 /** Timeline and messages beyond this many are cut to the newest ones (`truncated` says so). */
 export const MAX_TIMELINE_ROWS = 500;
 
+/** A WhatsApp message of the lead, as the lead page shows it. */
+export interface LeadMessage {
+  id: number;
+  direction: 'inbound' | 'outbound';
+  provider: string;
+  kind: string;
+  body: string;
+  status: string;
+  errorCode: string | null;
+  errorMessage: string | null;
+  createdAt: string;
+  statusAt: string;
+}
+
 export interface LeadDetails {
   lead: {
     id: string;
@@ -37,18 +51,7 @@ export interface LeadDetails {
   /** The lead's timeline (lead_events), oldest first. */
   timeline: Array<{ id: number; type: string; data: Record<string, unknown>; at: string }>;
   /** WhatsApp messages of both directions, oldest first. */
-  messages: Array<{
-    id: number;
-    direction: 'inbound' | 'outbound';
-    provider: string;
-    kind: string;
-    body: string;
-    status: string;
-    errorCode: string | null;
-    errorMessage: string | null;
-    createdAt: string;
-    statusAt: string;
-  }>;
+  messages: LeadMessage[];
   /** True when timeline or messages were cut to their newest MAX_TIMELINE_ROWS. */
   truncated: boolean;
   /** The latest call session (voice leads). */

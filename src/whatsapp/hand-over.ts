@@ -1,4 +1,5 @@
 import type { ChatFailure } from '../agent/chat-model.ts';
+import { GUARD_PROBLEMS, type GuardProblem } from '../agent/outbound-guard.ts';
 import type { Queryable } from '../db/pool.ts';
 import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import { lockLeadRow, type TurnSubject } from './conversation-queries.ts';
@@ -19,7 +20,7 @@ export const AGENT_OFF = 'The agent is switched off for this workspace; a person
 
 /**
  * Outcomes of a hand-over whose turn may still send the holding message (src/whatsapp/turn-rules.ts),
- * with the outbound guard's `message_refused_…` (src/whatsapp/reply-guard.ts).
+ * the outbound guard's refusals among them (src/whatsapp/reply-guard.ts).
  */
 export const HAND_OVER_OUTCOMES: ReadonlySet<string> = new Set([
   'model_failed',
@@ -29,7 +30,13 @@ export const HAND_OVER_OUTCOMES: ReadonlySet<string> = new Set([
   'context_overflow',
   'too_many_tool_rounds',
   'agent_off',
+  ...GUARD_PROBLEMS.map(refusedOutcome),
 ]);
+
+/** The outcome of a hand-over after the outbound guard refused the agent's answer twice. */
+export function refusedOutcome(problem: GuardProblem): string {
+  return `message_refused_${problem}`;
+}
 
 /**
  * A turn to run again: `afterMs`, not before then (a server's Retry-After, the gate's cool-down);
@@ -107,7 +114,7 @@ export function isHandOverTurn(s: TurnSubject, turn: AgentTurn): boolean {
     t !== null &&
     t.actor === 'system' &&
     t.at >= turn.createdAt &&
-    (HAND_OVER_OUTCOMES.has(outcome) || outcome.startsWith('message_refused_'))
+    HAND_OVER_OUTCOMES.has(outcome)
   );
 }
 

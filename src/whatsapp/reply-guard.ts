@@ -6,6 +6,7 @@ import type { PoolClient } from '../db/pool.ts';
 import { recordLeadEvent } from '../leads/lead-state.ts';
 import { lockLeadRow } from './conversation-queries.ts';
 import { inTransaction } from '../leads/lead-lock.ts';
+import { refusedOutcome } from './hand-over.ts';
 import { MESSAGE_LIMITS } from './outbound-text.ts';
 import * as q from './turn-queries.ts';
 
@@ -88,7 +89,7 @@ export async function checkReply(db: PoolClient, r: CheckReplyInput): Promise<Re
   if (reasks(r.turn.transcript) >= MAX_REASKS) {
     await recordLeadEvent(db, r.leadId, MESSAGE_CHECKED, eventData(r.turn, 'handed_over', changes, problem, 0));
     const reason = `The agent's answer ${REASONS[problem]}, also when asked again; nothing was sent.`;
-    return { kind: 'hand_over', outcome: `message_refused_${problem}`, reason };
+    return { kind: 'hand_over', outcome: refusedOutcome(problem), reason };
   }
   const echo = r.text.length > ECHO_LIMIT ? `${r.text.slice(0, ECHO_LIMIT)}…` : r.text;
   await inTransaction(db, async (tx) => {

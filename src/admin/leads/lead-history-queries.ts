@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.ts';
+import type { LeadMessage } from '../../leads/lead-details.ts';
 
 // A lead's history in pages, newest page first (docs/DASHBOARD.md, "Lead page"): the WhatsApp
 // thread, the timeline and the provider traffic. Keyset pages by (time, id): a page costs the
@@ -61,17 +62,8 @@ async function page(
   return { rows: rows.slice(0, q.limit), olderCursor };
 }
 
-export interface MessageRow {
-  id: number;
-  direction: 'inbound' | 'outbound';
-  kind: string;
-  body: string;
-  status: string;
-  errorCode: string | null;
-  errorMessage: string | null;
-  createdAt: string;
-  statusAt: string;
-}
+/** The lead page's message, without the provider (the older pages' rows do not select it). */
+export type MessageRow = Omit<LeadMessage, 'provider'>;
 
 export async function messagePage(db: Queryable, q: HistoryQuery): Promise<Page<MessageRow>> {
   const p = await page(
