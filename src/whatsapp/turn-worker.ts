@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { turnIdOf } from '../jobs/dead-letters.ts';
 import { AGENT_TURN_QUEUE } from '../jobs/queues.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
-import type { TurnEngine, TurnJobResult } from './turn-engine.ts';
+import type { TurnJobResult } from './turn-context.ts';
+import type { TurnEngine } from './turn-engine.ts';
 
 // Runs `agent-turn` jobs (pg-boss, woken by LISTEN/NOTIFY, heartbeats from the queue's policy in
 // src/jobs/queues.ts). Each job names a lead; the engine does whatever that lead needs. Outcomes

@@ -1,6 +1,6 @@
 // The agent's tools through runTool, on a real database: the registry (declarations, unknown
 // tools, bad arguments, internal errors), the profile, qualification and escalation tools, and
-// tool calls racing on one lead. Booking tools: test/api/agent-booking.test.ts.
+// tool calls racing on one lead. Booking tools: test/api/agent-slots-and-booking.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { agentTools, runTool, toolDeclarations } from '../../src/agent/tool-registry.ts';

@@ -1,21 +1,18 @@
 // Vapi's server messages delivered one by one (crafted in the simulator's exact shapes): who may
-// deliver, what a repeat or an unknown call does, the crash window's reconciliation, and the tool
-// calls' error paths. The full call, played by the simulator, is in test/api/voice-call-flow.test.ts.
+// deliver, and what a repeat, a reordering or an unknown call does. The crash window's reconciliation
+// is in test/api/voice-crash-window.test.ts, the tool calls' error paths in
+// test/api/voice-tool-calls.test.ts; the full call, played by the simulator, in test/api/voice-call-outcomes.test.ts.
+
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
-import { VapiClient } from '../../src/voice/vapi/vapi-client.ts';
-import { VapiServerService } from '../../src/voice/voice-server-service.ts';
 import {
   endOfCallReportMessage,
   statusUpdateMessage,
   toolCallsMessage,
   type VapiCall,
 } from '../../src/simulators/vapi/vapi-sim-messages.ts';
-import { IN_PROGRESS, NOT_LINKED, STILL_RUNNING } from '../../src/voice/vapi/vapi-tool-calls.ts';
-import { vapiCallOptions } from '../../src/voice/voice-channel.ts';
-import { insertLead } from '../helpers/agent-harness.ts';
+import { NOT_LINKED } from '../../src/voice/vapi/vapi-tool-calls.ts';
 import { getLead, postLead, validLead } from '../helpers/http.ts';
 import {
   deliver,
@@ -23,7 +20,6 @@ import {
   leadOf,
   session,
   startVoiceHarness,
-  VAPI,
   voiceWorkspace,
   type VoiceHarness,
   type VoiceWorkspace,
@@ -288,206 +284,5 @@ describe('repeats, reordering and unknown calls', () => {
     assert.deepEqual(hang.body, { ok: true, ignored: 'unsupported message' });
     const noCall = await deliver(h, ws.slug, { message: { type: 'status-update', status: 'ringing' } }, secret());
     assert.deepEqual(noCall.body, { ok: true, ignored: 'no call id' });
-  });
-});
-
-describe('the crash window: Vapi placed the call, we never recorded it', () => {
-  test("the lead stays new until Vapi's first message names it; then the call becomes its session and runs to the end", async () => {
-    // What a crash leaves: the reserved lead (new, no session) and a call Vapi accepted for it.
-    const workspace = (await h.app.workspaces.findBySlug(ws.slug))!;
-    const leadId = await insertLead(h.app.db.pool, ws.workspaceId, {
-      status: 'new',
-      name: 'Grace Hopper',
-      email: 'grace@example.com',
-    });
-    const client = new VapiClient({ baseUrl: h.vapi.url, timeoutMs: 2000 });
-    const placed = await client.placeCall({
-      ...VAPI,
-      customer: { number: '+4930123456', name: 'Grace Hopper' },
-      variableValues: { leadName: 'Grace Hopper', leadFirstName: 'Grace', leadEmail: 'grace@example.com' },
-      metadata: { leadId, workspaceId: ws.workspaceId },
-      ...vapiCallOptions(h.baseUrl, workspace, VAPI),
-    });
-    assert.ok(placed.ok);
-    assert.equal((await leadOf(h, leadId)).status, 'new');
-
-    await h.vapi.play(placed.providerCallId, 'books');
-    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
-    assert.equal(got.lead.status, 'booked');
-    assert.equal(got.voiceCall.providerCallId, placed.providerCallId);
-    assert.equal(got.voiceCall.status, 'ended');
-    assert.match(got.voiceCall.transcript, /^Assistant: Hi Grace/);
-    const types = await eventTypes(h, leadId);
-    assert.equal(types[0], 'call.reconciled');
-    assert.ok(types.includes('booking.created') && types.includes('call.ended'));
-    const { rows } = await h.app.db.pool.query(
-      `SELECT data FROM lead_events WHERE lead_id = $1 AND type = 'call.reconciled'`,
-      [leadId],
-    );
-    assert.deepEqual(rows[0].data, {
-      providerCallId: placed.providerCallId,
-      from: 'new',
-      to: 'in_conversation',
-      actor: 'system',
-    });
-  });
-});
-
-describe('the crash window under concurrency', () => {
-  test('several first messages at once: one session, one reconciliation, the furthest status', async () => {
-    const leadId = await insertLead(h.app.db.pool, ws.workspaceId, { status: 'new' });
-    const call = {
-      id: crypto.randomUUID(),
-      orgId: 'o',
-      createdAt: '',
-      updatedAt: '',
-      type: 'outboundPhoneCall',
-      status: 'queued',
-      cost: 0,
-      assistantOverrides: { metadata: { leadId, workspaceId: ws.workspaceId } },
-    } as VapiCall;
-    const statuses = ['queued', 'ringing', 'in-progress', 'ringing', 'queued', 'in-progress'];
-    const answers = await Promise.all([
-      ...statuses.map((st, i) => deliver(h, ws.slug, statusUpdateMessage(call, st, at() + i), secret())),
-      deliver(
-        h,
-        ws.slug,
-        toolCallsMessage(
-          call,
-          at(),
-          [{ id: `call_race_${call.id}`, name: 'updateLeadProfile', args: { notes: 'Raced.' } }],
-          'string',
-        ),
-        secret(),
-        'tools',
-      ),
-    ]);
-    assert.ok(
-      answers.every((a) => a.status === 200),
-      JSON.stringify(answers.map((a) => a.body)),
-    );
-    const { rows } = await h.app.db.pool.query('SELECT status FROM call_sessions WHERE lead_id = $1', [leadId]);
-    assert.deepEqual(rows, [{ status: 'in-progress' }]);
-    const types = await eventTypes(h, leadId);
-    assert.deepEqual(
-      types.filter((t) => t === 'call.reconciled'),
-      ['call.reconciled'],
-    );
-    assert.ok(types.includes('lead.profile_updated'), 'the tool call ran for the reconciled lead');
-    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
-  });
-});
-
-describe('tool calls', () => {
-  async function toolCall(
-    call: VapiCall,
-    name: string,
-    args: unknown,
-    id = `call_${crypto.randomBytes(6).toString('hex')}`,
-  ) {
-    const message = toolCallsMessage(call, at(), [{ id, name, args: {} }], 'string');
-    (message.message as any).toolCallList[0].function.arguments = args;
-    const res = await deliver(h, ws.slug, message, secret(), 'tools');
-    assert.equal(res.status, 200);
-    assert.equal(res.body.results.length, 1);
-    assert.equal(res.body.results[0].toolCallId, id);
-    return res.body.results[0].result as string;
-  }
-
-  test('an unknown tool, arguments that are not JSON or are wrong: a result saying so, nothing changed', async () => {
-    const { leadId, call } = await dispatched();
-    assert.match(
-      await toolCall(call, 'deleteEverything', '{}'),
-      /^There is no tool called "deleteEverything"\. The tools are: updateLeadProfile, listSlots, bookConsult/,
-    );
-    assert.equal(
-      await toolCall(call, 'markUnqualified', '{"reason":'),
-      'Invalid arguments for markUnqualified: the arguments are not valid JSON. Nothing was done.',
-    );
-    assert.match(await toolCall(call, 'markUnqualified', '{}'), /^Invalid arguments for markUnqualified: reason: /);
-    assert.match(await toolCall(call, 'bookConsult', { start: 42 }), /^Invalid arguments for bookConsult: start: /);
-    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
-  });
-
-  test('the legacy item shape {id, name, arguments} and a batch of two, answered in order', async () => {
-    const { leadId, call } = await dispatched();
-    const res = await deliver(
-      h,
-      ws.slug,
-      {
-        message: {
-          type: 'tool-calls',
-          call,
-          toolCallList: [
-            { id: 'call_legacy_1', name: 'updateLeadProfile', arguments: { notes: 'Prefers mornings.' } },
-            { id: 'call_legacy_2', name: 'escalateToHuman', arguments: { reason: 'Wants a callback from the owner.' } },
-          ],
-        },
-      },
-      secret(),
-      'tools',
-    );
-    assert.deepEqual(
-      res.body.results.map((r: any) => [r.toolCallId, r.name]),
-      [
-        ['call_legacy_1', 'updateLeadProfile'],
-        ['call_legacy_2', 'escalateToHuman'],
-      ],
-    );
-    assert.equal((await leadOf(h, leadId)).status, 'needs_human');
-  });
-
-  test('a repeated tool call gets the first answer and does not run again', async () => {
-    const { leadId, call } = await dispatched();
-    const first = await toolCall(call, 'markUnqualified', { reason: 'Tenant, not the owner.' }, 'call_repeat_1');
-    const again = await toolCall(call, 'markUnqualified', { reason: 'Tenant, not the owner.' }, 'call_repeat_1');
-    assert.equal(again, first);
-    assert.deepEqual(
-      (await eventTypes(h, leadId)).filter((t) => t === 'lead.unqualified'),
-      ['lead.unqualified'],
-    );
-  });
-
-  test("Cal.com down: the tool's answer tells the model what to do; the lead is unchanged", async () => {
-    const { leadId, call } = await dispatched();
-    h.cal.setFailure('down');
-    try {
-      assert.match(await toolCall(call, 'listSlots', { daysAhead: 3 }), /Try once more in a minute/);
-    } finally {
-      h.cal.setFailure('none');
-    }
-    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
-  });
-
-  test('a tool still running at the deadline is answered "still working", finishes, and its result is kept', async () => {
-    const { call } = await dispatched();
-    // The Cal.com client waits before its retry on a gate this test opens.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const service = new VapiServerService({
-      pool: h.app.db.pool,
-      log: h.app.http.log as never,
-      clock: h.clock.read,
-      workspaces: h.app.workspaces,
-      scheduling: new CalcomClient({ baseUrl: h.cal.url, sleep: () => gate }),
-      toolDeadlineMs: 100,
-    });
-    const body = Buffer.from(
-      JSON.stringify(
-        toolCallsMessage(call, at(), [{ id: 'call_slow_1', name: 'listSlots', args: { daysAhead: 2 } }], 'string'),
-      ),
-    );
-    h.cal.setFailure('down', { times: 1 });
-    const first = await service.receive(ws.slug, 'tools', body, secret());
-    assert.deepEqual(first, { results: [{ toolCallId: 'call_slow_1', name: 'listSlots', result: STILL_RUNNING }] });
-    const meanwhile = await service.receive(ws.slug, 'tools', body, secret());
-    assert.equal((meanwhile.results as any)[0].result, IN_PROGRESS);
-    open();
-    await service.idle();
-    const later = await service.receive(ws.slug, 'tools', body, secret());
-    assert.match(
-      (later.results as any)[0].result,
-      /^Free consultation times in the next 2 days \(Europe\/Berlin\):\n- Monday, 5 September 2050/,
-    );
   });
 });

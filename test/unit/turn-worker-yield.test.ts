@@ -7,7 +7,8 @@ import crypto from 'node:crypto';
 import { test } from 'node:test';
 import type { Job, PgBoss } from 'pg-boss';
 import { createLogger } from '../../src/shared/logger.ts';
-import type { TurnEngine, TurnJobResult } from '../../src/whatsapp/turn-engine.ts';
+import type { TurnJobResult } from '../../src/whatsapp/turn-context.ts';
+import type { TurnEngine } from '../../src/whatsapp/turn-engine.ts';
 import { TurnWorker } from '../../src/whatsapp/turn-worker.ts';
 
 function harness(underPressure: () => boolean) {

@@ -3,6 +3,9 @@ import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { dateTime } from './format.ts';
 import { useLatest, useLiveRefresh } from './live.ts';
 import { Link } from './link.tsx';
+import { AuditLog } from './logs-audit.tsx';
+import { DeadLetters } from './logs-dead-letters.tsx';
+import { LeadLink } from './logs-lead-link.tsx';
 import { useQueryState } from './nav.ts';
 
 // The Logs page (docs/DASHBOARD.md, "Logs, dead letters and the audit log"): three sub-pages,
@@ -13,9 +16,6 @@ import { useQueryState } from './nav.ts';
 
 type IntegrationLogPage = Schemas['AdminIntegrationLog'];
 type LogEntry = IntegrationLogPage['entries'][number];
-type DeadLetter = Schemas['AdminDeadLetters']['deadLetters'][number];
-type AuditLogPage = Schemas['AdminAuditLog'];
-type AuditEvent = AuditLogPage['events'][number];
 
 const PROVIDERS = ['vapi', 'twilio', 'meta', 'llm', 'calcom'];
 const TABS = [
@@ -23,33 +23,6 @@ const TABS = [
   { sub: 'dead-letters', label: 'Dead letters', permission: 'logs.read' },
   { sub: 'audit', label: 'Audit log', permission: 'audit.read' },
 ] as const;
-
-function LeadLink({
-  slug,
-  leadId,
-  exists,
-  name,
-}: {
-  slug: string;
-  leadId: string | null;
-  exists: boolean;
-  name?: string;
-}) {
-  if (!leadId) return <>—</>;
-  if (!exists) return <span title={leadId}>Deleted lead</span>;
-  return <Link to={`/admin/${slug}/leads/${leadId}`}>{name ?? `Lead ${leadId.slice(0, 8)}`}</Link>;
-}
-
-/** An audit type in words: `webhook_endpoint.secret_rotated` → "Webhook endpoint secret rotated". */
-export function auditWords(type: string): string {
-  const known: Record<string, string> = {
-    'lead.erased': 'Lead deleted',
-    'dead_letter.retried': 'Dead-lettered turn retried',
-  };
-  const words = (known[type] ?? type.replace(/[._]/g, ' ')).trim();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
 const INTEGRATION = ['integration'];
 
 function IntegrationLog({ workspace, base }: { workspace: WorkspaceAccess; base: string }) {
@@ -198,190 +171,6 @@ function IntegrationLog({ workspace, base }: { workspace: WorkspaceAccess; base:
       {cursor && (
         <button type="button" onClick={() => void more()}>
           Show older entries
-        </button>
-      )}
-    </section>
-  );
-}
-
-function DeadLetters({ workspace, base }: { workspace: WorkspaceAccess; base: string }) {
-  const [rows, setRows] = useState<DeadLetter[] | null>(null);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
-  const canRetry = workspace.permissions.includes('jobs.retry');
-  const load = useCallback(() => {
-    api<Schemas['AdminDeadLetters']>('GET', `${base}/dead-letters`).then(
-      (r) => setRows(r.deadLetters),
-      (e: Error) => setError(e.message),
-    );
-  }, [base]);
-  useEffect(load, [load]);
-  const retry = async (id?: string) => {
-    if (!id && !confirm(`Retry all ${rows?.length ?? 0} dead-lettered turns of this workspace?`)) return;
-    setError('');
-    try {
-      const r = await api<Schemas['AdminDeadLettersRetried']>(
-        'POST',
-        id ? `${base}/dead-letters/${id}/retry` : `${base}/dead-letters/retry`,
-      );
-      setNotice(`Sent ${r.retried} turn(s) back to the queue.`);
-    } catch (e) {
-      setError((e as Error).message);
-    }
-    load();
-  };
-  return (
-    <section aria-labelledby="dead-h">
-      <h2 id="dead-h">Dead letters</h2>
-      <p>
-        Agent turns that failed after their retries, or in a way retrying could not fix (for example a provider refused
-        the workspace's credentials). Fix the cause, then Retry: the turn resumes where it stopped.
-      </p>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      <p role="status" className="notice">
-        {notice}
-      </p>
-      <div className="toolbar">
-        <button type="button" onClick={load}>
-          Refresh
-        </button>
-        {canRetry && (rows?.length ?? 0) > 0 && (
-          <button type="button" onClick={() => void retry()}>
-            Retry all
-          </button>
-        )}
-      </div>
-      {!rows ? (
-        <p className="loading">Loading…</p>
-      ) : rows.length === 0 ? (
-        <p className="empty">No dead-lettered turns.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Lead</th>
-              <th scope="col">Failed</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Reason</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((d) => (
-              <tr key={d.id}>
-                <td>
-                  <LeadLink slug={workspace.slug} leadId={d.leadId} exists name={d.leadName} />
-                </td>
-                <td>
-                  <time dateTime={d.deadAt}>{dateTime(d.deadAt)}</time>
-                </td>
-                <td>{d.attempts}</td>
-                <td className="reason">{d.reason}</td>
-                <td>
-                  {canRetry && (
-                    <button
-                      type="button"
-                      onClick={() => void retry(d.id)}
-                      aria-label={`Retry the turn of ${d.leadName}`}
-                    >
-                      Retry
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
-  );
-}
-
-function AuditLog({ workspace, base }: { workspace: WorkspaceAccess; base: string }) {
-  const [events, setEvents] = useState<AuditEvent[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState('');
-  const page = useCallback(
-    (after?: string) => api<AuditLogPage>('GET', `${base}/audit-log${after ? `?cursor=${after}` : ''}`),
-    [base],
-  );
-  useEffect(() => {
-    page().then(
-      (r) => {
-        setEvents(r.events);
-        setCursor(r.nextCursor);
-      },
-      (e: Error) => setError(e.message),
-    );
-  }, [page]);
-  const more = async () => {
-    if (!cursor) return;
-    const r = await page(cursor);
-    setEvents((e) => [...(e ?? []), ...r.events]);
-    setCursor(r.nextCursor);
-  };
-  return (
-    <section aria-labelledby="audit-h">
-      <h2 id="audit-h">Audit log</h2>
-      <p>Who did what, and when: the operators' actions in the dashboard and the command line's.</p>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {!events ? (
-        <p className="loading">Loading…</p>
-      ) : events.length === 0 ? (
-        <p className="empty">No actions yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">What</th>
-              <th scope="col">Subject</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((a) => (
-              <tr key={a.id}>
-                <td>
-                  <time dateTime={a.at}>{dateTime(a.at)}</time>
-                </td>
-                <td>
-                  {a.operator ? (
-                    <>
-                      {a.operator.name} <span className="muted">{a.operator.email}</span>
-                    </>
-                  ) : (
-                    a.actor
-                  )}
-                </td>
-                <td>{auditWords(a.type)}</td>
-                <td>
-                  {a.subjectIsLead && a.subjectId ? (
-                    <LeadLink slug={workspace.slug} leadId={a.subjectId} exists />
-                  ) : a.subjectId ? (
-                    <code>{a.subjectId}</code>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {cursor && (
-        <button type="button" onClick={() => void more()}>
-          Show older actions
         </button>
       )}
     </section>

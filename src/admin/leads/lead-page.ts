@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/pool.ts';
 import { getLeadDetails } from '../../leads/lead-details.ts';
 import { voiceCallView } from '../../leads/lead-view.ts';
 import { transcriptTurns } from '../../voice/call-transcript.ts';
-import { WINDOW_MS } from '../../whatsapp/turn-engine.ts';
+import { WINDOW_MS } from '../../whatsapp/turn-context.ts';
 import type { WorkspaceRow } from '../../workspaces/workspace-queries.ts';
 import type { LeadPageBody } from './admin-schemas.ts';
 import { HISTORY_PAGE, messagePage, timelinePage } from './lead-history-queries.ts';

@@ -6,7 +6,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { lockLeadRow, requestTurn } from '../../whatsapp/conversation-queries.ts';
 import { inTransaction, lockLead } from '../../leads/lead-lock.ts';
 import { clampMessage, firstName, MESSAGE_LIMITS, templateText } from '../../whatsapp/outbound-text.ts';
-import { WINDOW_MS } from '../../whatsapp/turn-engine.ts';
+import { WINDOW_MS } from '../../whatsapp/turn-context.ts';
 import type { WorkspaceService } from '../../workspaces/workspace-service.ts';
 import type { LeadStatus } from '../../leads/lead-state.ts';
 import { KEPT_STATUSES, type OperatorRef } from './lead-actions.ts';

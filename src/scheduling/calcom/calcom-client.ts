@@ -1,23 +1,25 @@
-import {
-  failureMessage,
-  providerRequest,
-  requestFailure,
-  type ResponseHeaders,
-} from '../../shared/provider-request.ts';
-import { z } from 'zod';
+import { providerRequest } from '../../shared/provider-request.ts';
 import type { SettingsLookup } from '../../shared/settings-lookup.ts';
-import type { BookingWindow } from '../booking-window.ts';
 import type {
-  Booking,
   BookingListResult,
   BookingWindowResult,
   BookingLookupResult,
   BookingResult,
   ProviderFailure,
   SchedulingProvider,
-  Slot,
   SlotsResult,
 } from '../scheduling-provider.ts';
+import { type Attempt, describeNetworkError, httpFailure, networkFailure } from './calcom-failures.ts';
+import {
+  badStart,
+  malformed,
+  parseJson,
+  toBooking,
+  toBookingWindow,
+  toEventType,
+  toSlots,
+  toUtcIso,
+} from './calcom-responses.ts';
 
 // Cal.com API v2 client (Cal.com's API v2 docs). Each endpoint is pinned to the `cal-api-version` it was
 // written against: without the header Cal.com silently serves an older version with other shapes.
@@ -58,40 +60,6 @@ type CallOutcome =
   | { ok: true; data: unknown }
   | { ok: false; error: ProviderFailure; providerMessage: string; ambiguousEarlier: boolean };
 
-type Attempt =
-  | { kind: 'response'; status: number; headers: ResponseHeaders; text: string }
-  | { kind: 'network'; message: string; maybeProcessed: boolean };
-
-// Lenient: Cal.com sends many more fields, and nullable ones as null.
-const BookingSchema = z.object({
-  uid: z.string().min(1),
-  id: z.number().nullish(),
-  start: z.string(),
-  end: z.string(),
-  status: z.string(),
-  eventTypeId: z.number().nullish(),
-  rescheduledFromUid: z.string().nullish(),
-  rescheduledToUid: z.string().nullish(),
-  cancellationReason: z.string().nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
-});
-
-const WindowSchema = z.object({
-  type: z.enum(['businessDays', 'calendarDays', 'range']),
-  value: z.union([z.number().int().nonnegative(), z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/))]),
-  rolling: z.boolean().nullish(),
-});
-const EventTypeWindowSchema = z.object({
-  minimumBookingNotice: z.number().nullish(),
-  bookingWindow: z
-    .union([WindowSchema, z.array(WindowSchema)])
-    .nullish()
-    .catch(null),
-});
-
-const SlotItemSchema = z.union([z.string(), z.object({ start: z.string(), end: z.string().nullish() })]);
-const SlotsDataSchema = z.record(z.string(), z.array(z.unknown()));
-
 export class CalcomClient implements SchedulingProvider {
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
@@ -124,21 +92,8 @@ export class CalcomClient implements SchedulingProvider {
     });
     const out = await this.#call('GET', `/v2/slots?${query}`, q.apiKey, SLOTS_API_VERSION);
     if (!out.ok) return { ok: false, error: out.error };
-    const days = SlotsDataSchema.safeParse(out.data);
-    if (!days.success) return { ok: false, error: malformed('slots') };
-    const slots: Slot[] = [];
-    for (const items of Object.values(days.data)) {
-      for (const item of items) {
-        // Cal.com's OpenAPI schema says strings, its examples and the source say `{start}` objects.
-        const parsed = SlotItemSchema.safeParse(item);
-        if (!parsed.success) continue;
-        const slot = typeof parsed.data === 'string' ? { start: parsed.data } : parsed.data;
-        if (Number.isNaN(Date.parse(slot.start))) continue;
-        slots.push(slot.end ? { start: slot.start, end: slot.end } : { start: slot.start });
-      }
-    }
-    // Order by instant, not by string: day keys and offsets are in the requested zone.
-    slots.sort((a, b) => Date.parse(a.start) - Date.parse(b.start));
+    const slots = toSlots(out.data);
+    if (slots === undefined) return { ok: false, error: malformed('slots') };
     return { ok: true, slots };
   }
 
@@ -226,10 +181,9 @@ export class CalcomClient implements SchedulingProvider {
         ...(e.code ? { code: e.code } : {}),
       };
     }
-    const parsed = z.object({ title: z.string(), lengthInMinutes: z.number().nullish() }).safeParse(out.data);
-    if (!parsed.success) return { ok: false, message: malformed('event type').message };
-    const { title, lengthInMinutes } = parsed.data;
-    return { ok: true, value: lengthInMinutes == null ? { title } : { title, lengthInMinutes } };
+    const value = toEventType(out.data);
+    if (value === undefined) return { ok: false, message: malformed('event type').message };
+    return { ok: true, value };
   }
 
   /** The event type's `minimumBookingNotice` (minutes) and fixed `bookingWindow`, for bookConsult's check. */
@@ -237,18 +191,8 @@ export class CalcomClient implements SchedulingProvider {
     const path = `/v2/event-types/${encodeURIComponent(String(eventTypeId))}`;
     const out = await this.#call('GET', path, apiKey, EVENT_TYPES_API_VERSION);
     if (!out.ok) return { ok: false, error: out.error };
-    const parsed = EventTypeWindowSchema.safeParse(out.data);
-    if (!parsed.success) return { ok: false, error: malformed('event type') };
-    // Cal.com's document types bookingWindow as an array of one window; its examples send the object.
-    const w = Array.isArray(parsed.data.bookingWindow) ? parsed.data.bookingWindow[0] : parsed.data.bookingWindow;
-    const window: BookingWindow = { minimumNoticeMinutes: Math.max(0, parsed.data.minimumBookingNotice ?? 0) };
-    if (w && w.rolling !== true) {
-      if (w.type === 'range' && Array.isArray(w.value) && w.value.length === 2) {
-        window.horizon = { kind: 'range', from: w.value[0]!, to: w.value[1]! };
-      } else if (w.type !== 'range' && typeof w.value === 'number') {
-        window.horizon = { kind: w.type, days: w.value };
-      }
-    }
+    const window = toBookingWindow(out.data);
+    if (window === undefined) return { ok: false, error: malformed('event type') };
     return { ok: true, window };
   }
 
@@ -322,124 +266,5 @@ export class CalcomClient implements SchedulingProvider {
     // Equal jitter: half fixed, half random, so concurrent retries spread out.
     const d = this.#backoffBaseMs * 2 ** attempt;
     return Math.round(d / 2 + Math.random() * (d / 2));
-  }
-}
-
-function toUtcIso(value: string): string | undefined {
-  // Starts may come from an agent's tool call, so a bad one is an expected outcome, not a throw.
-  // An offset is required: without one Date.parse would read the time in *this server's* zone.
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value.trim())) return undefined;
-  const ms = Date.parse(value.trim());
-  if (Number.isNaN(ms)) return undefined;
-  // Cal.com requires UTC for booking starts; seconds precision matches its examples.
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
-}
-
-function badStart(value: string): ProviderFailure {
-  return {
-    kind: 'bad_request',
-    message: `Booking start must be an ISO 8601 date-time with Z or an offset, got ${JSON.stringify(value)}; nothing was sent to Cal.com.`,
-  };
-}
-
-function toBooking(data: unknown): BookingLookupResult {
-  // Recurring event types answer with an array; we only book single events, so take the first.
-  const parsed = BookingSchema.safeParse(Array.isArray(data) ? data[0] : data);
-  if (!parsed.success) return { ok: false, error: malformed('booking') };
-  const d = parsed.data;
-  const start = Date.parse(d.start);
-  const end = Date.parse(d.end);
-  if (Number.isNaN(start) || Number.isNaN(end)) return { ok: false, error: malformed('booking') };
-  const booking: Booking = {
-    uid: d.uid,
-    start: new Date(start).toISOString(),
-    end: new Date(end).toISOString(),
-    status: d.status,
-  };
-  if (d.id != null) booking.id = d.id;
-  if (d.eventTypeId != null) booking.eventTypeId = d.eventTypeId;
-  if (d.rescheduledFromUid) booking.rescheduledFromUid = d.rescheduledFromUid;
-  if (d.rescheduledToUid) booking.rescheduledToUid = d.rescheduledToUid;
-  if (d.cancellationReason) booking.cancellationReason = d.cancellationReason;
-  if (d.metadata) {
-    const entries = Object.entries(d.metadata).filter((e): e is [string, string] => typeof e[1] === 'string');
-    if (entries.length > 0) booking.metadata = Object.fromEntries(entries);
-  }
-  return { ok: true, booking };
-}
-
-function httpFailure(
-  status: number,
-  headers: ResponseHeaders,
-  text: string,
-): { error: ProviderFailure; providerMessage: string } {
-  // Envelope: {status:"error", error:{code, message, details}} (details.message may be a
-  // class-validator array); some filters also repeat `message` at top level.
-  const body = parseJson(text) as
-    | { message?: unknown; error?: { code?: unknown; message?: unknown; details?: { message?: unknown } } }
-    | undefined;
-  const code = typeof body?.error?.code === 'string' ? body.error.code : undefined;
-  const parts = [body?.error?.message, body?.error?.details?.message, body?.message]
-    .flatMap((m) => (Array.isArray(m) ? [m.filter((x) => typeof x === 'string').join('; ')] : [m]))
-    .filter((m): m is string => typeof m === 'string' && m !== '');
-  const unique = [...new Set(parts)];
-  // Non-JSON bodies (proxy error pages) are shortened rather than dumped into logs.
-  const providerMessage = unique.length > 0 ? unique.join(' — ') : text.trim().slice(0, 200) || '(empty body)';
-  const kind: ProviderFailure['kind'] =
-    status === 401 || status === 403
-      ? 'unauthorized'
-      : status === 404
-        ? 'not_found'
-        : status === 429
-          ? 'rate_limited'
-          : status >= 500
-            ? 'unavailable'
-            : 'bad_request';
-  const error: ProviderFailure = {
-    kind,
-    status,
-    message: `Cal.com answered ${status}${code ? ` ${code}` : ''}: ${providerMessage}`,
-  };
-  if (code) error.code = code;
-  const retryAfterMs = parseRetryAfter(headers.get('retry-after'));
-  if (retryAfterMs !== undefined && (kind === 'rate_limited' || kind === 'unavailable'))
-    error.retryAfterMs = retryAfterMs;
-  return { error, providerMessage };
-}
-
-function parseRetryAfter(value: string | null): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000);
-  const at = Date.parse(value); // the HTTP-date form
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-function networkFailure(message: string): { error: ProviderFailure; providerMessage: string } {
-  return { error: { kind: 'network', message }, providerMessage: message };
-}
-
-function describeNetworkError(err: unknown, timeoutMs: number): Attempt {
-  const failure = requestFailure(err);
-  // These fail before a byte of the request reaches Cal.com, so a retry cannot double-book.
-  const neverSent =
-    !failure.timedOut &&
-    (failure.code === 'ECONNREFUSED' || failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN');
-  return { kind: 'network', message: failureMessage(failure, 'Cal.com', timeoutMs), maybeProcessed: !neverSent };
-}
-
-function malformed(what: string, status?: number): ProviderFailure {
-  const failure: ProviderFailure = {
-    kind: 'unavailable',
-    message: `Cal.com sent an unexpected ${what} response body.`,
-  };
-  if (status !== undefined) failure.status = status;
-  return failure;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -1,0 +1,154 @@
+import { observeSpeedToLead } from '../metrics/metrics.ts';
+import type { PoolClient } from '../db/pool.ts';
+import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import type { MessagingProvider, SendMessageRequest, SendMessageResult } from './messaging-provider.ts';
+import { recordAcceptedSend } from './delivery-status.ts';
+import type { TurnSubject } from './conversation-queries.ts';
+import { CONTINUE, NO_SANDBOX, NO_WHATSAPP, type Step, type TurnContext } from './turn-context.ts';
+import { acceptedSend, blockedReason } from './turn-rules.ts';
+import * as q from './turn-queries.ts';
+
+// The send path of a turn (docs/WHATSAPP.md): checks that the stored message may still go out,
+// calls the provider, and records the accepted send or settles the refusal. Used by the turn of
+// one lead and by the first contacts taken in batches (first-contacts.ts).
+
+/** A message about to go out: the provider's client, the settings it runs on and the request. */
+export interface Outgoing {
+  provider: MessagingProvider;
+  settings: WorkspaceSettings;
+  request: SendMessageRequest;
+}
+export const isOutgoing = (x: Outgoing | Step): x is Outgoing => 'request' in x;
+export type SendRefusal = Extract<SendMessageResult, { ok: false }>;
+
+export class TurnSender {
+  readonly #c: TurnContext;
+
+  constructor(ctx: TurnContext) {
+    this.#c = ctx;
+  }
+
+  /** `stored`: the turn's message when the caller has just written it. */
+  async send(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    signal?: AbortSignal,
+    stored?: q.OutboundMessage,
+  ): Promise<Step> {
+    const message = stored ?? (await q.findOutbound(db, turn.id));
+    if (!message) return this.#c.end(db, turn, 'failed', 'message_missing');
+    const ready = await this.readyToSend(db, s, turn, message);
+    if (!isOutgoing(ready)) return ready;
+    // Last moment to stop: past it the message is out and must be recorded.
+    if (signal?.aborted) return { kind: 'retry', reason: 'stopped before the send' };
+    const { answer, journaled } = await this.deliver(s, ready);
+    const step = answer.ok
+      ? this.#accepted(db, s, turn, message, answer.providerMessageId)
+      : this.sendFailed(db, s, turn, ready.provider.name, answer);
+    return (await Promise.all([step, journaled]))[0];
+  }
+
+  /** What the send needs, or the step that replaces it (already sent, blocked, window closed, no settings). */
+  async readyToSend(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    message: q.OutboundMessage,
+  ): Promise<Outgoing | Step> {
+    // A delivery callback reached us after a crash that lost the provider's answer: already sent.
+    if (message.status !== 'pending' && message.providerMessageId)
+      return this.#accepted(db, s, turn, message, message.providerMessageId);
+    const blocked = blockedReason(s, turn);
+    if (blocked) return this.#c.end(db, turn, 'cancelled', blocked);
+    if (turn.kind === 'reply' && this.#c.windowClosed(s)) {
+      return this.#c.escalate(
+        db,
+        s,
+        turn,
+        'window_closed',
+        'The 24-hour WhatsApp window closed before the answer could be sent.',
+      );
+    }
+    const mode = await this.#c.mode(s);
+    if (!mode) return { kind: 'dead', reason: NO_SANDBOX };
+    const { settings } = mode;
+    const provider = mode.providers.messaging(s.workspace, settings);
+    if (!provider) return NO_WHATSAPP;
+    return {
+      provider,
+      settings,
+      request: { to: s.lead.phoneNormalized, content: message.content, idempotencyKey: message.idempotencyKey },
+    };
+  }
+
+  // The provider's call; touches no lead row, so several run at once. The caller records the send
+  // before it awaits the journal entry (the writer never rejects): a worker killed now resends less.
+  async deliver(s: TurnSubject, o: Outgoing): Promise<{ answer: SendMessageResult; journaled: Promise<void> }> {
+    const started = Date.now();
+    const answer = await o.provider.send(o.request);
+    const ms = Date.now() - started;
+    const journaled = this.#c.journal.send({
+      workspaceId: s.workspace.id,
+      leadId: s.lead.id,
+      provider: o.provider.name,
+      request: o.request,
+      result: answer,
+      ms,
+      secrets: this.#c.secrets(o.settings),
+    });
+    return { answer, journaled };
+  }
+
+  async #accepted(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    message: q.OutboundMessage,
+    providerMessageId: string,
+  ): Promise<Step> {
+    const provider = (await this.#c.mode(s))?.settings.whatsapp?.provider ?? 'twilio';
+    this.sentNow(s, turn, await recordAcceptedSend(db, acceptedSend(s, turn, message, provider, providerMessageId)));
+    return CONTINUE;
+  }
+
+  /** `from`: the status the recording moved the lead from (`new`: this was its first contact). */
+  sentNow(s: TurnSubject, turn: q.AgentTurn, from: string | null): void {
+    if (from === 'new') observeSpeedToLead('whatsapp', (Date.now() - s.lead.createdAt.getTime()) / 1000);
+    this.#c.d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
+  }
+
+  async sendFailed(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, provider: string, r: SendRefusal): Promise<Step> {
+    this.#c.warn(s, {
+      provider,
+      kind: r.kind,
+      message: r.message,
+      ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}),
+      ...(r.code !== undefined ? { code: r.code } : {}),
+    });
+    switch (r.kind) {
+      case 'transient':
+        return { kind: 'retry', reason: r.message };
+      case 'configuration':
+        // Nothing changes until an operator fixes the settings; the turn stays ready, so retrying
+        // the dead job afterwards sends it.
+        return { kind: 'dead', reason: `${provider} refused the workspace's settings: ${r.message}` };
+      case 'window_closed':
+        return this.#c.escalate(
+          db,
+          s,
+          turn,
+          'window_closed',
+          'The 24-hour WhatsApp window is closed; the provider refused a free-form message.',
+        );
+      case 'recipient':
+        return this.#c.escalate(
+          db,
+          s,
+          turn,
+          'recipient_unreachable',
+          'The lead cannot be reached on WhatsApp at this number.',
+        );
+    }
+  }
+}
