@@ -1,72 +1,25 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { publicUrlWarning } from '../../src/admin/settings/provider-settings.ts';
-import type { Role } from '../../src/operators/roles.ts';
-import {
-  SIM_API_KEY,
-  SIM_ASSISTANT_ID,
-  SIM_PHONE_NUMBER_ID,
-  startVapiSimulator,
-  type VapiSimulator,
-} from '../../src/simulators/vapi/vapi-simulator.ts';
-import { admin, makeOperator, signIn, type AdminAnswer, type AdminSession } from '../helpers/admin.ts';
+import { SIM_API_KEY, SIM_ASSISTANT_ID, SIM_PHONE_NUMBER_ID } from '../../src/simulators/vapi/vapi-simulator.ts';
 import { getLead } from '../helpers/http.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { adminRolesSetup } from '../helpers/admin-roles-setup.ts';
 
 // The Providers and API keys admin API (docs/DASHBOARD.md, "Providers, API keys and team"):
 // secrets never leave the service, Test connection runs verify's checks against the Vapi simulator,
 // and keys are created once and revoked. The team is in test/api/admin-team.test.ts.
 
-let app: TestApp;
-let sim: VapiSimulator;
-let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
-let other: Awaited<ReturnType<TestApp['createWorkspace']>>;
-const sessions = {} as Record<Role, AdminSession>;
-const ops = {} as Record<Role, { email: string; password: string; name: string }>;
-let outsider: AdminSession;
-/** Every answer of the admin API in this file: none may contain a secret. */
-const answers: string[] = [];
+const setup = adminRolesSetup();
+const { sessions, answers, call } = setup;
 
 const SERVER_SECRET = 'server-secret-value-0123456789-WXYZ';
 const HMAC_SECRET = 'hmac-secret-value-0123456789-QRST';
 const CAL_KEY = 'cal_live_secret-key-0123456789-LMNO';
 const CAL_WEBHOOK = 'cal-webhook-secret-0123456789-HIJK';
 
-async function call(
-  session: AdminSession | null,
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
-  url: string,
-  body?: unknown,
-  opts: { csrf?: boolean } = {},
-): Promise<AdminAnswer> {
-  const r = await admin(app.http, session, method, url, body, opts);
-  answers.push(JSON.stringify(r.body), JSON.stringify(r.headers));
-  return r;
-}
-
-before(async () => {
-  sim = await startVapiSimulator();
-  app = await startTestApp({
-    env: { VAPI_BASE_URL: sim.url, PUBLIC_BASE_URL: 'https://leads.example.com', API_KEY_CACHE_TTL_MS: '60000' },
-  });
-  ws = await app.createWorkspace('voice');
-  other = await app.createWorkspace('voice');
-  for (const role of ['owner', 'admin', 'agent', 'viewer'] as const) {
-    ops[role] = await makeOperator(app, [{ workspaceId: ws.workspaceId, role }]);
-    sessions[role] = (await signIn(app.http, ops[role].email, ops[role].password)).session!;
-  }
-  const op = await makeOperator(app, [{ workspaceId: other.workspaceId, role: 'owner' }]);
-  outsider = (await signIn(app.http, op.email, op.password)).session!;
-});
-
-after(async () => {
-  await app?.close();
-  await sim?.close();
-});
-
 describe('providers', () => {
-  const base = () => `/api/admin/workspaces/${ws.slug}/providers`;
+  const base = () => `/api/admin/workspaces/${setup.ws.slug}/providers`;
   const voice = {
     provider: 'vapi',
     apiKey: SIM_API_KEY,
@@ -99,11 +52,14 @@ describe('providers', () => {
     assert.equal(view.body.voiceAuth, 'secret');
     assert.equal(view.body.warning, null);
     const urls = Object.fromEntries(view.body.urls.map((u: { label: string; url: string }) => [u.label, u.url]));
-    assert.equal(urls['Server URL (events)'], `https://leads.example.com/api/vapi/${ws.slug}/events`);
-    assert.equal(urls['Inbound messages webhook'], `https://leads.example.com/api/whatsapp/twilio/${ws.slug}/inbound`);
-    assert.equal(urls['Status callback'], `https://leads.example.com/api/whatsapp/twilio/${ws.slug}/status`);
-    assert.equal(urls['Webhook callback URL'], `https://leads.example.com/api/whatsapp/meta/${ws.slug}/webhook`);
-    assert.equal(urls['Webhook subscriber URL'], `https://leads.example.com/api/webhooks/calcom/${ws.slug}`);
+    assert.equal(urls['Server URL (events)'], `https://leads.example.com/api/vapi/${setup.ws.slug}/events`);
+    assert.equal(
+      urls['Inbound messages webhook'],
+      `https://leads.example.com/api/whatsapp/twilio/${setup.ws.slug}/inbound`,
+    );
+    assert.equal(urls['Status callback'], `https://leads.example.com/api/whatsapp/twilio/${setup.ws.slug}/status`);
+    assert.equal(urls['Webhook callback URL'], `https://leads.example.com/api/whatsapp/meta/${setup.ws.slug}/webhook`);
+    assert.equal(urls['Webhook subscriber URL'], `https://leads.example.com/api/webhooks/calcom/${setup.ws.slug}`);
   });
 
   it('an empty secret keeps the stored one; a new one replaces it; the settings cache sees each change', async () => {
@@ -113,9 +69,9 @@ describe('providers', () => {
         .status,
       200,
     );
-    let row = (await app.workspaces.findBySlug(ws.slug))!;
-    assert.equal(app.workspaces.settingsOf(row).voice?.apiKey, SIM_API_KEY);
-    assert.equal(app.workspaces.settingsOf(row).voice?.serverSecret, SERVER_SECRET);
+    let row = (await setup.app.workspaces.findBySlug(setup.ws.slug))!;
+    assert.equal(setup.app.workspaces.settingsOf(row).voice?.apiKey, SIM_API_KEY);
+    assert.equal(setup.app.workspaces.settingsOf(row).voice?.serverSecret, SERVER_SECRET);
     assert.equal(
       (
         await call(sessions.owner, 'PUT', `${base()}/voice`, {
@@ -126,11 +82,11 @@ describe('providers', () => {
       ).status,
       200,
     );
-    row = (await app.workspaces.findBySlug(ws.slug))!;
-    assert.equal(app.workspaces.settingsOf(row).voice?.serverSecret, undefined);
-    assert.equal(app.workspaces.settingsOf(row).voice?.hmac?.secretKey, HMAC_SECRET);
+    row = (await setup.app.workspaces.findBySlug(setup.ws.slug))!;
+    assert.equal(setup.app.workspaces.settingsOf(row).voice?.serverSecret, undefined);
+    assert.equal(setup.app.workspaces.settingsOf(row).voice?.hmac?.secretKey, HMAC_SECRET);
     // The other sections are untouched by a voice save.
-    assert.equal(app.workspaces.settingsOf(row).scheduling?.apiKey, CAL_KEY);
+    assert.equal(setup.app.workspaces.settingsOf(row).scheduling?.apiKey, CAL_KEY);
     const view = await call(sessions.owner, 'GET', base());
     assert.equal(view.body.voiceAuth, 'hmac');
     assert.deepEqual(view.body.providers.voice.hmac, {
@@ -192,8 +148,8 @@ describe('providers', () => {
         assert.equal(r.status, 403, `${role} ${method} ${url}`);
       }
     }
-    assert.equal((await call(outsider, 'GET', base())).status, 404);
-    assert.equal((await call(outsider, 'PUT', `${base()}/voice`, voice)).status, 404);
+    assert.equal((await call(setup.outsider, 'GET', base())).status, 404);
+    assert.equal((await call(setup.outsider, 'PUT', `${base()}/voice`, voice)).status, 404);
     assert.equal((await call(sessions.owner, 'PUT', `${base()}/voice`, voice, { csrf: false })).status, 403);
     assert.equal((await call(null, 'GET', base())).status, 401);
   });
@@ -227,7 +183,7 @@ describe('providers', () => {
 });
 
 describe('API keys', () => {
-  const base = () => `/api/admin/workspaces/${ws.slug}/keys`;
+  const base = () => `/api/admin/workspaces/${setup.ws.slug}/keys`;
 
   it('creates a key shown once, lists it with last use, revokes it: the public API then answers 401', async () => {
     const created = await call(sessions.admin, 'POST', base(), { name: 'Website', sandbox: true, hourlyLimit: 500 });
@@ -236,7 +192,7 @@ describe('API keys', () => {
     assert.match(key, /^li_test_/);
     answers.pop(); // this answer is the one place the key may appear
     answers.pop();
-    assert.equal((await getLead(app.http, key, crypto.randomUUID())).status, 404);
+    assert.equal((await getLead(setup.app.http, key, crypto.randomUUID())).status, 404);
     // last_used_at is written in the background, at most once a minute per key.
     let listed: any;
     for (;;) {
@@ -253,8 +209,8 @@ describe('API keys', () => {
     assert.ok(!JSON.stringify(listed).includes(key));
     const revoked = await call(sessions.owner, 'DELETE', `${base()}/${row.id}`);
     assert.equal(revoked.status, 200);
-    assert.equal((await getLead(app.http, key, crypto.randomUUID())).status, 401);
-    const { rows } = await app.db.pool.query(
+    assert.equal((await getLead(setup.app.http, key, crypto.randomUUID())).status, 401);
+    const { rows } = await setup.app.db.pool.query(
       `SELECT type, subject_id FROM audit_events WHERE type LIKE 'key.%' ORDER BY id`,
     );
     assert.deepEqual(
@@ -265,31 +221,31 @@ describe('API keys', () => {
   });
 
   it("another workspace's key is 404; bad input 400; agents and viewers 403; no CSRF 403; non-member 404", async () => {
-    assert.equal((await call(sessions.owner, 'DELETE', `${base()}/${other.apiKeyId}`)).status, 404);
+    assert.equal((await call(sessions.owner, 'DELETE', `${base()}/${setup.other.apiKeyId}`)).status, 404);
     assert.equal((await call(sessions.owner, 'DELETE', `${base()}/not-a-uuid`)).status, 404);
-    assert.equal((await getLead(app.http, other.apiKey, crypto.randomUUID())).status, 404);
+    assert.equal((await getLead(setup.app.http, setup.other.apiKey, crypto.randomUUID())).status, 404);
     assert.equal((await call(sessions.owner, 'POST', base(), { name: '' })).status, 400);
     for (const role of ['agent', 'viewer'] as const) {
       assert.equal((await call(sessions[role], 'GET', base())).status, 403);
       assert.equal((await call(sessions[role], 'POST', base(), { name: 'x' })).status, 403);
-      assert.equal((await call(sessions[role], 'DELETE', `${base()}/${ws.apiKeyId}`)).status, 403);
+      assert.equal((await call(sessions[role], 'DELETE', `${base()}/${setup.ws.apiKeyId}`)).status, 403);
     }
     assert.equal((await call(sessions.owner, 'POST', base(), { name: 'x' }, { csrf: false })).status, 403);
-    assert.equal((await call(outsider, 'GET', base())).status, 404);
+    assert.equal((await call(setup.outsider, 'GET', base())).status, 404);
   });
 });
 
 describe('audit', () => {
   it('writes the audit log (never a value) and no answer ever held a secret', async () => {
-    const { rows } = await app.db.pool.query(`SELECT DISTINCT type FROM audit_events WHERE workspace_id = $1`, [
-      ws.workspaceId,
+    const { rows } = await setup.app.db.pool.query(`SELECT DISTINCT type FROM audit_events WHERE workspace_id = $1`, [
+      setup.ws.workspaceId,
     ]);
     const types = rows.map((r) => r.type);
     for (const t of ['providers.updated', 'providers.tested', 'key.created', 'key.revoked']) {
       assert.ok(types.includes(t), `${t} in ${types.join(', ')}`);
     }
-    const audit = JSON.stringify((await app.db.pool.query('SELECT * FROM audit_events')).rows);
-    const everything = [...answers, audit, ...app.logs].join('\n');
+    const audit = JSON.stringify((await setup.app.db.pool.query('SELECT * FROM audit_events')).rows);
+    const everything = [...answers, audit, ...setup.app.logs].join('\n');
     for (const secret of [SIM_API_KEY, SERVER_SECRET, HMAC_SECRET, CAL_KEY, CAL_WEBHOOK, 'wrong-vapi-key-000000']) {
       assert.ok(!everything.includes(secret), `${secret} leaked`);
     }

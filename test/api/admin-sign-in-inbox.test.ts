@@ -1,139 +1,99 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Role } from '../../src/operators/roles.ts';
-import { admin, makeOperator, signIn, type AdminSession } from '../helpers/admin.ts';
-import { postLead, validLead } from '../helpers/http.ts';
-import { startTestApp, TestClock, type TestApp } from '../helpers/test-app.ts';
+import { before, describe, it } from 'node:test';
+import { admin, makeOperator, signIn } from '../helpers/admin.ts';
+import { setUpAdminApi } from '../helpers/admin-api-setup.ts';
 
 // The admin API (docs/DASHBOARD.md): sign-in, sessions, throttling and the inbox, through the real
 // app on its own database. The lead page and the actions: admin-lead-page.test.ts.
 
-let app: TestApp;
-const clock = new TestClock();
-let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
-let other: Awaited<ReturnType<TestApp['createWorkspace']>>;
-const sessions = {} as Record<Role, AdminSession>;
-const names = {} as Record<Role, string>;
-
-const leadsUrl = () => `/api/admin/workspaces/${ws.slug}/leads`;
-let phoneSeq = 0;
-async function newLead(over: Record<string, unknown> = {}, key = ws.apiKey): Promise<string> {
-  const r = await postLead(
-    app.http,
-    key,
-    validLead({ phone: `+4930${String(9_000_000 + ++phoneSeq).padStart(8, '0')}`, ...over }),
-  );
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.leadId;
-}
-
-before(async () => {
-  app = await startTestApp({ clock, env: { SIGN_IN_MAX_FAILURES: '3', SESSION_IDLE_MINUTES: '30' } });
-  ws = await app.createWorkspace('whatsapp', {
-    agent: {
-      persona: { agentName: 'Mia', company: 'Acme', offer: 'solar', tone: 'warm' },
-      criteria: 'owns a house',
-      timeZone: 'Europe/Berlin',
-      questions: [
-        { id: 'q_owner', label: 'Do you own the property?', type: 'choice', options: ['Yes', 'No'], required: true },
-      ],
-    },
-  } as never);
-  other = await app.createWorkspace('whatsapp');
-});
-
-/** One signed-in operator per role of `ws` (after the clock tests, which end idle sessions). */
-async function signInEveryRole(): Promise<void> {
-  for (const role of ['owner', 'admin', 'agent', 'viewer'] as const) {
-    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role }], `The ${role}`);
-    const r = await signIn(app.http, op.email, op.password);
-    assert.equal(r.status, 200);
-    sessions[role] = r.session!;
-    names[role] = op.name;
-  }
-}
-after(() => app.close());
+const { setup: env, clock, sessions, leadsUrl, newLead, signInEveryRole } = setUpAdminApi();
 
 describe('sign-in and sessions', () => {
   it('sets an HttpOnly SameSite=Lax cookie (not Secure over http) and answers the operator, token and workspaces', async () => {
-    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'agent' }]);
-    const r = await signIn(app.http, op.email.toUpperCase(), op.password);
+    const op = await makeOperator(env.app, [{ workspaceId: env.ws.workspaceId, role: 'agent' }]);
+    const r = await signIn(env.app.http, op.email.toUpperCase(), op.password);
     assert.equal(r.status, 200);
     const cookie = String(r.headers['set-cookie']);
     assert.match(cookie, /^li_session=[\w-]{40,}; Path=\/; HttpOnly; SameSite=Lax$/);
     assert.deepEqual(r.body.workspaces, [
       {
-        slug: ws.slug,
-        name: `Workspace ${ws.slug}`,
+        slug: env.ws.slug,
+        name: `Workspace ${env.ws.slug}`,
         channel: 'whatsapp',
         role: 'agent',
         permissions: ['leads.read', 'leads.act', 'settings.read', 'logs.read', 'analytics.read'],
       },
     ]);
-    const me = await admin(app.http, r.session, 'GET', '/api/admin/session');
+    const me = await admin(env.app.http, r.session, 'GET', '/api/admin/session');
     assert.equal(me.status, 200);
     assert.equal(me.body.operator.email, op.email);
-    assert.ok(!app.logs.join('').includes(op.password), 'the password never reaches the logs');
+    assert.ok(!env.app.logs.join('').includes(op.password), 'the password never reaches the logs');
   });
 
   it('a wrong password or unknown account is 401 with one message; the account is throttled from that address after 3 failures, even with the right password', async () => {
-    const op = await makeOperator(app, []);
-    const wrong = await signIn(app.http, op.email, 'not-it', '10.0.0.1');
+    const op = await makeOperator(env.app, []);
+    const wrong = await signIn(env.app.http, op.email, 'not-it', '10.0.0.1');
     assert.deepEqual([wrong.status, wrong.body], [401, { ok: false, error: 'Email or password is incorrect.' }]);
     assert.equal(
-      (await signIn(app.http, 'nobody@example.com', 'x', '10.0.0.1')).body.error,
+      (await signIn(env.app.http, 'nobody@example.com', 'x', '10.0.0.1')).body.error,
       'Email or password is incorrect.',
     );
-    await signIn(app.http, op.email, 'not-it', '10.0.0.1');
-    await signIn(app.http, op.email, 'not-it', '10.0.0.1');
-    const locked = await signIn(app.http, op.email, op.password, '10.0.0.1');
+    await signIn(env.app.http, op.email, 'not-it', '10.0.0.1');
+    await signIn(env.app.http, op.email, 'not-it', '10.0.0.1');
+    const locked = await signIn(env.app.http, op.email, op.password, '10.0.0.1');
     assert.equal(locked.status, 429);
     assert.equal(locked.body.error, 'Too many sign-in attempts; retry later.');
     assert.ok(Number(locked.headers['retry-after']) > 0);
     clock.advance(16 * 60_000); // the window (15 minutes) passes
-    assert.equal((await signIn(app.http, op.email, op.password, '10.0.0.1')).status, 200);
+    assert.equal((await signIn(env.app.http, op.email, op.password, '10.0.0.1')).status, 200);
   });
 
   it('a session idle longer than SESSION_IDLE_MINUTES is 401; one in use stays alive', async () => {
-    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }]);
-    const busy = (await signIn(app.http, op.email, op.password)).session!;
-    const idle = (await signIn(app.http, op.email, op.password)).session!;
+    const op = await makeOperator(env.app, [{ workspaceId: env.ws.workspaceId, role: 'viewer' }]);
+    const busy = (await signIn(env.app.http, op.email, op.password)).session!;
+    const idle = (await signIn(env.app.http, op.email, op.password)).session!;
     for (let i = 0; i < 3; i++) {
       clock.advance(20 * 60_000);
-      assert.equal((await admin(app.http, busy, 'GET', '/api/admin/session')).status, 200);
+      assert.equal((await admin(env.app.http, busy, 'GET', '/api/admin/session')).status, 200);
     }
-    const expired = await admin(app.http, idle, 'GET', leadsUrl());
+    const expired = await admin(env.app.http, idle, 'GET', leadsUrl());
     assert.deepEqual([expired.status, expired.body], [401, { ok: false, error: 'Sign in required.' }]);
   });
 
   it('no cookie, or a made-up one, is 401', async () => {
-    assert.equal((await admin(app.http, null, 'GET', leadsUrl())).status, 401);
-    assert.equal((await admin(app.http, { cookie: 'li_session=forged', csrf: 'x' }, 'GET', leadsUrl())).status, 401);
+    assert.equal((await admin(env.app.http, null, 'GET', leadsUrl())).status, 401);
+    assert.equal(
+      (await admin(env.app.http, { cookie: 'li_session=forged', csrf: 'x' }, 'GET', leadsUrl())).status,
+      401,
+    );
   });
 
   it('sign-out ends the session; sign-out everywhere ends all of them', async () => {
-    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }]);
-    const a = (await signIn(app.http, op.email, op.password)).session!;
-    const b = (await signIn(app.http, op.email, op.password)).session!;
-    const c = (await signIn(app.http, op.email, op.password)).session!;
-    assert.equal((await admin(app.http, a, 'DELETE', '/api/admin/session', undefined, { csrf: false })).status, 403);
-    const out = await admin(app.http, a, 'DELETE', '/api/admin/session');
+    const op = await makeOperator(env.app, [{ workspaceId: env.ws.workspaceId, role: 'viewer' }]);
+    const a = (await signIn(env.app.http, op.email, op.password)).session!;
+    const b = (await signIn(env.app.http, op.email, op.password)).session!;
+    const c = (await signIn(env.app.http, op.email, op.password)).session!;
+    assert.equal(
+      (await admin(env.app.http, a, 'DELETE', '/api/admin/session', undefined, { csrf: false })).status,
+      403,
+    );
+    const out = await admin(env.app.http, a, 'DELETE', '/api/admin/session');
     assert.equal(out.status, 200);
     assert.match(String(out.headers['set-cookie']), /^li_session=; .*Max-Age=0/);
-    assert.equal((await admin(app.http, a, 'GET', '/api/admin/session')).status, 401);
-    assert.equal((await admin(app.http, b, 'GET', '/api/admin/session')).status, 200);
-    assert.equal((await admin(app.http, b, 'DELETE', '/api/admin/session?everywhere=true')).status, 200);
-    assert.equal((await admin(app.http, c, 'GET', '/api/admin/session')).status, 401);
+    assert.equal((await admin(env.app.http, a, 'GET', '/api/admin/session')).status, 401);
+    assert.equal((await admin(env.app.http, b, 'GET', '/api/admin/session')).status, 200);
+    assert.equal((await admin(env.app.http, b, 'DELETE', '/api/admin/session?everywhere=true')).status, 200);
+    assert.equal((await admin(env.app.http, c, 'GET', '/api/admin/session')).status, 401);
   });
 
   it('user reset-password ends every session of the user', async () => {
-    const op = await makeOperator(app, []);
-    const s = (await signIn(app.http, op.email, op.password)).session!;
-    const fresh = await app.operators.resetPassword(op.email);
+    const op = await makeOperator(env.app, []);
+    const s = (await signIn(env.app.http, op.email, op.password)).session!;
+    const fresh = await env.app.operators.resetPassword(op.email);
     assert.ok(fresh && fresh !== op.password);
-    assert.equal((await admin(app.http, s, 'GET', '/api/admin/session')).status, 401);
-    assert.equal((await signIn(app.http, op.email, op.password)).status, 401);
-    assert.equal((await signIn(app.http, op.email, fresh)).status, 200);
+    assert.equal((await admin(env.app.http, s, 'GET', '/api/admin/session')).status, 401);
+    assert.equal((await signIn(env.app.http, op.email, op.password)).status, 401);
+    assert.equal((await signIn(env.app.http, op.email, fresh)).status, 200);
   });
 });
 
@@ -148,13 +108,13 @@ describe('the inbox', () => {
       );
       clock.advance(1000);
     }
-    await app.db.pool.query(
+    await env.app.db.pool.query(
       `UPDATE leads l SET created_at = '2026-01-01'::timestamptz + make_interval(mins => x.n::int)
         FROM unnest($1::uuid[]) WITH ORDINALITY x(id, n) WHERE l.id = x.id`,
       [ids],
     );
-    const sandboxLead = await newLead({ name: 'Sandy Box' }, ws.sandboxKey);
-    const first = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?limit=2&q=Inbox`);
+    const sandboxLead = await newLead({ name: 'Sandy Box' }, env.ws.sandboxKey);
+    const first = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}?limit=2&q=Inbox`);
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.deepEqual(
       first.body.leads.map((l: { id: string }) => l.id),
@@ -162,7 +122,7 @@ describe('the inbox', () => {
     );
     assert.ok(first.body.nextCursor);
     const second = await admin(
-      app.http,
+      env.app.http,
       sessions.viewer,
       'GET',
       `${leadsUrl()}?limit=2&q=Inbox&cursor=${first.body.nextCursor}`,
@@ -172,7 +132,7 @@ describe('the inbox', () => {
       [ids[2], ids[1]],
     );
     const third = await admin(
-      app.http,
+      env.app.http,
       sessions.viewer,
       'GET',
       `${leadsUrl()}?limit=2&q=Inbox&cursor=${second.body.nextCursor}`,
@@ -180,7 +140,7 @@ describe('the inbox', () => {
     assert.deepEqual([third.body.leads.map((l: { id: string }) => l.id), third.body.nextCursor], [[ids[0]], null]);
 
     const byPhone = await admin(
-      app.http,
+      env.app.http,
       sessions.viewer,
       'GET',
       `${leadsUrl()}?q=${encodeURIComponent('+49 (30) 1234-5620')}`,
@@ -189,23 +149,23 @@ describe('the inbox', () => {
       byPhone.body.leads.map((l: { id: string }) => l.id),
       [ids[2]],
     );
-    const byEmail = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?q=INBOX3@example.com`);
+    const byEmail = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}?q=INBOX3@example.com`);
     assert.deepEqual(
       byEmail.body.leads.map((l: { id: string }) => l.id),
       [ids[3]],
     );
-    const none = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?q=${encodeURIComponent('100%_')}`);
+    const none = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}?q=${encodeURIComponent('100%_')}`);
     assert.deepEqual(none.body.leads, []);
 
-    const live = await admin(app.http, sessions.viewer, 'GET', leadsUrl());
+    const live = await admin(env.app.http, sessions.viewer, 'GET', leadsUrl());
     assert.ok(!live.body.leads.some((l: { id: string }) => l.id === sandboxLead));
-    const withSandbox = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?sandbox=true`);
+    const withSandbox = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}?sandbox=true`);
     const marked = withSandbox.body.leads.find((l: { id: string }) => l.id === sandboxLead);
     assert.equal(marked.livemode, false);
     assert.equal(withSandbox.body.counts.all, live.body.counts.all + 1);
 
-    await admin(app.http, sessions.agent, 'POST', `${leadsUrl()}/${ids[1]}/take-over`);
-    const needsHuman = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=needs_human`);
+    await admin(env.app.http, sessions.agent, 'POST', `${leadsUrl()}/${ids[1]}/take-over`);
+    const needsHuman = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=needs_human`);
     assert.deepEqual(
       needsHuman.body.leads.map((l: { id: string }) => l.id),
       [ids[1]],
@@ -219,14 +179,14 @@ describe('the inbox', () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push(await newLead({ name: `Activity Sorted ${i}` }));
     // Created 0..3, last active in another order: 2, 0, 3, 1 (most recent first).
-    await app.db.pool.query(
+    await env.app.db.pool.query(
       `UPDATE leads l SET created_at = '2026-02-01'::timestamptz + make_interval(mins => x.n::int),
               updated_at = '2026-03-01'::timestamptz + make_interval(mins => x.a::int)
          FROM unnest($1::uuid[], $2::int[]) WITH ORDINALITY x(id, a, n) WHERE l.id = x.id`,
       [ids, [3, 1, 4, 2]],
     );
     const url = `${leadsUrl()}?limit=3&q=${encodeURIComponent('tivity Sort')}`;
-    const first = await admin(app.http, sessions.viewer, 'GET', `${url}&sort=activity`);
+    const first = await admin(env.app.http, sessions.viewer, 'GET', `${url}&sort=activity`);
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.deepEqual(
       first.body.leads.map((l: { id: string }) => l.id),
@@ -237,25 +197,25 @@ describe('the inbox', () => {
       ['2026-03-01T00:04:00.000Z', '2026-03-01T00:03:00.000Z', '2026-03-01T00:02:00.000Z'],
     );
     const second = await admin(
-      app.http,
+      env.app.http,
       sessions.viewer,
       'GET',
       `${url}&sort=activity&cursor=${first.body.nextCursor}`,
     );
     assert.deepEqual([second.body.leads.map((l: { id: string }) => l.id), second.body.nextCursor], [[ids[1]], null]);
-    const newest = await admin(app.http, sessions.viewer, 'GET', url);
+    const newest = await admin(env.app.http, sessions.viewer, 'GET', url);
     assert.deepEqual(
       newest.body.leads.map((l: { id: string }) => l.id),
       [ids[3], ids[2], ids[1]],
     );
-    const bad = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?sort=oldest`);
+    const bad = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}?sort=oldest`);
     assert.deepEqual([bad.status, bad.body.issues.map((i: { path: string[] }) => i.path[0])], [400, ['sort']]);
   });
 
   it('leads sharing one timestamp to the microsecond (one batch insert) are all paged, none skipped at a page boundary', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await newLead({ name: `Same Instant ${i}` }));
-    await app.db.pool.query(
+    await env.app.db.pool.query(
       `UPDATE leads SET created_at = '2026-04-01T00:00:00.123456Z',
         updated_at = '2026-04-01T00:00:00.654321Z' WHERE id = ANY($1)`,
       [ids],
@@ -263,8 +223,8 @@ describe('the inbox', () => {
     const sorted = [...ids].sort().reverse();
     for (const sort of ['newest', 'activity']) {
       const url = `${leadsUrl()}?limit=2&sort=${sort}&q=${encodeURIComponent('Same Instant')}`;
-      const first = await admin(app.http, sessions.viewer, 'GET', url);
-      const second = await admin(app.http, sessions.viewer, 'GET', `${url}&cursor=${first.body.nextCursor}`);
+      const first = await admin(env.app.http, sessions.viewer, 'GET', url);
+      const second = await admin(env.app.http, sessions.viewer, 'GET', `${url}&cursor=${first.body.nextCursor}`);
       assert.deepEqual(
         [...first.body.leads, ...second.body.leads].map((l: { id: string }) => l.id),
         sorted,
@@ -274,10 +234,10 @@ describe('the inbox', () => {
   });
 
   it('a bad query is 400 with the issues; a workspace the operator is not a member of is 404', async () => {
-    const bad = await admin(app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=nonsense&limit=1000`);
+    const bad = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}?status=nonsense&limit=1000`);
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.issues.map((i: { path: string[] }) => i.path[0]).sort(), ['limit', 'status']);
-    const foreign = await admin(app.http, sessions.owner, 'GET', `/api/admin/workspaces/${other.slug}/leads`);
+    const foreign = await admin(env.app.http, sessions.owner, 'GET', `/api/admin/workspaces/${env.other.slug}/leads`);
     assert.deepEqual([foreign.status, foreign.body], [404, { ok: false, error: 'Workspace not found.' }]);
   });
 });

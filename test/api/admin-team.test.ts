@@ -1,61 +1,20 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
-import type { Role } from '../../src/operators/roles.ts';
+import { describe, it } from 'node:test';
 import { TeamService } from '../../src/operators/team-service.ts';
 import type { AppError } from '../../src/shared/errors.ts';
-import { startVapiSimulator, type VapiSimulator } from '../../src/simulators/vapi/vapi-simulator.ts';
-import { admin, makeOperator, signIn, type AdminAnswer, type AdminSession } from '../helpers/admin.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { makeOperator, signIn } from '../helpers/admin.ts';
+import { adminRolesSetup } from '../helpers/admin-roles-setup.ts';
 
 // The Team admin API (docs/DASHBOARD.md, "Providers, API keys and team"): invitations, roles and
 // removals, a workspace always keeps an owner, and no password leaves the service. Providers and
 // API keys are in test/api/admin-providers-and-keys.test.ts.
 
-let app: TestApp;
-let sim: VapiSimulator;
-let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
-let other: Awaited<ReturnType<TestApp['createWorkspace']>>;
-const sessions = {} as Record<Role, AdminSession>;
-const ops = {} as Record<Role, { email: string; password: string; name: string }>;
-let outsider: AdminSession;
-/** Every answer of the admin API in this file: none may contain a password. */
-const answers: string[] = [];
-
-async function call(
-  session: AdminSession | null,
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
-  url: string,
-  body?: unknown,
-  opts: { csrf?: boolean } = {},
-): Promise<AdminAnswer> {
-  const r = await admin(app.http, session, method, url, body, opts);
-  answers.push(JSON.stringify(r.body), JSON.stringify(r.headers));
-  return r;
-}
-
-before(async () => {
-  sim = await startVapiSimulator();
-  app = await startTestApp({
-    env: { VAPI_BASE_URL: sim.url, PUBLIC_BASE_URL: 'https://leads.example.com', API_KEY_CACHE_TTL_MS: '60000' },
-  });
-  ws = await app.createWorkspace('voice');
-  other = await app.createWorkspace('voice');
-  for (const role of ['owner', 'admin', 'agent', 'viewer'] as const) {
-    ops[role] = await makeOperator(app, [{ workspaceId: ws.workspaceId, role }]);
-    sessions[role] = (await signIn(app.http, ops[role].email, ops[role].password)).session!;
-  }
-  const op = await makeOperator(app, [{ workspaceId: other.workspaceId, role: 'owner' }]);
-  outsider = (await signIn(app.http, op.email, op.password)).session!;
-});
-
-after(async () => {
-  await app?.close();
-  await sim?.close();
-});
+const setup = adminRolesSetup();
+const { sessions, ops, answers, call } = setup;
 
 describe('team', () => {
-  const base = () => `/api/admin/workspaces/${ws.slug}/team`;
+  const base = () => `/api/admin/workspaces/${setup.ws.slug}/team`;
   const tokenOf = (link: string) => link.split('#')[1]!;
 
   it('lists members with roles; only owners may see or change the team', async () => {
@@ -81,7 +40,7 @@ describe('team', () => {
         assert.equal(r.status, 403, `${role} ${method} ${url}`);
       }
     }
-    assert.equal((await call(outsider, 'GET', base())).status, 404);
+    assert.equal((await call(setup.outsider, 'GET', base())).status, 404);
     assert.equal(
       (
         await call(
@@ -106,38 +65,38 @@ describe('team', () => {
     const token = tokenOf(invited.body.link);
     const days = (Date.parse(invited.body.invite.expiresAt) - Date.now()) / 86_400_000;
     assert.ok(days > 6.9 && days <= 7, String(days));
-    const { rows } = await app.db.pool.query('SELECT token_hash FROM workspace_invites');
+    const { rows } = await setup.app.db.pool.query('SELECT token_hash FROM workspace_invites');
     assert.ok(rows.every((r) => !r.token_hash.toString('utf8').includes(token)));
     assert.ok(!JSON.stringify((await call(sessions.owner, 'GET', base())).body).includes(token));
     const info = await call(null, 'POST', '/api/admin/invites/lookup', { token });
     assert.deepEqual(
       [info.body.email, info.body.role, info.body.workspace.slug],
-      ['new.person@example.com', 'agent', ws.slug],
+      ['new.person@example.com', 'agent', setup.ws.slug],
     );
-    const short = await call(null, 'POST', `/api/admin/workspaces/${ws.slug}/invites/accept`, {
+    const short = await call(null, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, {
       token,
       name: 'New Person',
       password: 'short',
     });
     assert.equal(short.status, 400);
-    const wrongSlug = await call(null, 'POST', `/api/admin/workspaces/${other.slug}/invites/accept`, {
+    const wrongSlug = await call(null, 'POST', `/api/admin/workspaces/${setup.other.slug}/invites/accept`, {
       token,
       name: 'New Person',
       password: 'a-long-password-1',
     });
     assert.equal(wrongSlug.status, 404);
-    const res = await app.http.inject({
+    const res = await setup.app.http.inject({
       method: 'POST',
-      url: `/api/admin/workspaces/${ws.slug}/invites/accept`,
+      url: `/api/admin/workspaces/${setup.ws.slug}/invites/accept`,
       payload: { token, name: 'New Person', password: 'a-long-password-1' },
     });
     assert.equal(res.statusCode, 200, res.body);
     const cookie = String(res.headers['set-cookie']).split(';')[0]!;
-    const me = await app.http.inject({ method: 'GET', url: '/api/admin/session', headers: { cookie } });
-    assert.equal(me.json().workspaces.find((w: { slug: string }) => w.slug === ws.slug).role, 'agent');
+    const me = await setup.app.http.inject({ method: 'GET', url: '/api/admin/session', headers: { cookie } });
+    assert.equal(me.json().workspaces.find((w: { slug: string }) => w.slug === setup.ws.slug).role, 'agent');
     assert.equal(
       (
-        await call(null, 'POST', `/api/admin/workspaces/${ws.slug}/invites/accept`, {
+        await call(null, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, {
           token,
           name: 'Again',
           password: 'a-long-password-1',
@@ -154,8 +113,8 @@ describe('team', () => {
   });
 
   it('an existing account signs in and accepts; another account cannot use the link; an expired link is refused', async () => {
-    const existing = await makeOperator(app, [{ workspaceId: other.workspaceId, role: 'viewer' }]);
-    const existingSession = (await signIn(app.http, existing.email, existing.password)).session!;
+    const existing = await makeOperator(setup.app, [{ workspaceId: setup.other.workspaceId, role: 'viewer' }]);
+    const existingSession = (await signIn(setup.app.http, existing.email, existing.password)).session!;
     const invited = await call(sessions.owner, 'POST', `${base()}/invites`, { email: existing.email, role: 'admin' });
     const token = tokenOf(invited.body.link);
     assert.equal(
@@ -163,14 +122,14 @@ describe('team', () => {
       undefined,
       'not disclosed',
     );
-    const asNew = await call(null, 'POST', `/api/admin/workspaces/${ws.slug}/invites/accept`, {
+    const asNew = await call(null, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, {
       token,
       name: 'X',
       password: 'a-long-password-2',
     });
     assert.equal(asNew.status, 409);
     assert.equal(
-      (await call(outsider, 'POST', `/api/admin/workspaces/${ws.slug}/invites/accept`, { token })).status,
+      (await call(setup.outsider, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, { token })).status,
       403,
     );
     assert.equal(
@@ -178,22 +137,23 @@ describe('team', () => {
         await call(
           existingSession,
           'POST',
-          `/api/admin/workspaces/${ws.slug}/invites/accept`,
+          `/api/admin/workspaces/${setup.ws.slug}/invites/accept`,
           { token },
           { csrf: false },
         )
       ).status,
       403,
     );
-    const ok = await call(existingSession, 'POST', `/api/admin/workspaces/${ws.slug}/invites/accept`, { token });
+    const ok = await call(existingSession, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, { token });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     const me = await call(existingSession, 'GET', '/api/admin/session');
-    assert.equal(me.body.workspaces.find((w: { slug: string }) => w.slug === ws.slug).role, 'admin');
+    assert.equal(me.body.workspaces.find((w: { slug: string }) => w.slug === setup.ws.slug).role, 'admin');
 
     const late = await call(sessions.owner, 'POST', `${base()}/invites`, { email: 'late@example.com', role: 'viewer' });
-    await app.db.pool.query(`UPDATE workspace_invites SET expires_at = now() - interval '1 second' WHERE id = $1`, [
-      late.body.invite.id,
-    ]);
+    await setup.app.db.pool.query(
+      `UPDATE workspace_invites SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [late.body.invite.id],
+    );
     assert.equal(
       (await call(null, 'POST', '/api/admin/invites/lookup', { token: tokenOf(late.body.link) })).status,
       404,
@@ -246,25 +206,25 @@ describe('team', () => {
       JSON.stringify(statuses) === '[200,403]' || JSON.stringify(statuses) === '[200,409]',
       JSON.stringify(statuses),
     );
-    const { rows } = await app.db.pool.query(
+    const { rows } = await setup.app.db.pool.query(
       `SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'owner'`,
-      [ws.workspaceId],
+      [setup.ws.workspaceId],
     );
     assert.equal(rows[0].n, 1);
     const winner = a.status === 200 ? sessions.owner : adminAsOwner;
     assert.equal((await call(winner, 'DELETE', `${base()}/members/${id(ops.viewer.email)}`)).status, 200);
-    assert.equal((await call(sessions.viewer, 'GET', `/api/admin/workspaces/${ws.slug}/leads`)).status, 404);
+    assert.equal((await call(sessions.viewer, 'GET', `/api/admin/workspaces/${setup.ws.slug}/leads`)).status, 404);
   });
 
   it('an owner demoted after the session check is refused under the lock (the check is repeated there)', async () => {
-    const team = new TeamService({ pool: app.db.pool, clock: () => new Date() });
+    const team = new TeamService({ pool: setup.app.db.pool, clock: () => new Date() });
     // Read the members from the database: which session is still owner depends on who won the
     // race in the test before.
     const members = async () =>
       (
-        await app.db.pool.query(
+        await setup.app.db.pool.query(
           `SELECT operator_id AS id, role FROM memberships WHERE workspace_id = $1 ORDER BY operator_id`,
-          [ws.workspaceId],
+          [setup.ws.workspaceId],
         )
       ).rows as Array<{ id: string; role: string }>;
     const before = await members();
@@ -272,23 +232,26 @@ describe('team', () => {
     const target = before.find((m) => m.id !== nonOwner.id)!;
     assert.ok(nonOwner && target);
     await assert.rejects(
-      team.changeRole(ws.workspaceId, nonOwner.id, target.id, 'viewer'),
+      team.changeRole(setup.ws.workspaceId, nonOwner.id, target.id, 'viewer'),
       (e: AppError) => e.code === 'forbidden',
     );
-    await assert.rejects(team.remove(ws.workspaceId, nonOwner.id, target.id), (e: AppError) => e.code === 'forbidden');
+    await assert.rejects(
+      team.remove(setup.ws.workspaceId, nonOwner.id, target.id),
+      (e: AppError) => e.code === 'forbidden',
+    );
     assert.deepEqual(await members(), before, 'nothing changed');
   });
 
   it('writes the audit log of team changes (never a value) and no answer ever held a password', async () => {
-    const { rows } = await app.db.pool.query(`SELECT DISTINCT type FROM audit_events WHERE workspace_id = $1`, [
-      ws.workspaceId,
+    const { rows } = await setup.app.db.pool.query(`SELECT DISTINCT type FROM audit_events WHERE workspace_id = $1`, [
+      setup.ws.workspaceId,
     ]);
     const types = rows.map((r) => r.type);
     for (const t of ['member.invited', 'member.role_changed', 'member.removed', 'invite.accepted']) {
       assert.ok(types.includes(t), `${t} in ${types.join(', ')}`);
     }
-    const audit = JSON.stringify((await app.db.pool.query('SELECT * FROM audit_events')).rows);
-    const everything = [...answers, audit, ...app.logs].join('\n');
+    const audit = JSON.stringify((await setup.app.db.pool.query('SELECT * FROM audit_events')).rows);
+    const everything = [...answers, audit, ...setup.app.logs].join('\n');
     const passwords = [...Object.values(ops).map((o) => o.password), 'a-long-password-1', 'a-long-password-2'];
     for (const password of passwords) assert.ok(!everything.includes(password), `${password} leaked`);
   });

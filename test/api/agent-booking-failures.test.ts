@@ -3,84 +3,31 @@
 // bad key, scheduling not configured, racing bookings. listSlots and plain bookings:
 // agent-slots-and-booking.test.ts.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { MONDAY_9, setUpAgentBooking, UNAVAILABLE } from '../helpers/agent-booking-setup.ts';
 import { transitionLead } from '../../src/leads/lead-state.ts';
 import { runTool } from '../../src/agent/tool-registry.ts';
 import type { SchedulingProvider } from '../../src/scheduling/scheduling-provider.ts';
-import type { WorkspaceRow } from '../../src/workspaces/workspace-queries.ts';
-import { recordOfferedSlots } from '../../src/agent/conversation-scope.ts';
-import {
-  AGENT_TEST_NOW,
-  leadEvents,
-  leadRow,
-  SOLAR_AGENT,
-  startAgentHarness,
-  type AgentHarness,
-} from '../helpers/agent-harness.ts';
+import { leadEvents, leadRow, SOLAR_AGENT } from '../helpers/agent-harness.ts';
 
-let h: AgentHarness;
-let ws: WorkspaceRow;
-
-before(async () => {
-  h = await startAgentHarness();
-  ws = await h.workspace();
-});
-after(() => h.close());
-beforeEach(() => {
-  h.sim.bookings.clear();
-  h.sim.requests.length = 0;
-});
-afterEach(() => h.sim.setFailure('none'));
-
-const MONDAY_9 = '2050-09-05T09:00:00.000+02:00';
-const UNAVAILABLE =
-  'Booking is unavailable: this workspace has no scheduling service configured, so there are no times to offer. Tell the lead a colleague will get in touch to arrange the consultation, then call escalateToHuman.';
-const schedulingWith = (overrides: Record<string, unknown>) => ({
-  agent: SOLAR_AGENT,
-  scheduling: { provider: 'calcom', apiKey: h.sim.apiKey, eventTypeId: 1001, ...overrides },
-});
-
-/** A booking made behind the agent's back: by another booker, or by our own lost first attempt. */
-async function bookDirectly(start: string, metadata?: Record<string, string>) {
-  const r = await h.scheduling.createBooking({
-    apiKey: h.sim.apiKey,
-    eventTypeId: 1001,
-    start,
-    attendee: { name: 'Someone Else', email: 'else@example.com', timeZone: 'UTC' },
-    ...(metadata ? { metadata } : {}),
-  });
-  assert.ok(r.ok, JSON.stringify(r));
-  h.sim.requests.length = 0;
-  return r.booking;
-}
-
-const accepted = () => [...h.sim.bookings.values()].filter((b) => b.status === 'accepted');
-
-// bookConsult books only what listSlots offered in the conversation (test/api/agent-booking-remit.test.ts):
-// here those offers are recorded as listSlots would have.
-const OFFERED = ['09:00', '09:30', '10:00'].map((t) => `2050-09-05T${t}:00.000+02:00`);
-async function offeredLead(w: WorkspaceRow, overrides?: Parameters<AgentHarness['lead']>[1]): Promise<string> {
-  const id = await h.lead(w, overrides);
-  await recordOfferedSlots(h.db.pool, id, 'whatsapp', OFFERED, new Date(AGENT_TEST_NOW));
-  return id;
-}
+const { setup: env, schedulingWith, bookDirectly, accepted, offeredLead } = setUpAgentBooking();
 
 describe('bookConsult when Cal.com fails or races', () => {
   it('Cal.com briefly down: nothing was booked (checked), the failure is on the timeline, a retry books', async () => {
-    const lead = await offeredLead(ws);
-    h.sim.setFailure('down', { times: 3 });
-    const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 });
+    const lead = await offeredLead(env.ws);
+    env.h.sim.setFailure('down', { times: 3 });
+    const answer = await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.equal(
       answer,
       'Could not book: the scheduling service is not answering right now. Nothing was booked. Try once more in a minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.',
     );
     // Three failed attempts, then the lookup that shows no booking of this lead exists.
     assert.deepEqual(
-      h.sim.requests.map((r) => r.method),
+      env.h.sim.requests.map((r) => r.method),
       ['POST', 'POST', 'POST', 'GET'],
     );
-    assert.equal((await leadRow(h.db.pool, lead)).status, 'in_conversation');
-    assert.deepEqual(await leadEvents(h.db.pool, lead), [
+    assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');
+    assert.deepEqual(await leadEvents(env.h.db.pool, lead), [
       {
         type: 'booking.failed',
         data: {
@@ -92,19 +39,19 @@ describe('bookConsult when Cal.com fails or races', () => {
         },
       },
     ]);
-    assert.match(await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }), /^Booked for Monday/);
+    assert.match(await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }), /^Booked for Monday/);
   });
 
   it('Cal.com down for good: the booking may exist and cannot be checked, so the lead goes to a human', async () => {
-    const lead = await offeredLead(ws);
-    h.sim.setFailure('down');
-    const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 });
+    const lead = await offeredLead(env.ws);
+    env.h.sim.setFailure('down');
+    const answer = await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.match(
       answer,
       /^It is not certain whether Monday, 5 September 2050 at 09:00 was booked: .* The lead is now with a colleague \(needs_human\)/,
     );
-    assert.equal((await leadRow(h.db.pool, lead)).status, 'needs_human');
-    const [event] = await leadEvents(h.db.pool, lead);
+    assert.equal((await leadRow(env.h.db.pool, lead)).status, 'needs_human');
+    const [event] = await leadEvents(env.h.db.pool, lead);
     assert.equal(event?.type, 'booking.uncertain');
     assert.deepEqual(
       [event?.data.start, event?.data.to, event?.data.actor],
@@ -113,132 +60,132 @@ describe('bookConsult when Cal.com fails or races', () => {
   });
 
   it('"slot taken" after an ambiguous retry, held by our own lost first attempt: booked, not "taken"', async () => {
-    const lead = await offeredLead(ws);
+    const lead = await offeredLead(env.ws);
     const lost = await bookDirectly(MONDAY_9, { leadId: lead });
-    h.sim.setFailure('down', { times: 1 });
-    const answer = await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 });
+    env.h.sim.setFailure('down', { times: 1 });
+    const answer = await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.match(
       answer,
       new RegExp(`^Booked for Monday, 5 September 2050 at 09:00 \\(Europe/Berlin\\), booking reference ${lost.uid}\\.`),
     );
-    assert.equal((await leadRow(h.db.pool, lead)).booking_uid, lost.uid);
-    const [event] = await leadEvents(h.db.pool, lead);
+    assert.equal((await leadRow(env.h.db.pool, lead)).booking_uid, lost.uid);
+    const [event] = await leadEvents(env.h.db.pool, lead);
     assert.deepEqual([event?.type, event?.data.foundAfterProviderError], ['booking.created', true]);
     assert.equal(accepted().length, 1);
   });
 
   it('a plain "slot taken" held by the lead\'s own earlier, unrecorded booking: booked', async () => {
-    const lead = await offeredLead(ws);
+    const lead = await offeredLead(env.ws);
     const earlier = await bookDirectly(MONDAY_9, { leadId: lead });
     assert.match(
-      await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }),
+      await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }),
       new RegExp(`booking reference ${earlier.uid}\\.`),
     );
     assert.deepEqual(
-      h.sim.requests.map((r) => `${r.method} ${r.path}`),
+      env.h.sim.requests.map((r) => `${r.method} ${r.path}`),
       ['POST /v2/bookings', 'GET /v2/bookings'],
     );
-    assert.equal((await leadRow(h.db.pool, lead)).booking_uid, earlier.uid);
+    assert.equal((await leadRow(env.h.db.pool, lead)).booking_uid, earlier.uid);
   });
 
   it('a plain "slot taken" when the lookup fails: still answered as taken (the slot is most likely someone else\'s)', async () => {
-    const lead = await offeredLead(ws);
+    const lead = await offeredLead(env.ws);
     await bookDirectly(MONDAY_9);
-    const real = h.scheduling;
+    const real = env.h.scheduling;
     const scheduling: SchedulingProvider = {
       listSlots: (q) => real.listSlots(q),
       createBooking: (b) => real.createBooking(b),
       getBooking: (key, uid) => real.getBooking(key, uid),
       // Cal.com goes down right after answering "taken", for the lookup's three attempts.
       findBookings: (q) => {
-        h.sim.setFailure('down', { times: 3 });
+        env.h.sim.setFailure('down', { times: 3 });
         return real.findBookings(q);
       },
       cancelBooking: (key, uid, reason) => real.cancelBooking(key, uid, reason),
       rescheduleBooking: (key, uid, start, reason) => real.rescheduleBooking(key, uid, start, reason),
     };
     assert.match(
-      await runTool({ ...h.ctx(ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 }),
+      await runTool({ ...env.h.ctx(env.ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 }),
       /^That time was taken by someone else in the meantime/,
     );
-    assert.equal((await leadRow(h.db.pool, lead)).status, 'in_conversation');
+    assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');
   });
 
   it('"slot taken" after an ambiguous retry, held by someone else: taken, with fresh times', async () => {
-    const lead = await offeredLead(ws);
+    const lead = await offeredLead(env.ws);
     await bookDirectly(MONDAY_9, { leadId: '00000000-0000-4000-8000-000000000000' });
-    h.sim.setFailure('down', { times: 1 });
+    env.h.sim.setFailure('down', { times: 1 });
     assert.match(
-      await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }),
+      await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }),
       /^That time was taken by someone else in the meantime/,
     );
-    assert.equal((await leadRow(h.db.pool, lead)).status, 'in_conversation');
+    assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');
   });
 
   it('every attempt failed but one had booked: found by the lookup, booked', async () => {
-    const lead = await offeredLead(ws);
+    const lead = await offeredLead(env.ws);
     const lost = await bookDirectly(MONDAY_9, { leadId: lead });
-    h.sim.setFailure('down', { times: 3 });
+    env.h.sim.setFailure('down', { times: 3 });
     assert.match(
-      await h.call(ws, lead, 'bookConsult', { start: MONDAY_9 }),
+      await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }),
       new RegExp(`booking reference ${lost.uid}\\.`),
     );
-    assert.equal((await leadRow(h.db.pool, lead)).status, 'booked');
+    assert.equal((await leadRow(env.h.db.pool, lead)).status, 'booked');
   });
 
   it('a bad key: not retried, recorded, the agent is told to hand over; scheduling not configured: unavailable', async () => {
-    const badKey = await h.workspace(schedulingWith({ apiKey: 'cal_live_wrong_key' }));
+    const badKey = await env.h.workspace(schedulingWith({ apiKey: 'cal_live_wrong_key' }));
     const lead = await offeredLead(badKey);
     assert.equal(
-      await h.call(badKey, lead, 'bookConsult', { start: MONDAY_9 }),
+      await env.h.call(badKey, lead, 'bookConsult', { start: MONDAY_9 }),
       "Could not book: the scheduling service refused this workspace's settings (unauthorized). Nothing was booked. This needs a human: tell the lead a colleague will arrange the consultation, then call escalateToHuman.",
     );
-    assert.equal(h.sim.requests.length, 1);
+    assert.equal(env.h.sim.requests.length, 1);
     assert.deepEqual(
-      (await leadEvents(h.db.pool, lead)).map((e) => [e.type, e.data.kind, e.data.httpStatus, e.data.message]),
+      (await leadEvents(env.h.db.pool, lead)).map((e) => [e.type, e.data.kind, e.data.httpStatus, e.data.message]),
       [['booking.failed', 'unauthorized', 401, 'Cal.com answered 401 UnauthorizedException: Invalid API Key']],
     );
 
-    const unconfigured = await h.workspace({ agent: SOLAR_AGENT });
+    const unconfigured = await env.h.workspace({ agent: SOLAR_AGENT });
     const other = await offeredLead(unconfigured);
-    assert.equal(await h.call(unconfigured, other, 'bookConsult', { start: MONDAY_9 }), UNAVAILABLE);
-    assert.equal(h.sim.requests.length, 1);
-    assert.equal((await leadRow(h.db.pool, other)).status, 'in_conversation');
+    assert.equal(await env.h.call(unconfigured, other, 'bookConsult', { start: MONDAY_9 }), UNAVAILABLE);
+    assert.equal(env.h.sim.requests.length, 1);
+    assert.equal((await leadRow(env.h.db.pool, other)).status, 'in_conversation');
   });
 
   it('two bookings of one lead racing: the lead keeps exactly one, the surplus one is cancelled', async () => {
     for (let round = 0; round < 3; round++) {
-      h.sim.bookings.clear();
-      const lead = await offeredLead(ws);
+      env.h.sim.bookings.clear();
+      const lead = await offeredLead(env.ws);
       const answers = await Promise.all(
         ['09:00', '09:30', '10:00'].map((t) =>
-          h.call(ws, lead, 'bookConsult', { start: `2050-09-05T${t}:00.000+02:00` }),
+          env.h.call(env.ws, lead, 'bookConsult', { start: `2050-09-05T${t}:00.000+02:00` }),
         ),
       );
       assert.equal(answers.filter((a) => a.startsWith('Booked for')).length, 1, answers.join('\n'));
       for (const a of answers.filter((x) => !x.startsWith('Booked for')))
         assert.match(a, /^Nothing changed: the lead is already booked/);
-      const row = await leadRow(h.db.pool, lead);
+      const row = await leadRow(env.h.db.pool, lead);
       assert.deepEqual(
         accepted().map((b) => b.uid),
         [row.booking_uid],
         "the only booking left in the calendar is the lead's",
       );
-      const types = (await leadEvents(h.db.pool, lead)).map((e) => e.type);
+      const types = (await leadEvents(env.h.db.pool, lead)).map((e) => e.type);
       assert.equal(types.filter((t) => t === 'booking.created').length, 1);
-      assert.equal(types.filter((t) => t === 'booking.discarded').length, h.sim.bookings.size - 1);
+      assert.equal(types.filter((t) => t === 'booking.discarded').length, env.h.sim.bookings.size - 1);
     }
   });
 
   it('an operator takes over while Cal.com is booking: the lead stays with the operator, the booking is cancelled', async () => {
-    const lead = await offeredLead(ws);
+    const lead = await offeredLead(env.ws);
     // The real client, with the take-over slipped in between Cal.com's answer and our update.
-    const real = h.scheduling;
+    const real = env.h.scheduling;
     const scheduling: SchedulingProvider = {
       listSlots: (q) => real.listSlots(q),
       createBooking: async (b) => {
         const result = await real.createBooking(b);
-        await transitionLead(h.db.pool, {
+        await transitionLead(env.h.db.pool, {
           leadId: lead,
           to: 'needs_human',
           actor: 'operator',
@@ -251,17 +198,17 @@ describe('bookConsult when Cal.com fails or races', () => {
       cancelBooking: (key, uid, reason) => real.cancelBooking(key, uid, reason),
       rescheduleBooking: (key, uid, start, reason) => real.rescheduleBooking(key, uid, start, reason),
     };
-    const answer = await runTool({ ...h.ctx(ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 });
+    const answer = await runTool({ ...env.h.ctx(env.ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 });
     assert.match(
       answer,
       /^Nothing changed: the lead is already needs_human, .* The booking just made was cancelled again\.$/,
     );
-    const [booking] = [...h.sim.bookings.values()];
+    const [booking] = [...env.h.sim.bookings.values()];
     assert.equal(booking?.status, 'cancelled');
-    const row = await leadRow(h.db.pool, lead);
+    const row = await leadRow(env.h.db.pool, lead);
     assert.deepEqual([row.status, row.booking_uid], ['needs_human', null]);
     assert.deepEqual(
-      (await leadEvents(h.db.pool, lead)).map((e) => [e.type, e.data.bookingUid, e.data.cancelled]),
+      (await leadEvents(env.h.db.pool, lead)).map((e) => [e.type, e.data.bookingUid, e.data.cancelled]),
       [
         ['operator.took_over', undefined, undefined],
         ['booking.discarded', booking.uid, true],
@@ -270,13 +217,13 @@ describe('bookConsult when Cal.com fails or races', () => {
   });
 
   it('no e-mail address, phone number or key reaches the logs', () => {
-    const all = h.logs.join('\n');
+    const all = env.h.logs.join('\n');
     for (const secret of [
       'ada@example.com',
       'ada@work.example',
       '+49301234567',
       '030 1234567',
-      h.sim.apiKey,
+      env.h.sim.apiKey,
       'cal_live_wrong_key',
     ]) {
       assert.ok(!all.includes(secret), `${secret} logged`);

@@ -4,133 +4,16 @@
 // changes they carry: calcom-webhook-bookings.test.ts. Dates are in
 // 2050 so the simulator's "no bookings in the past" rule never interferes.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
-import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
+import { describe, test } from 'node:test';
 import { signCalcomBody } from '../../src/scheduling/calcom/calcom-signature.ts';
-import {
-  startCalcomSimulator,
-  type CalcomSimulator,
-  type WebhookDelivery,
-  type WebhookTrigger,
-} from '../../src/simulators/calcom/calcom-simulator.ts';
-import { uniquePhone } from '../helpers/http.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { ATTENDEE, OTHER_SECRET, SECRET, scheduling, setUpCalcomWebhookApp } from '../helpers/calcom-webhook-setup.ts';
 
-const EVENT_TYPE_ID = 1001; // the simulator's default: Mon–Fri 09:00–17:00 Europe/Berlin, 30 min
-const SECRET = 'whsec-test-0123456789abcdef';
-const OTHER_SECRET = 'whsec-other-fedcba9876543210';
-const ATTENDEE = { name: 'Ada Lovelace', email: 'ada.webhook@example.com', timeZone: 'Europe/London' };
-
-let sim: CalcomSimulator;
-let app: TestApp;
-let client: CalcomClient;
-let baseUrl: string;
-let ws: { workspaceId: string; slug: string };
-
-const scheduling = (webhookSecret?: string) => ({
-  scheduling: {
-    provider: 'calcom' as const,
-    apiKey: 'cal_test_simulator_key',
-    eventTypeId: EVENT_TYPE_ID,
-    ...(webhookSecret ? { webhookSecret } : {}),
-  },
-});
-
-before(async () => {
-  sim = await startCalcomSimulator();
-  app = await startTestApp();
-  await app.http.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(app.http.server.address() as AddressInfo).port}`;
-  client = new CalcomClient({ baseUrl: sim.url, sleep: async () => {} });
-  ws = await app.createWorkspace('whatsapp', scheduling(SECRET));
-  pointSimulatorAt(ws.slug, SECRET);
-});
-after(async () => {
-  await app.close();
-  await sim.close();
-});
-
-function pointSimulatorAt(slug: string, secret?: string): void {
-  sim.setWebhook({ subscriberUrl: `${baseUrl}/api/webhooks/calcom/${slug}`, ...(secret ? { secret } : {}) });
-}
-
-// Each booking takes its own half-hour: the simulator has one host, so times must not collide.
-let slotIndex = 0;
-function nextSlot(): string {
-  const day = Math.floor(slotIndex / 16);
-  const start = Date.parse('2050-09-05T07:00:00Z') + day * 86_400_000 + (slotIndex % 16) * 1_800_000; // 09:00 Berlin, Monday
-  slotIndex += 1;
-  assert.ok(day < 5, 'out of weekday slots');
-  return new Date(start).toISOString();
-}
-
-async function insertLead(workspaceId: string, status = 'new'): Promise<string> {
-  const phone = uniquePhone();
-  const { rows } = await app.db.pool.query(
-    `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, status)
-     VALUES ($1, 'Ada Lovelace', $2, $3, now(), $4) RETURNING id`,
-    [workspaceId, phone, `+${phone.replace(/\D/g, '')}`, status],
-  );
-  return rows[0].id;
-}
-
-/** A lead with a Cal.com booking, recorded as the agent records it (uid, start, metadata.leadId). */
-async function bookedLead(opts: { status?: string; workspaceId?: string; recorded?: boolean } = {}) {
-  const leadId = await insertLead(opts.workspaceId ?? ws.workspaceId, opts.status ?? 'booked');
-  const r = await client.createBooking({
-    apiKey: sim.apiKey,
-    eventTypeId: EVENT_TYPE_ID,
-    start: nextSlot(),
-    attendee: ATTENDEE,
-    metadata: { leadId },
-  });
-  assert.ok(r.ok, JSON.stringify(r));
-  if (opts.recorded !== false) {
-    await app.db.pool.query('UPDATE leads SET booking_uid = $2, booking_start = $3 WHERE id = $1', [
-      leadId,
-      r.booking.uid,
-      r.booking.start,
-    ]);
-  }
-  return { leadId, booking: r.booking };
-}
-
-async function leadRow(id: string) {
-  const { rows } = await app.db.pool.query(
-    'SELECT status, booking_uid, booking_start, updated_at FROM leads WHERE id = $1',
-    [id],
-  );
-  return rows[0];
-}
-
-async function events(leadId: string, type?: string) {
-  const { rows } = await app.db.pool.query(
-    'SELECT type, data FROM lead_events WHERE lead_id = $1 AND ($2::text IS NULL OR type = $2) ORDER BY id',
-    [leadId, type ?? null],
-  );
-  return rows;
-}
-
-/** Everything a delivery could write: leads, their timeline and the receipts. */
-async function snapshot() {
-  const { rows } = await app.db.pool.query(
-    `SELECT (SELECT json_agg(l ORDER BY l.id) FROM leads l) AS leads,
-            (SELECT count(*)::int FROM lead_events) AS events,
-            (SELECT count(*)::int FROM webhook_receipts) AS receipts`,
-  );
-  return rows[0];
-}
-
-async function deliver(trigger: WebhookTrigger, uid: string): Promise<WebhookDelivery & { json: any }> {
-  const d = await sim.sendWebhook(trigger, uid);
-  assert.equal(d.error, undefined);
-  return { ...d, json: JSON.parse(d.responseText ?? 'null') };
-}
+const cal = setUpCalcomWebhookApp();
+const { pointSimulatorAt, nextSlot, bookedLead, leadRow, events, snapshot, deliver } = cal;
 
 /** Posts raw bytes, as a captured or hand-made delivery. */
 async function post(slug: string, body: string | Buffer, signature?: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${baseUrl}/api/webhooks/calcom/${slug}`, {
+  const res = await fetch(`${cal.baseUrl}/api/webhooks/calcom/${slug}`, {
     method: 'POST',
     body,
     headers: {
@@ -152,25 +35,25 @@ describe('signature', () => {
     assert.deepEqual(await events(leadId, 'booking.webhook'), [
       { type: 'booking.webhook', data: { trigger: 'BOOKING_CREATED', bookingUid: booking.uid } },
     ]);
-    const { rows } = await app.db.pool.query(
+    const { rows } = await cal.app.db.pool.query(
       'SELECT provider, lead_id, type FROM webhook_receipts WHERE workspace_id = $1 AND dedupe_key LIKE $2',
-      [ws.workspaceId, `BOOKING_CREATED:${booking.uid}:%`],
+      [cal.ws.workspaceId, `BOOKING_CREATED:${booking.uid}:%`],
     );
     assert.deepEqual(rows, [{ provider: 'calcom', lead_id: leadId, type: 'BOOKING_CREATED' }]);
   });
 
   test('rejected with 401 and nothing written: wrong secret, no secret, tampered, re-serialised, missing or malformed header', async () => {
     const { leadId, booking } = await bookedLead();
-    await client.cancelBooking(sim.apiKey, booking.uid, 'Cannot make it');
+    await cal.client.cancelBooking(cal.sim.apiKey, booking.uid, 'Cannot make it');
     const before = await snapshot();
     const refused = { ok: false, error: 'Invalid webhook signature.' };
 
     // Real deliveries from Cal.com configured with another secret, and with none at all.
-    pointSimulatorAt(ws.slug, OTHER_SECRET);
+    pointSimulatorAt(cal.ws.slug, OTHER_SECRET);
     const wrong = await deliver('BOOKING_CANCELLED', booking.uid);
-    pointSimulatorAt(ws.slug);
+    pointSimulatorAt(cal.ws.slug);
     const none = await deliver('BOOKING_CANCELLED', booking.uid);
-    pointSimulatorAt(ws.slug, SECRET);
+    pointSimulatorAt(cal.ws.slug, SECRET);
     assert.equal(none.signature, 'no-secret-provided');
     for (const d of [wrong, none]) {
       assert.equal(d.status, 401);
@@ -193,7 +76,7 @@ describe('signature', () => {
       ['other workspace secret', body, signed(body, OTHER_SECRET)],
     ];
     for (const [name, payload, signature] of cases) {
-      const res = await post(ws.slug, payload, signature);
+      const res = await post(cal.ws.slug, payload, signature);
       assert.equal(res.status, 401, name);
       assert.deepEqual(res.json, refused, name);
     }
@@ -201,22 +84,22 @@ describe('signature', () => {
     assert.equal((await leadRow(leadId)).status, 'booked');
 
     // The bytes themselves, correctly signed, are accepted: the cases above failed on the signature alone.
-    const ok = await post(ws.slug, pretty, signed(pretty));
+    const ok = await post(cal.ws.slug, pretty, signed(pretty));
     assert.equal(ok.status, 200);
     assert.equal((await leadRow(leadId)).status, 'needs_human');
   });
 
   test('replayed: the same delivery again is a no-op, even after an operator moved the lead on', async () => {
     const { leadId, booking } = await bookedLead();
-    await client.cancelBooking(sim.apiKey, booking.uid, 'Double-booked');
+    await cal.client.cancelBooking(cal.sim.apiKey, booking.uid, 'Double-booked');
     const first = await deliver('BOOKING_CANCELLED', booking.uid);
     assert.deepEqual(first.json, { ok: true });
     assert.equal((await leadRow(leadId)).status, 'needs_human');
 
     // An operator resumes the lead; a replay must not send it back.
-    await app.db.pool.query(`UPDATE leads SET status = 'in_conversation' WHERE id = $1`, [leadId]);
+    await cal.app.db.pool.query(`UPDATE leads SET status = 'in_conversation' WHERE id = $1`, [leadId]);
     const before = await snapshot();
-    const replay = await post(ws.slug, first.body, first.signature);
+    const replay = await post(cal.ws.slug, first.body, first.signature);
     assert.equal(replay.status, 200);
     assert.deepEqual(replay.json, { ok: true, duplicate: true });
     // Cal.com sending the cancellation again (a second webhook, new createdAt) is the same event.
@@ -228,13 +111,13 @@ describe('signature', () => {
 
   test('replayed concurrently: ten copies of a reschedule apply once', async () => {
     const { leadId, booking } = await bookedLead();
-    const moved = await client.rescheduleBooking(sim.apiKey, booking.uid, nextSlot());
+    const moved = await cal.client.rescheduleBooking(cal.sim.apiKey, booking.uid, nextSlot());
     assert.ok(moved.ok);
     pointSimulatorAt('no-such-workspace', SECRET); // only to capture a signed body
-    const captured = await sim.sendWebhook('BOOKING_RESCHEDULED', moved.booking.uid);
-    pointSimulatorAt(ws.slug, SECRET);
+    const captured = await cal.sim.sendWebhook('BOOKING_RESCHEDULED', moved.booking.uid);
+    pointSimulatorAt(cal.ws.slug, SECRET);
     const answers = await Promise.all(
-      Array.from({ length: 10 }, () => post(ws.slug, captured.body, captured.signature)),
+      Array.from({ length: 10 }, () => post(cal.ws.slug, captured.body, captured.signature)),
     );
     assert.deepEqual(
       answers.map((a) => a.status),
@@ -253,10 +136,10 @@ describe('endpoint', () => {
       createdAt: new Date().toISOString(),
       payload: { uid: 'x' },
     });
-    const noSecret = await app.createWorkspace('whatsapp', scheduling());
-    const noSettings = await app.createWorkspace('whatsapp');
-    const deleted = await app.createWorkspace('whatsapp', scheduling(SECRET));
-    await app.workspaces.delete(deleted.slug);
+    const noSecret = await cal.app.createWorkspace('whatsapp', scheduling());
+    const noSettings = await cal.app.createWorkspace('whatsapp');
+    const deleted = await cal.app.createWorkspace('whatsapp', scheduling(SECRET));
+    await cal.app.workspaces.delete(deleted.slug);
     const before = await snapshot();
     for (const slug of ['no-such-workspace', 'NOT_A_SLUG', noSecret.slug, noSettings.slug, deleted.slug]) {
       const res = await post(slug, body, signed(body));
@@ -269,7 +152,7 @@ describe('endpoint', () => {
   test('signed but unusable bodies: 400, nothing written', async () => {
     const before = await snapshot();
     const notJson = '{"triggerEvent":';
-    const bad = await post(ws.slug, notJson, signed(notJson));
+    const bad = await post(cal.ws.slug, notJson, signed(notJson));
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.json, { ok: false, error: 'Request body must be valid JSON.' });
 
@@ -278,7 +161,7 @@ describe('endpoint', () => {
       createdAt: new Date().toISOString(),
       payload: { uid: 'new', rescheduleUid: 'old' },
     });
-    const invalid = await post(ws.slug, noStart, signed(noStart));
+    const invalid = await post(cal.ws.slug, noStart, signed(noStart));
     assert.equal(invalid.status, 400);
     assert.equal(invalid.json.error, 'Validation failed.');
     assert.deepEqual(
@@ -295,7 +178,7 @@ describe('endpoint', () => {
       createdAt: new Date().toISOString(),
       payload: { type: 'Test', title: 'Test trigger event' },
     });
-    const res = await post(ws.slug, ping, signed(ping));
+    const res = await post(cal.ws.slug, ping, signed(ping));
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { ok: true, ignored: 'unsupported event' });
     assert.deepEqual(await snapshot(), before);
@@ -303,7 +186,7 @@ describe('endpoint', () => {
 
   test('bodies over 256 KiB → 413 naming that limit', async () => {
     const big = JSON.stringify({ triggerEvent: 'BOOKING_CREATED', payload: { description: 'x'.repeat(260 * 1024) } });
-    const res = await post(ws.slug, big, signed(big));
+    const res = await post(cal.ws.slug, big, signed(big));
     assert.equal(res.status, 413);
     assert.deepEqual(res.json, {
       ok: false,
@@ -313,8 +196,8 @@ describe('endpoint', () => {
   });
 
   test('logs carry neither secrets nor personal data', () => {
-    const logs = app.logs.join('\n');
-    const outcomes = app.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'calcom webhook');
+    const logs = cal.app.logs.join('\n');
+    const outcomes = cal.app.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'calcom webhook');
     assert.ok(outcomes.length > 0);
     for (const line of outcomes) assert.match(line.reqId, /^[0-9a-f-]{36}$/, 'correlated with its request');
     for (const secretOrPersonal of [SECRET, OTHER_SECRET, ATTENDEE.email, 'Double-booked', 'make it', 'Ada Lovelace']) {

@@ -2,45 +2,15 @@
 // them, and OpenAI's error bodies for malformed requests and unknown routes.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { ChatMessage, ChatRequest } from '../../src/agent/chat-model.ts';
-import {
-  CHAT_SIM_API_KEY,
-  startChatSimulator,
-  type ChatSimulator,
-} from '../../src/simulators/chat-model/chat-simulator.ts';
-import { toolDeclarations } from '../../src/agent/tool-registry.ts';
+import { describe, it } from 'node:test';
+import { CHAT_SIM_API_KEY, startChatSimulator } from '../../src/simulators/chat-model/chat-simulator.ts';
+import { chatSimulatorSetup, NOW, stopRequest } from '../helpers/chat-simulator-setup.ts';
 
-const NOW = Date.parse('2050-09-04T10:00:00.000Z');
-const SYSTEM: ChatMessage = {
-  role: 'system',
-  content: [
-    '## Who you are',
-    'You are Mia, speaking for Sunny Roofs. What Sunny Roofs offers: solar.',
-    '## What we know about the lead',
-    '<lead_data>',
-    'Name: "Ada Lovelace"',
-    '</lead_data>',
-    '## Questions still open',
-    '- q_owner: Do you own the property? (required; one of: Yes, No)',
-  ].join('\n'),
-};
-const stopRequest: ChatRequest = {
-  model: 'gpt-4o-mini',
-  messages: [SYSTEM, { role: 'user', content: 'STOP' }],
-  tools: toolDeclarations(),
-};
-
-let sim: ChatSimulator;
-
-before(async () => {
-  sim = await startChatSimulator();
-});
-after(() => sim.close());
+const chat = chatSimulatorSetup();
 
 describe('the simulator speaks the wire protocol', () => {
   async function post(body: unknown, path = '/v1/chat/completions') {
-    const res = await fetch(`${sim.url}${path}`, {
+    const res = await fetch(`${chat.sim.url}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${CHAT_SIM_API_KEY}`, 'content-type': 'application/json' },
       body: typeof body === 'string' ? body : JSON.stringify(body),

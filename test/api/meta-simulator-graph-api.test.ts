@@ -1,57 +1,17 @@
 // The Meta WhatsApp simulator's Graph API over direct HTTP: auth, body validation with Graph's
 // (#100)-family errors, unknown paths.
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import {
-  META_SIM,
-  startMetaSimulator,
-  type MetaSimulator,
-  type MetaSimulatorOptions,
-} from '../../src/simulators/meta/meta-simulator.ts';
+import { META_SIM } from '../../src/simulators/meta/meta-simulator.ts';
+import { metaSimulatorSetup } from '../helpers/meta-simulator-setup.ts';
 
-/** A tiny webhook receiver: keeps the raw bytes and headers of every POST, answers 200. */
-interface Received {
-  headers: IncomingHttpHeaders;
-  raw: Buffer;
-}
-let receiver: Server;
-let received: Received[];
-let webhookUrl: string;
-let sim: MetaSimulator;
-let clock: Date;
-
-beforeEach(async () => {
-  received = [];
-  receiver = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ headers: req.headers, raw: Buffer.concat(chunks) });
-    res.writeHead(200).end();
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/api/whatsapp/meta/acme/webhook`;
-  clock = new Date('2025-03-03T09:00:00Z');
-  await restart();
-});
-afterEach(async () => {
-  await sim.close();
-  receiver.closeAllConnections();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
-});
-
-async function restart(opts: MetaSimulatorOptions = {}): Promise<void> {
-  await sim?.close();
-  sim = await startMetaSimulator({ now: () => clock, ...opts });
-  sim.setWebhookUrl(META_SIM.phoneNumberId, webhookUrl);
-}
+const meta = metaSimulatorSetup();
 
 describe('Meta simulator: Graph auth and validation (direct HTTP)', () => {
   async function post(body: unknown, opts: { token?: string | null; phoneNumberId?: string; path?: string } = {}) {
     const token = opts.token === undefined ? META_SIM.accessToken : opts.token;
     const res = await fetch(
-      `${sim.url}${opts.path ?? `/v23.0/${opts.phoneNumberId ?? META_SIM.phoneNumberId}/messages`}`,
+      `${meta.sim.url}${opts.path ?? `/v23.0/${opts.phoneNumberId ?? META_SIM.phoneNumberId}/messages`}`,
       {
         method: 'POST',
         headers: {
@@ -99,7 +59,7 @@ describe('Meta simulator: Graph auth and validation (direct HTTP)', () => {
       { ...invalid, authenticate: undefined },
     );
     assert.deepEqual((await post(valid, { token: 'nope' })).json, invalid.json);
-    sim.addPhoneNumber({
+    meta.sim.addPhoneNumber({
       id: '777',
       displayPhoneNumber: '15550000777',
       wabaId: '1',
@@ -117,7 +77,7 @@ describe('Meta simulator: Graph auth and validation (direct HTTP)', () => {
         error_subcode: 33,
       },
     });
-    assert.equal(sim.sends.length, 0);
+    assert.equal(meta.sim.sends.length, 0);
   });
 
   it("answers body errors with Graph's (#100)-family errors", async () => {
@@ -218,7 +178,7 @@ describe('Meta simulator: Graph auth and validation (direct HTTP)', () => {
       );
       assert.equal(res.authenticate, `OAuth "Facebook Platform" "invalid_request" "${message}"`);
     }
-    assert.equal(sim.sends.length, 0);
+    assert.equal(meta.sim.sends.length, 0);
   });
 
   it("answers unknown paths with Graph's unknown path error", async () => {

@@ -1,63 +1,23 @@
 // The Meta WhatsApp simulator through the real Meta client: personas answer through signed webhooks,
 // and the 24-hour window. Graph auth and validation are in test/api/meta-simulator-graph-api.test.ts.
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PERSONA_PHRASES, type LeadPersonaName } from '../../src/simulators/personas/lead-personas.ts';
 import { MetaWhatsAppClient } from '../../src/whatsapp/meta/meta-client.ts';
 import type { InboundEvent } from '../../src/whatsapp/messaging-provider.ts';
 import { META_SIGNATURE_HEADER, verifyMetaSignature } from '../../src/whatsapp/meta/meta-signature.ts';
-import {
-  META_SIM,
-  startMetaSimulator,
-  type MetaSimulator,
-  type MetaSimulatorOptions,
-} from '../../src/simulators/meta/meta-simulator.ts';
+import { META_SIM } from '../../src/simulators/meta/meta-simulator.ts';
+import { metaSimulatorSetup } from '../helpers/meta-simulator-setup.ts';
 import { parseMetaWebhook } from '../../src/whatsapp/meta/meta-webhook-parse.ts';
 
 const LEAD = '+14155550123';
 const TEMPLATE_TEXT = 'Hi Ada, thanks for your enquiry! Could you answer a few quick questions here on WhatsApp?';
 
-/** A tiny webhook receiver: keeps the raw bytes and headers of every POST, answers 200. */
-interface Received {
-  headers: IncomingHttpHeaders;
-  raw: Buffer;
-}
-let receiver: Server;
-let received: Received[];
-let webhookUrl: string;
-let sim: MetaSimulator;
-let clock: Date;
-
-beforeEach(async () => {
-  received = [];
-  receiver = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ headers: req.headers, raw: Buffer.concat(chunks) });
-    res.writeHead(200).end();
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/api/whatsapp/meta/acme/webhook`;
-  clock = new Date('2025-03-03T09:00:00Z');
-  await restart();
-});
-afterEach(async () => {
-  await sim.close();
-  receiver.closeAllConnections();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
-});
-
-async function restart(opts: MetaSimulatorOptions = {}): Promise<void> {
-  await sim?.close();
-  sim = await startMetaSimulator({ now: () => clock, ...opts });
-  sim.setWebhookUrl(META_SIM.phoneNumberId, webhookUrl);
-}
+const meta = metaSimulatorSetup();
 
 const client = () =>
   new MetaWhatsAppClient({
-    baseUrl: sim.graphBaseUrl,
+    baseUrl: meta.sim.graphBaseUrl,
     accessToken: META_SIM.accessToken,
     phoneNumberId: META_SIM.phoneNumberId,
     templateName: META_SIM.template.name,
@@ -71,7 +31,7 @@ const sendText = (text: string, to = LEAD) =>
 
 /** Every received webhook, signature checked with the app secret, parsed into events. */
 function events(): InboundEvent[] {
-  return received.flatMap((r) => {
+  return meta.received.flatMap((r) => {
     assert.equal(r.headers['content-type'], 'application/json');
     assert.ok(
       verifyMetaSignature(META_SIM.appSecret, r.raw, r.headers[META_SIGNATURE_HEADER] as string),
@@ -87,10 +47,10 @@ const replies = () =>
 
 describe('Meta simulator: personas answer through signed webhooks', () => {
   it("posts sent, delivered, read, then the persona's reply, all signed, in order", async () => {
-    sim.setPersona(LEAD, 'books', { name: 'Ada Lovelace' });
+    meta.sim.setPersona(LEAD, 'books', { name: 'Ada Lovelace' });
     const sent = await sendTemplate();
     assert.ok(sent.ok);
-    await sim.idle();
+    await meta.sim.idle();
     const all = events();
     assert.deepEqual(
       all.slice(0, 3),
@@ -98,7 +58,7 @@ describe('Meta simulator: personas answer through signed webhooks', () => {
         type: 'status',
         providerMessageId: sent.providerMessageId,
         status,
-        at: clock,
+        at: meta.clock,
       })),
     );
     assert.equal(all.length, 4);
@@ -112,29 +72,29 @@ describe('Meta simulator: personas answer through signed webhooks', () => {
         from: LEAD,
         to: META_SIM.phoneNumberId,
         text: PERSONA_PHRASES.answer,
-        receivedAt: clock,
+        receivedAt: meta.clock,
       },
     );
     assert.match(reply.providerMessageId, /^wamid\./);
     // The answer carries an em dash: Meta escapes it, so only raw-byte verification works.
-    const raw = received[3]!.raw.toString('utf8');
+    const raw = meta.received[3]!.raw.toString('utf8');
     assert.ok(raw.includes('\\u2014'), raw);
     const body = JSON.parse(raw);
     assert.deepEqual(body.entry[0].changes[0].value.contacts, [
       { profile: { name: 'Ada Lovelace' }, wa_id: '14155550123' },
     ]);
     assert.equal(body.entry[0].id, META_SIM.wabaId);
-    assert.equal(sim.sends[0]!.text, TEMPLATE_TEXT);
+    assert.equal(meta.sim.sends[0]!.text, TEMPLATE_TEXT);
   });
 
   it('the reply opens the window: slots offered by text get the first one picked, a confirmation gets silence', async () => {
-    sim.setPersona(LEAD, 'books');
+    meta.sim.setPersona(LEAD, 'books');
     await sendTemplate();
-    await sim.idle();
+    await meta.sim.idle();
     assert.ok((await sendText('Great. I can offer:\n1) Tue 4 Mar, 10:00\n2) Tue 4 Mar, 14:00')).ok);
-    await sim.idle();
+    await meta.sim.idle();
     assert.ok((await sendText('You are booked for Tue 4 Mar, 10:00. See you then!')).ok);
-    await sim.idle();
+    await meta.sim.idle();
     assert.deepEqual(replies(), [PERSONA_PHRASES.answer, PERSONA_PHRASES.pickFirstSlot]);
   });
 
@@ -146,32 +106,35 @@ describe('Meta simulator: personas answer through signed webhooks', () => {
   ];
   for (const [persona, expected] of cases) {
     it(`persona ${persona}`, async () => {
-      sim.setPersona(LEAD, persona);
+      meta.sim.setPersona(LEAD, persona);
       await sendTemplate();
-      await sim.idle();
+      await meta.sim.idle();
       assert.deepEqual(replies(), expected);
       assert.equal(events().filter((e) => e.type === 'status').length, 3);
     });
   }
 
   it("a persona's own webhook URL wins, and leadSays posts a message and reopens the window", async () => {
-    sim.setWebhookUrl(META_SIM.phoneNumberId, undefined);
-    const delivery = await sim.leadSays(LEAD, 'Hi, I filled in your form', { webhookUrl, name: 'Ada' });
+    meta.sim.setWebhookUrl(META_SIM.phoneNumberId, undefined);
+    const delivery = await meta.sim.leadSays(LEAD, 'Hi, I filled in your form', {
+      webhookUrl: meta.webhookUrl,
+      name: 'Ada',
+    });
     assert.equal(delivery.status, 200);
     assert.deepEqual(replies(), ['Hi, I filled in your form']);
-    sim.setPersona(LEAD, 'opts-out', { webhookUrl });
+    meta.sim.setPersona(LEAD, 'opts-out', { webhookUrl: meta.webhookUrl });
     assert.ok((await sendText('Thanks for writing!')).ok, 'text is allowed right after the lead wrote');
-    await sim.idle();
+    await meta.sim.idle();
     assert.deepEqual(replies(), ['Hi, I filled in your form', 'STOP']);
   });
 
   it('without any webhook URL deliveries are recorded as not sent', async () => {
-    sim.setWebhookUrl(META_SIM.phoneNumberId, undefined);
+    meta.sim.setWebhookUrl(META_SIM.phoneNumberId, undefined);
     await sendTemplate();
-    await sim.idle();
-    assert.equal(received.length, 0);
+    await meta.sim.idle();
+    assert.equal(meta.received.length, 0);
     assert.deepEqual(
-      sim.deliveries.map((d) => [d.kind, d.error]),
+      meta.sim.deliveries.map((d) => [d.kind, d.error]),
       [
         ['status', 'no webhook URL configured'],
         ['status', 'no webhook URL configured'],
@@ -181,11 +144,11 @@ describe('Meta simulator: personas answer through signed webhooks', () => {
   });
 
   it('idle() waits for delayed deliveries deterministically', async () => {
-    await restart({ delays: { statusMs: 5, replyMs: 5 } });
-    sim.setPersona(LEAD, 'wants-human');
+    await meta.restart({ delays: { statusMs: 5, replyMs: 5 } });
+    meta.sim.setPersona(LEAD, 'wants-human');
     await sendTemplate();
-    await sim.idle();
-    assert.equal(received.length, 4);
+    await meta.sim.idle();
+    assert.equal(meta.received.length, 4);
   });
 });
 
@@ -202,7 +165,7 @@ describe('Meta simulator: the 24-hour window', () => {
   };
 
   it("refuses free-form text before the lead ever wrote, with Graph's 400 body", async () => {
-    const res = await fetch(`${sim.graphBaseUrl}/${META_SIM.phoneNumberId}/messages`, {
+    const res = await fetch(`${meta.sim.graphBaseUrl}/${META_SIM.phoneNumberId}/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${META_SIM.accessToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ messaging_product: 'whatsapp', to: '14155550123', type: 'text', text: { body: 'hi' } }),
@@ -212,17 +175,17 @@ describe('Meta simulator: the 24-hour window', () => {
     assert.match(body.error.fbtrace_id as string, /^A[\w-]{22}$/);
     delete body.error.fbtrace_id;
     assert.deepEqual(body, { error: reEngagement });
-    assert.equal(sim.sends.length, 0);
+    assert.equal(meta.sim.sends.length, 0);
   });
 
   it("allows text for 24 hours after the lead's last message, not a millisecond more", async () => {
-    sim.setPersona(LEAD, 'not-a-fit');
+    meta.sim.setPersona(LEAD, 'not-a-fit');
     await sendTemplate();
-    await sim.idle(); // the persona answered at `clock`
-    const repliedAt = clock.getTime();
-    clock = new Date(repliedAt + 24 * 3600_000 - 1);
+    await meta.sim.idle(); // the persona answered at `clock`
+    const repliedAt = meta.clock.getTime();
+    meta.clock = new Date(repliedAt + 24 * 3600_000 - 1);
     assert.ok((await sendText('Sorry to hear that.')).ok);
-    clock = new Date(repliedAt + 24 * 3600_000);
+    meta.clock = new Date(repliedAt + 24 * 3600_000);
     const closed = await sendText('Anything else?');
     assert.ok(!closed.ok);
     assert.equal(closed.kind, 'window_closed');
@@ -230,17 +193,17 @@ describe('Meta simulator: the 24-hour window', () => {
   });
 
   it('windows are per recipient', async () => {
-    sim.openWindow(LEAD);
+    meta.sim.openWindow(LEAD);
     assert.ok((await sendText('hello')).ok);
     assert.ok(!(await sendText('hello', '+14155550999')).ok);
   });
 
   it('async mode accepts the text and reports 131047 in a failed status', async () => {
-    await restart({ windowError: 'async' });
-    sim.setPersona(LEAD, 'books');
+    await meta.restart({ windowError: 'async' });
+    meta.sim.setPersona(LEAD, 'books');
     const result = await sendText('Following up');
     assert.ok(result.ok);
-    await sim.idle();
+    await meta.sim.idle();
     assert.deepEqual(events(), [
       {
         type: 'status',
@@ -249,17 +212,17 @@ describe('Meta simulator: the 24-hour window', () => {
         errorCode: '131047',
         errorMessage:
           'Re-engagement message: Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
-        at: clock,
+        at: meta.clock,
       },
     ]);
   });
 
   it('failRecipient: accepted, then a failed status and no reply', async () => {
-    sim.setPersona(LEAD, 'books');
-    sim.failRecipient(LEAD, { code: 131026, title: 'Message undeliverable', details: 'Message Undeliverable.' });
+    meta.sim.setPersona(LEAD, 'books');
+    meta.sim.failRecipient(LEAD, { code: 131026, title: 'Message undeliverable', details: 'Message Undeliverable.' });
     const result = await sendTemplate();
     assert.ok(result.ok);
-    await sim.idle();
+    await meta.sim.idle();
     const all = events();
     assert.equal(all.length, 1);
     assert.deepEqual(all[0], {
@@ -268,7 +231,7 @@ describe('Meta simulator: the 24-hour window', () => {
       status: 'failed',
       errorCode: '131026',
       errorMessage: 'Message undeliverable: Message Undeliverable.',
-      at: clock,
+      at: meta.clock,
     });
   });
 });

@@ -3,72 +3,25 @@
 // never retried, timeouts, dropped connections, cancels.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import type { ChatMessage, ChatRequest } from '../../src/agent/chat-model.ts';
-import {
-  CHAT_FAILURES,
-  CHAT_SIM_API_KEY,
-  startChatSimulator,
-  type ChatSimulator,
-} from '../../src/simulators/chat-model/chat-simulator.ts';
-import { OpenAIChatClient, type OpenAIChatClientOptions } from '../../src/agent/openai/openai-chat-client.ts';
+import { describe, it } from 'node:test';
+import { CHAT_FAILURES, startChatSimulator } from '../../src/simulators/chat-model/chat-simulator.ts';
+import { OpenAIChatClient } from '../../src/agent/openai/openai-chat-client.ts';
 import { retryDelayMs } from '../../src/agent/openai/openai-retry.ts';
-import { toolDeclarations } from '../../src/agent/tool-registry.ts';
+import { chatSimulatorSetup, NOW, greetRequest } from '../helpers/chat-simulator-setup.ts';
 
-const NOW = Date.parse('2050-09-04T10:00:00.000Z');
-const SYSTEM: ChatMessage = {
-  role: 'system',
-  content: [
-    '## Who you are',
-    'You are Mia, speaking for Sunny Roofs. What Sunny Roofs offers: solar.',
-    '## What we know about the lead',
-    '<lead_data>',
-    'Name: "Ada Lovelace"',
-    '</lead_data>',
-    '## Questions still open',
-    '- q_owner: Do you own the property? (required; one of: Yes, No)',
-  ].join('\n'),
-};
-const greetRequest: ChatRequest = { model: 'gpt-4o-mini', messages: [SYSTEM], tools: toolDeclarations() };
-
-let sim: ChatSimulator;
-let delays: number[];
-
-before(async () => {
-  sim = await startChatSimulator();
-});
-after(() => sim.close());
-beforeEach(() => {
-  sim.requests.length = 0;
-  delays = [];
-});
-afterEach(() => {
-  sim.clearFailures();
-  sim.setDelay(0);
-});
-
-/** A client whose waits are recorded instead of slept; jitter off (random 0) so delays are exact. */
-function client(opts: Partial<OpenAIChatClientOptions> = {}): OpenAIChatClient {
-  return new OpenAIChatClient({
-    baseUrl: sim.baseUrl,
-    apiKey: CHAT_SIM_API_KEY,
-    sleep: async (ms) => void delays.push(ms),
-    now: () => NOW,
-    random: () => 0,
-    ...opts,
-  });
-}
+const chat = chatSimulatorSetup();
+const { delays, client } = chat;
 
 describe('retries', () => {
   it('500 twice, then an answer: three attempts with backoff 0.5 s, 1 s', async () => {
-    sim.failNext(CHAT_FAILURES.serverError(), 2);
+    chat.sim.failNext(CHAT_FAILURES.serverError(), 2);
     assert.ok((await client().complete(greetRequest)).ok);
-    assert.equal(sim.requests.length, 3);
+    assert.equal(chat.sim.requests.length, 3);
     assert.deepEqual(delays, [500, 1000]);
   });
 
   it('500 three times: retries spent, retryable with the provider message', async () => {
-    sim.failNext(CHAT_FAILURES.serverError(), 3);
+    chat.sim.failNext(CHAT_FAILURES.serverError(), 3);
     assert.deepEqual(await client().complete(greetRequest), {
       ok: false,
       kind: 'retryable',
@@ -76,18 +29,18 @@ describe('retries', () => {
       message:
         'The chat model server answered 500: The server had an error while processing your request. Sorry about that!',
     });
-    assert.equal(sim.requests.length, 3);
+    assert.equal(chat.sim.requests.length, 3);
   });
 
   it('408, 409, 429 and 503 are retried; backoff doubles up to 8 s, with at most 25 % jitter', async () => {
     for (const status of [408, 409, 429, 503])
-      sim.failNext({
+      chat.sim.failNext({
         kind: 'http',
         status,
         body: { error: { message: `no ${status}`, type: 'x', param: null, code: null } },
       });
     assert.ok((await client({ maxRetries: 6 }).complete(greetRequest)).ok);
-    assert.equal(sim.requests.length, 5);
+    assert.equal(chat.sim.requests.length, 5);
     assert.deepEqual(delays, [500, 1000, 2000, 4000]);
     const noHeaders = new Headers();
     assert.deepEqual(
@@ -101,25 +54,28 @@ describe('retries', () => {
   });
 
   it('retry-after-ms wins over retry-after; retry-after in seconds or as an HTTP date; over 60 s the backoff is used', async () => {
-    sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3', ms: '250' }));
-    sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '2.5' }));
+    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3', ms: '250' }));
+    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '2.5' }));
     assert.ok((await client().complete(greetRequest)).ok);
     assert.deepEqual(delays, [250, 2500]);
 
-    delays = [];
-    sim.failNext({ ...CHAT_FAILURES.rateLimited(), headers: { 'retry-after': new Date(NOW + 7000).toUTCString() } });
-    sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '120' }));
+    delays.length = 0;
+    chat.sim.failNext({
+      ...CHAT_FAILURES.rateLimited(),
+      headers: { 'retry-after': new Date(NOW + 7000).toUTCString() },
+    });
+    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '120' }));
     assert.ok((await client().complete(greetRequest)).ok);
     assert.deepEqual(delays, [7000, 1000]);
   });
 
   it('x-should-retry: false stops a 500 at once (fatal); x-should-retry: true retries even a 400', async () => {
-    sim.failNext({ ...CHAT_FAILURES.serverError(), headers: { 'x-should-retry': 'false' } });
+    chat.sim.failNext({ ...CHAT_FAILURES.serverError(), headers: { 'x-should-retry': 'false' } });
     const stopped = await client().complete(greetRequest);
-    assert.deepEqual([stopped.ok, !stopped.ok && stopped.kind, sim.requests.length], [false, 'fatal', 1]);
+    assert.deepEqual([stopped.ok, !stopped.ok && stopped.kind, chat.sim.requests.length], [false, 'fatal', 1]);
 
-    sim.requests.length = 0;
-    sim.failNext(
+    chat.sim.requests.length = 0;
+    chat.sim.failNext(
       {
         kind: 'http',
         status: 400,
@@ -135,11 +91,11 @@ describe('retries', () => {
       message: 'The chat model server answered 400: try again',
       httpStatus: 400,
     });
-    assert.equal(sim.requests.length, 3);
+    assert.equal(chat.sim.requests.length, 3);
   });
 
   it('429 insufficient_quota is never retried, whatever the headers say', async () => {
-    sim.failNext(
+    chat.sim.failNext(
       { ...CHAT_FAILURES.insufficientQuota(), headers: { 'x-should-retry': 'true', 'retry-after': '1' } },
       3,
     );
@@ -152,20 +108,20 @@ describe('retries', () => {
       (result as { message: string }).message,
       /^The chat model server answered 429 insufficient_quota: You exceeded your current quota/,
     );
-    assert.equal(sim.requests.length, 1);
+    assert.equal(chat.sim.requests.length, 1);
     assert.deepEqual(delays, []);
   });
 
   it('a hanging server times out per attempt and is retried; a dropped connection too', async () => {
-    sim.failNext({ kind: 'hang' }, 2);
+    chat.sim.failNext({ kind: 'hang' }, 2);
     const hung = await client({ timeoutMs: 50, maxRetries: 1 }).complete(greetRequest);
     assert.deepEqual(hung, { ok: false, kind: 'retryable', message: 'The chat model did not answer within 50 ms.' });
-    assert.equal(sim.requests.length, 2);
+    assert.equal(chat.sim.requests.length, 2);
 
-    sim.requests.length = 0;
-    sim.failNext({ kind: 'disconnect' });
+    chat.sim.requests.length = 0;
+    chat.sim.failNext({ kind: 'disconnect' });
     assert.ok((await client().complete(greetRequest)).ok);
-    assert.equal(sim.requests.length, 2);
+    assert.equal(chat.sim.requests.length, 2);
   });
 
   it('nobody listening: retried, then retryable', async () => {
@@ -186,7 +142,7 @@ describe('retries', () => {
   });
 
   it('the caller cancelling stops at once: during an attempt and during a backoff wait', async () => {
-    sim.setDelay(60_000);
+    chat.sim.setDelay(60_000);
     const controller = new AbortController();
     const pending = client().complete(greetRequest, controller.signal);
     controller.abort();
@@ -195,10 +151,10 @@ describe('retries', () => {
       kind: 'retryable',
       message: 'The request to the chat model was cancelled.',
     });
-    sim.setDelay(0);
+    chat.sim.setDelay(0);
 
-    sim.requests.length = 0;
-    sim.failNext(CHAT_FAILURES.overloaded(), 3);
+    chat.sim.requests.length = 0;
+    chat.sim.failNext(CHAT_FAILURES.overloaded(), 3);
     const waiting = new AbortController();
     const c = client({ sleep: async () => waiting.abort() });
     assert.deepEqual(await c.complete(greetRequest, waiting.signal), {
@@ -206,6 +162,6 @@ describe('retries', () => {
       kind: 'retryable',
       message: 'The request to the chat model was cancelled.',
     });
-    assert.equal(sim.requests.length, 1);
+    assert.equal(chat.sim.requests.length, 1);
   });
 });

@@ -3,65 +3,14 @@
 // in test/api/openai-chat-client-retries.test.ts.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import type { ChatMessage, ChatRequest } from '../../src/agent/chat-model.ts';
-import {
-  CHAT_FAILURES,
-  CHAT_SIM_API_KEY,
-  startChatSimulator,
-  type ChatSimulator,
-} from '../../src/simulators/chat-model/chat-simulator.ts';
-import { OpenAIChatClient, type OpenAIChatClientOptions } from '../../src/agent/openai/openai-chat-client.ts';
-import { toolDeclarations } from '../../src/agent/tool-registry.ts';
+import { describe, it } from 'node:test';
+import type { ChatRequest } from '../../src/agent/chat-model.ts';
+import { CHAT_FAILURES, CHAT_SIM_API_KEY, startChatSimulator } from '../../src/simulators/chat-model/chat-simulator.ts';
+import { OpenAIChatClient } from '../../src/agent/openai/openai-chat-client.ts';
+import { chatSimulatorSetup, SYSTEM, greetRequest, stopRequest } from '../helpers/chat-simulator-setup.ts';
 
-const NOW = Date.parse('2050-09-04T10:00:00.000Z');
-const SYSTEM: ChatMessage = {
-  role: 'system',
-  content: [
-    '## Who you are',
-    'You are Mia, speaking for Sunny Roofs. What Sunny Roofs offers: solar.',
-    '## What we know about the lead',
-    '<lead_data>',
-    'Name: "Ada Lovelace"',
-    '</lead_data>',
-    '## Questions still open',
-    '- q_owner: Do you own the property? (required; one of: Yes, No)',
-  ].join('\n'),
-};
-const greetRequest: ChatRequest = { model: 'gpt-4o-mini', messages: [SYSTEM], tools: toolDeclarations() };
-const stopRequest: ChatRequest = {
-  model: 'gpt-4o-mini',
-  messages: [SYSTEM, { role: 'user', content: 'STOP' }],
-  tools: toolDeclarations(),
-};
-
-let sim: ChatSimulator;
-let delays: number[];
-
-before(async () => {
-  sim = await startChatSimulator();
-});
-after(() => sim.close());
-beforeEach(() => {
-  sim.requests.length = 0;
-  delays = [];
-});
-afterEach(() => {
-  sim.clearFailures();
-  sim.setDelay(0);
-});
-
-/** A client whose waits are recorded instead of slept; jitter off (random 0) so delays are exact. */
-function client(opts: Partial<OpenAIChatClientOptions> = {}): OpenAIChatClient {
-  return new OpenAIChatClient({
-    baseUrl: sim.baseUrl,
-    apiKey: CHAT_SIM_API_KEY,
-    sleep: async (ms) => void delays.push(ms),
-    now: () => NOW,
-    random: () => 0,
-    ...opts,
-  });
-}
+const chat = chatSimulatorSetup();
+const { delays, client } = chat;
 
 describe('answers', () => {
   it('a text answer; the request is the chat-completions wire format with the Bearer key', async () => {
@@ -71,7 +20,7 @@ describe('answers', () => {
       message: { content: 'Hi Ada, this is Mia from Sunny Roofs. Do you own the property? (Yes or No)' },
       finishReason: 'stop',
     });
-    const [req] = sim.requests;
+    const [req] = chat.sim.requests;
     assert.deepEqual(
       [req?.method, req?.path, req?.headers.authorization, req?.headers['content-type']],
       ['POST', '/v1/chat/completions', `Bearer ${CHAT_SIM_API_KEY}`, 'application/json'],
@@ -97,7 +46,7 @@ describe('answers', () => {
 
     const plain = await client().complete({ model: 'm', messages: [SYSTEM] });
     assert.ok(plain.ok);
-    assert.deepEqual(Object.keys(sim.requests[1]!.body as object), ['model', 'messages']);
+    assert.deepEqual(Object.keys(chat.sim.requests[1]!.body as object), ['model', 'messages']);
   });
 
   it('servers that differ in details: arguments as an object, no tool-call type, an empty key sends no Authorization', async () => {
@@ -131,29 +80,29 @@ describe('answers', () => {
   });
 
   it('a 200 whose body is not a completion is retried like a 5xx, then retryable; a refusal is fatal', async () => {
-    sim.failNext({ kind: 'http', status: 200, body: { object: 'list', data: [] } }, 3);
+    chat.sim.failNext({ kind: 'http', status: 200, body: { object: 'list', data: [] } }, 3);
     assert.deepEqual(await client().complete(greetRequest), {
       ok: false,
       kind: 'retryable',
       message: 'The chat model server sent an unexpected response body (choices).',
       httpStatus: 200,
     });
-    assert.equal(sim.requests.length, 3);
-    sim.failNext({ kind: 'http', status: 200, body: '<html>login</html>' }, 3);
+    assert.equal(chat.sim.requests.length, 3);
+    chat.sim.failNext({ kind: 'http', status: 200, body: '<html>login</html>' }, 3);
     assert.match(
       ((await client().complete(greetRequest)) as { message: string }).message,
       /not JSON: is the base URL right\?/,
     );
-    assert.equal(sim.requests.length, 6);
+    assert.equal(chat.sim.requests.length, 6);
     // An error body sent with 200, as some proxies do; then a good answer.
-    sim.failNext({
+    chat.sim.failNext({
       kind: 'http',
       status: 200,
       body: { error: { message: 'upstream failed', type: 'server_error', param: null, code: null } },
     });
     assert.equal((await client().complete(greetRequest)).ok, true);
-    assert.equal(sim.requests.length, 8);
-    sim.failNext({
+    assert.equal(chat.sim.requests.length, 8);
+    chat.sim.failNext({
       kind: 'http',
       status: 200,
       body: { choices: [{ message: { content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] },
@@ -165,7 +114,7 @@ describe('answers', () => {
         'The chat model answered with neither text nor tool calls (the model refused: I cannot help with that.).',
       httpStatus: 200,
     });
-    assert.equal(sim.requests.length, 9);
+    assert.equal(chat.sim.requests.length, 9);
   });
 
   it('context too long: context_overflow at once, not retried', async () => {
@@ -177,18 +126,18 @@ describe('answers', () => {
         code: 'context_length_exceeded',
       },
     };
-    sim.failNext({ kind: 'http', status: 400, body });
+    chat.sim.failNext({ kind: 'http', status: 400, body });
     assert.equal(((await client().complete(greetRequest)) as { kind: string }).kind, 'context_overflow');
-    sim.failNext({ kind: 'http', status: 413, body: { error: 'context too long' } });
+    chat.sim.failNext({ kind: 'http', status: 413, body: { error: 'context too long' } });
     assert.equal(((await client().complete(greetRequest)) as { kind: string }).kind, 'context_overflow');
-    assert.equal(sim.requests.length, 2);
+    assert.equal(chat.sim.requests.length, 2);
   });
 
   it('maxWaitMs: a longer Retry-After ends the call at once with retryAfterMs, for the caller to reschedule', async () => {
-    sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3600' }), 3);
+    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3600' }), 3);
     const result = await client({ maxWaitMs: 2000 }).complete(greetRequest);
     assert.deepEqual([result.ok, (result as { retryAfterMs?: number }).retryAfterMs], [false, 3_600_000]);
-    assert.equal(sim.requests.length, 1);
+    assert.equal(chat.sim.requests.length, 1);
     assert.deepEqual(delays, []);
   });
 });
@@ -204,7 +153,7 @@ describe('fatal answers', () => {
       message:
         'The chat model server answered 401 invalid_api_key: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys.',
     });
-    assert.equal(sim.requests.length, 1);
+    assert.equal(chat.sim.requests.length, 1);
     const message = (result as { message: string }).message;
     assert.ok(!message.includes(secret) && !message.includes('abcd') && !message.includes('***'));
   });
@@ -230,7 +179,7 @@ describe('fatal answers', () => {
       message:
         "The chat model server answered 400: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
     });
-    assert.equal(sim.requests.length, 1);
+    assert.equal(chat.sim.requests.length, 1);
   });
 
   it('an unknown model: 404 model_not_found', async () => {

@@ -1,25 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { freePort } from '../../src/db/embedded.ts';
+import { describe, it } from 'node:test';
 import { transitionLead } from '../../src/leads/lead-state.ts';
 import { metricsRegistry } from '../../src/metrics/metrics-routes.ts';
 import { verifyWebhook } from '../../src/webhooks/standard-webhooks-signature.ts';
-import { WebhookDeliveryService } from '../../src/webhooks/webhook-delivery-service.ts';
-import {
-  WebhookEndpointService,
-  isEndpointError,
-  type EndpointView,
-} from '../../src/webhooks/webhook-endpoint-service.ts';
-import { parseEncryptionKey, SecretBox } from '../../src/workspaces/secret-box.ts';
-import { SOLAR_AGENT } from '../helpers/agent-harness.ts';
+import { isEndpointError, type EndpointView } from '../../src/webhooks/webhook-endpoint-service.ts';
 import { postLead } from '../helpers/http.ts';
-import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from '../helpers/test-app.ts';
-import {
-  drainWebhooks,
-  startWebhookReceiver,
-  type ReceivedWebhook,
-  type WebhookReceiver,
-} from '../helpers/webhook-receiver.ts';
+import { outboundWebhookSetup } from '../helpers/outbound-webhook-setup.ts';
+import { drainWebhooks } from '../helpers/webhook-receiver.ts';
 
 // Outbound webhooks' delivery: retries and order, secret rotation, endpoint health, safety and
 // metrics, on sandbox leads whose events the tests make. Events are delivered to a receiver on
@@ -27,92 +14,23 @@ import {
 // shortened to zero delays; the clock is real time plus an offset the tests move. Every event type
 // end to end is in test/api/outbound-webhook-events.test.ts.
 
-let app: TestApp;
-let receiver: WebhookReceiver;
-let endpoints: WebhookEndpointService;
-let delivery: WebhookDeliveryService;
 let offsetMs = 0;
 const clock = () => new Date(Date.now() + offsetMs);
-const secrets = new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY));
-
-// The receiver is on 127.0.0.1: as in the demo, the operator allows private networks, except
-// where a test shows what happens without.
-function deliveryService(o: { schedule?: number[]; allowPrivateNetworks?: boolean } = {}) {
-  return new WebhookDeliveryService({
-    pool: app.db.pool,
-    boss: app.boss,
-    log: app.log,
-    clock,
-    secrets,
-    timeoutMs: 5000,
-    allowPrivateNetworks: o.allowPrivateNetworks ?? true,
-    retryScheduleSeconds: o.schedule ?? [0, 0, 0, 0, 0, 0, 0],
-    jitter: () => 1,
-  });
-}
-
-before(async () => {
-  const port = await freePort();
-  app = await startTestApp({ env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
-  await app.http.listen({ port, host: '127.0.0.1' });
-  receiver = await startWebhookReceiver();
-  endpoints = new WebhookEndpointService(app.db.pool, secrets, clock, { allowPrivateNetworks: true });
-  delivery = deliveryService();
-});
-
-after(async () => {
-  if (process.env.WEBHOOK_TEST_LOGS) console.log(app.logs.filter((l) => /"level":(40|50)/.test(l)).join(''));
-  await app?.close();
-  await receiver?.close();
-});
-
-let n = 0;
-const phone = (suffix: string) => `+1 555 ${String(200 + ++n).padStart(3, '0')} ${suffix}`;
-
-async function workspaceWithEndpoint(channel: 'whatsapp' | 'voice', url = receiver.url, events: string[] = []) {
-  const ws = await app.createWorkspace(channel, { agent: SOLAR_AGENT });
-  const added = await endpoints.add(ws.slug, url, events);
-  if (isEndpointError(added)) throw new Error(JSON.stringify(added));
-  return { ...ws, endpointId: added.endpoint.id, secret: added.secret };
-}
-
-const ofLead = (leadId: string, answered?: number): ReceivedWebhook[] =>
-  receiver.received.filter(
-    (r) => r.json.data.lead.id === leadId && (answered === undefined || r.answered === answered),
-  );
-
-function verified(r: ReceivedWebhook, secret: string): boolean {
-  const h = {
-    id: String(r.headers['webhook-id']),
-    timestamp: String(r.headers['webhook-timestamp']),
-    signature: String(r.headers['webhook-signature']),
-  };
-  return verifyWebhook(secret, h, r.body, Math.floor(clock().getTime() / 1000));
-}
+const s = outboundWebhookSetup(clock);
+const { deliveryService, phone, workspaceWithEndpoint, ofLead, verified, quietLead } = s;
 
 async function attemptsOf(endpointId: string) {
-  const log = await endpoints.deliveries(endpointId, 100);
+  const log = await s.endpoints.deliveries(endpointId, 100);
   if (isEndpointError(log)) throw new Error('no endpoint');
   return log;
-}
-
-/** A sandbox WhatsApp lead whose turns are not run: its only events are the ones the test makes. */
-async function quietLead(ws: { sandboxKey: string }) {
-  const created = await postLead(app.http, ws.sandboxKey, { name: 'Quiet Lead', phone: phone('0004'), consent: true });
-  assert.equal(created.status, 201);
-  // The first turn's outbox row is dropped: the lead stays `new` and sends nothing by itself.
-  await app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn' AND payload->>'leadId' = $1`, [
-    created.body.leadId,
-  ]);
-  return created.body.leadId as string;
 }
 
 describe('retries and order', () => {
   it('a receiver that fails 3 times then succeeds gets exactly one successful delivery, same webhook-id each time', async () => {
     const ws = await workspaceWithEndpoint('whatsapp');
     const leadId = await quietLead(ws);
-    receiver.answers.push(500, 503, 302);
-    const results = await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+    s.receiver.answers.push(500, 503, 302);
+    const results = await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
     assert.deepEqual(results, ['retrying', 'retrying', 'retrying', 'sent']);
     const got = ofLead(leadId);
     assert.deepEqual(
@@ -134,15 +52,15 @@ describe('retries and order', () => {
   it('a later event of a lead waits until the earlier one of the same endpoint is delivered', async () => {
     const ws = await workspaceWithEndpoint('whatsapp');
     const leadId = await quietLead(ws);
-    await app.relay.drain();
-    await transitionLead(app.db.pool, {
+    await s.app.relay.drain();
+    await transitionLead(s.app.db.pool, {
       leadId,
       to: 'needs_human',
       actor: 'operator',
       event: { type: 'lead.taken_over' },
     });
-    receiver.answers.push(500, 500);
-    const results = await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+    s.receiver.answers.push(500, 500);
+    const results = await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
     // The status change's job ran while lead.created was failing and waited instead of overtaking it.
     assert.ok(results.includes('waiting'), results.join(', '));
     const got = ofLead(leadId);
@@ -155,41 +73,41 @@ describe('retries and order', () => {
   it('a delivery that fails every attempt is failed; replay sends it again', async () => {
     const ws = await workspaceWithEndpoint('whatsapp');
     const leadId = await quietLead(ws);
-    receiver.answers.push(500, 500, 500);
+    s.receiver.answers.push(500, 500, 500);
     const short = deliveryService({ schedule: [0, 0] });
-    assert.deepEqual(await drainWebhooks({ relay: app.relay, boss: app.boss, service: short }), [
+    assert.deepEqual(await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: short }), [
       'retrying',
       'retrying',
       'failed',
     ]);
     const [failed] = await attemptsOf(ws.endpointId);
     assert.equal(failed!.status, 'failed');
-    assert.equal(await endpoints.replay(ws.endpointId, failed!.deliveryId), 1);
-    assert.deepEqual(await drainWebhooks({ relay: app.relay, boss: app.boss, service: short }), ['sent']);
+    assert.equal(await s.endpoints.replay(ws.endpointId, failed!.deliveryId), 1);
+    assert.deepEqual(await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: short }), ['sent']);
     assert.equal(ofLead(leadId, 200).length, 1);
-    assert.equal(await endpoints.replay(ws.endpointId), 0);
+    assert.equal(await s.endpoints.replay(ws.endpointId), 0);
   });
 });
 
 describe('secrets and endpoint health', () => {
   it('after a rotation both secrets sign for 24 hours, then only the new one', async () => {
     const ws = await workspaceWithEndpoint('whatsapp');
-    const rotated = await endpoints.rotateSecret(ws.endpointId);
+    const rotated = await s.endpoints.rotateSecret(ws.endpointId);
     if (isEndpointError(rotated)) throw new Error('no endpoint');
     const leadId = await quietLead(ws);
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
     const [first] = ofLead(leadId);
     assert.equal(String(first!.headers['webhook-signature']).split(' ').length, 2);
     assert.ok(verified(first!, ws.secret) && verified(first!, rotated.secret));
     offsetMs += 24 * 3600 * 1000 + 1000;
     try {
-      await transitionLead(app.db.pool, {
+      await transitionLead(s.app.db.pool, {
         leadId,
         to: 'needs_human',
         actor: 'operator',
         event: { type: 'lead.taken_over' },
       });
-      await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+      await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
       const later = ofLead(leadId).find((r) => r.json.type === 'lead.status_changed')!;
       assert.equal(String(later.headers['webhook-signature']).split(' ').length, 1);
       const h = {
@@ -208,41 +126,41 @@ describe('secrets and endpoint health', () => {
   it('an endpoint failing every attempt for 5 days is disabled, says so, and logs a warning', async () => {
     const ws = await workspaceWithEndpoint('whatsapp');
     await quietLead(ws);
-    receiver.answers.push(500);
+    s.receiver.answers.push(500);
     const single = deliveryService({ schedule: [] });
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: single });
-    let [listed] = (await endpoints.list(ws.slug)) as EndpointView[];
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: single });
+    let [listed] = (await s.endpoints.list(ws.slug)) as EndpointView[];
     assert.equal(listed!.enabled, true);
     assert.ok(listed!.failingSince);
     offsetMs += 5 * 24 * 3600 * 1000;
     try {
       await quietLead(ws);
-      receiver.answers.push(500);
-      await drainWebhooks({ relay: app.relay, boss: app.boss, service: single });
+      s.receiver.answers.push(500);
+      await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: single });
     } finally {
       offsetMs = 0;
     }
-    [listed] = (await endpoints.list(ws.slug)) as EndpointView[];
+    [listed] = (await s.endpoints.list(ws.slug)) as EndpointView[];
     assert.equal(listed!.enabled, false);
     assert.match(listed!.disabledReason!, /failed for 5 days/);
     assert.ok(
-      app.logs.some(
+      s.app.logs.some(
         (l) => l.includes('"level":40') && l.includes('webhook endpoint disabled') && l.includes(ws.endpointId),
       ),
     );
     // Disabled: new events are not captured for it; re-enabled, it receives again.
-    const before = receiver.received.length;
+    const before = s.receiver.received.length;
     const leadId = await quietLead(ws);
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: single });
-    assert.equal(receiver.received.length, before);
-    assert.equal(await endpoints.enable(ws.endpointId), true);
-    await transitionLead(app.db.pool, {
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: single });
+    assert.equal(s.receiver.received.length, before);
+    assert.equal(await s.endpoints.enable(ws.endpointId), true);
+    await transitionLead(s.app.db.pool, {
       leadId,
       to: 'needs_human',
       actor: 'operator',
       event: { type: 'lead.taken_over' },
     });
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: single });
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: single });
     assert.deepEqual(
       ofLead(leadId).map((r) => r.json.type),
       ['lead.status_changed'],
@@ -253,22 +171,22 @@ describe('secrets and endpoint health', () => {
 describe('safety', () => {
   it('live events are never sent to loopback, by literal address or by a name that resolves to it, nor over http', async () => {
     for (const url of [
-      receiver.url.replace('http:', 'https:'),
-      receiver.url.replace('http://127.0.0.1', 'https://localhost'),
-      receiver.url,
+      s.receiver.url.replace('http:', 'https:'),
+      s.receiver.url.replace('http://127.0.0.1', 'https://localhost'),
+      s.receiver.url,
     ]) {
       const ws = await workspaceWithEndpoint('whatsapp', url);
-      const before = receiver.received.length;
-      const created = await postLead(app.http, ws.apiKey, { name: 'Live Lead', phone: phone('0001'), consent: true });
+      const before = s.receiver.received.length;
+      const created = await postLead(s.app.http, ws.apiKey, { name: 'Live Lead', phone: phone('0001'), consent: true });
       assert.equal(created.status, 201);
-      await app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
+      await s.app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
       const results = await drainWebhooks({
-        relay: app.relay,
-        boss: app.boss,
+        relay: s.app.relay,
+        boss: s.app.boss,
         service: deliveryService({ schedule: [], allowPrivateNetworks: false }),
       });
       assert.deepEqual(results, ['failed'], url);
-      assert.equal(receiver.received.length, before, `nothing reached the receiver for ${url}`);
+      assert.equal(s.receiver.received.length, before, `nothing reached the receiver for ${url}`);
       const [log] = await attemptsOf(ws.endpointId);
       assert.equal(log!.attempts[0]!.outcome, 'refused');
       assert.match(log!.attempts[0]!.response, /^refused: /);
@@ -276,20 +194,11 @@ describe('safety', () => {
   });
 
   it('with private networks allowed, a live event does go to the receiver', async () => {
-    const ws = await workspaceWithEndpoint('whatsapp', receiver.url.replace('http://127.0.0.1', 'https://localhost'));
-    await postLead(app.http, ws.apiKey, { name: 'Live Lead', phone: phone('0001'), consent: true });
-    await app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
-    const allowing = new WebhookDeliveryService({
-      pool: app.db.pool,
-      boss: app.boss,
-      log: app.log,
-      clock,
-      secrets,
-      timeoutMs: 5000,
-      allowPrivateNetworks: true,
-      retryScheduleSeconds: [],
-    });
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: allowing });
+    const ws = await workspaceWithEndpoint('whatsapp', s.receiver.url.replace('http://127.0.0.1', 'https://localhost'));
+    await postLead(s.app.http, ws.apiKey, { name: 'Live Lead', phone: phone('0001'), consent: true });
+    await s.app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
+    const allowing = deliveryService({ schedule: [], allowPrivateNetworks: true });
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: allowing });
     const [log] = await attemptsOf(ws.endpointId);
     // It connected (the receiver speaks http, so the TLS handshake fails): a failure, not a refusal.
     assert.equal(log!.attempts[0]!.outcome, 'failed');
@@ -297,17 +206,17 @@ describe('safety', () => {
   });
 
   it('add refuses a non-https URL and an unknown event type', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    assert.deepEqual(await endpoints.add(ws.slug, 'http://hooks.example.com/x', []), {
+    const ws = await s.app.createWorkspace('whatsapp');
+    assert.deepEqual(await s.endpoints.add(ws.slug, 'http://hooks.example.com/x', []), {
       error: 'bad_url',
       problem:
         'must be https (http only for a receiver on this machine, 127.0.0.1 or localhost, which gets sandbox events only)',
     });
-    assert.deepEqual(await endpoints.add(ws.slug, 'https://hooks.example.com/x', ['lead.deleted']), {
+    assert.deepEqual(await s.endpoints.add(ws.slug, 'https://hooks.example.com/x', ['lead.deleted']), {
       error: 'bad_event_type',
       type: 'lead.deleted',
     });
-    assert.deepEqual(await endpoints.add('no-such-workspace', 'https://hooks.example.com/x', []), {
+    assert.deepEqual(await s.endpoints.add('no-such-workspace', 'https://hooks.example.com/x', []), {
       error: 'no_workspace',
     });
   });
@@ -315,7 +224,7 @@ describe('safety', () => {
 
 describe('metrics', () => {
   it('attempts by outcome and mode, endpoints by state', async () => {
-    const text = await metricsRegistry(app.db.pool, app.log).metrics();
+    const text = await metricsRegistry(s.app.db.pool, s.app.log).metrics();
     const value = (name: string, labels: string) =>
       Number(
         text

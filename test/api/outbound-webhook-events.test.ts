@@ -1,58 +1,24 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { freePort } from '../../src/db/embedded.ts';
+import { describe, it } from 'node:test';
 import { CALCOM_SIGNATURE_HEADER, signCalcomBody } from '../../src/scheduling/calcom/calcom-signature.ts';
 import { transitionLead } from '../../src/leads/lead-state.ts';
-import { verifyWebhook } from '../../src/webhooks/standard-webhooks-signature.ts';
-import { WebhookDeliveryService } from '../../src/webhooks/webhook-delivery-service.ts';
-import { WebhookEndpointService, isEndpointError } from '../../src/webhooks/webhook-endpoint-service.ts';
+import { isEndpointError } from '../../src/webhooks/webhook-endpoint-service.ts';
 import { TurnEngine } from '../../src/whatsapp/turn-engine.ts';
 import { defaultConversationProviders } from '../../src/whatsapp/turn-providers.ts';
 import { TurnWorker } from '../../src/whatsapp/turn-worker.ts';
-import { parseEncryptionKey, SecretBox } from '../../src/workspaces/secret-box.ts';
 import { SOLAR_AGENT } from '../helpers/agent-harness.ts';
 import { getLead, postLead } from '../helpers/http.ts';
-import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from '../helpers/test-app.ts';
-import {
-  drainWebhooks,
-  startWebhookReceiver,
-  type ReceivedWebhook,
-  type WebhookReceiver,
-} from '../helpers/webhook-receiver.ts';
+import { outboundWebhookSetup } from '../helpers/outbound-webhook-setup.ts';
+import type { TestApp } from '../helpers/test-app.ts';
+import { drainWebhooks } from '../helpers/webhook-receiver.ts';
 
 // Outbound webhooks end to end, every event type: sandbox leads run through the real service with
 // the simulated providers; their events are delivered to a receiver on 127.0.0.1 by the real
 // delivery service, run here job by job (drainWebhooks). Retries, secrets, endpoint health, safety
 // and metrics are in test/api/outbound-webhook-delivery.test.ts.
 
-let app: TestApp;
-let worker: TurnWorker;
-let receiver: WebhookReceiver;
-let endpoints: WebhookEndpointService;
-let delivery: WebhookDeliveryService;
-const clock = () => new Date();
-const secrets = new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY));
-
-// The receiver is on 127.0.0.1: as in the demo, the operator allows private networks, except
-// where a test shows what happens without.
-function deliveryService(o: { schedule?: number[]; allowPrivateNetworks?: boolean } = {}) {
-  return new WebhookDeliveryService({
-    pool: app.db.pool,
-    boss: app.boss,
-    log: app.log,
-    clock,
-    secrets,
-    timeoutMs: 5000,
-    allowPrivateNetworks: o.allowPrivateNetworks ?? true,
-    retryScheduleSeconds: o.schedule ?? [0, 0, 0, 0, 0, 0, 0],
-    jitter: () => 1,
-  });
-}
-
-before(async () => {
-  const port = await freePort();
-  app = await startTestApp({ env: { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
-  await app.http.listen({ port, host: '127.0.0.1' });
+/** The turns of the sandbox leads, run here job by job (settleLeads). */
+function turnWorker(app: TestApp): TurnWorker {
   const engine = new TurnEngine({
     integrationLog: app.integrationLog,
     pool: app.db.pool,
@@ -62,69 +28,36 @@ before(async () => {
     providers: defaultConversationProviders(app.config, { scheduling: app.scheduling }),
     sandbox: app.sandbox,
   });
-  worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2 });
-  receiver = await startWebhookReceiver();
-  endpoints = new WebhookEndpointService(app.db.pool, secrets, clock, { allowPrivateNetworks: true });
-  delivery = deliveryService();
-});
+  return new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2 });
+}
 
-after(async () => {
-  if (process.env.WEBHOOK_TEST_LOGS) console.log(app.logs.filter((l) => /"level":(40|50)/.test(l)).join(''));
-  await app?.close();
-  await receiver?.close();
-});
+let worker: TurnWorker;
+const s = outboundWebhookSetup(
+  () => new Date(),
+  (app) => {
+    worker = turnWorker(app);
+  },
+);
+const { phone, workspaceWithEndpoint, ofLead, verified, quietLead } = s;
 
 /** Relays, runs turn jobs and the sandbox's simulators until nothing is left (bounded). */
 async function settleLeads(): Promise<void> {
   for (let round = 0; round < 100; round++) {
-    await app.relay.drain();
+    await s.app.relay.drain();
     const ran = await worker.drainOnce({ ignoreBackoff: true });
-    await app.sandbox.settled();
-    const { rows } = await app.db.pool.query(`SELECT count(*)::int AS n FROM outbox WHERE queue <> 'webhook-delivery'`);
+    await s.app.sandbox.settled();
+    const { rows } = await s.app.db.pool.query(
+      `SELECT count(*)::int AS n FROM outbox WHERE queue <> 'webhook-delivery'`,
+    );
     if (ran === 0 && rows[0].n === 0) return;
   }
   throw new Error('the sandbox did not settle within 100 rounds');
 }
 
-let n = 0;
-const phone = (suffix: string) => `+1 555 ${String(200 + ++n).padStart(3, '0')} ${suffix}`;
-
-async function workspaceWithEndpoint(channel: 'whatsapp' | 'voice', url = receiver.url, events: string[] = []) {
-  const ws = await app.createWorkspace(channel, { agent: SOLAR_AGENT });
-  const added = await endpoints.add(ws.slug, url, events);
-  if (isEndpointError(added)) throw new Error(JSON.stringify(added));
-  return { ...ws, endpointId: added.endpoint.id, secret: added.secret };
-}
-
-const ofLead = (leadId: string, answered?: number): ReceivedWebhook[] =>
-  receiver.received.filter(
-    (r) => r.json.data.lead.id === leadId && (answered === undefined || r.answered === answered),
-  );
-
-function verified(r: ReceivedWebhook, secret: string): boolean {
-  const h = {
-    id: String(r.headers['webhook-id']),
-    timestamp: String(r.headers['webhook-timestamp']),
-    signature: String(r.headers['webhook-signature']),
-  };
-  return verifyWebhook(secret, h, r.body, Math.floor(clock().getTime() / 1000));
-}
-
-/** A sandbox WhatsApp lead whose turns are not run: its only events are the ones the test makes. */
-async function quietLead(ws: { sandboxKey: string }) {
-  const created = await postLead(app.http, ws.sandboxKey, { name: 'Quiet Lead', phone: phone('0004'), consent: true });
-  assert.equal(created.status, 201);
-  // The first turn's outbox row is dropped: the lead stays `new` and sends nothing by itself.
-  await app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn' AND payload->>'leadId' = $1`, [
-    created.body.leadId,
-  ]);
-  return created.body.leadId as string;
-}
-
 describe('every event type, end to end on sandbox leads', () => {
   it('WhatsApp: lead.created, message.sent, message.received, lead.status_changed up to booked — signed, in order, livemode false', async () => {
     const ws = await workspaceWithEndpoint('whatsapp');
-    const created = await postLead(app.http, ws.sandboxKey, {
+    const created = await postLead(s.app.http, ws.sandboxKey, {
       name: 'Ada Hook',
       phone: phone('0001'),
       email: 'ada@example.com',
@@ -133,8 +66,8 @@ describe('every event type, end to end on sandbox leads', () => {
     assert.equal(created.status, 201);
     const leadId = created.body.leadId;
     await settleLeads();
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
-    const got = await getLead(app.http, ws.sandboxKey, leadId);
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
+    const got = await getLead(s.app.http, ws.sandboxKey, leadId);
     assert.equal(got.body.lead.status, 'booked');
     const events = ofLead(leadId);
     const types = events.map((e) => e.json.type);
@@ -175,11 +108,15 @@ describe('every event type, end to end on sandbox leads', () => {
 
   it('voice: call.ended carries the voiceCall as GET returns it', async () => {
     const ws = await workspaceWithEndpoint('voice');
-    const created = await postLead(app.http, ws.sandboxKey, { name: 'Ada Hook', phone: phone('0001'), consent: true });
+    const created = await postLead(s.app.http, ws.sandboxKey, {
+      name: 'Ada Hook',
+      phone: phone('0001'),
+      consent: true,
+    });
     assert.equal(created.status, 201);
     await settleLeads();
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
-    const got = await getLead(app.http, ws.sandboxKey, created.body.leadId);
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
+    const got = await getLead(s.app.http, ws.sandboxKey, created.body.leadId);
     const events = ofLead(created.body.leadId);
     const ended = events.find((e) => e.json.type === 'call.ended');
     assert.ok(ended, events.map((e) => e.json.type).join(', '));
@@ -194,15 +131,15 @@ describe('every event type, end to end on sandbox leads', () => {
 
   it('Cal.com reschedule and cancel: lead.booking_changed (and the status change the cancel causes)', async () => {
     const secret = 'calcom-webhook-secret-for-outbound-test';
-    const ws = await app.createWorkspace('whatsapp', {
+    const ws = await s.app.createWorkspace('whatsapp', {
       agent: SOLAR_AGENT,
       scheduling: { provider: 'calcom', apiKey: 'cal_live_unused', eventTypeId: 7, webhookSecret: secret },
     });
-    const added = await endpoints.add(ws.slug, receiver.url, ['lead.booking_changed', 'lead.status_changed']);
+    const added = await s.endpoints.add(ws.slug, s.receiver.url, ['lead.booking_changed', 'lead.status_changed']);
     if (isEndpointError(added)) throw new Error('add failed');
     // Booked as the agent's booking tool books (the conversation itself is covered above).
     const leadId = await quietLead(ws);
-    const moved = await transitionLead(app.db.pool, {
+    const moved = await transitionLead(s.app.db.pool, {
       leadId,
       to: 'booked',
       actor: 'agent',
@@ -210,11 +147,11 @@ describe('every event type, end to end on sandbox leads', () => {
       set: { bookingUid: 'first-uid-1', bookingStart: new Date('2050-09-05T08:00:00Z') },
     });
     assert.equal(moved.ok, true);
-    const booked = await getLead(app.http, ws.sandboxKey, leadId);
+    const booked = await getLead(s.app.http, ws.sandboxKey, leadId);
     const created = { body: { leadId } };
     const calcom = async (triggerEvent: string, payload: Record<string, unknown>) => {
       const body = JSON.stringify({ triggerEvent, createdAt: new Date().toISOString(), payload });
-      const res = await app.http.inject({
+      const res = await s.app.http.inject({
         method: 'POST',
         url: `/api/webhooks/calcom/${ws.slug}`,
         headers: { 'content-type': 'application/json', [CALCOM_SIGNATURE_HEADER]: signCalcomBody(secret, body) },
@@ -228,7 +165,7 @@ describe('every event type, end to end on sandbox leads', () => {
       rescheduleUid: booked.body.lead.bookingUid,
     });
     await calcom('BOOKING_CANCELLED', { uid: 'rescheduled-uid-1', cancellationReason: 'cannot make it' });
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
     const events = ofLead(created.body.leadId).map((e) => e.json);
     const changes = events.filter((e) => e.type === 'lead.booking_changed').map((e) => e.data);
     assert.deepEqual(
@@ -247,11 +184,11 @@ describe('every event type, end to end on sandbox leads', () => {
 
   it('leads POSTed together to workspaces with and without an endpoint: each lead.created once, only where an endpoint listens (migrations/027)', async () => {
     const listened = await workspaceWithEndpoint('whatsapp');
-    const quiet = await app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });
+    const quiet = await s.app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });
     // Concurrent POSTs share the statement that inserts their leads and timeline entries.
     const answers = await Promise.all(
       [0, 1, 2, 3].map((i) =>
-        postLead(app.http, i % 2 === 0 ? listened.sandboxKey : quiet.sandboxKey, {
+        postLead(s.app.http, i % 2 === 0 ? listened.sandboxKey : quiet.sandboxKey, {
           name: `Batch ${i}`,
           phone: phone('0100'),
           email: `b${i}@example.com`,
@@ -264,7 +201,7 @@ describe('every event type, end to end on sandbox leads', () => {
       [201, 201, 201, 201],
     );
     const ids = answers.map((a) => a.body.leadId as string);
-    const { rows } = await app.db.pool.query(
+    const { rows } = await s.app.db.pool.query(
       `SELECT lead_id, type, workspace_id FROM webhook_events WHERE lead_id = ANY($1::uuid[]) ORDER BY id`,
       [ids],
     );
@@ -273,7 +210,7 @@ describe('every event type, end to end on sandbox leads', () => {
       [`${ids[0]} lead.created`, `${ids[2]} lead.created`].sort(),
     );
     assert.ok(rows.every((r) => r.workspace_id === listened.workspaceId));
-    const { rows: none } = await app.db.pool.query(
+    const { rows: none } = await s.app.db.pool.query(
       `SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1`,
       [quiet.workspaceId],
     );
@@ -281,10 +218,14 @@ describe('every event type, end to end on sandbox leads', () => {
   });
 
   it('an endpoint receives only the event types it asked for', async () => {
-    const ws = await workspaceWithEndpoint('whatsapp', receiver.url, ['lead.status_changed']);
-    const created = await postLead(app.http, ws.sandboxKey, { name: 'Ada Hook', phone: phone('0002'), consent: true });
+    const ws = await workspaceWithEndpoint('whatsapp', s.receiver.url, ['lead.status_changed']);
+    const created = await postLead(s.app.http, ws.sandboxKey, {
+      name: 'Ada Hook',
+      phone: phone('0002'),
+      consent: true,
+    });
     await settleLeads();
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
     const types = new Set(ofLead(created.body.leadId).map((e) => e.json.type));
     assert.deepEqual([...types], ['lead.status_changed']);
   });

@@ -4,68 +4,18 @@
 // Here: where each call ends the lead. Vapi's delivery quirks, what dispatch tells Vapi and the
 // workspace variants: voice-vapi-protocol.test.ts.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { bookingTranscript, setUpVoiceLeads } from '../helpers/voice-lead-setup.ts';
 import type { VapiPersona } from '../../src/simulators/personas/vapi-personas.ts';
-import { getLead, postLead, validLead } from '../helpers/http.ts';
-import {
-  eventTypes,
-  startVoiceHarness,
-  voiceWorkspace,
-  type VoiceHarness,
-  type VoiceWorkspace,
-} from '../helpers/voice-harness.ts';
+import { getLead } from '../helpers/http.ts';
+import { eventTypes } from '../helpers/voice-harness.ts';
 
-let h: VoiceHarness;
-let ws: VoiceWorkspace;
-
-const HMAC_SECRET = 'hmac-secret-for-tests-0123456789';
-
-before(async () => {
-  // Vapi holds an HMAC webhook credential (Vapi's API docs) for the HMAC workspace below.
-  h = await startVoiceHarness({ vapi: { credentials: { 'cred-hmac-1': { secretKey: HMAC_SECRET } } } });
-  ws = await voiceWorkspace(h);
-});
-after(async () => {
-  await h.close();
-});
-
-async function submit(
-  overrides: Record<string, unknown> = {},
-  key = ws.apiKey,
-): Promise<{ leadId: string; callId: string }> {
-  const res = await postLead(
-    h.app.http,
-    key,
-    validLead({ name: 'Ada Lovelace', email: 'ada@example.com', ...overrides }),
-  );
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return { leadId: res.body.leadId, callId: res.body.providerCallId };
-}
-
-/** The report the simulator delivered for a call, as sent. */
-function deliveredReport(callId: string): Record<string, any> {
-  const d = h.vapi.deliveries.find((x) => x.callId === callId && x.type === 'end-of-call-report');
-  assert.ok(d, 'report delivered');
-  return JSON.parse(d.body).message;
-}
-
-/** The booking persona's transcript; the time is the first free slot when the call was made. */
-const bookingTranscript = (time = '09:00') =>
-  [
-    'Assistant: Hi Ada, this is Mia calling about the consultation you asked for. Do you have two minutes?',
-    'Lead: Yes, sure, go ahead.',
-    'Assistant: Great. Tell me a little about what you need and how soon you would like to start.',
-    'Lead: We are a team of about twenty, the budget is approved and we would like to start next month.',
-    `Assistant: That sounds like a good fit. The first free time is Monday, 5 September 2050 at ${time}. Does that work for you?`,
-    'Lead: The first time works for me, please book it.',
-    'Assistant: You are booked. The confirmation is on its way by e-mail. Thank you, goodbye!',
-    'Lead: Thanks, bye!',
-  ].join('\n\n');
+const { setup: env, submit, deliveredReport } = setUpVoiceLeads();
 
 describe('a voice lead end to end', () => {
   test('the lead books on the call: GET shows booked with the booking and the ended call in voiceCall', async () => {
     const { leadId, callId } = await submit();
-    const played = await h.vapi.play(callId, 'books');
+    const played = await env.h.vapi.play(callId, 'books');
     assert.ok(
       played.deliveries.every((d) => d.status === 200),
       JSON.stringify(played.deliveries.map((d) => [d.type, d.status, d.responseText])),
@@ -75,9 +25,9 @@ describe('a voice lead end to end', () => {
       ['updateLeadProfile', 'listSlots', 'bookConsult', 'endConversation'],
     );
 
-    const got = await getLead(h.app.http, ws.apiKey, leadId);
+    const got = await getLead(env.h.app.http, env.ws.apiKey, leadId);
     assert.equal(got.status, 200);
-    const booking = [...h.cal.bookings.values()].find((b) => b.metadata.leadId === leadId);
+    const booking = [...env.h.cal.bookings.values()].find((b) => b.metadata.leadId === leadId);
     assert.ok(booking, 'booked in Cal.com with the lead id');
     assert.equal(got.body.lead.status, 'booked');
     assert.equal(got.body.lead.bookingUid, booking.uid);
@@ -108,7 +58,7 @@ describe('a voice lead end to end', () => {
       endedReason: 'assistant-ended-call',
     });
     assert.ok(Number.isInteger(got.body.voiceCall.durationSeconds) && got.body.voiceCall.durationSeconds > 30);
-    assert.deepEqual(await eventTypes(h, leadId), [
+    assert.deepEqual(await eventTypes(env.h, leadId), [
       'lead.created',
       'call.dispatched',
       'call.started',
@@ -170,9 +120,9 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
   for (const c of cases) {
     test(`${c.persona}: lead ${c.status}, call ended with ${c.endedReason}`, async () => {
       const { leadId, callId } = await submit();
-      const played = await h.vapi.play(callId, c.persona);
+      const played = await env.h.vapi.play(callId, c.persona);
       assert.ok(played.deliveries.every((d) => d.status === 200));
-      const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+      const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
       assert.equal(got.lead.status, c.status);
       assert.equal(got.lead.qualificationNotes, c.notes ?? null);
       assert.equal(got.lead.bookingUid, null);
@@ -197,13 +147,13 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
           [null, null, null, null, null],
         );
       }
-      const types = await eventTypes(h, leadId);
+      const types = await eventTypes(env.h, leadId);
       assert.deepEqual(
         types.filter((t) => c.events.includes(t)),
         c.events,
         types.join(', '),
       );
-      const { rows } = await h.app.db.pool.query(
+      const { rows } = await env.h.app.db.pool.query(
         `SELECT type, data FROM lead_events WHERE lead_id = $1 AND type IN ('call.ended', 'call.failed')`,
         [leadId],
       );

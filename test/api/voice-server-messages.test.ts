@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   endOfCallReportMessage,
   statusUpdateMessage,
@@ -13,50 +13,23 @@ import {
   type VapiCall,
 } from '../../src/simulators/vapi/vapi-sim-messages.ts';
 import { NOT_LINKED } from '../../src/voice/vapi/vapi-tool-calls.ts';
-import { getLead, postLead, validLead } from '../helpers/http.ts';
-import {
-  deliver,
-  eventTypes,
-  leadOf,
-  session,
-  startVoiceHarness,
-  voiceWorkspace,
-  type VoiceHarness,
-  type VoiceWorkspace,
-} from '../helpers/voice-harness.ts';
+import { getLead } from '../helpers/http.ts';
+import { deliver, eventTypes, leadOf, session, voiceWorkspace } from '../helpers/voice-harness.ts';
+import { voiceWorkspaceSetup } from '../helpers/voice-workspace-setup.ts';
 
-let h: VoiceHarness;
-let ws: VoiceWorkspace;
-
-before(async () => {
-  h = await startVoiceHarness();
-  ws = await voiceWorkspace(h);
-});
-after(async () => {
-  await h.close();
-});
-
-const secret = (w: VoiceWorkspace = ws) => ({ 'x-vapi-secret': w.secret });
-const at = () => h.clock.now;
-
-/** A dispatched call (through the real submission), and the Call object Vapi holds for it. */
-async function dispatched(): Promise<{ leadId: string; call: VapiCall }> {
-  const res = await postLead(h.app.http, ws.apiKey, validLead({ email: 'ada@example.com' }));
-  assert.equal(res.status, 201);
-  const call = h.vapi.calls.find((c) => c.call.id === res.body.providerCallId)!.call;
-  return { leadId: res.body.leadId, call };
-}
+const v = voiceWorkspaceSetup();
+const { secret, at, dispatched } = v;
 
 /** Everything a rejected delivery must leave untouched. */
 async function footprint(leadId: string, callId: string) {
-  const { rows } = await h.app.db.pool.query(
+  const { rows } = await v.h.app.db.pool.query(
     `SELECT (SELECT count(*)::int FROM webhook_receipts WHERE provider = 'vapi') AS receipts,
             (SELECT count(*)::int FROM integration_events WHERE direction = 'in') AS logged,
             (SELECT count(*)::int FROM lead_events WHERE lead_id = $1) AS events,
             (SELECT count(*)::int FROM voice_tool_calls) AS tool_calls`,
     [leadId],
   );
-  return { ...rows[0], lead: await leadOf(h, leadId), session: await session(h, callId) };
+  return { ...rows[0], lead: await leadOf(v.h, leadId), session: await session(v.h, callId) };
 }
 
 const rejected = { ok: false, error: 'Invalid webhook signature.' };
@@ -64,7 +37,7 @@ const rejected = { ok: false, error: 'Invalid webhook signature.' };
 describe('who may deliver', () => {
   test("a missing, wrong or other workspace's secret is 401 and changes nothing", async () => {
     const { leadId, call } = await dispatched();
-    const other = await voiceWorkspace(h);
+    const other = await voiceWorkspace(v.h);
     const before = await footprint(leadId, call.id);
     const messages = [
       statusUpdateMessage(call, 'ended', at(), 'customer-ended-call'),
@@ -94,56 +67,56 @@ describe('who may deliver', () => {
     for (const message of messages) {
       for (const headers of headerSets) {
         for (const endpoint of ['events', 'tools'] as const) {
-          const res = await deliver(h, ws.slug, message, headers, endpoint);
+          const res = await deliver(v.h, v.ws.slug, message, headers, endpoint);
           assert.equal(res.status, 401, JSON.stringify(headers));
           assert.deepEqual(res.body, rejected);
         }
       }
     }
     assert.deepEqual(await footprint(leadId, call.id), before);
-    assert.ok(h.app.logs.some((l) => l.includes('vapi message rejected')));
-    assert.ok(!h.app.logs.some((l) => l.includes(ws.secret)), 'the secret is never logged');
+    assert.ok(v.h.app.logs.some((l) => l.includes('vapi message rejected')));
+    assert.ok(!v.h.app.logs.some((l) => l.includes(v.ws.secret)), 'the secret is never logged');
   });
 
   test("the secret as a Bearer token is accepted (Vapi's bearer credential plan)", async () => {
     const { call } = await dispatched();
-    const res = await deliver(h, ws.slug, statusUpdateMessage(call, 'ringing', at()), {
-      authorization: `Bearer ${ws.secret}`,
+    const res = await deliver(v.h, v.ws.slug, statusUpdateMessage(call, 'ringing', at()), {
+      authorization: `Bearer ${v.ws.secret}`,
     });
     assert.deepEqual([res.status, res.body], [200, { ok: true }]);
   });
 
   test('a pinned voice.serverSecret replaces the derived one', async () => {
-    const pinned = await voiceWorkspace(h, { serverSecret: 'pinned-secret-0123456789' });
+    const pinned = await voiceWorkspace(v.h, { serverSecret: 'pinned-secret-0123456789' });
     assert.equal(pinned.secret, 'pinned-secret-0123456789');
-    const derived = (await voiceWorkspace(h)).secret;
+    const derived = (await voiceWorkspace(v.h)).secret;
     const body = statusUpdateMessage({ id: crypto.randomUUID() } as VapiCall, 'ringing', at());
-    assert.equal((await deliver(h, pinned.slug, body, { 'x-vapi-secret': derived })).status, 401);
-    assert.equal((await deliver(h, pinned.slug, body, { 'x-vapi-secret': 'pinned-secret-0123456789' })).status, 200);
+    assert.equal((await deliver(v.h, pinned.slug, body, { 'x-vapi-secret': derived })).status, 401);
+    assert.equal((await deliver(v.h, pinned.slug, body, { 'x-vapi-secret': 'pinned-secret-0123456789' })).status, 200);
   });
 
   test('unknown, malformed or non-voice workspaces are 404', async () => {
-    const whatsapp = await h.app.createWorkspace('whatsapp');
-    const bare = await h.app.createWorkspace('voice');
+    const whatsapp = await v.h.app.createWorkspace('whatsapp');
+    const bare = await v.h.app.createWorkspace('voice');
     for (const slug of ['no-such-workspace', 'Bad_Slug', whatsapp.slug, bare.slug]) {
-      const res = await deliver(h, slug, { message: { type: 'status-update', status: 'ringing' } }, secret());
+      const res = await deliver(v.h, slug, { message: { type: 'status-update', status: 'ringing' } }, secret());
       assert.deepEqual([res.status, res.body], [404, { ok: false, error: 'Workspace not found.' }], slug);
     }
   });
 
   test('authenticated but not JSON, or not a server message: 400, and the body is logged for operators', async () => {
-    const broken = await deliver(h, ws.slug, '{"message":', secret());
+    const broken = await deliver(v.h, v.ws.slug, '{"message":', secret());
     assert.deepEqual([broken.status, broken.body], [400, { ok: false, error: 'Request body must be valid JSON.' }]);
-    const shapeless = await deliver(h, ws.slug, { hello: 'vapi' }, secret());
+    const shapeless = await deliver(v.h, v.ws.slug, { hello: 'vapi' }, secret());
     assert.equal(shapeless.status, 400);
     assert.equal(shapeless.body.error, 'Validation failed.');
     assert.deepEqual(
       shapeless.body.issues.map((i: { path: string[] }) => i.path),
       [['message']],
     );
-    const { rows } = await h.app.db.pool.query(
+    const { rows } = await v.h.app.db.pool.query(
       `SELECT http_status, outcome FROM integration_events WHERE workspace_id = $1 AND kind = 'invalid'`,
-      [ws.workspaceId],
+      [v.ws.workspaceId],
     );
     assert.deepEqual(rows, [
       { http_status: 400, outcome: 'invalid' },
@@ -152,7 +125,7 @@ describe('who may deliver', () => {
   });
 
   test('a body over 8 MiB is 413', async () => {
-    const res = await deliver(h, ws.slug, 'x'.repeat(8 * 1024 * 1024 + 1), secret());
+    const res = await deliver(v.h, v.ws.slug, 'x'.repeat(8 * 1024 * 1024 + 1), secret());
     assert.deepEqual(
       [res.status, res.body],
       [413, { ok: false, error: 'Request body is too large.', message: 'The request body must be at most 8 MiB.' }],
@@ -165,13 +138,13 @@ describe('repeats, reordering and unknown calls', () => {
     const { leadId, call } = await dispatched();
     call.startedAt = new Date(at() + 5_000).toISOString();
     const inProgress = statusUpdateMessage(call, 'in-progress', at() + 5_000);
-    assert.deepEqual((await deliver(h, ws.slug, inProgress, secret())).body, { ok: true });
-    assert.deepEqual((await deliver(h, ws.slug, inProgress, secret())).body, { ok: true, duplicate: true });
+    assert.deepEqual((await deliver(v.h, v.ws.slug, inProgress, secret())).body, { ok: true });
+    assert.deepEqual((await deliver(v.h, v.ws.slug, inProgress, secret())).body, { ok: true, duplicate: true });
     assert.deepEqual(
-      (await eventTypes(h, leadId)).filter((t) => t === 'call.started'),
+      (await eventTypes(v.h, leadId)).filter((t) => t === 'call.started'),
       ['call.started'],
     );
-    assert.equal((await session(h, call.id))!.status, 'in-progress');
+    assert.equal((await session(v.h, call.id))!.status, 'in-progress');
   });
 
   test('every order of the last messages gives one final state', async () => {
@@ -207,8 +180,8 @@ describe('repeats, reordering and unknown calls', () => {
           'spec',
         ),
       };
-      for (const name of order) assert.equal((await deliver(h, ws.slug, messages[name], secret())).status, 200);
-      const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+      for (const name of order) assert.equal((await deliver(v.h, v.ws.slug, messages[name], secret())).status, 200);
+      const got = (await getLead(v.h.app.http, v.ws.apiKey, leadId)).body;
       const { providerCallId: _id, ...voiceCall } = got.voiceCall;
       finals.push({ status: got.lead.status, voiceCall });
     }
@@ -230,8 +203,8 @@ describe('repeats, reordering and unknown calls', () => {
 
   test('messages for an unknown call are answered 200, kept in the integration log, and change no lead', async () => {
     const { leadId, call: known } = await dispatched();
-    const otherWs = await voiceWorkspace(h);
-    const before = await leadOf(h, leadId);
+    const otherWs = await voiceWorkspace(v.h);
+    const before = await leadOf(v.h, leadId);
     const strangers: VapiCall[] = [
       { ...known, id: crypto.randomUUID(), assistantOverrides: {} }, // no metadata at all
       { ...known, id: crypto.randomUUID() }, // names our lead, which already has its call
@@ -243,15 +216,15 @@ describe('repeats, reordering and unknown calls', () => {
     ];
     for (const call of strangers) {
       const status = await deliver(
-        h,
-        ws.slug,
+        v.h,
+        v.ws.slug,
         statusUpdateMessage(call, 'ended', at(), 'customer-ended-call'),
         secret(),
       );
       assert.deepEqual([status.status, status.body], [200, { ok: true, ignored: 'unknown call' }]);
       const tools = await deliver(
-        h,
-        ws.slug,
+        v.h,
+        v.ws.slug,
         toolCallsMessage(
           call,
           at(),
@@ -265,14 +238,14 @@ describe('repeats, reordering and unknown calls', () => {
         results: [{ toolCallId: `call_${call.id}`, name: 'markUnqualified', result: NOT_LINKED }],
       });
     }
-    assert.deepEqual(await leadOf(h, leadId), before);
-    const { rows } = await h.app.db.pool.query(
+    assert.deepEqual(await leadOf(v.h, leadId), before);
+    const { rows } = await v.h.app.db.pool.query(
       `SELECT count(*)::int AS n FROM integration_events
         WHERE workspace_id = $1 AND outcome = 'unknown-call' AND lead_id IS NULL`,
-      [ws.workspaceId],
+      [v.ws.workspaceId],
     );
     assert.equal(rows[0].n, 6);
-    const sessions = await h.app.db.pool.query(
+    const sessions = await v.h.app.db.pool.query(
       'SELECT count(*)::int AS n FROM call_sessions WHERE provider_call_id = ANY($1)',
       [strangers.map((c) => c.id)],
     );
@@ -280,9 +253,9 @@ describe('repeats, reordering and unknown calls', () => {
   });
 
   test('other message types and messages without a call are acknowledged and ignored', async () => {
-    const hang = await deliver(h, ws.slug, { message: { type: 'hang', timestamp: at() } }, secret());
+    const hang = await deliver(v.h, v.ws.slug, { message: { type: 'hang', timestamp: at() } }, secret());
     assert.deepEqual(hang.body, { ok: true, ignored: 'unsupported message' });
-    const noCall = await deliver(h, ws.slug, { message: { type: 'status-update', status: 'ringing' } }, secret());
+    const noCall = await deliver(v.h, v.ws.slug, { message: { type: 'status-update', status: 'ringing' } }, secret());
     assert.deepEqual(noCall.body, { ok: true, ignored: 'no call id' });
   });
 });

@@ -4,43 +4,16 @@
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
 import { VapiServerService } from '../../src/voice/voice-server-service.ts';
 import { toolCallsMessage, type VapiCall } from '../../src/simulators/vapi/vapi-sim-messages.ts';
 import { IN_PROGRESS, STILL_RUNNING } from '../../src/voice/vapi/vapi-tool-calls.ts';
-import { postLead, validLead } from '../helpers/http.ts';
-import {
-  deliver,
-  eventTypes,
-  leadOf,
-  startVoiceHarness,
-  voiceWorkspace,
-  type VoiceHarness,
-  type VoiceWorkspace,
-} from '../helpers/voice-harness.ts';
+import { deliver, eventTypes, leadOf } from '../helpers/voice-harness.ts';
+import { voiceWorkspaceSetup } from '../helpers/voice-workspace-setup.ts';
 
-let h: VoiceHarness;
-let ws: VoiceWorkspace;
-
-before(async () => {
-  h = await startVoiceHarness();
-  ws = await voiceWorkspace(h);
-});
-after(async () => {
-  await h.close();
-});
-
-const secret = (w: VoiceWorkspace = ws) => ({ 'x-vapi-secret': w.secret });
-const at = () => h.clock.now;
-
-/** A dispatched call (through the real submission), and the Call object Vapi holds for it. */
-async function dispatched(): Promise<{ leadId: string; call: VapiCall }> {
-  const res = await postLead(h.app.http, ws.apiKey, validLead({ email: 'ada@example.com' }));
-  assert.equal(res.status, 201);
-  const call = h.vapi.calls.find((c) => c.call.id === res.body.providerCallId)!.call;
-  return { leadId: res.body.leadId, call };
-}
+const v = voiceWorkspaceSetup();
+const { secret, at, dispatched } = v;
 
 describe('tool calls', () => {
   async function toolCall(
@@ -51,7 +24,7 @@ describe('tool calls', () => {
   ) {
     const message = toolCallsMessage(call, at(), [{ id, name, args: {} }], 'string');
     (message.message as any).toolCallList[0].function.arguments = args;
-    const res = await deliver(h, ws.slug, message, secret(), 'tools');
+    const res = await deliver(v.h, v.ws.slug, message, secret(), 'tools');
     assert.equal(res.status, 200);
     assert.equal(res.body.results.length, 1);
     assert.equal(res.body.results[0].toolCallId, id);
@@ -70,14 +43,14 @@ describe('tool calls', () => {
     );
     assert.match(await toolCall(call, 'markUnqualified', '{}'), /^Invalid arguments for markUnqualified: reason: /);
     assert.match(await toolCall(call, 'bookConsult', { start: 42 }), /^Invalid arguments for bookConsult: start: /);
-    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
+    assert.equal((await leadOf(v.h, leadId)).status, 'in_conversation');
   });
 
   test('the legacy item shape {id, name, arguments} and a batch of two, answered in order', async () => {
     const { leadId, call } = await dispatched();
     const res = await deliver(
-      h,
-      ws.slug,
+      v.h,
+      v.ws.slug,
       {
         message: {
           type: 'tool-calls',
@@ -98,7 +71,7 @@ describe('tool calls', () => {
         ['call_legacy_2', 'escalateToHuman'],
       ],
     );
-    assert.equal((await leadOf(h, leadId)).status, 'needs_human');
+    assert.equal((await leadOf(v.h, leadId)).status, 'needs_human');
   });
 
   test('a repeated tool call gets the first answer and does not run again', async () => {
@@ -107,20 +80,20 @@ describe('tool calls', () => {
     const again = await toolCall(call, 'markUnqualified', { reason: 'Tenant, not the owner.' }, 'call_repeat_1');
     assert.equal(again, first);
     assert.deepEqual(
-      (await eventTypes(h, leadId)).filter((t) => t === 'lead.unqualified'),
+      (await eventTypes(v.h, leadId)).filter((t) => t === 'lead.unqualified'),
       ['lead.unqualified'],
     );
   });
 
   test("Cal.com down: the tool's answer tells the model what to do; the lead is unchanged", async () => {
     const { leadId, call } = await dispatched();
-    h.cal.setFailure('down');
+    v.h.cal.setFailure('down');
     try {
       assert.match(await toolCall(call, 'listSlots', { daysAhead: 3 }), /Try once more in a minute/);
     } finally {
-      h.cal.setFailure('none');
+      v.h.cal.setFailure('none');
     }
-    assert.equal((await leadOf(h, leadId)).status, 'in_conversation');
+    assert.equal((await leadOf(v.h, leadId)).status, 'in_conversation');
   });
 
   test('a tool still running at the deadline is answered "still working", finishes, and its result is kept', async () => {
@@ -129,11 +102,11 @@ describe('tool calls', () => {
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const service = new VapiServerService({
-      pool: h.app.db.pool,
-      log: h.app.http.log as never,
-      clock: h.clock.read,
-      workspaces: h.app.workspaces,
-      scheduling: new CalcomClient({ baseUrl: h.cal.url, sleep: () => gate }),
+      pool: v.h.app.db.pool,
+      log: v.h.app.http.log as never,
+      clock: v.h.clock.read,
+      workspaces: v.h.app.workspaces,
+      scheduling: new CalcomClient({ baseUrl: v.h.cal.url, sleep: () => gate }),
       toolDeadlineMs: 100,
     });
     const body = Buffer.from(
@@ -141,14 +114,14 @@ describe('tool calls', () => {
         toolCallsMessage(call, at(), [{ id: 'call_slow_1', name: 'listSlots', args: { daysAhead: 2 } }], 'string'),
       ),
     );
-    h.cal.setFailure('down', { times: 1 });
-    const first = await service.receive(ws.slug, 'tools', body, secret());
+    v.h.cal.setFailure('down', { times: 1 });
+    const first = await service.receive(v.ws.slug, 'tools', body, secret());
     assert.deepEqual(first, { results: [{ toolCallId: 'call_slow_1', name: 'listSlots', result: STILL_RUNNING }] });
-    const meanwhile = await service.receive(ws.slug, 'tools', body, secret());
+    const meanwhile = await service.receive(v.ws.slug, 'tools', body, secret());
     assert.equal((meanwhile.results as any)[0].result, IN_PROGRESS);
     open();
     await service.idle();
-    const later = await service.receive(ws.slug, 'tools', body, secret());
+    const later = await service.receive(v.ws.slug, 'tools', body, secret());
     assert.match(
       (later.results as any)[0].result,
       /^Free consultation times in the next 2 days \(Europe\/Berlin\):\n- Monday, 5 September 2050/,

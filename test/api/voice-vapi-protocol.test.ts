@@ -4,70 +4,18 @@
 // Here: Vapi's delivery quirks, what dispatch tells Vapi, the integration log, and the workspace
 // variants (HMAC, appendTools). Where each scripted call ends the lead: voice-call-outcomes.test.ts.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { bookingTranscript, HMAC_SECRET, setUpVoiceLeads } from '../helpers/voice-lead-setup.ts';
 import { hmacPlanWithDefaults, signVapiHmac } from '../../src/voice/vapi/vapi-hmac.ts';
-import { getLead, postLead, validLead } from '../helpers/http.ts';
-import {
-  deliver,
-  eventTypes,
-  startVoiceHarness,
-  VAPI,
-  voiceWorkspace,
-  type VoiceHarness,
-  type VoiceWorkspace,
-} from '../helpers/voice-harness.ts';
+import { getLead } from '../helpers/http.ts';
+import { deliver, eventTypes, VAPI, voiceWorkspace } from '../helpers/voice-harness.ts';
 
-let h: VoiceHarness;
-let ws: VoiceWorkspace;
-
-const HMAC_SECRET = 'hmac-secret-for-tests-0123456789';
-
-before(async () => {
-  // Vapi holds an HMAC webhook credential (Vapi's API docs) for the HMAC workspace below.
-  h = await startVoiceHarness({ vapi: { credentials: { 'cred-hmac-1': { secretKey: HMAC_SECRET } } } });
-  ws = await voiceWorkspace(h);
-});
-after(async () => {
-  await h.close();
-});
-
-async function submit(
-  overrides: Record<string, unknown> = {},
-  key = ws.apiKey,
-): Promise<{ leadId: string; callId: string }> {
-  const res = await postLead(
-    h.app.http,
-    key,
-    validLead({ name: 'Ada Lovelace', email: 'ada@example.com', ...overrides }),
-  );
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return { leadId: res.body.leadId, callId: res.body.providerCallId };
-}
-
-/** The report the simulator delivered for a call, as sent. */
-function deliveredReport(callId: string): Record<string, any> {
-  const d = h.vapi.deliveries.find((x) => x.callId === callId && x.type === 'end-of-call-report');
-  assert.ok(d, 'report delivered');
-  return JSON.parse(d.body).message;
-}
-
-/** The booking persona's transcript; the time is the first free slot when the call was made. */
-const bookingTranscript = (time = '09:00') =>
-  [
-    'Assistant: Hi Ada, this is Mia calling about the consultation you asked for. Do you have two minutes?',
-    'Lead: Yes, sure, go ahead.',
-    'Assistant: Great. Tell me a little about what you need and how soon you would like to start.',
-    'Lead: We are a team of about twenty, the budget is approved and we would like to start next month.',
-    `Assistant: That sounds like a good fit. The first free time is Monday, 5 September 2050 at ${time}. Does that work for you?`,
-    'Lead: The first time works for me, please book it.',
-    'Assistant: You are booked. The confirmation is on its way by e-mail. Thank you, goodbye!',
-    'Lead: Thanks, bye!',
-  ].join('\n\n');
+const { setup: env, submit, deliveredReport } = setUpVoiceLeads();
 
 describe('Vapi delivery quirks', () => {
   /** Everything GET shows, plus the session's bookkeeping, for comparing two plays of one script. */
   async function finalState(leadId: string, callId: string) {
-    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+    const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
     const { providerCallId: _id, recordingUrl, ...call } = got.voiceCall;
     return {
       status: got.lead.status,
@@ -78,9 +26,9 @@ describe('Vapi delivery quirks', () => {
 
   test('the report before the last status update, every delivery twice: applied once, the same final state', async () => {
     const normal = await submit();
-    await h.vapi.play(normal.callId, 'hangs-up');
+    await env.h.vapi.play(normal.callId, 'hangs-up');
     const quirky = await submit();
-    const played = await h.vapi.play(quirky.callId, 'hangs-up', { reportFirst: true, repeatDeliveries: true });
+    const played = await env.h.vapi.play(quirky.callId, 'hangs-up', { reportFirst: true, repeatDeliveries: true });
     assert.deepEqual(
       played.deliveries.map((d) => `${d.type}:${JSON.parse(d.responseText!).duplicate ? 'dup' : 'ok'}`),
       [
@@ -100,15 +48,15 @@ describe('Vapi delivery quirks', () => {
     assert.deepEqual(b, a);
     assert.equal(b.call.status, 'ended');
     assert.deepEqual(
-      (await eventTypes(h, quirky.leadId)).filter((t) => t.startsWith('call.')),
+      (await eventTypes(env.h, quirky.leadId)).filter((t) => t.startsWith('call.')),
       ['call.dispatched', 'call.started', 'call.ended'],
     );
   });
 
   test('legacy report fields only, tool arguments as objects: the same booking and call record', async () => {
     const { leadId, callId } = await submit();
-    await h.vapi.play(callId, 'books', { report: 'legacy', argumentsAs: 'object' });
-    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+    await env.h.vapi.play(callId, 'books', { report: 'legacy', argumentsAs: 'object' });
+    const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
     assert.equal(got.lead.status, 'booked');
     const report = deliveredReport(callId);
     assert.deepEqual(report.artifact, {}, 'nothing in artifact: the legacy mirrors are the only source');
@@ -126,10 +74,10 @@ describe('Vapi delivery quirks', () => {
 
   test('spec fields only: the duration comes from startedAt and endedAt', async () => {
     const { leadId, callId } = await submit();
-    await h.vapi.play(callId, 'hangs-up', { report: 'spec' });
+    await env.h.vapi.play(callId, 'hangs-up', { report: 'spec' });
     const report = deliveredReport(callId);
     assert.equal(report.durationSeconds, undefined);
-    const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+    const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
     assert.equal(
       got.voiceCall.durationSeconds,
       Math.round((Date.parse(report.endedAt) - Date.parse(report.startedAt)) / 1000),
@@ -138,22 +86,23 @@ describe('Vapi delivery quirks', () => {
   });
 
   test('Vapi rings before our submission has recorded the call: the submission still succeeds, recorded once', async () => {
-    h.vapi.setAutoPlay({ persona: 'books', ringBeforeAnswer: true });
+    env.h.vapi.setAutoPlay({ persona: 'books', ringBeforeAnswer: true });
     try {
       const { leadId, callId } = await submit();
-      await h.vapi.settled();
-      const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
+      await env.h.vapi.settled();
+      const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
       assert.equal(got.lead.status, 'booked');
       assert.equal(got.voiceCall.providerCallId, callId);
-      const { rows } = await h.app.db.pool.query('SELECT count(*)::int AS n FROM call_sessions WHERE lead_id = $1', [
-        leadId,
-      ]);
+      const { rows } = await env.h.app.db.pool.query(
+        'SELECT count(*)::int AS n FROM call_sessions WHERE lead_id = $1',
+        [leadId],
+      );
       assert.equal(rows[0].n, 1);
-      const types = await eventTypes(h, leadId);
+      const types = await eventTypes(env.h, leadId);
       assert.ok(types.includes('call.reconciled') && !types.includes('call.dispatched'), types.join(', '));
-      assert.ok(!h.app.logs.some((l) => l.includes('call placed but not recorded')));
+      assert.ok(!env.h.app.logs.some((l) => l.includes('call placed but not recorded')));
     } finally {
-      h.vapi.setAutoPlay(null);
+      env.h.vapi.setAutoPlay(null);
     }
   });
 });
@@ -164,11 +113,11 @@ describe('what dispatch tells Vapi, and the integration log', () => {
       formResponses: { q_bill: '120', q_owner: 'Yes', q_gone: 'kept\nas sent' },
       metadata: { source: 'ads' },
     });
-    const body = h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any;
+    const body = env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any;
     const overrides = body.assistantOverrides;
-    const auth = { 'X-Vapi-Secret': ws.secret };
+    const auth = { 'X-Vapi-Secret': env.ws.secret };
     assert.deepEqual(overrides.server, {
-      url: `${h.baseUrl}/api/vapi/${ws.slug}/events`,
+      url: `${env.h.baseUrl}/api/vapi/${env.ws.slug}/events`,
       timeoutSeconds: 20,
       headers: auth,
     });
@@ -187,8 +136,12 @@ describe('what dispatch tells Vapi, and the integration log', () => {
       ],
     );
     for (const t of tools)
-      assert.deepEqual(t.server, { url: `${h.baseUrl}/api/vapi/${ws.slug}/tools`, timeoutSeconds: 20, headers: auth });
-    assert.deepEqual(overrides.metadata, { leadId, workspaceId: ws.workspaceId });
+      assert.deepEqual(t.server, {
+        url: `${env.h.baseUrl}/api/vapi/${env.ws.slug}/tools`,
+        timeoutSeconds: 20,
+        headers: auth,
+      });
+    assert.deepEqual(overrides.metadata, { leadId, workspaceId: env.ws.workspaceId });
     assert.deepEqual(overrides.variableValues, {
       leadId,
       leadName: 'Ada Lovelace',
@@ -203,11 +156,11 @@ describe('what dispatch tells Vapi, and the integration log', () => {
 
   test('every provider request and server message is logged for the workspace, secrets redacted', async () => {
     const { leadId, callId } = await submit();
-    await h.vapi.play(callId, 'books');
-    const { rows } = await h.app.db.pool.query(
+    await env.h.vapi.play(callId, 'books');
+    const { rows } = await env.h.app.db.pool.query(
       `SELECT direction, kind, http_status, outcome, payload::text AS payload
         FROM integration_events WHERE workspace_id = $1 AND lead_id = $2 ORDER BY id`,
-      [ws.workspaceId, leadId],
+      [env.ws.workspaceId, leadId],
     );
     assert.deepEqual(
       rows.map((r) => `${r.direction} ${r.kind} ${r.http_status} ${r.outcome}`),
@@ -224,12 +177,12 @@ describe('what dispatch tells Vapi, and the integration log', () => {
       ],
     );
     const all = rows.map((r) => r.payload).join('\n');
-    assert.ok(!all.includes(ws.secret), 'the server secret is redacted');
+    assert.ok(!all.includes(env.ws.secret), 'the server secret is redacted');
     assert.match(all, /"X-Vapi-Secret": "\[redacted\]"/);
     const toolAnswer = JSON.parse(rows[3].payload);
     assert.equal(toolAnswer.endpoint, 'tools');
     assert.equal(toolAnswer.response.results[0].name, 'updateLeadProfile');
-    const { rows: keyRows } = await h.app.db.pool.query(
+    const { rows: keyRows } = await env.h.app.db.pool.query(
       `SELECT count(*)::int AS n FROM integration_events WHERE strpos(payload::text, $1) > 0`,
       [VAPI.apiKey],
     );
@@ -239,25 +192,25 @@ describe('what dispatch tells Vapi, and the integration log', () => {
 
 describe('workspace variants', () => {
   test('HMAC credential plan: Vapi gets the credential id instead of a header, signs every message, and a bare secret is refused', async () => {
-    const hmacWs = await voiceWorkspace(h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
+    const hmacWs = await voiceWorkspace(env.h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
     const { leadId, callId } = await submit({}, hmacWs.apiKey);
-    const overrides = (h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+    const overrides = (env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
     assert.deepEqual(overrides.server, {
-      url: `${h.baseUrl}/api/vapi/${hmacWs.slug}/events`,
+      url: `${env.h.baseUrl}/api/vapi/${hmacWs.slug}/events`,
       timeoutSeconds: 20,
       credentialId: 'cred-hmac-1',
     });
     assert.ok(
       overrides['tools:append'].every((t: any) => t.server.credentialId === 'cred-hmac-1' && !t.server.headers),
     );
-    const played = await h.vapi.play(callId, 'books');
+    const played = await env.h.vapi.play(callId, 'books');
     assert.ok(played.deliveries.every((d) => d.status === 200));
-    const got = (await getLead(h.app.http, hmacWs.apiKey, leadId)).body;
+    const got = (await getLead(env.h.app.http, hmacWs.apiKey, leadId)).body;
     assert.equal(got.lead.status, 'booked');
     assert.equal(got.voiceCall.status, 'ended');
-    const call = h.vapi.calls.find((c) => c.call.id === callId)!.call;
+    const call = env.h.vapi.calls.find((c) => c.call.id === callId)!.call;
     const forged = await deliver(
-      h,
+      env.h,
       hmacWs.slug,
       { message: { type: 'status-update', status: 'ringing', call } },
       { 'x-vapi-secret': hmacWs.secret },
@@ -266,14 +219,14 @@ describe('workspace variants', () => {
   });
 
   test('HMAC: a timestamp more than the tolerance (300 s) away is refused, in the past and in the future', async () => {
-    const hmacWs = await voiceWorkspace(h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
+    const hmacWs = await voiceWorkspace(env.h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
     const { callId } = await submit({}, hmacWs.apiKey);
-    const call = h.vapi.calls.find((c) => c.call.id === callId)!.call;
+    const call = env.h.vapi.calls.find((c) => c.call.id === callId)!.call;
     const plan = hmacPlanWithDefaults({ secretKey: HMAC_SECRET });
     const signedAt = (offsetSeconds: number) => {
       const body = JSON.stringify({ message: { type: 'status-update', status: 'ringing', call } });
-      const ts = String(Math.floor(h.clock.read().getTime() / 1000) + offsetSeconds);
-      return deliver(h, hmacWs.slug, body, { 'x-signature': signVapiHmac(plan, body, ts), 'x-timestamp': ts });
+      const ts = String(Math.floor(env.h.clock.read().getTime() / 1000) + offsetSeconds);
+      return deliver(env.h, hmacWs.slug, body, { 'x-signature': signVapiHmac(plan, body, ts), 'x-timestamp': ts });
     };
     assert.equal((await signedAt(301)).status, 401, 'from the future');
     assert.equal((await signedAt(-301)).status, 401, 'from the past');
@@ -282,16 +235,16 @@ describe('workspace variants', () => {
   });
 
   test("appendTools false: no tools are added, and the assistant's own tools are answered at the events URL", async () => {
-    const own = await voiceWorkspace(h, { appendTools: false });
+    const own = await voiceWorkspace(env.h, { appendTools: false });
     const { leadId, callId } = await submit({}, own.apiKey);
-    const overrides = (h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+    const overrides = (env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
     assert.equal(overrides['tools:append'], undefined);
-    const played = await h.vapi.play(callId, 'not-a-fit');
+    const played = await env.h.vapi.play(callId, 'not-a-fit');
     assert.ok(
       played.deliveries
         .filter((d) => d.type === 'tool-calls')
         .every((d) => d.url.endsWith('/events') && d.status === 200),
     );
-    assert.equal((await getLead(h.app.http, own.apiKey, leadId)).body.lead.status, 'unqualified');
+    assert.equal((await getLead(env.h.app.http, own.apiKey, leadId)).body.lead.status, 'unqualified');
   });
 });

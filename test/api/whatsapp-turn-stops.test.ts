@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { CHAT_FAILURES } from '../../src/simulators/chat-model/chat-simulator.ts';
 import { transitionLead } from '../../src/leads/lead-state.ts';
 import { defaultConversationProviders } from '../../src/whatsapp/turn-providers.ts';
@@ -8,59 +8,25 @@ import { PERSONA_PHRASES } from '../../src/simulators/personas/lead-personas.ts'
 import { leadEvents } from '../helpers/agent-harness.ts';
 import { DEFAULT_HOLDING_MESSAGE } from '../../src/whatsapp/hand-over.ts';
 import { uniquePhone } from '../helpers/http.ts';
-import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-harness.ts';
+import { setUpWhatsappTurns } from '../helpers/whatsapp-turn-setup.ts';
 
 // What stops a WhatsApp turn: the 24-hour window, failures the agent cannot fix, and the switches
 // that stop the agent. The model's request and the checkpoints: whatsapp-turn-checkpoints.test.ts.
 // Sequential: the simulators' injected failures apply to whichever request comes next.
 
-let h: WhatsappHarness;
-let tw: { slug: string; apiKey: string; workspaceId: string };
-let mt: { slug: string; apiKey: string; workspaceId: string };
-
-before(async () => {
-  h = await startWhatsappHarness();
-  tw = await h.workspace('twilio');
-  mt = await h.workspace('meta');
-});
-after(() => h.close());
-beforeEach(() => h.chat.clearFailures());
-
-async function leadWithTemplate(w = tw): Promise<{ leadId: string; phone: string }> {
-  const raw = uniquePhone();
-  const { leadId } = await h.submit(w.apiKey, { phone: raw });
-  await h.settle();
-  return { leadId, phone: `+${raw.replace(/\D/g, '')}` };
-}
-
-const twilioTo = (phone: string) => h.twilio.messages.filter((m) => m.to === phone);
-const lead = async (id: string) => (await h.app.db.pool.query('SELECT * FROM leads WHERE id = $1', [id])).rows[0];
-const turns = async (id: string) =>
-  (
-    await h.app.db.pool.query(
-      'SELECT kind, state, outcome, model_calls FROM agent_turns WHERE lead_id = $1 ORDER BY id',
-      [id],
-    )
-  ).rows;
-const jobsOf = async (id: string) =>
-  (
-    await h.app.db.pool.query(
-      `SELECT name, state, retry_count FROM pgboss.job WHERE data->>'leadId' = $1 ORDER BY created_on`,
-      [id],
-    )
-  ).rows;
+const { setup: env, leadWithTemplate, twilioTo, lead, turns, jobsOf } = setUpWhatsappTurns();
 
 describe('the 24-hour window', () => {
   it('a reply due more than 24 hours after the lead wrote is not sent: the lead goes to a person', async () => {
     const { leadId, phone } = await leadWithTemplate();
-    await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
-    await h.app.db.pool.query(
+    await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
+    await env.h.app.db.pool.query(
       `UPDATE leads SET last_inbound_at = last_inbound_at - interval '25 hours' WHERE id = $1`,
       [leadId],
     );
-    const before = h.chat.requests.length;
-    await h.settle();
-    assert.equal(h.chat.requests.length, before, 'the model is not even asked');
+    const before = env.h.chat.requests.length;
+    await env.h.settle();
+    assert.equal(env.h.chat.requests.length, before, 'the model is not even asked');
     assert.equal(twilioTo(phone).length, 1);
     assert.equal((await lead(leadId)).status, 'needs_human');
     assert.equal((await turns(leadId))[1].outcome, 'window_closed');
@@ -68,38 +34,38 @@ describe('the 24-hour window', () => {
 
   it('Twilio 63016 in a status callback hands the lead to a person', async () => {
     const { leadId, phone } = await leadWithTemplate();
-    h.twilio.failNextDeliveries(1, { errorCode: 63016 });
-    await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
-    await h.settle();
+    env.h.twilio.failNextDeliveries(1, { errorCode: 63016 });
+    await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
+    await env.h.settle();
     assert.equal((await lead(leadId)).status, 'needs_human');
-    const escalated = (await leadEvents(h.app.db.pool, leadId)).find((e) => e.type === 'conversation.escalated')!;
+    const escalated = (await leadEvents(env.h.app.db.pool, leadId)).find((e) => e.type === 'conversation.escalated')!;
     assert.equal(escalated.data.outcome, 'window_closed');
   });
 
   it('Meta 131047 on the send is not retried: the lead goes to a person', async () => {
-    const { leadId, phone } = await leadWithTemplate(mt);
-    h.meta.failNextSends(1, {
+    const { leadId, phone } = await leadWithTemplate(env.mt);
+    env.h.meta.failNextSends(1, {
       status: 400,
       code: 131047,
       message: '(#131047) Re-engagement message',
       details: 'More than 24 hours have passed since the recipient last replied.',
     } as never);
-    await h.leadSays('meta', mt.slug, phone, PERSONA_PHRASES.answer);
-    await h.settle({ ignoreBackoff: true });
+    await env.h.leadSays('meta', env.mt.slug, phone, PERSONA_PHRASES.answer);
+    await env.h.settle({ ignoreBackoff: true });
     assert.equal((await lead(leadId)).status, 'needs_human');
     assert.equal((await turns(leadId))[1].outcome, 'window_closed');
-    assert.equal(h.meta.sends.filter((s) => `+${s.to}` === phone).length, 1);
+    assert.equal(env.h.meta.sends.filter((s) => `+${s.to}` === phone).length, 1);
   });
 });
 
 describe('failures a person must handle', () => {
   it('insufficient_quota: no retry, the lead goes to a person, the integration log says why', async () => {
     const { leadId, phone } = await leadWithTemplate();
-    h.chat.failNext(CHAT_FAILURES.insufficientQuota());
-    const before = h.chat.requests.length;
-    await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
-    await h.settle({ ignoreBackoff: true });
-    assert.equal(h.chat.requests.length - before, 1, 'never retried');
+    env.h.chat.failNext(CHAT_FAILURES.insufficientQuota());
+    const before = env.h.chat.requests.length;
+    await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
+    await env.h.settle({ ignoreBackoff: true });
+    assert.equal(env.h.chat.requests.length - before, 1, 'never retried');
     assert.equal((await lead(leadId)).status, 'needs_human');
     // The template, then the holding message (src/whatsapp/hand-over.ts).
     assert.deepEqual(
@@ -108,7 +74,7 @@ describe('failures a person must handle', () => {
         .slice(1),
       [DEFAULT_HOLDING_MESSAGE],
     );
-    const { rows } = await h.app.db.pool.query(
+    const { rows } = await env.h.app.db.pool.query(
       `SELECT provider, outcome, payload FROM integration_events WHERE lead_id = $1 AND outcome = 'insufficient_quota'`,
       [leadId],
     );
@@ -119,9 +85,9 @@ describe('failures a person must handle', () => {
 
   it('a recipient not on WhatsApp goes to a person', async () => {
     const raw = uniquePhone();
-    h.twilio.failNextSends(1, { status: 400, code: 63003 });
-    const { leadId } = await h.submit(tw.apiKey, { phone: raw });
-    await h.settle();
+    env.h.twilio.failNextSends(1, { status: 400, code: 63003 });
+    const { leadId } = await env.h.submit(env.tw.apiKey, { phone: raw });
+    await env.h.settle();
     const row = await lead(leadId);
     assert.equal(row.status, 'needs_human');
     assert.equal((await turns(leadId))[0].outcome, 'recipient_unreachable');
@@ -129,33 +95,33 @@ describe('failures a person must handle', () => {
 
   it('settings the provider refuses: the turn waits in the dead-letter queue, its message stored', async () => {
     const raw = uniquePhone();
-    h.twilio.failNextSends(1, { status: 401, code: 20003 });
-    const { leadId } = await h.submit(tw.apiKey, { phone: raw });
+    env.h.twilio.failNextSends(1, { status: 401, code: 20003 });
+    const { leadId } = await env.h.submit(env.tw.apiKey, { phone: raw });
     // drainOnce settles `dead` as failed (see TurnWorker); the outcome is what matters here.
-    await h.app.relay.drain();
-    const [job] = await h.app.boss.fetch<{ leadId: string }>('agent-turn');
-    const result = await h.worker.runJob(job!);
+    await env.h.app.relay.drain();
+    const [job] = await env.h.app.boss.fetch<{ leadId: string }>('agent-turn');
+    const result = await env.h.worker.runJob(job!);
     assert.equal(result.status, 'deadletter');
     assert.match(String((result.output as { reason: string }).reason), /Authenticate/);
     assert.equal((await turns(leadId))[0].state, 'ready');
     assert.equal((await lead(leadId)).status, 'new');
-    await h.app.boss.complete('agent-turn', job!.id);
+    await env.h.app.boss.complete('agent-turn', job!.id);
   });
 });
 
 describe('switches that stop the agent', () => {
   it('agent switched off: the lead who writes goes to a person with the holding message; the model is not asked', async () => {
     const { leadId, phone } = await leadWithTemplate();
-    const before = h.chat.requests.length;
-    await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [tw.workspaceId]);
+    const before = env.h.chat.requests.length;
+    await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [env.tw.workspaceId]);
     try {
-      await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
-      await h.leadSays('twilio', tw.slug, phone, 'Are you there?');
-      await h.settle();
+      await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
+      await env.h.leadSays('twilio', env.tw.slug, phone, 'Are you there?');
+      await env.h.settle();
     } finally {
-      await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [tw.workspaceId]);
+      await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [env.tw.workspaceId]);
     }
-    assert.equal(h.chat.requests.length - before, 0);
+    assert.equal(env.h.chat.requests.length - before, 0);
     assert.deepEqual(
       twilioTo(phone)
         .map((m) => m.text)
@@ -163,7 +129,7 @@ describe('switches that stop the agent', () => {
       [DEFAULT_HOLDING_MESSAGE],
     );
     assert.equal((await lead(leadId)).status, 'needs_human');
-    const { rows } = await h.app.db.pool.query(
+    const { rows } = await env.h.app.db.pool.query(
       `SELECT count(DISTINCT turn_id)::int AS n FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'inbound'`,
       [leadId],
     );
@@ -173,18 +139,18 @@ describe('switches that stop the agent', () => {
   it('agent off when the lead arrived, on when the lead writes: that job sends the template, then answers', async () => {
     const raw = uniquePhone();
     const phone = `+${raw.replace(/\D/g, '')}`;
-    await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [tw.workspaceId]);
+    await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [env.tw.workspaceId]);
     let leadId: string;
     try {
-      ({ leadId } = await h.submit(tw.apiKey, { phone: raw }));
-      await h.settle();
+      ({ leadId } = await env.h.submit(env.tw.apiKey, { phone: raw }));
+      await env.h.settle();
       assert.equal(twilioTo(phone).length, 0, 'the first job ended without a template');
     } finally {
-      await h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [tw.workspaceId]);
+      await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [env.tw.workspaceId]);
     }
     // The lead's message finds no turn yet: its job sends the template, and must not end there.
-    await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
-    await h.settle();
+    await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
+    await env.h.settle();
     assert.equal(twilioTo(phone).length, 2, 'the template, then the answer');
     assert.deepEqual(
       (await turns(leadId)).map((t) => [t.kind, t.state]),
@@ -197,7 +163,7 @@ describe('switches that stop the agent', () => {
 
   it('a first contact ends its job once sent (no second look at the lead)', async () => {
     const { leadId } = await leadWithTemplate();
-    const { rows } = await h.app.db.pool.query(
+    const { rows } = await env.h.app.db.pool.query(
       `SELECT output FROM pgboss.job WHERE data->>'leadId' = $1 AND state = 'completed'`,
       [leadId],
     );
@@ -212,7 +178,7 @@ describe('switches that stop the agent', () => {
     // A model that answers only after an operator has taken the lead over.
     const slowModel = {
       async complete() {
-        await transitionLead(h.app.db.pool, {
+        await transitionLead(env.h.app.db.pool, {
           leadId,
           to: 'needs_human',
           actor: 'operator',
@@ -221,18 +187,18 @@ describe('switches that stop the agent', () => {
         return { ok: true as const, message: { content: 'Thanks! One more question…' } };
       },
     };
-    const base = defaultConversationProviders(h.app.config, { scheduling: h.app.scheduling });
+    const base = defaultConversationProviders(env.h.app.config, { scheduling: env.h.app.scheduling });
     const engine = new TurnEngine({
-      integrationLog: h.app.integrationLog,
-      pool: h.app.db.pool,
-      log: h.app.log,
-      clock: h.clock.read,
-      workspaces: h.app.workspaces,
+      integrationLog: env.h.app.integrationLog,
+      pool: env.h.app.db.pool,
+      log: env.h.app.log,
+      clock: env.h.clock.read,
+      workspaces: env.h.app.workspaces,
       providers: { ...base, messaging: base.messaging, chat: () => ({ model: slowModel, name: 'slow' }) },
     });
-    await h.leadSays('twilio', tw.slug, phone, PERSONA_PHRASES.answer);
+    await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
     assert.deepEqual(await engine.run(leadId), { kind: 'done', outcome: 'lead_needs_human' });
-    await h.settle();
+    await env.h.settle();
     assert.equal(twilioTo(phone).length, 1);
     assert.deepEqual(
       (await turns(leadId)).map((t) => [t.state, t.outcome]),
