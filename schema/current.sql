@@ -34,6 +34,189 @@ BEGIN
 END $$;
 
 --
+-- Name: contact_plan_end(uuid, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_end(p_lead uuid, p_reason text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  WITH old AS (
+    SELECT lead_id, next_kind, next_at FROM contact_plans WHERE lead_id = p_lead AND ended_at IS NULL FOR UPDATE
+  ), ended AS (
+    UPDATE contact_plans p
+       SET ended_at = now(), ended_reason = p_reason, next_kind = NULL, next_at = NULL, next_reason = NULL,
+           next_data = '{}', step = p.step + 1, updated_at = now()
+      FROM old WHERE p.lead_id = old.lead_id
+    RETURNING p.lead_id, p.attempts, old.next_kind, old.next_at
+  ), event AS (
+    INSERT INTO lead_events (lead_id, type, data)
+    SELECT lead_id, 'contact.plan_ended',
+           jsonb_build_object('reason', p_reason, 'attempts', attempts)
+             || CASE WHEN next_kind IS NULL THEN '{}'::jsonb
+                     ELSE jsonb_build_object('cancelled', jsonb_build_object('kind', next_kind, 'at', next_at)) END
+      FROM ended
+  )
+  SELECT EXISTS (SELECT 1 FROM ended)
+$$;
+
+--
+-- Name: contact_plan_on_agent_off(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_on_agent_off() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_lead uuid;
+BEGIN
+  FOR v_lead IN SELECT lead_id FROM contact_plans WHERE workspace_id = NEW.id AND ended_at IS NULL ORDER BY lead_id LOOP
+    PERFORM contact_plan_end(v_lead, 'agent_off');
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: contact_plan_on_inbound(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_on_inbound() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_attempts integer;
+BEGIN
+  UPDATE contact_plans SET reached_at = now() WHERE lead_id = NEW.lead_id AND reached_at IS NULL
+  RETURNING attempts INTO v_attempts;
+  IF FOUND THEN
+    INSERT INTO lead_events (lead_id, type, data)
+    VALUES (NEW.lead_id, 'contact.reached', jsonb_build_object('channel', 'whatsapp', 'attempt', greatest(v_attempts, 1)));
+  END IF;
+  PERFORM contact_plan_end(NEW.lead_id, 'replied');
+  RETURN NULL;
+END $$;
+
+--
+-- Name: contact_plan_on_status(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_on_status() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM contact_plan_end(NEW.id, NEW.status);
+  RETURN NULL;
+END $$;
+
+--
+-- Name: contact_plan_on_suppressed(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_on_suppressed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_lead uuid;
+BEGIN
+  FOR v_lead IN SELECT p.lead_id FROM contact_plans p JOIN leads l ON l.id = p.lead_id
+                 WHERE l.workspace_id = NEW.workspace_id AND l.phone_normalized = NEW.phone_e164
+                   AND p.ended_at IS NULL ORDER BY p.lead_id LOOP
+    PERFORM contact_plan_end(v_lead, 'do_not_contact');
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: contact_plan_schedule(uuid, text, timestamp with time zone, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_schedule(p_lead uuid, p_kind text, p_at timestamp with time zone, p_reason text, p_data jsonb) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_step integer;
+BEGIN
+  INSERT INTO contact_plans AS p (lead_id, workspace_id, channel, next_kind, next_at, next_reason, next_data, step)
+  SELECT l.id, l.workspace_id, w.channel, p_kind, p_at, p_reason, p_data, 1
+    FROM leads l JOIN workspaces w ON w.id = l.workspace_id WHERE l.id = p_lead
+  ON CONFLICT (lead_id) DO UPDATE
+     SET next_kind = p_kind, next_at = p_at, next_reason = p_reason, next_data = p_data, step = p.step + 1,
+         in_flight_since = NULL, ended_at = NULL, ended_reason = NULL, updated_at = now()
+  RETURNING step INTO v_step;
+  IF v_step IS NULL THEN
+    RETURN NULL; -- the lead is gone
+  END IF;
+  INSERT INTO lead_events (lead_id, type, data)
+  VALUES (p_lead, 'contact.scheduled',
+          jsonb_build_object('kind', p_kind, 'at', p_at, 'reason', p_reason, 'step', v_step) || p_data);
+  INSERT INTO outbox (queue, payload, start_after)
+  VALUES ('contact-attempt', jsonb_build_object('leadId', p_lead, 'step', v_step), p_at);
+  RETURN v_step;
+END $$;
+
+--
+-- Name: contact_plan_turn_done(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_turn_done() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  p jsonb := NEW.plan_on_sent;
+  v_sent boolean := NEW.state = 'sent';
+  v_status text;
+  v_plan record;
+  v_attempts integer;
+  v_next jsonb;
+BEGIN
+  SELECT status INTO v_status FROM leads WHERE id = NEW.lead_id;
+  SELECT * INTO v_plan FROM contact_plans WHERE lead_id = NEW.lead_id FOR UPDATE;
+  IF NEW.plan_step IS NOT NULL AND (v_plan.lead_id IS NULL OR v_plan.step <> NEW.plan_step OR v_plan.ended_at IS NOT NULL) THEN
+    -- The plan moved on while this turn went out (the lead replied): the attempt still counts.
+    IF v_sent AND v_plan.lead_id IS NOT NULL THEN
+      UPDATE contact_plans SET attempts = attempts + 1, updated_at = now() WHERE lead_id = NEW.lead_id
+      RETURNING attempts INTO v_attempts;
+      INSERT INTO lead_events (lead_id, type, data)
+      VALUES (NEW.lead_id, 'contact.attempted', COALESCE(p->'attempt'->'data', '{}')
+              || jsonb_build_object('channel', 'whatsapp', 'attempt', v_attempts, 'kind', p->'attempt'->>'kind', 'outcome', 'sent'));
+    END IF;
+    RETURN NULL;
+  END IF;
+  IF p ? 'attempt' THEN
+    INSERT INTO contact_plans AS c (lead_id, workspace_id, channel, attempts)
+    SELECT l.id, l.workspace_id, 'whatsapp', 1 FROM leads l WHERE l.id = NEW.lead_id
+    ON CONFLICT (lead_id) DO UPDATE SET attempts = c.attempts + 1, updated_at = now()
+    RETURNING attempts INTO v_attempts;
+    INSERT INTO lead_events (lead_id, type, data)
+    VALUES (NEW.lead_id, 'contact.attempted', COALESCE(p->'attempt'->'data', '{}')
+            || jsonb_build_object('channel', 'whatsapp', 'attempt', v_attempts, 'kind', p->'attempt'->>'kind',
+                                  'outcome', CASE WHEN v_sent THEN 'sent' ELSE 'skipped' END)
+            || CASE WHEN v_sent THEN '{}'::jsonb ELSE jsonb_build_object('code', split_part(NEW.outcome, ':', 2)) END);
+  END IF;
+  IF p->>'nudged' = 'true' AND v_sent THEN
+    UPDATE contact_plans SET nudged_at = now() WHERE lead_id = NEW.lead_id;
+  END IF;
+  v_next := p->'next';
+  -- A reply turn: the nudge, once per lead; never over a callback the lead asked for in this turn (scheduleCallback).
+  IF v_next IS NULL AND p ? 'nudge' AND v_sent AND (v_plan.lead_id IS NULL OR v_plan.nudged_at IS NULL)
+     AND NOT (v_plan.next_kind IS NOT DISTINCT FROM 'callback' AND v_plan.ended_at IS NULL) THEN
+    v_next := jsonb_build_object('kind', 'nudge', 'afterMs', p->'nudge'->'afterMs', 'at', p->'nudge'->'at',
+                                 'reason', p->'nudge'->>'reason', 'data', '{}'::jsonb);
+  END IF;
+  IF v_next IS NOT NULL AND v_status IN ('new', 'in_conversation') THEN
+    -- `at` when the turn fixed it on the engine's clock (from when it was stored), else from now.
+    PERFORM contact_plan_schedule(NEW.lead_id, v_next->>'kind',
+                                  COALESCE((v_next->>'at')::timestamptz,
+                                           now() + make_interval(secs => (v_next->>'afterMs')::double precision / 1000)),
+                                  v_next->>'reason', COALESCE(v_next->'data', '{}'));
+  ELSIF NEW.plan_step IS NOT NULL THEN
+    UPDATE contact_plans SET next_kind = NULL, next_at = NULL, next_reason = NULL, next_data = '{}', updated_at = now()
+     WHERE lead_id = NEW.lead_id;
+  END IF;
+  UPDATE contact_plans SET in_flight_since = NULL WHERE lead_id = NEW.lead_id AND in_flight_since IS NOT NULL;
+  RETURN NULL;
+END $$;
+
+--
 -- Name: integration_events_announce(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -125,6 +308,37 @@ BEGIN
       FROM new_rows nw JOIN old_rows o ON o.id = nw.id
      WHERE f.lead_id = nw.id AND nw.status IS DISTINCT FROM o.status;
   END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: lead_funnel_plan(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.lead_funnel_plan() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  -- The lead's last plan entry of the statement decides: ended (its moment) or running again (NULL).
+  UPDATE lead_funnel f SET plan_ended_at = e.ended_at
+    FROM (SELECT DISTINCT ON (lead_id) lead_id, CASE WHEN type = 'contact.plan_ended' THEN at END AS ended_at
+            FROM new_rows WHERE type IN ('contact.plan_ended', 'contact.scheduled') ORDER BY lead_id, id DESC) e
+   WHERE f.lead_id = e.lead_id AND f.plan_ended_at IS DISTINCT FROM e.ended_at;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: lead_funnel_reached(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.lead_funnel_reached() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  UPDATE lead_funnel f SET reached_at = r.at, reached_attempt = r.attempt
+    FROM (SELECT DISTINCT ON (lead_id) lead_id, at, (data->>'attempt')::int AS attempt
+            FROM new_rows WHERE type = 'contact.reached' ORDER BY lead_id, id) r
+   WHERE f.lead_id = r.lead_id AND (f.reached_at IS NULL OR r.at < f.reached_at);
   RETURN NULL;
 END $$;
 
@@ -251,6 +465,20 @@ BEGIN
 END $$;
 
 --
+-- Name: suppress_on_opt_out(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.suppress_on_opt_out() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO suppressed_numbers (workspace_id, phone_e164, source, lead_id)
+  VALUES (NEW.workspace_id, NEW.phone_normalized, 'opt_out', NEW.id)
+  ON CONFLICT (workspace_id, phone_e164) DO NOTHING;
+  RETURN NULL;
+END $$;
+
+--
 -- Name: webhook_capture_call_end(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -291,6 +519,9 @@ BEGIN
     END IF;
     IF e.type IN ('booking.rescheduled', 'booking.cancelled') THEN
       PERFORM webhook_emit(e.lead_id, 'lead.booking_changed', e.data, e.at);
+    END IF;
+    IF e.type IN ('contact.attempted', 'contact.plan_ended') THEN
+      PERFORM webhook_emit(e.lead_id, e.type, e.data, e.at);
     END IF;
     IF e.data ? 'from' AND e.data ? 'to' AND e.data->>'from' IS DISTINCT FROM e.data->>'to' THEN
       PERFORM webhook_emit(e.lead_id, 'lead.status_changed', e.data, e.at);
@@ -658,7 +889,9 @@ CREATE TABLE public.agent_turns (
     outcome text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT agent_turns_kind_check CHECK ((kind = ANY (ARRAY['first_contact'::text, 'reply'::text, 'operator'::text]))),
+    plan_on_sent jsonb,
+    plan_step integer,
+    CONSTRAINT agent_turns_kind_check CHECK ((kind = ANY (ARRAY['first_contact'::text, 'reply'::text, 'operator'::text, 'follow_up'::text, 'nudge'::text]))),
     CONSTRAINT agent_turns_state_check CHECK ((state = ANY (ARRAY['generating'::text, 'ready'::text, 'sent'::text, 'silent'::text, 'failed'::text, 'cancelled'::text]))),
     CONSTRAINT agent_turns_transcript_check CHECK ((jsonb_typeof(transcript) = 'array'::text))
 );
@@ -717,7 +950,12 @@ CREATE TABLE public.analytics_days (
     booking_values double precision[] NOT NULL,
     booking_counts integer[] NOT NULL,
     booked_after_person integer DEFAULT 0 NOT NULL,
-    unqualified_after_person integer DEFAULT 0 NOT NULL
+    unqualified_after_person integer DEFAULT 0 NOT NULL,
+    reached integer DEFAULT 0 NOT NULL,
+    reached_by_attempt integer[] DEFAULT '{0,0,0,0}'::integer[] NOT NULL,
+    never_reached integer DEFAULT 0 NOT NULL,
+    reach_values double precision[] DEFAULT '{}'::double precision[] NOT NULL,
+    reach_counts integer[] DEFAULT '{}'::integer[] NOT NULL
 );
 
 --
@@ -789,6 +1027,33 @@ CREATE TABLE public.call_sessions (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     report_received_at timestamp with time zone,
     updated_at timestamp with time zone
+);
+
+--
+-- Name: contact_plans; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contact_plans (
+    lead_id uuid NOT NULL,
+    workspace_id uuid NOT NULL,
+    channel text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    step integer DEFAULT 0 NOT NULL,
+    next_kind text,
+    next_at timestamp with time zone,
+    next_reason text,
+    next_data jsonb DEFAULT '{}'::jsonb NOT NULL,
+    in_flight_since timestamp with time zone,
+    ended_at timestamp with time zone,
+    ended_reason text,
+    voicemail_left_at timestamp with time zone,
+    nudged_at timestamp with time zone,
+    reached_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT contact_plans_channel_check CHECK ((channel = ANY (ARRAY['voice'::text, 'whatsapp'::text]))),
+    CONSTRAINT contact_plans_check CHECK (((next_kind IS NULL) = (next_at IS NULL))),
+    CONSTRAINT contact_plans_next_kind_check CHECK ((next_kind = ANY (ARRAY['call'::text, 'template'::text, 'nudge'::text, 'callback'::text, 'give_up'::text])))
 );
 
 --
@@ -870,7 +1135,10 @@ CREATE TABLE public.lead_funnel (
     contacted_at timestamp with time zone,
     conversed_at timestamp with time zone,
     booked_at timestamp with time zone,
-    human_at timestamp with time zone
+    human_at timestamp with time zone,
+    reached_at timestamp with time zone,
+    reached_attempt integer,
+    plan_ended_at timestamp with time zone
 );
 
 --
@@ -1023,7 +1291,8 @@ CREATE TABLE public.outbox (
     job_id uuid DEFAULT gen_random_uuid() NOT NULL,
     queue text NOT NULL,
     payload jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    start_after timestamp with time zone
 );
 
 --
@@ -1089,6 +1358,21 @@ CREATE SEQUENCE public.sign_in_failures_id_seq
 --
 
 ALTER SEQUENCE public.sign_in_failures_id_seq OWNED BY public.sign_in_failures.id;
+
+--
+-- Name: suppressed_numbers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.suppressed_numbers (
+    workspace_id uuid NOT NULL,
+    phone_e164 text NOT NULL,
+    source text NOT NULL,
+    note text,
+    operator_id uuid,
+    lead_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT suppressed_numbers_source_check CHECK ((source = ANY (ARRAY['opt_out'::text, 'operator'::text, 'api'::text])))
+);
 
 --
 -- Name: voice_tool_calls; Type: TABLE; Schema: public; Owner: -
@@ -1291,6 +1575,7 @@ CREATE TABLE public.whatsapp_messages (
     error_message text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     status_at timestamp with time zone DEFAULT now() NOT NULL,
+    template_ref jsonb,
     CONSTRAINT whatsapp_messages_check CHECK (((direction = 'outbound'::text) = (idempotency_key IS NOT NULL))),
     CONSTRAINT whatsapp_messages_direction_check CHECK ((direction = ANY (ARRAY['inbound'::text, 'outbound'::text]))),
     CONSTRAINT whatsapp_messages_kind_check CHECK ((kind = ANY (ARRAY['text'::text, 'template'::text]))),
@@ -1467,6 +1752,13 @@ ALTER TABLE ONLY public.call_sessions
     ADD CONSTRAINT call_sessions_provider_call_id_key UNIQUE (provider_call_id);
 
 --
+-- Name: contact_plans contact_plans_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_plans
+    ADD CONSTRAINT contact_plans_pkey PRIMARY KEY (lead_id);
+
+--
 -- Name: integration_events integration_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1593,6 +1885,13 @@ ALTER TABLE ONLY public.sign_in_failures
     ADD CONSTRAINT sign_in_failures_pkey PRIMARY KEY (id);
 
 --
+-- Name: suppressed_numbers suppressed_numbers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.suppressed_numbers
+    ADD CONSTRAINT suppressed_numbers_pkey PRIMARY KEY (workspace_id, phone_e164);
+
+--
 -- Name: voice_tool_calls voice_tool_calls_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1696,6 +1995,12 @@ CREATE INDEX agent_turns_lead ON public.agent_turns USING btree (lead_id, id);
 CREATE UNIQUE INDEX agent_turns_one_open ON public.agent_turns USING btree (lead_id) WHERE (state = ANY (ARRAY['generating'::text, 'ready'::text]));
 
 --
+-- Name: agent_turns_plan_step; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX agent_turns_plan_step ON public.agent_turns USING btree (lead_id, plan_step) WHERE (plan_step IS NOT NULL);
+
+--
 -- Name: analytics_changes_workspace; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1730,6 +2035,12 @@ CREATE INDEX audit_events_workspace ON public.audit_events USING btree (workspac
 --
 
 CREATE INDEX call_sessions_lead ON public.call_sessions USING btree (lead_id, created_at DESC);
+
+--
+-- Name: contact_plans_next; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX contact_plans_next ON public.contact_plans USING btree (workspace_id, next_at) WHERE (next_at IS NOT NULL);
 
 --
 -- Name: integration_events_created; Type: INDEX; Schema: public; Owner: -
@@ -1771,7 +2082,7 @@ CREATE INDEX lead_events_lead ON public.lead_events USING btree (lead_id, id);
 -- Name: lead_funnel_period; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX lead_funnel_period ON public.lead_funnel USING btree (workspace_id, created_at) INCLUDE (livemode, status, contacted_at, conversed_at, booked_at, human_at);
+CREATE INDEX lead_funnel_period ON public.lead_funnel USING btree (workspace_id, created_at) INCLUDE (livemode, status, contacted_at, conversed_at, booked_at, human_at, reached_at, reached_attempt, plan_ended_at);
 
 --
 -- Name: lead_notes_by_lead; Type: INDEX; Schema: public; Owner: -
@@ -1942,6 +2253,12 @@ CREATE INDEX workspace_invites_workspace ON public.workspace_invites USING btree
 CREATE UNIQUE INDEX workspaces_live_slug ON public.workspaces USING btree (slug) WHERE (deleted_at IS NULL);
 
 --
+-- Name: agent_turns agent_turns_plan_done; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER agent_turns_plan_done AFTER UPDATE OF state ON public.agent_turns FOR EACH ROW WHEN (((new.plan_on_sent IS NOT NULL) AND (old.state IS DISTINCT FROM new.state) AND ((new.state = 'sent'::text) OR ((new.state = 'failed'::text) AND (new.outcome ~~ 'skipped:%'::text))))) EXECUTE FUNCTION public.contact_plan_turn_done();
+
+--
 -- Name: lead_funnel analytics_changes_delete; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2008,6 +2325,18 @@ CREATE TRIGGER lead_funnel_leads_insert AFTER INSERT ON public.leads REFERENCING
 CREATE TRIGGER lead_funnel_leads_update AFTER UPDATE ON public.leads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.lead_funnel_leads();
 
 --
+-- Name: lead_events lead_funnel_plan_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER lead_funnel_plan_insert AFTER INSERT ON public.lead_events REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.lead_funnel_plan();
+
+--
+-- Name: lead_events lead_funnel_reached_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER lead_funnel_reached_insert AFTER INSERT ON public.lead_events REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.lead_funnel_reached();
+
+--
 -- Name: leads leads_announce_delete; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2026,10 +2355,34 @@ CREATE TRIGGER leads_announce_insert AFTER INSERT ON public.leads REFERENCING NE
 CREATE TRIGGER leads_announce_update AFTER UPDATE ON public.leads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.leads_announce();
 
 --
+-- Name: leads leads_end_contact_plan; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER leads_end_contact_plan AFTER UPDATE OF status ON public.leads FOR EACH ROW WHEN (((new.status = ANY (ARRAY['booked'::text, 'unqualified'::text, 'needs_human'::text])) AND (old.status IS DISTINCT FROM new.status))) EXECUTE FUNCTION public.contact_plan_on_status();
+
+--
+-- Name: leads leads_opt_out_suppresses; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER leads_opt_out_suppresses AFTER UPDATE OF opted_out_at ON public.leads FOR EACH ROW WHEN (((old.opted_out_at IS NULL) AND (new.opted_out_at IS NOT NULL))) EXECUTE FUNCTION public.suppress_on_opt_out();
+
+--
 -- Name: leads leads_track_waiting; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER leads_track_waiting BEFORE UPDATE OF status ON public.leads FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION public.leads_track_waiting();
+
+--
+-- Name: suppressed_numbers suppressed_numbers_end_contact_plans; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER suppressed_numbers_end_contact_plans AFTER INSERT ON public.suppressed_numbers FOR EACH ROW EXECUTE FUNCTION public.contact_plan_on_suppressed();
+
+--
+-- Name: whatsapp_messages whatsapp_inbound_ends_contact_plan; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER whatsapp_inbound_ends_contact_plan AFTER INSERT ON public.whatsapp_messages FOR EACH ROW WHEN ((new.direction = 'inbound'::text)) EXECUTE FUNCTION public.contact_plan_on_inbound();
 
 --
 -- Name: whatsapp_messages whatsapp_messages_announce_insert; Type: TRIGGER; Schema: public; Owner: -
@@ -2042,6 +2395,12 @@ CREATE TRIGGER whatsapp_messages_announce_insert AFTER INSERT ON public.whatsapp
 --
 
 CREATE TRIGGER whatsapp_messages_announce_update AFTER UPDATE ON public.whatsapp_messages REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.lead_children_announce('message');
+
+--
+-- Name: workspaces workspaces_agent_off_ends_contact_plans; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER workspaces_agent_off_ends_contact_plans AFTER UPDATE OF agent_enabled ON public.workspaces FOR EACH ROW WHEN ((old.agent_enabled AND (NOT new.agent_enabled))) EXECUTE FUNCTION public.contact_plan_on_agent_off();
 
 --
 -- Name: agent_turns agent_turns_lead_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2077,6 +2436,20 @@ ALTER TABLE ONLY public.api_keys
 
 ALTER TABLE ONLY public.call_sessions
     ADD CONSTRAINT call_sessions_lead_id_fkey FOREIGN KEY (lead_id) REFERENCES public.leads(id) ON DELETE CASCADE;
+
+--
+-- Name: contact_plans contact_plans_lead_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_plans
+    ADD CONSTRAINT contact_plans_lead_id_fkey FOREIGN KEY (lead_id) REFERENCES public.leads(id) ON DELETE CASCADE;
+
+--
+-- Name: contact_plans contact_plans_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.contact_plans
+    ADD CONSTRAINT contact_plans_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 --
 -- Name: integration_events integration_events_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2189,6 +2562,13 @@ ALTER TABLE ONLY public.offered_slots
 
 ALTER TABLE ONLY public.operator_sessions
     ADD CONSTRAINT operator_sessions_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.operators(id) ON DELETE CASCADE;
+
+--
+-- Name: suppressed_numbers suppressed_numbers_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.suppressed_numbers
+    ADD CONSTRAINT suppressed_numbers_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 --
 -- Name: voice_tool_calls voice_tool_calls_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -31,6 +31,9 @@ import { logsAdminRoutes } from './admin/logs/logs-admin-routes.ts';
 import { analyticsAdminRoutes } from './admin/analytics/analytics-admin-routes.ts';
 import { inboxCsvRoutes } from './admin/leads/inbox-csv-routes.ts';
 import { leadNotesRoutes } from './admin/leads/lead-notes-routes.ts';
+import { contactPlanRoutes } from './admin/leads/contact-plan-routes.ts';
+import { doNotContactRoutes } from './admin/do-not-contact/do-not-contact-routes.ts';
+import { PlanActions } from './contact-plan/plan-actions.ts';
 import type { OperatorService } from './operators/operator-service.ts';
 import { SANDBOX_ROUTE_PREFIX } from './sandbox/sandbox.ts';
 import type { Composition } from './composition.ts';
@@ -105,6 +108,7 @@ export function buildApp(deps: AppDeps): App {
     relay: deps.relay,
     callOptions: voice.callOptions,
     sandboxDial: voice.sandboxDial,
+    clock: deps.clock,
   });
   const unroutedLead = unroutableLeadId({ authenticator, leads });
 
@@ -234,6 +238,9 @@ export function buildApp(deps: AppDeps): App {
   http.register(inboxCsvRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
   // The lead page's internal notes.
   http.register(leadNotesRoutes({ pool: deps.pool, operators }));
+  http.register(doNotContactRoutes({ pool: deps.pool, operators }));
+  // The lead page's Follow-ups buttons: Call now, Skip, Stop follow-ups.
+  http.register(contactPlanRoutes({ operators, plans: new PlanActions({ pool: deps.pool, clock: deps.clock, wake }) }));
   http.register(
     liveRoutes({
       operators,

@@ -1,6 +1,9 @@
 import type { PgBoss } from 'pg-boss';
 import { ModelGate } from './agent/model-gate.ts';
 import type { Config } from './config/config.ts';
+import { ContactPlanService } from './contact-plan/contact-plan-service.ts';
+import { WhatsappFollowUpAttempter } from './whatsapp/follow-up-attempter.ts';
+import { gateConversation, gateSandbox, gateVoice } from './contact-plan/suppression-gate.ts';
 import type { Pool } from './db/pool.ts';
 import { IntegrationLogWriter } from './integration-log/integration-log-writer.ts';
 import { OutboxRelay } from './jobs/outbox-relay.ts';
@@ -44,12 +47,37 @@ export function compose(
   const core = composeCore(config, log, clock, pool, key);
   const relay = new OutboxRelay({ pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
   const integrationLog = new IntegrationLogWriter(pool, log);
-  const voice: VoiceProvider =
-    o.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
+  // Every call and every message leaves through these providers, behind the do-not-contact gate.
+  const voice: VoiceProvider = gateVoice(
+    o.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS }),
+    pool,
+  );
   const scheduling: SchedulingProvider = new CalcomClient({ baseUrl: config.CALCOM_BASE_URL });
-  const sandbox =
-    o.sandbox ?? lazySandbox({ config, log, secret: key }, () => import('./sandbox/sandbox-providers.ts'));
+  const sandbox = gateSandbox(
+    o.sandbox ?? lazySandbox({ config, log, secret: key }, () => import('./sandbox/sandbox-providers.ts')),
+    pool,
+  );
   const inbound = new InboundService({ pool, log, statuses: new DeliveryStatuses(pool), wake: () => relay.wake() });
+  // The channels' attempters make a plan's calls and follow-ups (docs/FOLLOW-UP.md).
+  const voiceParts = voiceChannel({
+    config,
+    pool,
+    log,
+    clock,
+    voice,
+    workspaces: core.workspaces,
+    scheduling,
+    sandbox,
+  });
+  const contactPlans = new ContactPlanService({
+    pool,
+    log,
+    clock,
+    attempters: {
+      voice: voiceParts.attempter,
+      whatsapp: new WhatsappFollowUpAttempter({ pool, log, clock, workspaces: core.workspaces, sandbox }),
+    },
+  });
   const webhookDeps = {
     pool,
     log,
@@ -72,7 +100,7 @@ export function compose(
     /** What the dashboard's Test connection asks. */
     verify: verifyClients(config),
     /** The messaging and chat-model clients of live WhatsApp turns, per workspace's settings. */
-    conversation: defaultConversationProviders(config, { scheduling }),
+    conversation: gateConversation(defaultConversationProviders(config, { scheduling }), pool),
     /** Sandbox leads' simulated providers (src/sandbox/sandbox-providers.ts). */
     sandbox,
     inbound,
@@ -80,8 +108,10 @@ export function compose(
       live: new WhatsappWebhookService(webhookDeps),
       sandbox: new WhatsappWebhookService({ ...webhookDeps, sandbox }),
     },
+    /** Contact plans: each lead's next attempt to reach them, run by the contact-attempt jobs. */
+    contactPlans,
     calcomWebhooks: new CalcomWebhookService({ pool, log, workspaces: core.workspaces }),
-    voiceChannel: voiceChannel({ config, pool, log, clock, voice, workspaces: core.workspaces, scheduling, sandbox }),
+    voiceChannel: voiceParts,
   };
 }
 

@@ -8,6 +8,7 @@ import { openDatabase } from './runtime.ts';
 import { systemClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { startWebhookWorker } from './webhooks/webhook-worker.ts';
+import { startContactAttemptWorker } from './contact-plan/contact-attempt-worker.ts';
 
 export interface JobHandlerOptions {
   /** `serve`: whether its public API is under pressure (turns then run one at a time, TurnWorkerOptions.yieldToApi). */
@@ -32,6 +33,7 @@ export async function startJobHandlers(c: Composition, pool: Pool, opts: JobHand
   });
   await worker.start();
   await startWebhookWorker({ boss, service: webhookDelivery, log, pollSeconds: config.JOB_POLL_SECONDS });
+  await startContactAttemptWorker({ boss, service: c.contactPlans, log, pollSeconds: config.JOB_POLL_SECONDS });
   return worker;
 }
 

@@ -6,6 +6,8 @@ import { exportCsvRoute } from './leads/inbox-csv-contracts.ts';
 import { getInboxSettingsRoute, saveInboxSettingsRoute } from './leads/inbox-settings.ts';
 import { LEAD_HISTORY_ROUTES } from './leads/lead-history-contracts.ts';
 import { LEAD_NOTES_ROUTES } from './leads/lead-notes-contracts.ts';
+import { CONTACT_PLAN_ROUTES } from './leads/contact-plan-contracts.ts';
+import { DO_NOT_CONTACT_ROUTES } from './do-not-contact/do-not-contact-contracts.ts';
 import { LOGS_ROUTES } from './logs/logs-admin-contracts.ts';
 import { SETTINGS_ROUTES } from './settings/settings-admin-contracts.ts';
 import { TEAM_ROUTES } from './team/team-admin-contracts.ts';
@@ -29,5 +31,7 @@ export const ADMIN_API: ApiPart = {
     exportCsvRoute,
     ...LEAD_HISTORY_ROUTES,
     ...LEAD_NOTES_ROUTES,
+    ...CONTACT_PLAN_ROUTES,
+    ...DO_NOT_CONTACT_ROUTES,
   ],
 };

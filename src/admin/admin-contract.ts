@@ -30,6 +30,7 @@ export const ADMIN_ERROR_STRINGS = [
   'Lead not found.',
   "The lead's status does not allow this.",
   'Someone else has taken this lead over.',
+  'The follow-ups do not allow this now.',
   'Webhook endpoint not found in this workspace.',
   'API key not found in this workspace.',
   'Member not found in this workspace.',

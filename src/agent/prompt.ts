@@ -129,6 +129,7 @@ const TOOL_GUIDE = [
   '- markUnqualified: the lead clearly does not meet the criteria; give the reason.',
   '- optOut: the lead asks not to be contacted any more, in any words; nothing more is sent to them after it.',
   '- escalateToHuman: the lead asks for a person, is upset, or you cannot help them (also when booking is unavailable); give the reason.',
+  '- scheduleCallback: the lead asks to be contacted again at a time they name; tell them the time it confirms.',
   '- endConversation: the conversation is over, after you have said goodbye.',
   'Every tool answers in plain text: act on what it says. Never tell the lead something is booked unless bookConsult said so.',
 ].join('\n');

@@ -5,6 +5,7 @@ import { escalateToHuman } from './tools/escalate-to-human.ts';
 import { listSlots } from './tools/list-slots.ts';
 import { markUnqualified } from './tools/mark-unqualified.ts';
 import { optOut } from './tools/opt-out.ts';
+import { scheduleCallback } from './tools/schedule-callback.ts';
 import type { AgentTool, ToolContext } from './tools/tool-context.ts';
 import { updateLeadProfile } from './tools/update-lead-profile.ts';
 
@@ -21,6 +22,7 @@ export const agentTools: readonly AgentTool[] = [
   markUnqualified,
   optOut,
   escalateToHuman,
+  scheduleCallback,
   endConversation,
 ];
 

@@ -72,7 +72,13 @@ function intro(baseUrl: string, keys: DemoKey[], interval: number): string {
 
 /** The outcome rows in turn, each on every channel it applies to. */
 function plan(): Array<{ channel: Channel; suffix: string }> {
-  return SANDBOX_OUTCOME_TABLE.flatMap((r) => r.channels.map((channel) => ({ channel, suffix: r.suffix })));
+  // The lead reached on the second call comes second, so the first minute shows a follow-up.
+  const rows = [...SANDBOX_OUTCOME_TABLE].sort(
+    (a, b) => Number(b.outcome === 'answers-second-call') - Number(a.outcome === 'answers-second-call'),
+  );
+  const first = rows.findIndex((r) => r.outcome === 'books');
+  rows.unshift(...rows.splice(first, 1));
+  return rows.flatMap((r) => r.channels.map((channel) => ({ channel, suffix: r.suffix })));
 }
 
 async function run(pool: Pool, apiBase: string, keys: DemoKey[], intervalMs: number, stop: AbortSignal): Promise<void> {
@@ -136,18 +142,21 @@ async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number, 
     `SELECT l.id, l.status,
             (SELECT min(e.at) FROM lead_events e WHERE e.lead_id = l.id
             AND e.type = 'message.sent') AS first_message_at,
-            cs.status AS call_status, cs.ended_reason
+            cs.status AS call_status, cs.ended_reason, cs.calls, p.next_kind, p.next_at
        FROM leads l
-       LEFT JOIN LATERAL (SELECT status, ended_reason FROM call_sessions
+       LEFT JOIN LATERAL (SELECT status, ended_reason, count(*) OVER () AS calls FROM call_sessions
        WHERE lead_id = l.id ORDER BY created_at DESC LIMIT 1) cs ON true
+       LEFT JOIN contact_plans p ON p.lead_id = l.id AND p.next_kind IN ('call', 'callback')
       WHERE l.id = ANY($1::uuid[])`,
     [[...tracked.keys()]],
   );
   for (const r of rows) {
     const t = tracked.get(r.id)!;
+    // A voice lead shows its next call (docs/FOLLOW-UP.md): sandbox plans run 60× faster.
+    const next = r.next_at ? `; next ${r.next_kind} at +${((r.next_at.getTime() - started) / 1000).toFixed(1)} s` : '';
     const state = r.call_status
-      ? `${r.status}, call ${r.call_status}${r.ended_reason ? ` (${r.ended_reason})` : ''}`
-      : r.status;
+      ? `${r.status}, call ${Number(r.calls) > 1 ? `${r.calls} ` : ''}${r.call_status}${r.ended_reason ? ` (${r.ended_reason})` : ''}${next}`
+      : `${r.status}${next}`;
     const after = ((Date.now() - t.submittedAt) / 1000).toFixed(1);
     if (state !== t.seen) {
       let note = `${after} s after the 201`;
@@ -161,7 +170,7 @@ async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number, 
     const done = TERMINAL.has(r.status) && (!r.call_status || r.call_status === 'ended');
     const quietEnough =
       Date.now() - t.submittedAt > WATCH_MS ||
-      (r.call_status === 'ended' && !TERMINAL.has(r.status) && Date.now() - t.submittedAt > 25_000);
+      (r.call_status === 'ended' && !TERMINAL.has(r.status) && !r.next_at && Date.now() - t.submittedAt > 25_000);
     if (done || quietEnough) tracked.delete(r.id);
   }
 }

@@ -108,6 +108,11 @@ export function renderError(err: AppError): Rendering {
       status: 409,
       body: { error: "The lead's status does not allow this.", status: d.message ?? '' },
     }),
+    // Call now, Skip or Stop follow-ups cannot be done now: the message says why (kill switch, do-not-contact…).
+    contact_plan_conflict: () => ({
+      status: 409,
+      body: { error: 'The follow-ups do not allow this now.', message: d.message ?? '' },
+    }),
     // Another operator took the lead over first: the message says who and when ("Taken over by Ada a moment ago.").
     lead_taken: () => ({
       status: 409,

@@ -96,13 +96,14 @@ export class OutboxRelay {
       await client.query('BEGIN');
       const { rows } = await client.query(
         `DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-         RETURNING id, job_id, queue, payload`,
+         RETURNING id, job_id, queue, payload, start_after`,
         [BATCH],
       );
-      const byQueue = new Map<string, { id: string; data: object }[]>();
+      const byQueue = new Map<string, { id: string; data: object; startAfter?: Date }[]>();
       for (const r of rows) {
         const list = byQueue.get(r.queue) ?? [];
-        list.push({ id: r.job_id, data: r.payload });
+        // A row may wait (a contact plan's next attempt): pg-boss holds the job until then.
+        list.push({ id: r.job_id, data: r.payload, ...(r.start_after ? { startAfter: r.start_after } : {}) });
         byQueue.set(r.queue, list);
       }
       const db = { executeSql: (text: string, values?: unknown[]) => client.query(text, values) };

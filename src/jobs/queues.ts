@@ -5,7 +5,14 @@ export const AGENT_TURN_QUEUE = 'agent-turn';
 export const AGENT_TURN_DEAD_LETTER = 'agent-turn-dead';
 /** One job per outbound webhook attempt (src/webhooks/); the retry schedule is the service's, not pg-boss's. */
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
-export const ALL_QUEUES = [AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER, WEBHOOK_DELIVERY_QUEUE] as const;
+/** A contact plan's next attempt (src/contact-plan/), held by pg-boss until it is due. */
+export const CONTACT_ATTEMPT_QUEUE = 'contact-attempt';
+export const ALL_QUEUES = [
+  AGENT_TURN_QUEUE,
+  AGENT_TURN_DEAD_LETTER,
+  WEBHOOK_DELIVERY_QUEUE,
+  CONTACT_ATTEMPT_QUEUE,
+] as const;
 
 export interface QueueTuning {
   /**
@@ -41,4 +48,16 @@ export async function ensureQueues(boss: PgBoss, tuning: QueueTuning = {}): Prom
   };
   await boss.createQueue(WEBHOOK_DELIVERY_QUEUE, webhookPolicy);
   await boss.updateQueue(WEBHOOK_DELIVERY_QUEUE, webhookPolicy);
+  // An attempt is idempotent per plan step (the step moves on when it is taken), so a crashed
+  // worker's attempt is simply run again; a failed provider call is recorded by the attempt itself.
+  const attemptPolicy = {
+    retryLimit: 10,
+    retryDelay: 30,
+    retryBackoff: true,
+    retryDelayMax: 900,
+    heartbeatSeconds: policy.heartbeatSeconds,
+    notify: true,
+  };
+  await boss.createQueue(CONTACT_ATTEMPT_QUEUE, attemptPolicy);
+  await boss.updateQueue(CONTACT_ATTEMPT_QUEUE, attemptPolicy);
 }

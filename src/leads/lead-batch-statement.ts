@@ -32,7 +32,7 @@ const INSERT_LEADS = `WITH x AS (
     SELECT DISTINCT ON (x.workspace_id, x.livemode, x.phone_normalized) x.*
       FROM jsonb_to_recordset($1::jsonb) AS x(seq int, workspace_id uuid, livemode boolean,
              name text, phone text, phone_normalized text, email text, goal text, consent_ip text, consent_user_agent text,
-             metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid)
+             metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid, start_after timestamptz)
      ORDER BY x.workspace_id, x.livemode, x.phone_normalized, x.seq
   ), lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
@@ -47,8 +47,9 @@ const INSERT_LEADS = `WITH x AS (
     SELECT lead.id, 'lead.created', x.created_event, lead.created_at
     FROM lead JOIN x USING (workspace_id, livemode, phone_normalized)
   ), turn AS (
-    INSERT INTO outbox (queue, payload)
-    SELECT 'agent-turn', jsonb_build_object('leadId', id, 'workspaceId', workspace_id) FROM lead
+    INSERT INTO outbox (queue, payload, start_after)
+    SELECT 'agent-turn', jsonb_build_object('leadId', lead.id, 'workspaceId', lead.workspace_id), x.start_after
+      FROM lead JOIN x USING (workspace_id, livemode, phone_normalized)
   )
   SELECT id, workspace_id, livemode, phone_normalized FROM lead`;
 
@@ -146,5 +147,7 @@ function insertRow(l: NewLead, seq: number) {
     created_event: l.createdEvent,
     livemode: l.livemode,
     api_key_id: l.apiKeyId,
+    // The first template waits for the lead's calling window (null: at once).
+    start_after: l.firstTurnAfter ?? null,
   };
 }

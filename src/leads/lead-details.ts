@@ -45,6 +45,8 @@ export interface LeadDetails {
     bookingStart: string | null;
     consentedAt: string;
     optedOutAt: string | null;
+    /** The number on the workspace's do-not-contact list: since when, and who put it there. */
+    doNotContact: { source: 'opt_out' | 'operator' | 'api'; at: string } | null;
     createdAt: string;
     updatedAt: string;
   };
@@ -94,7 +96,10 @@ const iso = (v: Date | string | null | undefined): string | null => (v == null ?
 /** The lead's details, or null when there is no such lead (in the workspace, if one is given). */
 export async function getLeadDetails(db: Queryable, q: LeadDetailsQuery): Promise<LeadDetails | null> {
   const { rows } = await db.query(
-    `SELECT l.*, w.slug AS workspace_slug, w.channel FROM leads l JOIN workspaces w ON w.id = l.workspace_id
+    `SELECT l.*, w.slug AS workspace_slug, w.channel,
+            (SELECT jsonb_build_object('source', s.source, 'at', s.created_at) FROM suppressed_numbers s
+              WHERE s.workspace_id = l.workspace_id AND s.phone_e164 = l.phone_normalized) AS do_not_contact
+       FROM leads l JOIN workspaces w ON w.id = l.workspace_id
       WHERE l.id = $1 AND ($2::uuid IS NULL OR l.workspace_id = $2)`,
     [q.leadId, q.workspaceId ?? null],
   );
@@ -155,6 +160,7 @@ export async function getLeadDetails(db: Queryable, q: LeadDetailsQuery): Promis
       bookingStart: iso(l.booking_start),
       consentedAt: iso(l.consented_at)!,
       optedOutAt: iso(l.opted_out_at),
+      doNotContact: l.do_not_contact ? { source: l.do_not_contact.source, at: iso(l.do_not_contact.at)! } : null,
       createdAt: iso(l.created_at)!,
       updatedAt: iso(l.updated_at)!,
     },

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
-import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE } from '../jobs/queues.ts';
+import { AGENT_TURN_DEAD_LETTER, AGENT_TURN_QUEUE, CONTACT_ATTEMPT_QUEUE } from '../jobs/queues.ts';
 import { inTransaction, lockLead } from './lead-lock.ts';
 
 // Erasing a lead (`leadintake lead delete`, the dashboard's delete): the API refuses a
@@ -97,7 +97,7 @@ async function scrubIntegrationLog(
 }
 
 /**
- * Removes the lead's turn jobs: outbox rows, and pg-boss jobs in any state but running (a queued
+ * Removes the lead's turn and contact-plan jobs: outbox rows, and pg-boss jobs in any state but running (a queued
  * turn must not run; finished and dead-lettered ones name the lead id, which now means nothing).
  */
 async function removeTurnJobs(tx: PoolClient, leadId: string): Promise<number> {
@@ -108,7 +108,7 @@ async function removeTurnJobs(tx: PoolClient, leadId: string): Promise<number> {
   if (!rows[0].installed) return outbox.rowCount ?? 0;
   const jobs = await tx.query(
     `DELETE FROM pgboss.job WHERE name = ANY($2::text[]) AND data->>'leadId' = $1 AND state <> 'active'`,
-    [leadId, [AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER]],
+    [leadId, [AGENT_TURN_QUEUE, AGENT_TURN_DEAD_LETTER, CONTACT_ATTEMPT_QUEUE]],
   );
   return (outbox.rowCount ?? 0) + (jobs.rowCount ?? 0);
 }

@@ -16,6 +16,8 @@ export interface NewLead {
   livemode: boolean;
   /** The API key that submitted it (the dashboard's "created by"); null when not the public API. */
   apiKeyId: string | null;
+  /** WhatsApp: when its first agent turn may start (the calling window, docs/FOLLOW-UP.md); absent: now. */
+  firstTurnAfter?: Date | null;
 }
 
 function leadValues(l: NewLead): unknown[] {

@@ -78,15 +78,17 @@ export function leadRoutes(deps: LeadRouteDeps) {
       });
       void reply.status(201);
       const accepted: LeadAccepted =
-        result.channel === 'voice'
-          ? {
-              ok: true,
-              leadId: result.leadId,
-              status: 'in_progress',
-              providerCallId: result.providerCallId,
-              callQueued: true,
-            }
-          : { ok: true, leadId: result.leadId, status: 'new', messageQueued: true };
+        result.channel === 'voice' && result.providerCallId === null
+          ? { ok: true, leadId: result.leadId, status: 'unqualified', callQueued: false }
+          : result.channel === 'voice'
+            ? {
+                ok: true,
+                leadId: result.leadId,
+                status: 'in_progress',
+                providerCallId: result.providerCallId,
+                callQueued: true,
+              }
+            : { ok: true, leadId: result.leadId, status: 'new', messageQueued: true };
       return accepted;
     });
 

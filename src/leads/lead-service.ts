@@ -1,23 +1,28 @@
 import type { RateLimitDecision, RateLimiter } from '../auth/rate-limiter.ts';
 import { countLeadCreated, countLeadTransition, observeSpeedToLead } from '../metrics/metrics.ts';
-import type { Pool } from '../db/pool.ts';
+import { DO_NOT_CONTACT, closeSuppressedLead } from '../contact-plan/suppression.ts';
+import { withTransaction, type Pool } from '../db/pool.ts';
 import type { OutboxRelay } from '../jobs/outbox-relay.ts';
 import { AppError } from '../shared/errors.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
-import type { QualificationQuestion } from '../workspaces/agent-config.ts';
+import type { Clock } from '../shared/clock.ts';
 import { callSessionExists } from '../voice/call-session-queries.ts';
+import { callRequest, type Dial } from '../voice/call-request.ts';
 import type { CallOptions, SandboxDial } from '../voice/voice-channel.ts';
+import { firstCallPlan } from '../voice/first-call.ts';
 import type { VoiceProvider } from '../voice/voice-provider.ts';
+import { firstTemplateAfter } from '../whatsapp/first-contact-window.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { VapiSettings, WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { LeadBatches } from './lead-batch-statement.ts';
-import { renderMetadata } from './metadata-render.ts';
 import { parseLeadBody, type LeadSubmission } from './lead-submission.ts';
 import * as q from './lead-queries.ts';
 
 export type SubmitResult =
   | { channel: 'whatsapp'; leadId: string }
-  | { channel: 'voice'; leadId: string; providerCallId: string };
+  | { channel: 'voice'; leadId: string; providerCallId: string }
+  /** A number on the do-not-contact list: stored, closed, not called. */
+  | { channel: 'voice'; leadId: string; providerCallId: null };
 
 /** The API key a request came with (as the authenticator found it), and who hears its count. */
 export interface Caller {
@@ -49,6 +54,8 @@ export interface LeadServiceDeps {
   callOptions?: (workspace: WorkspaceRow, voice: VapiSettings) => CallOptions;
   /** Sandbox leads are called through this instead: the simulated Vapi, never the workspace's (docs/SANDBOX.md). */
   sandboxDial?: () => Promise<SandboxDial>;
+  /** When "now" is for the first call's calling window (tests move it); the system clock otherwise. */
+  clock?: Clock;
 }
 
 /** Lead intake: knows the channels' rules, nothing of HTTP. */
@@ -124,7 +131,13 @@ export class LeadService {
   }
 
   async #submitWhatsapp(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
+    const now = this.#d.clock?.() ?? new Date();
     const lead = newLead(s, ctx);
+    lead.firstTurnAfter = await firstTemplateAfter(
+      ctx.workspace,
+      { phoneE164: lead.phoneNormalized, metadata: lead.metadata },
+      now,
+    );
     const result = await this.#d.batches.insert(lead);
     if (result.kind !== 'inserted') throw await this.#duplicate(lead, result.leadId);
     // The lead and its outbox row are committed: wake the relay to hand the turn to pg-boss.
@@ -148,18 +161,27 @@ export class LeadService {
 
     let result;
     try {
-      result = await dial.provider.placeCall({
-        apiKey: vapi.apiKey,
-        assistantId: vapi.assistantId,
-        phoneNumberId: vapi.phoneNumberId,
-        customer: { number: lead.phoneNormalized, name: s.name },
-        variableValues: callVariables(s, leadId, ctx.workspace.agent?.questions),
-        metadata: { leadId, workspaceId: ctx.workspace.id },
-        ...dial.callOptions?.(ctx.workspace, vapi),
-      });
+      const callLead = {
+        leadId,
+        name: s.name,
+        phoneE164: lead.phoneNormalized,
+        email: s.email ?? null,
+        goal: s.goal ?? null,
+        metadata: (s.metadata ?? null) as Record<string, unknown> | null,
+        formResponses: s.formResponses ?? null,
+      };
+      const plan = await firstCallPlan(ctx.workspace, callLead, this.#now(), ctx.livemode);
+      result = await dial.provider.placeCall(callRequest({ ...dial, settings: vapi }, ctx.workspace, callLead, plan));
     } catch (err) {
       await q.deleteLead(this.#d.pool, leadId);
       throw err;
+    }
+    if (!result.ok && result.code === DO_NOT_CONTACT) {
+      // Accepted, never called (docs/API.md, "A number on the do-not-contact list"): the lead is
+      // kept, closed with the reason, and the 201 carries no call id.
+      await withTransaction(this.#d.pool, (tx) => closeSuppressedLead(tx, leadId, 'voice'));
+      this.#d.log.info({ leadId }, 'number on the do-not-contact list: no call placed');
+      return { channel: 'voice', leadId, providerCallId: null };
     }
     if (!result.ok) {
       await q.deleteLead(this.#d.pool, leadId);
@@ -188,12 +210,12 @@ export class LeadService {
     return { channel: 'voice', leadId, providerCallId: result.providerCallId };
   }
 
+  #now(): Date {
+    return this.#d.clock?.() ?? new Date();
+  }
+
   /** Who places the call: the workspace's Vapi for a live lead, the sandbox's simulated one otherwise. */
-  async #dial(ctx: SubmissionContext): Promise<{
-    provider: VoiceProvider;
-    settings: VapiSettings | undefined;
-    callOptions?: LeadServiceDeps['callOptions'];
-  }> {
+  async #dial(ctx: SubmissionContext): Promise<Dial> {
     if (ctx.livemode)
       return {
         provider: this.#d.voice,
@@ -234,35 +256,4 @@ function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
     livemode: ctx.livemode,
     apiKeyId: ctx.apiKeyId,
   };
-}
-
-/**
- * The assistant's variables (`{{leadName}}` and so on) for a new call. `formResponses` is one
- * `label: answer` line per answer, in the form's order, with the workspace's question labels
- * (an id the form no longer has is shown as the id, after the others).
- */
-export function callVariables(
-  s: LeadSubmission,
-  leadId: string,
-  questions: readonly QualificationQuestion[] = [],
-): Record<string, string> {
-  return {
-    leadId,
-    leadName: s.name,
-    leadFirstName: s.name.trim().split(/\s+/)[0] ?? s.name,
-    leadEmail: s.email ?? '',
-    leadGoal: s.goal ?? '',
-    leadMetadata: renderMetadata(s.metadata as Record<string, unknown> | undefined),
-    formResponses: formResponseLines(s.formResponses ?? {}, questions),
-  };
-}
-
-function formResponseLines(responses: Record<string, string>, questions: readonly QualificationQuestion[]): string {
-  const known = questions
-    .filter((q) => Object.hasOwn(responses, q.id))
-    .map((q) => [q.label, responses[q.id]!] as const);
-  const ids = new Set(questions.map((q) => q.id));
-  const unknown = Object.entries(responses).filter(([id]) => !ids.has(id));
-  // One line per answer: line breaks inside an answer would read as another answer.
-  return [...known, ...unknown].map(([label, answer]) => `${label}: ${answer.replace(/\s+/g, ' ').trim()}`).join('\n');
 }

@@ -20,6 +20,7 @@ const EXAMPLE_LEAD_ID = '0b7e2c1a-5f0d-4c4e-9a39-2f6d3c8e4a11';
 const schema = {
   submission: named('LeadSubmission', leadSubmissionDocSchema),
   voiceAccepted: named('VoiceLeadAccepted', s.voiceLeadAcceptedSchema),
+  voiceNotCalled: named('VoiceLeadNotCalled', s.voiceLeadNotCalledSchema),
   whatsappAccepted: named('WhatsappLeadAccepted', s.whatsappLeadAcceptedSchema),
   leadRead: named('LeadResponse', s.leadReadSchema),
   validation: named('ValidationError', s.validationErrorSchema),
@@ -151,7 +152,7 @@ export const submitLeadContract = defineRoute({
     },
   },
   responses: {
-    '201': response('The lead was accepted.', [schema.voiceAccepted, schema.whatsappAccepted], {
+    '201': response('The lead was accepted.', [schema.voiceAccepted, schema.whatsappAccepted, schema.voiceNotCalled], {
       counted: 'always',
       examples: {
         voice: {
@@ -167,6 +168,10 @@ export const submitLeadContract = defineRoute({
         whatsapp: {
           summary: 'WhatsApp workspace',
           value: { ok: true, leadId: EXAMPLE_LEAD_ID, status: 'new', messageQueued: true },
+        },
+        doNotContact: {
+          summary: 'Voice workspace, a number on the do-not-contact list',
+          value: { ok: true, leadId: EXAMPLE_LEAD_ID, status: 'unqualified', callQueued: false },
         },
       },
     }),

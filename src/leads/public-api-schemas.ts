@@ -29,7 +29,25 @@ export const whatsappLeadAcceptedSchema = z
   })
   .meta({ description: 'WhatsApp workspace: the first message is queued and sent within seconds.' });
 
-export const leadAcceptedSchema = z.xor([voiceLeadAcceptedSchema, whatsappLeadAcceptedSchema]);
+// Where the specification is silent (docs/API.md, "A number on the do-not-contact list"): a voice
+// lead whose number must not be called is stored, closed, and said to be so — no call id is invented.
+export const voiceLeadNotCalledSchema = z
+  .object({
+    ok: z.literal(true),
+    leadId,
+    status: z.literal('unqualified'),
+    callQueued: z.literal(false),
+  })
+  .meta({
+    description:
+      "Voice workspace: the number is on the workspace's do-not-contact list; the lead is stored `unqualified` and nobody calls it.",
+  });
+
+export const leadAcceptedSchema = z.xor([
+  voiceLeadAcceptedSchema,
+  whatsappLeadAcceptedSchema,
+  voiceLeadNotCalledSchema,
+]);
 
 export const leadStatusSchema = z.enum(LEAD_STATUSES).meta({
   description: '`booked`, `unqualified` and `needs_human` are terminal: they change only by operator action.',

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentConfigInput } from '../workspaces/agent-config.ts';
+import { contactPlanSchema } from '../workspaces/contact-plan-config.ts';
 import type { Channel } from '../workspaces/workspace-queries.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { SANDBOX_OUTCOME_TABLE, sandboxPhone } from './sandbox-outcomes.ts';
@@ -22,6 +23,11 @@ export const DEMO_AGENT: AgentConfigInput = {
     { id: 'q_owner', label: 'Do you own the property?', type: 'choice', options: ['Yes', 'No'], required: true },
     { id: 'q_bill', label: 'Monthly electricity bill (EUR)', type: 'number', required: true },
   ],
+  // Open around the clock, so the demo shows its follow-ups whenever it runs (docs/FOLLOW-UP.md);
+  // a real workspace keeps the default Monday–Saturday 09:00–20:00 in the lead's zone.
+  contactPlan: contactPlanSchema.parse({
+    window: { days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: '00:00', end: '24:00' },
+  }),
 };
 
 export const DEMO_SLUGS: Record<Channel, string> = { whatsapp: 'demo-whatsapp', voice: 'demo-voice' };

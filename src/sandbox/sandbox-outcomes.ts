@@ -11,7 +11,12 @@ export type SandboxOutcome =
   | 'no-answer'
   | 'opts-out'
   | 'call-rejected'
-  | 'model-failure';
+  | 'model-failure'
+  | 'answers-third-call'
+  | 'busy-then-answers'
+  | 'voicemail'
+  | 'answers-second-follow-up'
+  | 'answers-second-call';
 
 export interface OutcomeRow {
   /** The phone's last four digits. */
@@ -51,7 +56,7 @@ export const SANDBOX_OUTCOME_TABLE: readonly OutcomeRow[] = [
     outcome: 'no-answer',
     channels: ['whatsapp', 'voice'],
     whatsapp: 'in_conversation (never replies to the first message)',
-    voice: 'in_conversation, voiceCall.endedReason customer-did-not-answer',
+    voice: 'in_conversation, voiceCall.endedReason customer-did-not-answer (never answers, whichever call)',
   },
   {
     suffix: '0005',
@@ -73,6 +78,44 @@ export const SANDBOX_OUTCOME_TABLE: readonly OutcomeRow[] = [
     channels: ['whatsapp'],
     voice: null,
     whatsapp: "needs_human (the simulated model fails on the lead's first reply; the lead gets the holding message)",
+  },
+  // The rows below play differently call by call (or template by template) to the same number, so a
+  // retry ladder can be tested: the simulators count what they sent to the number in this process.
+  {
+    suffix: '0008',
+    outcome: 'answers-third-call',
+    channels: ['voice'],
+    whatsapp: null,
+    voice: 'the 1st and 2nd call: customer-did-not-answer; the 3rd call books like 0001',
+  },
+  {
+    suffix: '0009',
+    outcome: 'busy-then-answers',
+    channels: ['voice'],
+    whatsapp: null,
+    voice: 'the 1st call: customer-busy; the next one books like 0001',
+  },
+  {
+    suffix: '0010',
+    outcome: 'voicemail',
+    channels: ['voice'],
+    whatsapp: null,
+    voice: "in_conversation, voiceCall.endedReason voicemail on every call (the call's voicemail message is left)",
+  },
+  {
+    suffix: '0011',
+    outcome: 'answers-second-follow-up',
+    channels: ['whatsapp'],
+    whatsapp:
+      'silent after the first template and the first follow-up; answers the 2nd follow-up, then books like 0001',
+    voice: null,
+  },
+  {
+    suffix: '0012',
+    outcome: 'answers-second-call',
+    channels: ['voice'],
+    whatsapp: null,
+    voice: 'the 1st call: customer-did-not-answer; the 2nd call (2 minutes later, 2 s in the sandbox) books like 0001',
   },
 ];
 

@@ -57,22 +57,44 @@ const LIFE = { vapiMsPerSecond: 300, twilioStatusMs: 100, leadReplyMs: 900, mode
 /** Keep the simulators' request records short: a sandbox runs for days. */
 const RECORDS_KEPT = 200;
 
-const WHATSAPP_PERSONA: Record<SandboxOutcome, LeadPersonaName> = {
-  books: 'books',
-  'not-a-fit': 'not-a-fit',
-  'wants-human': 'wants-human',
-  'no-answer': 'goes-quiet',
-  'opts-out': 'opts-out',
-  'call-rejected': 'books',
-  'model-failure': 'breaks-model',
-};
-const VOICE_PERSONA: Record<Exclude<SandboxOutcome, 'call-rejected' | 'model-failure'>, VapiPersona> = {
-  books: 'books',
-  'not-a-fit': 'not-a-fit',
-  'wants-human': 'wants-human',
-  'no-answer': 'no-answer',
-  'opts-out': 'opts-out',
-};
+/** The simulated WhatsApp lead; `templatesSent` counts the templates sent to its number, this one included. */
+function whatsappPersona(outcome: SandboxOutcome, templatesSent: number): LeadPersonaName {
+  switch (outcome) {
+    case 'no-answer':
+      return 'goes-quiet';
+    case 'model-failure':
+      return 'breaks-model';
+    case 'answers-second-follow-up':
+      // Silent to the first template and the first follow-up; answers the 2nd follow-up and on.
+      return templatesSent < 3 ? 'goes-quiet' : 'books';
+    case 'not-a-fit':
+    case 'wants-human':
+    case 'opts-out':
+      return outcome;
+    default:
+      return 'books';
+  }
+}
+
+/** The simulated callee of the `nth` call to a number (1: the first). */
+function voicePersona(outcome: SandboxOutcome, nth: number): VapiPersona {
+  switch (outcome) {
+    case 'answers-third-call':
+      return nth <= 2 ? 'no-answer' : 'books';
+    case 'answers-second-call':
+      return nth === 1 ? 'no-answer' : 'books';
+    case 'busy-then-answers':
+      return nth === 1 ? 'busy' : 'books';
+    case 'not-a-fit':
+    case 'wants-human':
+    case 'no-answer':
+    case 'opts-out':
+    case 'voicemail':
+      return outcome;
+    default:
+      return 'books';
+  }
+}
 
 /** Sandbox wording for a refused call, in the shape of Vapi's 400s (NestJS error body). */
 export const SANDBOX_CALL_REJECTED = (number: string) => ({
@@ -138,13 +160,11 @@ async function start(o: SandboxOptions): Promise<Running> {
         return sandboxOutcome(number, 'voice') === 'call-rejected' ? [400, SANDBOX_CALL_REJECTED(number)] : null;
       },
       autoPlay: {
-        persona: (call: VapiCall) =>
-          VOICE_PERSONA[
-            sandboxOutcome(
-              String((call.customer as { number?: unknown } | undefined)?.number ?? ''),
-              'voice',
-            ) as keyof typeof VOICE_PERSONA
-          ] ?? 'books',
+        persona: (call: VapiCall, nth: number) =>
+          voicePersona(
+            sandboxOutcome(String((call.customer as { number?: unknown } | undefined)?.number ?? ''), 'voice'),
+            nth,
+          ),
         realMsPerSecond: life ? LIFE.vapiMsPerSecond : 0,
       },
     }),
@@ -161,7 +181,7 @@ async function start(o: SandboxOptions): Promise<Running> {
         url.pathname = url.pathname.replace(/\/status$/, '/inbound');
         url.search = '';
         return {
-          name: WHATSAPP_PERSONA[sandboxOutcome(m.to, 'whatsapp')],
+          name: whatsappPersona(sandboxOutcome(m.to, 'whatsapp'), m.templatesSent),
           inboundUrl: url.toString(),
           profileName: 'Sandbox Lead',
         };

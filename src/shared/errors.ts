@@ -41,6 +41,7 @@ export type ErrorCode =
   | 'note_not_found'
   | 'settings_conflict'
   | 'limit_reached'
+  | 'contact_plan_conflict'
   | 'internal';
 
 export interface ValidationIssue {

@@ -1,6 +1,7 @@
 import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { insertWebhookReceipt } from '../integration-log/webhook-receipt-queries.ts';
+import { planAfterCallEnd } from './call-end-plan.ts';
 import { isStartError, mergeReport, mergeStatusUpdate, type SessionState } from './call-session-merge.ts';
 import * as q from './call-session-queries.ts';
 import type { CallRef, VapiMessage } from './vapi/vapi-message.ts';
@@ -41,7 +42,7 @@ export async function applyCallEvent(
   const next =
     event.type === 'status-update' ? mergeStatusUpdate(session, event) : mergeReport(session, event.report, now);
   await q.updateSession(tx, session.id, next);
-  await leadEffects(tx, session, next);
+  await leadEffects(tx, session, next, now);
   return { kind: 'applied', leadId: session.leadId };
 }
 
@@ -90,7 +91,15 @@ function answered(s: SessionState): boolean {
   return s.status === 'in-progress' || s.status === 'forwarding' || s.startedAt !== null;
 }
 
-async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionState): Promise<void> {
+/**
+ * The call's outcome is known: it ended with a reason, or its report came (a status update may
+ * say `ended` before the reason is known, and the report then carries it).
+ */
+function outcomeKnown(s: SessionState): boolean {
+  return s.status === 'ended' && (s.endedReason !== null || s.reportReceivedAt !== null);
+}
+
+async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionState, now: Date): Promise<void> {
   const leadId = before.leadId;
   const providerCallId = before.providerCallId;
   // The first message that shows the call was answered: usually the in-progress status update,
@@ -104,7 +113,11 @@ async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionS
     next.status === 'ended' &&
     isStartError(next.endedReason) &&
     !(before.status === 'ended' && isStartError(before.endedReason));
+  // The contact plan learns each call's outcome once (call-end-plan.ts): counted, then retried or ended.
+  const decided = outcomeKnown(next) && !outcomeKnown(before);
+  const ended = { leadId, providerCallId, endedReason: next.endedReason, wasInProgress: answered(next), now };
   if (startErrorNow) {
+    if (decided) await planAfterCallEnd(tx, ended);
     // Vapi accepted the call (201) and then could not place it: a person has to follow up.
     const data = { providerCallId, endedReason: next.endedReason };
     const moved = await transitionLead(tx, {
@@ -116,7 +129,10 @@ async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionS
     if (moved.ok) return;
     if (!endedNow) return;
   }
-  if (!endedNow) return;
+  if (!endedNow) {
+    if (decided) await planAfterCallEnd(tx, ended);
+    return;
+  }
   const { rows } = await tx.query('SELECT status FROM leads WHERE id = $1', [leadId]);
   const status = rows[0]?.status as string | undefined;
   const withoutOutcome = status === 'new' || status === 'in_conversation';
@@ -129,4 +145,5 @@ async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionS
     ...(withoutOutcome ? { withoutOutcome: true } : {}),
     actor: 'system',
   });
+  if (decided && !startErrorNow) await planAfterCallEnd(tx, ended);
 }

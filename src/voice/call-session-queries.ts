@@ -79,7 +79,8 @@ export async function updateSession(db: Queryable, id: string, s: SessionState):
 
 /**
  * Records the call as the session of the lead its metadata names, if that lead is in the workspace
- * and has no call session at all; false otherwise, or when the call id is already recorded. The
+ * and has no call session at all, or a retry of its contact plan is being placed (the voice
+ * attempter records the call after Vapi answers, and Vapi may speak first); false otherwise, or when the call id is already recorded. The
  * session is inserted before the lead is locked: the order voice dispatch uses (its one statement
  * inserts the session, then updates the lead), so the two never wait for each other in a circle.
  */
@@ -92,7 +93,9 @@ export async function insertReconciledSession(
   const { rowCount } = await db.query(
     `INSERT INTO call_sessions (lead_id, provider_call_id, status)
      SELECT l.id, $3, 'queued' FROM leads l
-      WHERE l.id = $1 AND l.workspace_id = $2 AND NOT EXISTS (SELECT 1 FROM call_sessions c WHERE c.lead_id = l.id)
+      WHERE l.id = $1 AND l.workspace_id = $2
+        AND (NOT EXISTS (SELECT 1 FROM call_sessions c WHERE c.lead_id = l.id)
+             OR EXISTS (SELECT 1 FROM contact_plans p WHERE p.lead_id = l.id AND p.in_flight_since IS NOT NULL))
      ON CONFLICT (provider_call_id) DO NOTHING`,
     [leadId, workspaceId, providerCallId],
   );
@@ -149,4 +152,35 @@ export async function pruneVoiceToolCalls(db: Queryable, maxAgeDays: number): Pr
     [maxAgeDays],
   );
   return rowCount ?? 0;
+}
+
+// ---- calls placed again (the contact plan's retries) ----
+
+/** Did the lead get a call session since `since` (a retried attempt whose call was already placed)? */
+export async function callSessionSince(db: Queryable, leadId: string, since: Date): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM call_sessions WHERE lead_id = $1 AND created_at >= $2 LIMIT 1', [
+    leadId,
+    since,
+  ]);
+  return rows.length > 0;
+}
+
+/**
+ * Records a retry's call: a new session (unless Vapi's first message recorded it already) and
+ * `call.dispatched` with the attempt's number; the lead keeps its status.
+ */
+export async function recordRetriedCall(
+  db: Queryable,
+  c: { leadId: string; providerCallId: string; callStatus: string; attempt: number },
+): Promise<void> {
+  await db.query(
+    `WITH session AS (
+       INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3)
+       ON CONFLICT (provider_call_id) DO NOTHING RETURNING id
+     )
+     INSERT INTO lead_events (lead_id, type, data)
+     SELECT $1, 'call.dispatched',
+            jsonb_build_object('providerCallId', $2::text, 'callSessionId', (SELECT id FROM session), 'attempt', $4::int)`,
+    [c.leadId, c.providerCallId, c.callStatus, c.attempt],
+  );
 }

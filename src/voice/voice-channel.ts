@@ -11,6 +11,7 @@ import { vapiRoutes } from './voice-server-routes.ts';
 import { VapiServerService } from './voice-server-service.ts';
 import { serverAuthForVapi, serverAuthOf, vapiServerUrls } from './vapi/vapi-server-settings.ts';
 import { vapiCallTools } from './vapi/vapi-tools.ts';
+import { VoiceAttempter } from './voice-attempter.ts';
 import { withVoiceExchangeLog } from './voice-exchange-log.ts';
 import type { PlaceCallRequest, VoiceProvider } from './voice-provider.ts';
 
@@ -74,20 +75,31 @@ export function voiceChannel(deps: VoiceChannelDeps) {
   const service = new VapiServerService(common);
   // The twin for sandbox calls, mounted under /sandbox: same code, simulated credentials and calendar.
   const sandboxService = new VapiServerService({ ...common, sandbox: deps.sandbox });
+  const provider = withVoiceExchangeLog(deps.voice, deps.pool, deps.log);
+  const callOptions = (workspace: WorkspaceRow, voice: VapiSettings) =>
+    vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice);
+  const sandboxDial = async (): Promise<SandboxDial> => {
+    const sb = await deps.sandbox.providers();
+    return {
+      provider: withVoiceExchangeLog(sb.voice, deps.pool, deps.log),
+      settings: sb.settings.voice!,
+      callOptions: sb.callOptions,
+    };
+  };
   return {
-    provider: withVoiceExchangeLog(deps.voice, deps.pool, deps.log),
-    callOptions: (workspace: WorkspaceRow, voice: VapiSettings) =>
-      vapiCallOptions(deps.config.PUBLIC_BASE_URL, workspace, voice),
+    provider,
+    callOptions,
     routes: vapiRoutes({ service, workspaces: deps.workspaces }),
     sandboxRoutes: vapiRoutes({ service: sandboxService, workspaces: deps.workspaces }),
-    sandboxDial: async (): Promise<SandboxDial> => {
-      const sb = await deps.sandbox.providers();
-      return {
-        provider: withVoiceExchangeLog(sb.voice, deps.pool, deps.log),
-        settings: sb.settings.voice!,
-        callOptions: sb.callOptions,
-      };
-    },
+    sandboxDial,
     service,
+    /** The contact plan's calls again (registered in src/composition.ts). */
+    attempter: new VoiceAttempter({
+      pool: deps.pool,
+      log: deps.log,
+      clock: deps.clock,
+      dial: async (livemode, workspace) =>
+        livemode ? { provider, settings: deps.workspaces.settingsOf(workspace).voice, callOptions } : sandboxDial(),
+    }),
   };
 }

@@ -35,6 +35,13 @@ export interface PlaceCallRequest {
   serverMessages?: string[];
   /** Tools added to the assistant's own for this call. */
   tools?: CallTool[];
+  /**
+   * Present: the provider listens for an answering machine on this call and, on one, leaves
+   * `message` (null: hangs up without a word). The call then ends as `voicemail`.
+   */
+  voicemail?: { message: string | null };
+  /** The provider places the call at this time, not now (it still answers with the call's id). */
+  earliestAt?: Date;
 }
 
 /**
@@ -54,7 +61,8 @@ export interface ProviderExchange {
 export type PlaceCallResult =
   | { ok: true; providerCallId: string; status: string }
   /** `message` is the provider's response text unchanged, or a plain network/timeout description. */
-  | { ok: false; message: string; httpStatus?: number };
+  /** `code` do_not_contact: our own gate refused the number (src/contact-plan/suppression-gate.ts); never retried. */
+  | { ok: false; message: string; httpStatus?: number; code?: 'do_not_contact' };
 
 export interface VoiceProvider {
   placeCall(request: PlaceCallRequest): Promise<PlaceCallResult>;

@@ -8,6 +8,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'call.ended',
   'message.received',
   'message.sent',
+  'contact.attempted',
+  'contact.plan_ended',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -63,6 +65,17 @@ function eventData(e: ClaimedDelivery['event']): Record<string, unknown> {
               createdAt: iso(m.created_at),
             }
           : null,
+      };
+    }
+    case 'contact.attempted':
+      // Only the documented fields: a channel's own extras on the timeline entry stay internal.
+      return { channel: d.channel, attempt: d.attempt, kind: d.kind, outcome: d.outcome };
+    case 'contact.plan_ended': {
+      const c = d.cancelled as { kind: string; at: string } | undefined;
+      return {
+        reason: d.reason,
+        attempts: d.attempts,
+        cancelledAttempt: c ? { kind: c.kind, at: iso(c.at) } : null,
       };
     }
     default:

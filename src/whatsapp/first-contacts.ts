@@ -32,7 +32,7 @@ export async function runFirstContacts(
     for (const s of lock.leadIds.length > 0 ? await loadTurnSubjects(db, lock.leadIds) : []) {
       if (s.openTurn || s.anyTurn || s.unanswered || blockedReason(s, null)) continue;
       const whatsapp = (await c.mode(s))?.settings.whatsapp;
-      if (whatsapp) due.push({ s, contact: firstContact(s, whatsapp) });
+      if (whatsapp) due.push({ s, contact: firstContact(s, whatsapp, c.d.clock()) });
     }
     if (due.length === 0 || stop.aborted) return results;
     const created = await q.createFirstContactTurns(

@@ -10,7 +10,15 @@ export type OutboundContent =
    * An approved template. `variables` are positional ({{1}}, {{2}}, …): Twilio sends them as
    * ContentVariables {"1": …}, Meta as body parameters in order.
    */
-  | { kind: 'template'; variables: string[] };
+  | {
+      kind: 'template';
+      variables: string[];
+      /**
+       * Another approved template than the workspace's first-contact one (a follow-up's own):
+       * Twilio's content SID, or Meta's name and language.
+       */
+      ref?: { contentSid: string } | { name: string; language: string };
+    };
 
 export interface SendMessageRequest {
   /** The lead's normalised phone, `+digits`. */

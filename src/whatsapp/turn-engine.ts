@@ -27,6 +27,9 @@ import {
 } from './turn-context.ts';
 import { TurnSender } from './turn-send.ts';
 import { runFirstContacts } from './first-contacts.ts';
+import { NUDGE_INSTRUCTION } from './follow-up-turns.ts';
+import { replyOnSent, timedFrom } from '../contact-plan/whatsapp-ladder.ts';
+import { contactPlanOf } from '../workspaces/contact-plan-config.ts';
 
 // One agent turn for one lead, run by the `agent-turn` job (docs/WHATSAPP.md). State-driven and
 // checkpointed: whatever job runs for a lead first finishes the lead's unfinished turn (generate →
@@ -104,7 +107,7 @@ export class TurnEngine {
     const whatsapp = mode.settings.whatsapp;
     if (!whatsapp) return this.#notConfigured(db, subject);
     if (!subject.anyTurn) {
-      const { turn, message } = await q.createFirstContactTurn(db, firstContact(subject, whatsapp));
+      const { turn, message } = await q.createFirstContactTurn(db, firstContact(subject, whatsapp, this.#d.clock()));
       // Straight to the send: nothing about the lead changed since it was read.
       const sent = await this.#sender.send(db, subject, turn, signal, message);
       // Sent, and nothing more to do: the job ends without reading the lead again, one round trip
@@ -123,9 +126,12 @@ export class TurnEngine {
     }
     // The lead's row before its messages (docs/WHATSAPP.md, "Lock order"): an inbound webhook
     // locks the lead first too, and may wait on a message this claims (a provider's retry).
+    // Its send schedules the nudge should the lead fall silent (docs/FOLLOW-UP.md).
+    const nudge = replyOnSent(contactPlanOf(agentConfigOf(subject.workspace)).whatsapp, subject.lead.livemode);
+    const onSent = nudge && timedFrom(nudge, this.#d.clock());
     const started = await inTransaction(
       db,
-      async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId)),
+      async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId, onSent)),
     );
     return started ? CONTINUE : done('nothing_to_answer');
   }
@@ -141,6 +147,11 @@ export class TurnEngine {
     if (blocked === 'agent_off' && !TERMINAL_STATUSES.has(s.lead.status))
       return this.#c.escalate(db, s, turn, 'agent_off', AGENT_OFF);
     if (blocked) return this.#c.end(db, turn, 'cancelled', blocked);
+    // A nudge that can no longer go out free-form: skipped, the plan moves on (migrations/046).
+    if (turn.kind === 'nudge' && s.unanswered)
+      return (await this.#c.end(db, turn, 'cancelled', 'lead_replied'), CONTINUE);
+    if (turn.kind === 'nudge' && this.#c.windowClosed(s))
+      return this.#c.end(db, turn, 'failed', 'skipped:window_closed');
     if (this.#c.windowClosed(s))
       return this.#c.escalate(
         db,
@@ -178,7 +189,8 @@ export class TurnEngine {
       systemPrompt: async () => {
         const lead = await findAgentLead(db, s.workspace.id, s.lead.id);
         if (!lead) throw new Error('lead disappeared during its turn');
-        return buildAgentPrompt({ agent, lead, channel: 'whatsapp', now: this.#d.clock() });
+        const prompt = buildAgentPrompt({ agent, lead, channel: 'whatsapp', now: this.#d.clock() });
+        return turn.kind === 'nudge' ? `${prompt}\n\n${NUDGE_INSTRUCTION}` : prompt;
       },
     });
     switch (result.kind) {

@@ -2,6 +2,7 @@ import type { ChatMessage } from '../agent/chat-model.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { OutboundContent } from './messaging-provider.ts';
 import { capTranscript } from './transcript-caps.ts';
+import type { PlanOnSent } from '../contact-plan/whatsapp-ladder.ts';
 
 // Agent turns and their checkpoints (migrations/005_whatsapp_conversations.sql). Every change of
 // state names the state it expects, so a turn that somehow ran twice cannot finish twice. An
@@ -11,7 +12,7 @@ import { capTranscript } from './transcript-caps.ts';
 /**
  * `operator`: a message an operator wrote in the dashboard, sent through the same path (src/admin/operator-reply.ts).
  */
-export type TurnKind = 'first_contact' | 'reply' | 'operator';
+export type TurnKind = 'first_contact' | 'reply' | 'operator' | 'follow_up' | 'nudge';
 export type TurnState = 'generating' | 'ready' | 'sent' | 'silent' | 'failed' | 'cancelled';
 
 export interface AgentTurn {
@@ -59,6 +60,8 @@ export interface FirstContact {
   provider: 'twilio' | 'meta';
   body: string;
   variables: string[];
+  /** What its send means for the lead's contact plan (src/contact-plan/whatsapp-ladder.ts). */
+  planOnSent?: PlanOnSent | null;
 }
 
 /**
@@ -81,10 +84,10 @@ export async function createFirstContactTurns(
     name: 'turn-create-first-contacts',
     text: `WITH input AS (
              SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[],
-             $4::jsonb[]) WITH ORDINALITY AS i(lead_id, provider, body, variables, ord)
+             $4::jsonb[], $5::jsonb[]) WITH ORDINALITY AS i(lead_id, provider, body, variables, plan, ord)
            ), turn AS (
-             INSERT INTO agent_turns (lead_id, kind, state)
-             SELECT lead_id, 'first_contact', 'ready' FROM input ORDER BY ord RETURNING *
+             INSERT INTO agent_turns (lead_id, kind, state, plan_on_sent)
+             SELECT lead_id, 'first_contact', 'ready', NULLIF(plan, 'null') FROM input ORDER BY ord RETURNING *
            ), message AS (
              INSERT INTO whatsapp_messages (lead_id, direction, turn_id,
              provider, kind, body, template_variables, idempotency_key, status)
@@ -102,6 +105,7 @@ export async function createFirstContactTurns(
       contacts.map((c) => c.provider),
       contacts.map((c) => c.body),
       contacts.map((c) => JSON.stringify(c.variables)),
+      contacts.map((c) => JSON.stringify(c.planOnSent ?? null)),
     ],
   });
   return rows.map((r) => ({ turn: turnFromRow(r), message: outboundFromRow(r.message) }));
@@ -113,7 +117,11 @@ export async function createFirstContactTurns(
  * is left for the next turn). Null, and nothing written, when there is nothing to answer. Run it
  * in a transaction that has locked the lead's row first (docs/WHATSAPP.md, "Lock order").
  */
-export async function startReplyTurn(db: Queryable, leadId: string): Promise<AgentTurn | null> {
+export async function startReplyTurn(
+  db: Queryable,
+  leadId: string,
+  planOnSent: PlanOnSent | null = null,
+): Promise<AgentTurn | null> {
   const { rows } = await db.query({
     name: 'turn-start-reply',
     text: `WITH unanswered AS (
@@ -121,14 +129,14 @@ export async function startReplyTurn(db: Queryable, leadId: string): Promise<Age
               WHERE lead_id = $1 AND direction = 'inbound' AND turn_id IS NULL
               FOR UPDATE SKIP LOCKED
            ), turn AS (
-             INSERT INTO agent_turns (lead_id, kind, state)
-             SELECT $1, 'reply', 'generating' WHERE EXISTS (SELECT 1 FROM unanswered)
+             INSERT INTO agent_turns (lead_id, kind, state, plan_on_sent)
+             SELECT $1, 'reply', 'generating', $2::jsonb WHERE EXISTS (SELECT 1 FROM unanswered)
              RETURNING *
            ), claimed AS (
              UPDATE whatsapp_messages m SET turn_id = turn.id FROM turn, unanswered WHERE m.id = unanswered.id
            )
            SELECT * FROM turn`,
-    values: [leadId],
+    values: [leadId, planOnSent ? JSON.stringify(planOnSent) : null],
   });
   return rows[0] ? turnFromRow(rows[0]) : null;
 }
@@ -228,7 +236,7 @@ export async function finishTurn(
 export async function findOutbound(db: Queryable, turnId: number): Promise<OutboundMessage | null> {
   const { rows } = await db.query({
     name: 'turn-find-outbound',
-    text: `SELECT id, idempotency_key, kind, body, template_variables, status, provider_message_id
+    text: `SELECT id, idempotency_key, kind, body, template_variables, template_ref, status, provider_message_id
              FROM whatsapp_messages WHERE turn_id = $1 AND direction = 'outbound'
             ORDER BY status = 'pending' DESC, CASE WHEN status = 'pending' THEN id ELSE -id END
             LIMIT 1`,
@@ -240,7 +248,7 @@ export async function findOutbound(db: Queryable, turnId: number): Promise<Outbo
 function outboundFromRow(r: Record<string, any>): OutboundMessage {
   const content: OutboundContent =
     r.kind === 'template'
-      ? { kind: 'template', variables: r.template_variables ?? [] }
+      ? { kind: 'template', variables: r.template_variables ?? [], ...(r.template_ref ? { ref: r.template_ref } : {}) }
       : { kind: 'text', text: r.body };
   return {
     id: Number(r.id),

@@ -1,6 +1,9 @@
 import { TERMINAL_STATUSES } from '../leads/lead-state.ts';
 import { isE164 } from '../leads/phone.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
+import { agentConfigOf } from '../workspaces/agent-config.ts';
+import { contactPlanOf } from '../workspaces/contact-plan-config.ts';
+import { firstContactOnSent, timedFrom } from '../contact-plan/whatsapp-ladder.ts';
 import type { TurnSubject } from './conversation-queries.ts';
 import { isHandOverTurn } from './hand-over.ts';
 import { firstName, templateText } from './outbound-text.ts';
@@ -48,11 +51,22 @@ export function blockedReason(s: TurnSubject, turn: AgentTurn | null): string | 
 }
 
 /** The lead's first contact: the workspace's template with the lead's first name. */
-export function firstContact(s: TurnSubject, whatsapp: NonNullable<WorkspaceSettings['whatsapp']>): FirstContact {
+export function firstContact(
+  s: TurnSubject,
+  whatsapp: NonNullable<WorkspaceSettings['whatsapp']>,
+  now: Date,
+): FirstContact {
   const variables = [firstName(s.lead.name)];
   const id = whatsapp.provider === 'twilio' ? whatsapp.templateContentSid : whatsapp.templateName;
   const body = templateText({ id, ...(whatsapp.templateBody ? { body: whatsapp.templateBody } : {}) }, variables);
-  return { leadId: s.lead.id, provider: whatsapp.provider, body, variables };
+  const plan = contactPlanOf(agentConfigOf(s.workspace)).whatsapp;
+  return {
+    leadId: s.lead.id,
+    provider: whatsapp.provider,
+    body,
+    variables,
+    planOnSent: timedFrom(firstContactOnSent(plan, s.lead.livemode), now),
+  };
 }
 
 /** What recording an accepted send writes: who started the conversation, and the timeline's data. */

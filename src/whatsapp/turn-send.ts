@@ -7,6 +7,8 @@ import type { TurnSubject } from './conversation-queries.ts';
 import { CONTINUE, NO_SANDBOX, NO_WHATSAPP, type Step, type TurnContext } from './turn-context.ts';
 import { acceptedSend, blockedReason } from './turn-rules.ts';
 import * as q from './turn-queries.ts';
+import { isPlanTurn, skippedBecause } from './follow-up-turns.ts';
+import { settleSuppressedSend } from './suppressed-send.ts';
 
 // The send path of a turn (docs/WHATSAPP.md): checks that the stored message may still go out,
 // calls the provider, and records the accepted send or settles the refusal. Used by the turn of
@@ -61,6 +63,9 @@ export class TurnSender {
       return this.#accepted(db, s, turn, message, message.providerMessageId);
     const blocked = blockedReason(s, turn);
     if (blocked) return this.#c.end(db, turn, 'cancelled', blocked);
+    // A follow-up or nudge to a lead who has just written: the answer is due, not the reminder.
+    // CONTINUE: the same job goes on to answer them (their own job may not have been queued).
+    if (isPlanTurn(turn) && s.unanswered) return (await this.#c.end(db, turn, 'cancelled', 'lead_replied'), CONTINUE);
     if (turn.kind === 'reply' && this.#c.windowClosed(s)) {
       return this.#c.escalate(
         db,
@@ -126,6 +131,12 @@ export class TurnSender {
       ...(r.httpStatus ? { httpStatus: r.httpStatus } : {}),
       ...(r.code !== undefined ? { code: r.code } : {}),
     });
+    // The do-not-contact gate's refusal: the lead is closed, the message row says why.
+    if (r.code === 'do_not_contact') return settleSuppressedSend(db, s, turn);
+    // A plan's follow-up the provider will not deliver now (a per-user limit, the closed window):
+    // counted as skipped and the plan goes on to its next step (migrations/046), not retried.
+    const skipped = isPlanTurn(turn) ? skippedBecause(r) : null;
+    if (skipped) return this.#c.end(db, turn, 'failed', `skipped:${skipped}`);
     switch (r.kind) {
       case 'transient':
         return { kind: 'retry', reason: r.message };

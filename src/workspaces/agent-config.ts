@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { isPhoneCountry } from '../shared/phone-country.ts';
 import { isValidTimeZone } from '../shared/zoned-time.ts';
+import { contactPlanSchema } from './contact-plan-config.ts';
 
 // The `agent` section of the workspace config file (docs/WORKSPACE-CONFIG.md): who the agent
 // is, what qualifies a lead, the workspace's time zone and phone country, and the ordered
@@ -99,6 +100,8 @@ export const agentConfigSchema = z
     // The only domains (and their subdomains) the agent's WhatsApp messages may link to; other
     // links are removed before a message is sent (src/agent/outbound-guard.ts). Empty: no links.
     allowedLinkDomains: z.array(linkDomain).max(20, 'at most 20 link domains').optional(),
+    // Follow-ups: retries, nudges, the calling window (contact-plan-config.ts); absent: the defaults.
+    contactPlan: contactPlanSchema.optional(),
   })
   .strict()
   .superRefine((a, ctx) => {

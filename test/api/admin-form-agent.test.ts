@@ -4,6 +4,7 @@ import type { Role } from '../../src/operators/roles.ts';
 import { admin, makeOperator, signIn, type AdminSession } from '../helpers/admin.ts';
 import { postLead, validLead } from '../helpers/http.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { DEFAULT_CONTACT_PLAN } from '../../src/workspaces/contact-plan-config.ts';
 
 // The Form and Agent pages' admin API (docs/DASHBOARD.md, "Form builder and agent settings"):
 // everyone reads, owners and admins save; ids stay; a deleted question's label stays on old
@@ -233,6 +234,8 @@ describe('the agent settings API', () => {
       criteria: 'Owns a house',
       timeZone: 'Europe/Berlin',
       defaultCountry: 'DE',
+      // Follow-ups as they run: the defaults until saved (admin-contact-plan.test.ts edits them).
+      contactPlan: DEFAULT_CONTACT_PLAN,
     });
     assert.equal(await audits('agent.updated'), 1);
     const questions = (await admin(app.http, sessions.owner, 'GET', form())).body.questions;

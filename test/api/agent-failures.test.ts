@@ -128,7 +128,7 @@ async function assertHandedOver(leadId: string, phone: string, outcome: string):
   assert.equal(lastSent(phone), holding, 'the lead got the holding message');
   assert.ok((await statusWebhooks(leadId)).includes('needs_human'), 'lead.status_changed fired');
   const { rows } = await h.app.db.pool.query(
-    `SELECT state FROM pgboss.job WHERE data->>'leadId' = $1 AND state IN ('failed', 'created', 'retry')`,
+    `SELECT state FROM pgboss.job WHERE name = 'agent-turn' AND data->>'leadId' = $1 AND state IN ('failed', 'created', 'retry')`,
     [leadId],
   );
   assert.deepEqual(rows, [], 'no job failed for good or left waiting');

@@ -31,6 +31,7 @@ describe('tool registry', () => {
         'markUnqualified',
         'optOut',
         'escalateToHuman',
+        'scheduleCallback',
         'endConversation',
       ],
     );
@@ -59,7 +60,7 @@ describe('tool registry', () => {
     const answer = await h.call(ws, lead, 'deleteEverything', {});
     assert.equal(
       answer,
-      'There is no tool called "deleteEverything". The tools are: updateLeadProfile, listSlots, bookConsult, markUnqualified, optOut, escalateToHuman, endConversation.',
+      'There is no tool called "deleteEverything". The tools are: updateLeadProfile, listSlots, bookConsult, markUnqualified, optOut, escalateToHuman, scheduleCallback, endConversation.',
     );
   });
 
@@ -121,7 +122,9 @@ describe('tool registry', () => {
             ? { reason: 'x' }
             : tool.name === 'updateLeadProfile'
               ? { notes: 'x' }
-              : {};
+              : tool.name === 'scheduleCallback'
+                ? { at: '2050-09-05T18:00', leadWords: 'x' }
+                : {};
       assert.equal(
         await h.call(ws, foreign, tool.name, args),
         'Lead not found in this workspace; nothing was done.',

@@ -92,6 +92,8 @@ async function drainBacklog(opts: {
   await worker.idle();
   await h.app.boss.offWork('agent-turn');
 
+  // The first contacts scheduled their follow-ups (outbox rows): relayed here, so the next drain counts only its leads.
+  await h.app.relay.drain();
   const { rows } = await h.app.db.pool.query(
     `SELECT count(*) FILTER (WHERE status = 'in_conversation')::int AS reached,
       count(*)::int AS n FROM leads WHERE workspace_id = $1`,

@@ -103,6 +103,8 @@ describe('the OpenAPI document', () => {
       oneOf: [
         { $ref: '#/components/schemas/VoiceLeadAccepted' },
         { $ref: '#/components/schemas/WhatsappLeadAccepted' },
+        // Where the spec is silent: a voice number on the do-not-contact list (docs/API.md).
+        { $ref: '#/components/schemas/VoiceLeadNotCalled' },
       ],
     });
     assert.deepEqual(s.LeadResponse.properties.lead, { $ref: '#/components/schemas/Lead' });
@@ -189,6 +191,11 @@ describe('the OpenAPI document', () => {
       ['limit_reached', { method: 'POST', route: '/api/admin/workspaces/:slug/webhooks' }, { message: 'At most 10.' }],
       ['limit_reached', { method: 'POST', route: '/api/admin/workspaces/:slug/keys' }, { message: 'At most 20.' }],
       ['rate_limited', ACT, { retryAfterSeconds: 30 }],
+      [
+        'contact_plan_conflict',
+        { method: 'POST', route: '/api/admin/workspaces/:slug/leads/:id/contact-plan/skip' },
+        { message: 'No attempt is pending.' },
+      ],
       ['too_many_streams', { method: 'GET', route: '/api/admin/workspaces/:slug/events' }],
     ];
     const sent = new Set<string>();

@@ -132,6 +132,7 @@ describe('what dispatch tells Vapi, and the integration log', () => {
         'markUnqualified',
         'optOut',
         'escalateToHuman',
+        'scheduleCallback',
         'endConversation',
       ],
     );

@@ -19,7 +19,7 @@ const sendAttempts = (phone: string) =>
   env.h.twilio.requests.filter((r) => r.method === 'POST' && r.params.To === `whatsapp:${phone}`).length;
 
 describe("the model's request", () => {
-  it('the agent core prompt with what else we know, the conversation so far and the seven tools', async () => {
+  it('the agent core prompt with what else we know, the conversation so far and the eight tools', async () => {
     const raw = uniquePhone();
     const phone = `+${raw.replace(/\D/g, '')}`;
     await env.h.submit(env.tw.apiKey, {
@@ -55,6 +55,7 @@ describe("the model's request", () => {
       'listSlots',
       'markUnqualified',
       'optOut',
+      'scheduleCallback',
       'updateLeadProfile',
     ]);
   });

@@ -170,8 +170,8 @@ describe('lead show and lead delete', { concurrency: false }, () => {
     assert.equal(audit.workspace_id, ws.workspaceId);
     assert.match(audit.actor, /^cli:./);
     assert.ok(audit.at instanceof Date);
-    // Jobs: the first contact's (finished) and the queued answer.
-    assert.deepEqual(audit.data, { messages: 2, callSessions: 1, integrationEntries: log.length + 1, jobs: 2 });
+    // Jobs: the first contact's (finished), the queued answer and the plan's follow-up.
+    assert.deepEqual(audit.data, { messages: 2, callSessions: 1, integrationEntries: log.length + 1, jobs: 3 });
 
     // The other lead of the workspace is untouched.
     const kept = await getLeadDetails(h.app.db.pool, { leadId: keep.leadId });

@@ -116,6 +116,8 @@ const WHATSAPP_EXPECTED: Record<string, { status: string; notes?: RegExp }> = {
   '0005': { status: 'unqualified', notes: /opted out/i },
   '0006': { status: 'booked' }, // voice-only row: on WhatsApp it books like any other number
   '0007': { status: 'needs_human' }, // the simulated model fails; the lead gets the holding message
+  // Silent to the first template: answers only the 2nd follow-up, which the plan sends a while later.
+  '0011': { status: 'in_conversation' },
   '4242': { status: 'booked' },
 };
 const VOICE_EXPECTED: Record<string, { status: string; endedReason?: string }> = {
@@ -124,6 +126,12 @@ const VOICE_EXPECTED: Record<string, { status: string; endedReason?: string }> =
   '0003': { status: 'needs_human', endedReason: 'assistant-ended-call' },
   '0004': { status: 'in_conversation', endedReason: 'customer-did-not-answer' },
   '0005': { status: 'unqualified', endedReason: 'assistant-ended-call' },
+  // The first call of the rows that are called again (their later calls: test/api/voice-retries.test.ts,
+  // test/api/sandbox-retry-outcomes.test.ts): the plan waits for its next step.
+  '0008': { status: 'in_conversation', endedReason: 'customer-did-not-answer' },
+  '0009': { status: 'in_conversation', endedReason: 'customer-busy' },
+  '0010': { status: 'in_conversation', endedReason: 'voicemail' },
+  '0012': { status: 'in_conversation', endedReason: 'customer-did-not-answer' },
   '4242': { status: 'booked', endedReason: 'assistant-ended-call' },
 };
 
@@ -197,7 +205,7 @@ describe('sandbox voice leads, row by row', { concurrency: true }, () => {
       assert.equal(call.providerCallId, created.body.providerCallId);
       assert.equal(call.status, 'ended');
       assert.equal(call.endedReason, expected.endedReason);
-      if (suffix !== '0004') {
+      if (!['0004', '0008', '0009', '0010', '0012'].includes(suffix)) {
         assert.match(call.summary, /\w/);
         assert.match(call.transcript, /^Assistant: Hi Ada/m);
         assert.match(call.recordingUrl, /^https:\/\//);

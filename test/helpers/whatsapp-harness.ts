@@ -1,3 +1,4 @@
+import { gateConversation } from '../../src/contact-plan/suppression-gate.ts';
 import { startChatSimulator, type ChatSimulator } from '../../src/simulators/chat-model/chat-simulator.ts';
 import { defaultConversationProviders } from '../../src/whatsapp/turn-providers.ts';
 import { TurnEngine } from '../../src/whatsapp/turn-engine.ts';
@@ -60,6 +61,8 @@ export interface WhatsappHarnessOptions {
   /** Delays of the simulated model and lead (worker tests spread work over time with them). */
   chatDelayMs?: number;
   replyDelayMs?: number;
+  /** Where the test clock starts (AGENT_TEST_NOW by default); contact-plan tests start at the database's now. */
+  clockStart?: number;
 }
 
 export function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): Promise<WhatsappHarness> {
@@ -68,7 +71,7 @@ export function startWhatsappHarness(opts: WhatsappHarnessOptions = {}): Promise
 
 /** Starts everything, or closes what it started and throws: a failed start must not keep the test process alive. */
 async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappHarness> {
-  const clock = new TestClock(AGENT_TEST_NOW);
+  const clock = new TestClock(opts.clockStart ?? AGENT_TEST_NOW);
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const [twilio, meta, chat, calcom] = await Promise.all([
@@ -105,10 +108,14 @@ async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappH
     await closeSimulators();
     throw err;
   }
-  const providers = defaultConversationProviders(app.config, {
-    chat: { sleep: async () => {} },
-    scheduling: new CalcomClient({ baseUrl: calcom.url, sleep: async () => {} }),
-  });
+  // Behind the do-not-contact gate, as the composition root builds them (src/composition.ts).
+  const providers = gateConversation(
+    defaultConversationProviders(app.config, {
+      chat: { sleep: async () => {} },
+      scheduling: new CalcomClient({ baseUrl: calcom.url, sleep: async () => {} }),
+    }),
+    app.db.pool,
+  );
   const engine = new TurnEngine({
     integrationLog: app.integrationLog,
     pool: app.db.pool,

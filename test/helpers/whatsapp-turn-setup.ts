@@ -45,7 +45,8 @@ export function setUpWhatsappTurns() {
   const jobsOf = async (id: string) =>
     (
       await s.h.app.db.pool.query(
-        `SELECT name, state, retry_count FROM pgboss.job WHERE data->>'leadId' = $1 ORDER BY created_on`,
+        // The lead's turn jobs (its contact plan's contact-attempt jobs name the lead too).
+        `SELECT name, state, retry_count FROM pgboss.job WHERE data->>'leadId' = $1 AND name = 'agent-turn' ORDER BY created_on`,
         [id],
       )
     ).rows;

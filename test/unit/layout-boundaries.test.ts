@@ -73,6 +73,7 @@ export const LAYERS: readonly (readonly string[])[] = [
     'webhooks',
     'operators',
     'sandbox',
+    'contact-plan',
     'simulators',
     'workspaces/verify',
   ],

@@ -285,7 +285,7 @@ describe('our tools as Vapi function tools', () => {
 
   test("only the keys Vapi's JsonSchema allows; limits and defaults moved into the description", () => {
     const tools = vapiCallTools({ url: 'https://x.example/api/vapi/acme/tools', headers: { 'X-Vapi-Secret': 's' } });
-    assert.equal(tools.length, 7);
+    assert.equal(tools.length, 8);
     for (const t of tools) assertVapiSchema(t.function.parameters, t.function.name);
     const listSlots = tools.find((t) => t.function.name === 'listSlots')!.function.parameters as any;
     assert.deepEqual(listSlots.properties.daysAhead, {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import type { z } from 'zod';
 import { agentConfigSchema } from '../../src/workspaces/agent-config.ts';
+import { contactPlanSchema } from '../../src/workspaces/contact-plan-config.ts';
 import {
   calcomSettingsSchema,
   llmSettingsSchema,
@@ -77,7 +78,7 @@ function docTables(markdown: string): Map<string, DocTable> {
   const tables = new Map<string, DocTable>();
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const m = /^\| `([a-z.]+)` field \|/.exec(lines[i]!) ?? /^\| (top-level) field \|/.exec(lines[i]!);
+    const m = /^\| `([A-Za-z.]+)` field \|/.exec(lines[i]!) ?? /^\| (top-level) field \|/.exec(lines[i]!);
     if (!m) continue;
     const cells = (line: string) =>
       line
@@ -123,7 +124,16 @@ export function compareDocWithSchema(markdown: string): void {
   assert.deepEqual(sorted(documented(table('voice.hmac'))), sorted(fieldsOf(vapiHmacSettingsSchema)), 'voice.hmac');
   assert.deepEqual(sorted(documented(table('llm'))), sorted(fieldsOf(llmSettingsSchema)), 'llm');
   assert.deepEqual(sorted(documented(table('scheduling'))), sorted(fieldsOf(calcomSettingsSchema)), 'scheduling');
-  assert.deepEqual(sorted(documented(table('agent'))), sorted(fieldsOf(agentConfigSchema)), 'agent');
+  assert.deepEqual(
+    sorted(documented(table('agent'))),
+    sorted(fieldsOf(agentConfigSchema, '', ['contactPlan'])),
+    'agent',
+  );
+  assert.deepEqual(
+    sorted(documented(table('agent.contactPlan'))),
+    sorted(fieldsOf(contactPlanSchema)),
+    'agent.contactPlan',
+  );
   // WhatsApp: one table, a provider column (`twilio`, `meta` or `both`), one schema per provider.
   const whatsapp = table('whatsapp');
   const providerCol = whatsapp.header.indexOf('provider');

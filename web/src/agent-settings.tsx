@@ -3,6 +3,7 @@ import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { saveErrorText } from './save-error.ts';
 import type { AgentData, Persona, TemplateFields } from './settings-types.ts';
 import { InboxSettingsBlock } from './inbox-settings.tsx';
+import { FollowUpSettings, type ContactPlan } from './follow-up-settings.tsx';
 
 // The Agent page (docs/DASHBOARD.md, "Form builder and agent settings"): persona, criteria, time
 // zone, phone country, the WhatsApp first-contact template, the kill switch, and the system prompt
@@ -16,6 +17,7 @@ type Draft = {
   links: string;
   holding: string;
   template: TemplateFields | null;
+  contactPlan: ContactPlan;
 };
 
 const toDraft = (a: AgentData): Draft => ({
@@ -26,6 +28,7 @@ const toDraft = (a: AgentData): Draft => ({
   links: (a.agent.allowedLinkDomains ?? []).join(' '),
   holding: a.agent.holdingMessage ?? '',
   template: a.whatsappTemplate,
+  contactPlan: a.agent.contactPlan,
 });
 
 const HOLDING_HINT =
@@ -39,6 +42,7 @@ const body = (d: Draft): Schemas['AdminAgentDraft'] => ({
   defaultCountry: d.defaultCountry || null,
   allowedLinkDomains: d.links.split(/[\s,]+/).filter((x) => x !== ''),
   holdingMessage: d.holding.trim() || null,
+  contactPlan: d.contactPlan,
   ...(d.template
     ? {
         whatsappTemplate:
@@ -267,6 +271,16 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
       )}
     </>
   );
+  // Remounted after a save or a reload, so its fields show what the server kept.
+  const followUps = (
+    <FollowUpSettings
+      key={saved.version}
+      plan={draft.contactPlan}
+      channel={saved.channel}
+      canEdit={canEdit}
+      onChange={(contactPlan) => set({ contactPlan })}
+    />
+  );
   return (
     <main className="agent-settings">
       <h1>Agent</h1>
@@ -298,12 +312,14 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
           {canEdit ? (
             <form className="agent-form" onSubmit={(e) => void save(e)}>
               {fields}
+              {followUps}
               <button type="submit">Save agent settings</button>
             </form>
           ) : (
             <>
               <p>Your role can read these settings; owners and admins edit them.</p>
               <dl>{fields}</dl>
+              {followUps}
             </>
           )}
         </section>

@@ -1,4 +1,5 @@
 import type { Status } from './api.ts';
+import { describeContactEvent } from './follow-up-words.ts';
 
 export const STATUS_LABELS: Record<Status, string> = {
   new: 'New',
@@ -72,5 +73,5 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
     'lead.opted_out': `Opted out (${data.via === 'agent' ? 'recognised by the agent' : 'keyword'})`,
   };
   const moved = typeof data.from === 'string' && typeof data.to === 'string' ? ` (${data.from} → ${data.to})` : '';
-  return (words[type] ?? type) + moved;
+  return (words[type] ?? describeContactEvent(type, data) ?? type) + moved;
 }

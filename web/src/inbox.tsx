@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
+import { attemptTime, stepWords } from './follow-up-words.ts';
 import { api, type Inbox, type InboxLead, type Status, type WorkspaceAccess } from './api.ts';
 import { duration, since, STATUS_LABELS } from './format.ts';
 import { useLatest, useLiveRefresh } from './live.ts';
@@ -152,6 +153,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
               <th scope="col">Created</th>
               <th scope="col">Last activity</th>
               <th scope="col">Speed to lead</th>
+              <th scope="col">Next attempt</th>
             </tr>
           </thead>
           <tbody>
@@ -186,6 +188,14 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
                   <time dateTime={l.lastActivityAt}>{since(l.lastActivityAt)}</time>
                 </td>
                 <td>{duration(l.speedToLeadSeconds)}</td>
+                <td>
+                  {l.nextAttempt && (
+                    <span className="next-attempt">
+                      Next attempt: {stepWords(l.nextAttempt.kind)} at{' '}
+                      <time dateTime={l.nextAttempt.at}>{attemptTime(l.nextAttempt.at)}</time>
+                    </span>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

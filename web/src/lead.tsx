@@ -7,6 +7,7 @@ import { ProviderTraffic, Thread, Timeline } from './lead-history.tsx';
 import { Link } from './link.tsx';
 import { navigate } from './nav.ts';
 import { LeadNotes } from './lead-notes.tsx';
+import { FollowUps } from './lead-follow-ups.tsx';
 import { ReplyComposer } from './reply-composer.tsx';
 
 // The lead page (/admin/<slug>/leads/<id>): who, what happened, the WhatsApp thread or the calls,
@@ -166,6 +167,15 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
           )}
         </section>
       )}
+      <FollowUps
+        page={page}
+        base={base}
+        canAct={can('leads.act')}
+        onDone={(n) => {
+          setNotice(n);
+          load();
+        }}
+      />
       <div className="columns">
         <section aria-labelledby="who-h">
           <h2 id="who-h">Details</h2>

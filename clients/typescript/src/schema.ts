@@ -852,6 +852,127 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/workspaces/{slug}/leads/{id}/contact-plan/call-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow-ups: make the next attempt now
+         * @description The pending attempt (or a call on voice, the first-contact template on WhatsApp when none is pending) is made at once, outside the calling window too; never past the kill switch or the do-not-contact list. Only for a lead that is new or in conversation.
+         */
+        post: operations["contactPlanCallNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/contact-plan/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow-ups: skip the pending attempt
+         * @description The pending attempt is not made (timeline `contact.skipped`); the plan ends at its time instead, and the lead goes to a person if it was not reached by then.
+         */
+        post: operations["contactPlanSkip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/contact-plan/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow-ups: stop
+         * @description The plan ends (`operator_stopped`) and its pending attempt is cancelled; the lead's status stays as it is.
+         */
+        post: operations["contactPlanStop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/do-not-contact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's do-not-contact numbers, newest first
+         * @description Nobody in the workspace calls or messages these numbers: every call and message is checked.
+         */
+        get: operations["listDoNotContact"];
+        put?: never;
+        /**
+         * Put a number on the list (agents and up)
+         * @description Ends the running contact plans of the workspace's leads with this number.
+         */
+        post: operations["addDoNotContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/do-not-contact/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a number off the list (admins)
+         * @description Contact may happen again: a new lead, a scheduled attempt or a reply is no longer refused.
+         */
+        post: operations["removeDoNotContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/leads/{id}/do-not-contact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Do not contact this lead: its number on the list (agents and up) */
+        post: operations["doNotContactLead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -920,7 +1041,7 @@ export interface components {
              * @description Empty: every event type.
              * @default []
              */
-            eventTypes: ("lead.created" | "lead.status_changed" | "lead.booking_changed" | "call.ended" | "message.received" | "message.sent")[];
+            eventTypes: ("lead.created" | "lead.status_changed" | "lead.booking_changed" | "call.ended" | "message.received" | "message.sent" | "contact.attempted" | "contact.plan_ended")[];
         };
         AdminWebhookReplay: {
             /** @description One failed delivery; without it, every failed delivery of the endpoint. */
@@ -1000,6 +1121,125 @@ export interface components {
                 /** @description Optional: the template's text with {{1}}; empty or null removes it. */
                 templateBody?: string | null;
             };
+            /** @description Follow-ups: attempts, delays, the calling window (the config file's `agent.contactPlan`). Omitted: unchanged. */
+            contactPlan?: {
+                /**
+                 * @default immediate
+                 * @enum {string}
+                 */
+                firstContact: "immediate" | "in_window";
+                /**
+                 * @default {
+                 *       "days": [
+                 *         "mon",
+                 *         "tue",
+                 *         "wed",
+                 *         "thu",
+                 *         "fri",
+                 *         "sat"
+                 *       ],
+                 *       "start": "09:00",
+                 *       "end": "20:00",
+                 *       "holidays": []
+                 *     }
+                 */
+                window: {
+                    /**
+                     * @default [
+                     *       "mon",
+                     *       "tue",
+                     *       "wed",
+                     *       "thu",
+                     *       "fri",
+                     *       "sat"
+                     *     ]
+                     */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @default 09:00 */
+                    start: string;
+                    /** @default 20:00 */
+                    end: string | "24:00";
+                    /** @default [] */
+                    holidays: string[];
+                };
+                /**
+                 * @default {
+                 *       "maxAttempts": 4,
+                 *       "maxAttemptsPer24h": 3,
+                 *       "retryAfterMinutes": [
+                 *         2,
+                 *         30
+                 *       ],
+                 *       "busyRetryAfterMinutes": 30,
+                 *       "nextDayAt": "10:00",
+                 *       "voicemailMessage": "Hi {{leadFirstName}}, this is {{agentName}} from {{businessName}} about your enquiry. We will try you again soon."
+                 *     }
+                 */
+                voice: {
+                    /** @default 4 */
+                    maxAttempts: number;
+                    /** @default 3 */
+                    maxAttemptsPer24h: number;
+                    /**
+                     * @default [
+                     *       2,
+                     *       30
+                     *     ]
+                     */
+                    retryAfterMinutes: number[];
+                    /** @default 30 */
+                    busyRetryAfterMinutes: number;
+                    /** @default 10:00 */
+                    nextDayAt: string;
+                    /** @default Hi {{leadFirstName}}, this is {{agentName}} from {{businessName}} about your enquiry. We will try you again soon. */
+                    voicemailMessage: string | null;
+                };
+                /**
+                 * @default {
+                 *       "followUps": [
+                 *         {
+                 *           "afterHours": 24
+                 *         },
+                 *         {
+                 *           "afterHours": 72
+                 *         }
+                 *       ],
+                 *       "nudgeAfterMinutes": 120,
+                 *       "giveUpAfterHours": 24
+                 *     }
+                 */
+                whatsapp: {
+                    /**
+                     * @default [
+                     *       {
+                     *         "afterHours": 24
+                     *       },
+                     *       {
+                     *         "afterHours": 72
+                     *       }
+                     *     ]
+                     */
+                    followUps: {
+                        afterHours: number;
+                        template?: {
+                            contentSid: string;
+                        } | {
+                            name: string;
+                            language: string;
+                        };
+                    }[];
+                    /** @default 120 */
+                    nudgeAfterMinutes: number | null;
+                    nudgeTemplate?: {
+                        contentSid: string;
+                    } | {
+                        name: string;
+                        language: string;
+                    };
+                    /** @default 24 */
+                    giveUpAfterHours: number;
+                };
+            };
             /** @description The `version` of the GET this edit starts from; a different current version answers 409. */
             version: string;
         };
@@ -1029,6 +1269,125 @@ export interface components {
                 /** @description Optional: the template's text with {{1}}; empty or null removes it. */
                 templateBody?: string | null;
             };
+            /** @description Follow-ups: attempts, delays, the calling window (the config file's `agent.contactPlan`). Omitted: unchanged. */
+            contactPlan?: {
+                /**
+                 * @default immediate
+                 * @enum {string}
+                 */
+                firstContact: "immediate" | "in_window";
+                /**
+                 * @default {
+                 *       "days": [
+                 *         "mon",
+                 *         "tue",
+                 *         "wed",
+                 *         "thu",
+                 *         "fri",
+                 *         "sat"
+                 *       ],
+                 *       "start": "09:00",
+                 *       "end": "20:00",
+                 *       "holidays": []
+                 *     }
+                 */
+                window: {
+                    /**
+                     * @default [
+                     *       "mon",
+                     *       "tue",
+                     *       "wed",
+                     *       "thu",
+                     *       "fri",
+                     *       "sat"
+                     *     ]
+                     */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @default 09:00 */
+                    start: string;
+                    /** @default 20:00 */
+                    end: string | "24:00";
+                    /** @default [] */
+                    holidays: string[];
+                };
+                /**
+                 * @default {
+                 *       "maxAttempts": 4,
+                 *       "maxAttemptsPer24h": 3,
+                 *       "retryAfterMinutes": [
+                 *         2,
+                 *         30
+                 *       ],
+                 *       "busyRetryAfterMinutes": 30,
+                 *       "nextDayAt": "10:00",
+                 *       "voicemailMessage": "Hi {{leadFirstName}}, this is {{agentName}} from {{businessName}} about your enquiry. We will try you again soon."
+                 *     }
+                 */
+                voice: {
+                    /** @default 4 */
+                    maxAttempts: number;
+                    /** @default 3 */
+                    maxAttemptsPer24h: number;
+                    /**
+                     * @default [
+                     *       2,
+                     *       30
+                     *     ]
+                     */
+                    retryAfterMinutes: number[];
+                    /** @default 30 */
+                    busyRetryAfterMinutes: number;
+                    /** @default 10:00 */
+                    nextDayAt: string;
+                    /** @default Hi {{leadFirstName}}, this is {{agentName}} from {{businessName}} about your enquiry. We will try you again soon. */
+                    voicemailMessage: string | null;
+                };
+                /**
+                 * @default {
+                 *       "followUps": [
+                 *         {
+                 *           "afterHours": 24
+                 *         },
+                 *         {
+                 *           "afterHours": 72
+                 *         }
+                 *       ],
+                 *       "nudgeAfterMinutes": 120,
+                 *       "giveUpAfterHours": 24
+                 *     }
+                 */
+                whatsapp: {
+                    /**
+                     * @default [
+                     *       {
+                     *         "afterHours": 24
+                     *       },
+                     *       {
+                     *         "afterHours": 72
+                     *       }
+                     *     ]
+                     */
+                    followUps: {
+                        afterHours: number;
+                        template?: {
+                            contentSid: string;
+                        } | {
+                            name: string;
+                            language: string;
+                        };
+                    }[];
+                    /** @default 120 */
+                    nudgeAfterMinutes: number | null;
+                    nudgeTemplate?: {
+                        contentSid: string;
+                    } | {
+                        name: string;
+                        language: string;
+                    };
+                    /** @default 24 */
+                    giveUpAfterHours: number;
+                };
+            };
         };
         AdminInboxSettingsSave: {
             /** @description A lead waiting for a person this many minutes turns amber (1–1440). */
@@ -1040,6 +1399,20 @@ export interface components {
             text: string;
             /** @description Whether the agent may read it (in its prompt's lead data). Default false: operators only. */
             visibleToAgent?: boolean;
+        };
+        AdminDoNotContactInput: {
+            /** @description A phone number; stored in E.164 (+digits). */
+            phone: string;
+            /** @description Why (operators only). */
+            note?: string;
+        };
+        AdminDoNotContactRemoval: {
+            /** @description A phone number; stored in E.164 (+digits). */
+            phone: string;
+        };
+        AdminDoNotContactLeadInput: {
+            /** @description Why (operators only). */
+            note?: string;
         };
         /**
          * @description `booked`, `unqualified` and `needs_human` are terminal: they change only by operator action.
@@ -1135,6 +1508,20 @@ export interface components {
             status: "new";
             /** @constant */
             messageQueued: true;
+        };
+        /** @description Voice workspace: the number is on the workspace's do-not-contact list; the lead is stored `unqualified` and nobody calls it. */
+        VoiceLeadNotCalled: {
+            /** @constant */
+            ok: true;
+            /**
+             * Format: uuid
+             * @description The lead identifier.
+             */
+            leadId: string;
+            /** @constant */
+            status: "unqualified";
+            /** @constant */
+            callQueued: false;
         };
         ValidationError: {
             /** @constant */
@@ -1254,7 +1641,7 @@ export interface components {
             /** @constant */
             ok: false;
             /** @enum {string} */
-            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
+            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "The follow-ups do not allow this now." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
             /** @description With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows. */
             issues?: {
                 path: string[];
@@ -1303,6 +1690,13 @@ export interface components {
                 waitingSince: string | null;
                 /** @description The lead wrote after you last opened it (read markers are per operator). */
                 unread: boolean;
+                /** @description The plan's pending attempt (`give_up`: the plan ends then); null when none is pending. */
+                nextAttempt: {
+                    /** @enum {string} */
+                    kind: "call" | "template" | "nudge" | "callback" | "give_up";
+                    /** Format: date-time */
+                    at: string;
+                } | null;
             }[];
             nextCursor: string | null;
             /** @description Leads per status (all of the filter but the status and search); each stops at `countCap`. */
@@ -1365,6 +1759,13 @@ export interface components {
                 bookingUid: string | null;
                 bookingStart: string | null;
                 optedOutAt: string | null;
+                /** @description The number is on the workspace's do-not-contact list (since `at`; opt_out, an operator's button, the list): nobody calls or messages it. Null otherwise. */
+                doNotContact: {
+                    /** @enum {string} */
+                    source: "opt_out" | "operator" | "api";
+                    /** Format: date-time */
+                    at: string;
+                } | null;
                 /** Format: date-time */
                 createdAt: string;
                 /** Format: date-time */
@@ -1391,6 +1792,25 @@ export interface components {
             };
             /** @description The workspace's time zone (the agent's), for the booking. */
             timeZone: string | null;
+            /** @description The follow-up plan; null while the lead has none (no attempt made or planned yet). */
+            contactPlan: {
+                /** @description Attempts made so far, the first contact included. */
+                attempts: number;
+                next: {
+                    /** @enum {string} */
+                    kind: "call" | "template" | "nudge" | "callback" | "give_up";
+                    /** Format: date-time */
+                    at: string;
+                    /** @description Why this attempt, in words ("no answer", "first follow-up"). */
+                    reason: string;
+                } | null;
+                /** @description An attempt is being made right now. */
+                inFlight: boolean;
+                endedAt: string | null;
+                /** @description replied, answered, booked, unqualified, needs_human, not_reached, agent_off, do_not_contact, operator_stopped… */
+                endedReason: string | null;
+                reachedAt: string | null;
+            } | null;
             whatsappWindow: {
                 open: boolean;
                 until: string | null;
@@ -1795,6 +2215,125 @@ export interface components {
                 allowedLinkDomains?: string[];
                 /** @description The workspace's own holding message; absent: the default, "Thanks — a colleague will reply shortly." */
                 holdingMessage?: string;
+                /** @description Follow-ups as they run: the workspace's own, or the defaults. */
+                contactPlan: {
+                    /**
+                     * @default immediate
+                     * @enum {string}
+                     */
+                    firstContact: "immediate" | "in_window";
+                    /**
+                     * @default {
+                     *       "days": [
+                     *         "mon",
+                     *         "tue",
+                     *         "wed",
+                     *         "thu",
+                     *         "fri",
+                     *         "sat"
+                     *       ],
+                     *       "start": "09:00",
+                     *       "end": "20:00",
+                     *       "holidays": []
+                     *     }
+                     */
+                    window: {
+                        /**
+                         * @default [
+                         *       "mon",
+                         *       "tue",
+                         *       "wed",
+                         *       "thu",
+                         *       "fri",
+                         *       "sat"
+                         *     ]
+                         */
+                        days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                        /** @default 09:00 */
+                        start: string;
+                        /** @default 20:00 */
+                        end: string | "24:00";
+                        /** @default [] */
+                        holidays: string[];
+                    };
+                    /**
+                     * @default {
+                     *       "maxAttempts": 4,
+                     *       "maxAttemptsPer24h": 3,
+                     *       "retryAfterMinutes": [
+                     *         2,
+                     *         30
+                     *       ],
+                     *       "busyRetryAfterMinutes": 30,
+                     *       "nextDayAt": "10:00",
+                     *       "voicemailMessage": "Hi {{leadFirstName}}, this is {{agentName}} from {{businessName}} about your enquiry. We will try you again soon."
+                     *     }
+                     */
+                    voice: {
+                        /** @default 4 */
+                        maxAttempts: number;
+                        /** @default 3 */
+                        maxAttemptsPer24h: number;
+                        /**
+                         * @default [
+                         *       2,
+                         *       30
+                         *     ]
+                         */
+                        retryAfterMinutes: number[];
+                        /** @default 30 */
+                        busyRetryAfterMinutes: number;
+                        /** @default 10:00 */
+                        nextDayAt: string;
+                        /** @default Hi {{leadFirstName}}, this is {{agentName}} from {{businessName}} about your enquiry. We will try you again soon. */
+                        voicemailMessage: string | null;
+                    };
+                    /**
+                     * @default {
+                     *       "followUps": [
+                     *         {
+                     *           "afterHours": 24
+                     *         },
+                     *         {
+                     *           "afterHours": 72
+                     *         }
+                     *       ],
+                     *       "nudgeAfterMinutes": 120,
+                     *       "giveUpAfterHours": 24
+                     *     }
+                     */
+                    whatsapp: {
+                        /**
+                         * @default [
+                         *       {
+                         *         "afterHours": 24
+                         *       },
+                         *       {
+                         *         "afterHours": 72
+                         *       }
+                         *     ]
+                         */
+                        followUps: {
+                            afterHours: number;
+                            template?: {
+                                contentSid: string;
+                            } | {
+                                name: string;
+                                language: string;
+                            };
+                        }[];
+                        /** @default 120 */
+                        nudgeAfterMinutes: number | null;
+                        nudgeTemplate?: {
+                            contentSid: string;
+                        } | {
+                            name: string;
+                            language: string;
+                        };
+                        /** @default 24 */
+                        giveUpAfterHours: number;
+                    };
+                };
             };
             /** @description Null on voice workspaces and until the WhatsApp provider is set. */
             whatsappTemplate: {
@@ -1862,6 +2401,21 @@ export interface components {
                     ai: number;
                     person: number;
                 };
+            };
+            /** @description Reaching the leads of the period (their contact plans: docs/DASHBOARD.md, "Analytics"). */
+            reach: {
+                /** @description Leads reached: they answered a call or replied. */
+                reached: number;
+                /** @description Leads reached on their 1st, 2nd, 3rd, and 4th or later attempt (four counts). */
+                byAttempt: number[];
+                /** @description Contacted leads whose contact plan ended without reaching them. */
+                neverReached: number;
+                /** @description neverReached / totals.contacted (0–1); null without contacted leads. */
+                neverReachedShare: number | null;
+                /** @description From the lead's creation to its first reach, median. */
+                reachP50Seconds: number | null;
+                /** @description From the lead's creation to its first reach, 90th percentile. */
+                reachP90Seconds: number | null;
             };
             days: {
                 day: string;
@@ -1977,6 +2531,40 @@ export interface components {
                 createdAt: string;
             };
         };
+        AdminDoNotContactList: {
+            /** @constant */
+            ok: true;
+            numbers: {
+                /** @description E.164. */
+                phone: string;
+                /**
+                 * @description opt_out: the lead opted out; operator: a lead page's button; api: added to the list directly.
+                 * @enum {string}
+                 */
+                source: "opt_out" | "operator" | "api";
+                note: string | null;
+                /** @description Who added it; null for an opt-out or a removed account. */
+                operator: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+                /** @description The lead it was added from (opt-out, lead page). */
+                leadId: string | null;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+            /** @description Numbers on the list in all. */
+            total: number;
+        };
+        AdminDoNotContactChange: {
+            /** @constant */
+            ok: true;
+            /** @description The number as stored (E.164). */
+            phone: string;
+            /** @description False: it was already on the list (add) or not on it (remove). */
+            changed: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -2018,7 +2606,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VoiceLeadAccepted"] | components["schemas"]["WhatsappLeadAccepted"];
+                    "application/json": components["schemas"]["VoiceLeadAccepted"] | components["schemas"]["WhatsappLeadAccepted"] | components["schemas"]["VoiceLeadNotCalled"];
                 };
             };
             /** @description Not JSON, a field fails its checks (`issues` names each), or consent is not `true`. Do not retry unchanged. */
@@ -6853,6 +7441,681 @@ export interface operations {
                 };
             };
             /** @description Not a workspace of the operator, or no such lead (or note) in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    contactPlanCallNow: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminEmptyBody"];
+            };
+        };
+        responses: {
+            /** @description Done: the lead's status (unchanged). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminActionResult"];
+                };
+            };
+            /** @description Bad JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or the role does not allow the action (viewers). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not possible now (`message` says why): the lead is no longer new or in conversation, the agent is switched off, the number is on the do-not-contact list, an attempt is being made, or there is nothing to skip or stop. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    contactPlanSkip: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminEmptyBody"];
+            };
+        };
+        responses: {
+            /** @description Done: the lead's status (unchanged). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminActionResult"];
+                };
+            };
+            /** @description Bad JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or the role does not allow the action (viewers). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not possible now (`message` says why): the lead is no longer new or in conversation, the agent is switched off, the number is on the do-not-contact list, an attempt is being made, or there is nothing to skip or stop. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    contactPlanStop: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminEmptyBody"];
+            };
+        };
+        responses: {
+            /** @description Done: the lead's status (unchanged). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminActionResult"];
+                };
+            };
+            /** @description Bad JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or the role does not allow the action (viewers). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not possible now (`message` says why): the lead is no longer new or in conversation, the agent is switched off, the number is on the do-not-contact list, an attempt is being made, or there is nothing to skip or stop. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    listDoNotContact: {
+        parameters: {
+            query?: {
+                /** @description Entries to skip. Default 0. */
+                offset?: number;
+                /** @description Entries per page, at most 100. Default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminDoNotContactList"];
+                };
+            };
+            /** @description A bad request: not a phone number, a note over 500 characters, a bad page. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or the role does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    addDoNotContact: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminDoNotContactInput"];
+            };
+        };
+        responses: {
+            /** @description Added (or already there). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminDoNotContactChange"];
+                };
+            };
+            /** @description A bad request: not a phone number, a note over 500 characters, a bad page. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or the role does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    removeDoNotContact: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminDoNotContactRemoval"];
+            };
+        };
+        responses: {
+            /** @description Removed (or was not there). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminDoNotContactChange"];
+                };
+            };
+            /** @description A bad request: not a phone number, a note over 500 characters, a bad page. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or the role does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    doNotContactLead: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminDoNotContactLeadInput"];
+            };
+        };
+        responses: {
+            /** @description Added (or already there). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminDoNotContactChange"];
+                };
+            };
+            /** @description A bad request: not a phone number, a note over 500 characters, a bad page. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or the role does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such lead in it. */
             404: {
                 headers: {
                     [name: string]: unknown;

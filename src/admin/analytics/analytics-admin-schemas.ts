@@ -103,6 +103,24 @@ export const analyticsSchema = z.object({
         'Outcomes (status now) reached by the AI alone (`ai`) and after a person stepped in (`person`: ' +
         'a hand-over to a person, a take-over, a reply or an outcome set by an operator is in the timeline).',
     }),
+  reach: z
+    .object({
+      reached: z.number().int().meta({ description: 'Leads reached: they answered a call or replied.' }),
+      byAttempt: z
+        .array(z.number().int())
+        .meta({ description: 'Leads reached on their 1st, 2nd, 3rd, and 4th or later attempt (four counts).' }),
+      neverReached: z
+        .number()
+        .int()
+        .meta({ description: 'Contacted leads whose contact plan ended without reaching them.' }),
+      neverReachedShare: z
+        .number()
+        .nullable()
+        .meta({ description: 'neverReached / totals.contacted (0–1); null without contacted leads.' }),
+      reachP50Seconds: seconds.meta({ description: "From the lead's creation to its first reach, median." }),
+      reachP90Seconds: seconds.meta({ description: "From the lead's creation to its first reach, 90th percentile." }),
+    })
+    .meta({ description: 'Reaching the leads of the period (their contact plans: docs/DASHBOARD.md, "Analytics").' }),
   days: z.array(
     z.object({
       day: z.string(),

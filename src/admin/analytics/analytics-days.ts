@@ -10,6 +10,7 @@ import {
   type AnalyticsResult,
   type DaySummary,
 } from './analytics-queries.ts';
+import { REACH_ATTEMPT_BUCKETS } from './analytics-reach.ts';
 
 // What the Analytics page runs (docs/DASHBOARD.md, "Analytics";
 // docs/decisions/0012-analytics-day-summaries.md): one summary row per past local day
@@ -52,7 +53,8 @@ const DAY_SUMMARIES = (daysSql: string) => `
            percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS speed_p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS speed_p90
       FROM facts GROUP BY day),
   speed AS (${PAIRS('speed')}),
-  booking AS (${PAIRS('to_booking')})
+  booking AS (${PAIRS('to_booking')}),
+  reach AS (${PAIRS('to_reach')})
   SELECT days.day, days.starts_at, days.ends_at,
          coalesce(agg.leads, 0) AS leads, coalesce(agg.contacted,
          0) AS contacted, coalesce(agg.conversation, 0) AS conversation,
@@ -63,12 +65,18 @@ const DAY_SUMMARIES = (daysSql: string) => `
          coalesce(agg.new, 0) AS new, coalesce(agg.in_conversation, 0) AS in_conversation, agg.speed_p50, agg.speed_p90,
          coalesce(agg.speed_histogram, array_fill(0, ARRAY[${SPEED_BUCKETS.length + 1}])) AS speed_histogram,
          coalesce(speed.vs, '{}') AS speed_values, coalesce(speed.ns, '{}') AS speed_counts,
-         coalesce(booking.vs, '{}') AS booking_values, coalesce(booking.ns, '{}') AS booking_counts
-    FROM days LEFT JOIN agg USING (day) LEFT JOIN speed USING (day) LEFT JOIN booking USING (day)`;
+         coalesce(booking.vs, '{}') AS booking_values, coalesce(booking.ns, '{}') AS booking_counts,
+         coalesce(agg.reached, 0) AS reached,
+         coalesce(agg.reached_by_attempt, array_fill(0, ARRAY[${REACH_ATTEMPT_BUCKETS}])) AS reached_by_attempt,
+         coalesce(agg.never_reached, 0) AS never_reached,
+         coalesce(reach.vs, '{}') AS reach_values, coalesce(reach.ns, '{}') AS reach_counts
+    FROM days LEFT JOIN agg USING (day) LEFT JOIN speed USING (day) LEFT JOIN booking USING (day)
+    LEFT JOIN reach USING (day)`;
 
 const COLUMNS = `to_char(day, 'YYYY-MM-DD') AS day, leads, contacted, conversation, booked, unqualified, needs_human,
   booked_after_person, unqualified_after_person, new, in_conversation,
-  speed_p50, speed_p90, speed_histogram, speed_values, speed_counts, booking_values, booking_counts`;
+  speed_p50, speed_p90, speed_histogram, speed_values, speed_counts, booking_values, booking_counts,
+  reached, reached_by_attempt, never_reached, reach_values, reach_counts`;
 
 /**
  * Deletes the workspace's noted changes with the summaries they make stale. The caller holds the
@@ -127,7 +135,8 @@ async function fillDays(
     `INSERT INTO analytics_days (workspace_id, time_zone, with_sandbox,
        day, starts_at, ends_at, leads, contacted, conversation, booked,
        unqualified, needs_human, booked_after_person, unqualified_after_person, new, in_conversation, speed_p50, speed_p90,
-       speed_histogram, speed_values, speed_counts, booking_values, booking_counts)
+       speed_histogram, speed_values, speed_counts, booking_values, booking_counts,
+       reached, reached_by_attempt, never_reached, reach_values, reach_counts)
      SELECT $1, $3, $6, s.* FROM (${DAY_SUMMARIES(`SELECT d FROM unnest($5::date[]) d
          WHERE NOT EXISTS (SELECT 1 FROM analytics_days a WHERE a.workspace_id = $1 AND a.time_zone = $3 AND a.with_sandbox = $6 AND a.day = d)`)}) s`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, SPEED_BUCKETS, past, q.sandbox],

@@ -1,4 +1,12 @@
 import type { Queryable } from '../../db/pool.ts';
+import {
+  NO_REACH_BY_ATTEMPT,
+  neverReachedShare,
+  REACH_AGGREGATES,
+  REACH_FACTS,
+  REACH_FROM_TIMELINE,
+  type ReachFigures,
+} from './analytics-reach.ts';
 
 // The Analytics page's numbers (docs/DASHBOARD.md, "Analytics"), from the lead timeline in one
 // parameterised statement. A lead belongs to the local day (workspace time zone) it was created
@@ -67,6 +75,8 @@ export interface AnalyticsResult {
     medianTimeToBookingSeconds: number | null;
   };
   outcomes: OutcomeSplit;
+  /** Leads reached, by attempt number, never reached; time to first reach (analytics-reach.ts). */
+  reach: ReachFigures;
   days: AnalyticsDay[];
   /** One count per bucket: below SPEED_BUCKETS[0], …, at or above the last bound. */
   speedHistogram: number[];
@@ -97,18 +107,21 @@ const PERIOD = (t: string) => `${t}.workspace_id = $1 AND ${t}.livemode = ANY($2
 
 const SOURCES = {
   timeline: `
-    SELECT l.status, l.created_at, f.contacted_at, f.conversed_at, f.booked_at, f.human_at
+    SELECT l.status, l.created_at, f.contacted_at, f.conversed_at, f.booked_at, f.human_at,
+           f.reached_at, f.reached_attempt, f.plan_ended_at
       FROM leads l
       LEFT JOIN LATERAL (
         SELECT min(e.at) FILTER (WHERE ${CONTACT_EVENT('e')}) AS contacted_at,
                min(e.at) FILTER (WHERE e.type IN ('message.received', 'call.started')) AS conversed_at,
                min(e.at) FILTER (WHERE e.data->>'to' = 'booked') AS booked_at,
-               min(e.at) FILTER (WHERE ${HUMAN_EVENT('e')}) AS human_at
+               min(e.at) FILTER (WHERE ${HUMAN_EVENT('e')}) AS human_at,
+               ${REACH_FROM_TIMELINE('e')}
           FROM lead_events e WHERE e.lead_id = l.id
       ) f ON true
      WHERE ${PERIOD('l')}`,
   funnel: `
-    SELECT f.status, f.created_at, f.contacted_at, f.conversed_at, f.booked_at, f.human_at
+    SELECT f.status, f.created_at, f.contacted_at, f.conversed_at, f.booked_at, f.human_at,
+           f.reached_at, f.reached_attempt, f.plan_ended_at
       FROM lead_funnel f
      WHERE ${PERIOD('f')}`,
 } as const;
@@ -116,7 +129,7 @@ export type AnalyticsSource = keyof typeof SOURCES;
 
 /**
  * A lead's figures from its moments (the columns status, created_at, contacted_at, conversed_at,
- * booked_at and human_at of `t`), shared by this query and the day summaries (analytics-days.ts).
+ * booked_at, human_at, reached_at, reached_attempt and plan_ended_at of `t`), shared by this query and the day summaries (analytics-days.ts).
  */
 export const LEAD_FACTS = (
   t: string,
@@ -126,7 +139,8 @@ export const LEAD_FACTS = (
            CASE WHEN ${t}.contacted_at IS NOT NULL THEN greatest(0, extract(epoch
            FROM ${t}.contacted_at - ${t}.created_at))::float8 END AS speed,
            CASE WHEN ${t}.status = 'booked' AND ${t}.booked_at IS NOT NULL THEN greatest(0,
-           extract(epoch FROM ${t}.booked_at - ${t}.created_at))::float8 END AS to_booking`;
+           extract(epoch FROM ${t}.booked_at - ${t}.created_at))::float8 END AS to_booking,
+           ${REACH_FACTS(t)}`;
 
 /** The funnel's counts over LEAD_FACTS rows, and the speed histogram against the bounds in `buckets` (a parameter). */
 export const FUNNEL_AGGREGATES = (
@@ -139,7 +153,7 @@ export const FUNNEL_AGGREGATES = (
            count(*) FILTER (WHERE status = 'booked' AND after_person)::int AS booked_after_person,
            count(*) FILTER (WHERE status = 'unqualified' AND after_person)::int AS unqualified_after_person,
            count(*) FILTER (WHERE status = 'new')::int AS "new", count(*)
-           FILTER (WHERE status = 'in_conversation')::int AS in_conversation,
+           FILTER (WHERE status = 'in_conversation')::int AS in_conversation, ${REACH_AGGREGATES},
            ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, ${buckets}::float8[]) = ${i})::int`).join(', ')}] AS speed_histogram`;
 
 const FACTS = (source: AnalyticsSource) => `
@@ -155,7 +169,9 @@ export async function analyticsFromLeads(
     // One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total, ${FUNNEL_AGGREGATES('$6')},
             percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90,
-            percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY to_reach) AS reach_p50,
+            percentile_cont(0.9) WITHIN GROUP (ORDER BY to_reach) AS reach_p90
        FROM (${FACTS(source)}) f
       GROUP BY GROUPING SETS ((day), ())`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, q.from, q.to, SPEED_BUCKETS],
@@ -171,13 +187,18 @@ export async function analyticsFromLeads(
     unqualified_after_person: 0,
     new: 0,
     in_conversation: 0,
+    reached: 0,
+    never_reached: 0,
     p50: null,
     p90: null,
     to_booking: null,
+    reach_p50: null,
+    reach_p90: null,
   };
   const totalRow = groups.find((g) => g.total) ?? {
     ...empty,
     speed_histogram: new Array(SPEED_BUCKETS.length + 1).fill(0),
+    reached_by_attempt: NO_REACH_BY_ATTEMPT(),
   };
   const row = { totals: totalRow, days: groups.filter((g) => !g.total) };
   const funnel = (r: Record<string, any>): Funnel => ({
@@ -202,6 +223,14 @@ export async function analyticsFromLeads(
       row.totals.unqualified,
       row.totals.unqualified_after_person,
     ),
+    reach: {
+      reached: row.totals.reached,
+      byAttempt: row.totals.reached_by_attempt as number[],
+      neverReached: row.totals.never_reached,
+      neverReachedShare: neverReachedShare(row.totals.never_reached, row.totals.contacted),
+      reachP50Seconds: seconds(row.totals.reach_p50),
+      reachP90Seconds: seconds(row.totals.reach_p90),
+    },
     days: daysBetween(q.from, q.to).map((day) => {
       const d = byDay.get(day) ?? empty;
       return {
@@ -250,13 +279,18 @@ export interface DaySummary {
   speed_counts: number[];
   booking_values: number[];
   booking_counts: number[];
+  reached: number;
+  reached_by_attempt: number[];
+  never_reached: number;
+  reach_values: number[];
+  reach_counts: number[];
 }
 
 /** percentile_cont over the union of the days' (value, count) pairs, as PostgreSQL computes it. */
 function mergedPercentiles(
   days: DaySummary[],
-  values: 'speed_values' | 'booking_values',
-  counts: 'speed_counts' | 'booking_counts',
+  values: 'speed_values' | 'booking_values' | 'reach_values',
+  counts: 'speed_counts' | 'booking_counts' | 'reach_counts',
   ps: number[],
 ): Array<number | null> {
   const merged = new Map<number, number>();
@@ -287,10 +321,15 @@ export function assembleAnalytics(q: AnalyticsQuery, summaries: DaySummary[]): A
     | 'unqualified'
     | 'needs_human'
     | 'booked_after_person'
-    | 'unqualified_after_person';
+    | 'unqualified_after_person'
+    | 'reached'
+    | 'never_reached';
   const sum = (k: Summed) => summaries.reduce((n, d) => n + d[k], 0);
   const [p50, p90] = mergedPercentiles(summaries, 'speed_values', 'speed_counts', [0.5, 0.9]);
   const [toBooking] = mergedPercentiles(summaries, 'booking_values', 'booking_counts', [0.5]);
+  const [reachP50, reachP90] = mergedPercentiles(summaries, 'reach_values', 'reach_counts', [0.5, 0.9]);
+  const byAttempt = NO_REACH_BY_ATTEMPT();
+  for (const d of summaries) d.reached_by_attempt.forEach((n, i) => (byAttempt[i]! += n));
   const histogram = new Array<number>(SPEED_BUCKETS.length + 1).fill(0);
   for (const d of summaries) d.speed_histogram.forEach((n, i) => (histogram[i]! += n));
   return {
@@ -306,6 +345,14 @@ export function assembleAnalytics(q: AnalyticsQuery, summaries: DaySummary[]): A
       medianTimeToBookingSeconds: seconds(toBooking),
     },
     outcomes: split(sum('booked'), sum('booked_after_person'), sum('unqualified'), sum('unqualified_after_person')),
+    reach: {
+      reached: sum('reached'),
+      byAttempt,
+      neverReached: sum('never_reached'),
+      neverReachedShare: neverReachedShare(sum('never_reached'), sum('contacted')),
+      reachP50Seconds: seconds(reachP50),
+      reachP90Seconds: seconds(reachP90),
+    },
     days: daysBetween(q.from, q.to).map((day) => {
       const d = byDay.get(day);
       return {

@@ -15,6 +15,8 @@ import * as c from './admin-contracts.ts';
 import { inboxSettingsOf } from './inbox-settings.ts';
 import { markRead } from './lead-ownership.ts';
 import { leadPage } from './lead-page.ts';
+import { readPlans } from '../../contact-plan/contact-plan-queries.ts';
+import { nextAttemptOf } from './contact-plan-view.ts';
 import type { OperatorReplies } from './operator-reply.ts';
 
 // The admin JSON API under /api/admin (docs/DASHBOARD.md): thin handlers over the operator
@@ -111,9 +113,15 @@ export function adminRoutes(deps: AdminRouteDeps) {
         countInbox(deps.pool, workspace.id, sandbox),
         inboxSettingsOf(deps.pool, workspace.id),
       ]);
+      // "Next attempt" of the leads in a running plan: one statement for the page.
+      const plans = await readPlans(
+        deps.pool,
+        page.leads.map((l) => l.id),
+      );
       return {
         ok: true,
         ...page,
+        leads: page.leads.map((l) => ({ ...l, nextAttempt: nextAttemptOf(plans.get(l.id)) })),
         counts,
         countCap: COUNT_CAP,
         sandbox,

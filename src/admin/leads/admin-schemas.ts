@@ -4,6 +4,7 @@ import { PERMISSIONS, ROLES } from '../../operators/roles.ts';
 import { INBOX_SORTS, PAGE_SIZE_MAX, SEARCH_TOO_SHORT, searchTooShort } from './inbox-queries.ts';
 import { inboxFilterFields } from './inbox-filters.ts';
 import { messageSchema, olderCursorSchema, timelineEventSchema } from './lead-history-schemas.ts';
+import { contactPlanViewSchema, nextAttemptSchema } from './contact-plan-schemas.ts';
 
 // Requests and responses of the admin API (docs/DASHBOARD.md) as zod schemas: they validate the
 // requests, type the handlers' answers and become the OpenAPI document's admin part.
@@ -120,6 +121,7 @@ export const inboxLeadSchema = z.object({
     description: 'Since when the lead waits for a person (needs_human); null otherwise.',
   }),
   unread: z.boolean().meta({ description: 'The lead wrote after you last opened it (read markers are per operator).' }),
+  nextAttempt: nextAttemptSchema,
 });
 
 export const inboxSchema = z.object({
@@ -175,6 +177,14 @@ export const leadPageSchema = z.object({
     bookingUid: z.string().nullable(),
     bookingStart: nullableTimestamp,
     optedOutAt: nullableTimestamp,
+    doNotContact: z
+      .object({ source: z.enum(['opt_out', 'operator', 'api']), at: timestamp })
+      .nullable()
+      .meta({
+        description:
+          "The number is on the workspace's do-not-contact list (since `at`; opt_out, an operator's button, the " +
+          'list): nobody calls or messages it. Null otherwise.',
+      }),
     createdAt: timestamp,
     updatedAt: timestamp,
     apiKey: z.object({ name: z.string(), prefix: z.string() }).nullable().meta({
@@ -184,6 +194,7 @@ export const leadPageSchema = z.object({
   }),
   owner: ownerSchema,
   timeZone: z.string().nullable().meta({ description: "The workspace's time zone (the agent's), for the booking." }),
+  contactPlan: contactPlanViewSchema,
   whatsappWindow: z
     .object({
       open: z.boolean(),

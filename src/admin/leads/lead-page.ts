@@ -7,6 +7,8 @@ import { WINDOW_MS } from '../../whatsapp/turn-context.ts';
 import type { WorkspaceRow } from '../../workspaces/workspace-queries.ts';
 import type { LeadPageBody } from './admin-schemas.ts';
 import { HISTORY_PAGE, messagePage, timelinePage } from './lead-history-queries.ts';
+import { readPlan } from '../../contact-plan/contact-plan-queries.ts';
+import { contactPlanView } from './contact-plan-view.ts';
 
 // The lead page's data (docs/DASHBOARD.md, "Lead page"): the details `leadintake lead show` prints
 // (lead-details.ts) plus what only the page shows — form answers with the questions' labels, the
@@ -24,7 +26,7 @@ export async function leadPage(
   // The newest page of the thread and of the timeline; older ones and the provider traffic are
   // fetched when asked for (lead-history-routes.ts), so a long conversation costs one page here.
   const newest = { leadId, limit: HISTORY_PAGE };
-  const [extra, calls, messages, timeline] = await Promise.all([
+  const [extra, calls, messages, timeline, plan] = await Promise.all([
     db.query(
       `SELECT l.livemode, l.consent_ip, l.consent_user_agent,
               l.last_inbound_at, k.name AS key_name, k.prefix AS key_prefix,
@@ -41,6 +43,7 @@ export async function leadPage(
     ),
     d.lead.channel === 'whatsapp' ? messagePage(db, newest) : { rows: [], olderCursor: null },
     timelinePage(db, newest),
+    readPlan(db, leadId),
   ]);
   const x = extra.rows[0];
   if (!x) return null;
@@ -82,6 +85,7 @@ export async function leadPage(
       bookingUid: l.bookingUid,
       bookingStart: l.bookingStart,
       optedOutAt: l.optedOutAt,
+      doNotContact: l.doNotContact,
       createdAt: l.createdAt,
       updatedAt: l.updatedAt,
       apiKey: x.key_name === null ? null : { name: x.key_name, prefix: x.key_prefix },
@@ -92,6 +96,7 @@ export async function leadPage(
         ? { kind: 'nobody' }
         : { kind: 'ai' },
     timeZone: agentConfigOf(workspace).timeZone ?? null,
+    contactPlan: contactPlanView(plan),
     whatsappWindow:
       l.channel === 'whatsapp'
         ? {

@@ -11,6 +11,7 @@ import {
 import type { WorkspaceRow } from '../../workspaces/workspace-queries.ts';
 import type { agentSchema, AgentBody, AgentDraft } from './form-agent-admin-schemas.ts';
 import { requireVersion, versionOf } from '../settings-version.ts';
+import { contactPlanOf } from '../../workspaces/contact-plan-config.ts';
 
 // The Agent page's data (docs/DASHBOARD.md, "Form builder and agent settings"): the persona,
 // criteria, time zone and phone country of `workspaces.agent`, the first-contact template fields
@@ -40,6 +41,7 @@ function editable(agent: AgentConfig, settings: WorkspaceSettings) {
     defaultCountry: agent.defaultCountry ?? null,
     ...(agent.allowedLinkDomains?.length ? { allowedLinkDomains: agent.allowedLinkDomains } : {}),
     ...(agent.holdingMessage ? { holdingMessage: agent.holdingMessage } : {}),
+    contactPlan: contactPlanOf(agent),
   };
   return { agent: a, whatsappTemplate: templateOf(settings.whatsapp) };
 }
@@ -80,6 +82,8 @@ export function draftAgent(workspace: WorkspaceRow, draft: AgentDraft): AgentCon
     ...linkDomains(draft.allowedLinkDomains ?? current.allowedLinkDomains),
     ...holdingMessage(draft.holdingMessage === undefined ? current.holdingMessage : draft.holdingMessage),
     questions: current.questions,
+    // Kept when the draft leaves it out (a page that does not edit follow-ups must not drop them).
+    ...((draft.contactPlan ?? current.contactPlan) ? { contactPlan: draft.contactPlan ?? current.contactPlan } : {}),
   });
   if (!r.success) failed(r.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })));
   return withQuestionIds(r.data, workspace.agent);

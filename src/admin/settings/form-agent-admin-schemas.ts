@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { qualificationQuestionSchema } from '../../workspaces/agent-config.ts';
+import { contactPlanSchema } from '../../workspaces/contact-plan-config.ts';
 
 // Requests and responses of the dashboard's Form and Agent pages (docs/DASHBOARD.md, "Form
 // builder and agent settings"). The fields' own checks are the config file's
@@ -55,6 +56,10 @@ export const agentDraft = z
         'What a WhatsApp lead hears when the agent hands it to a person without an answer; empty or null: the default. Omitted: unchanged.',
     }),
     whatsappTemplate: templateFields.optional().meta({ description: 'WhatsApp workspaces whose provider is set.' }),
+    contactPlan: contactPlanSchema.optional().meta({
+      description:
+        "Follow-ups: attempts, delays, the calling window (the config file's `agent.contactPlan`). Omitted: unchanged.",
+    }),
   })
   .strict();
 export type AgentDraft = z.output<typeof agentDraft>;
@@ -100,6 +105,9 @@ export const agentSchema = z.object({
     holdingMessage: z.string().optional().meta({
       description:
         'The workspace\'s own holding message; absent: the default, "Thanks — a colleague will reply shortly."',
+    }),
+    contactPlan: contactPlanSchema.meta({
+      description: "Follow-ups as they run: the workspace's own, or the defaults.",
     }),
   }),
   whatsappTemplate: z

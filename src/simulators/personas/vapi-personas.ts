@@ -9,6 +9,7 @@ export const VAPI_PERSONAS = [
   'wants-human',
   'opts-out',
   'no-answer',
+  'busy',
   'hangs-up',
   'voicemail',
   'no-credits',
@@ -19,6 +20,12 @@ export type VapiPersona = (typeof VAPI_PERSONAS)[number];
 export interface Conversation {
   /** The call's `assistantOverrides.variableValues`. */
   readonly vars: Readonly<Record<string, string>>;
+  /**
+   * The call asked for voicemail detection (`assistantOverrides.voicemailDetection`): what the
+   * assistant leaves on a machine (`voicemailMessage`, its variables filled; null: it hangs up).
+   * Null when the call did not ask, so the assistant talks to the machine as to a person.
+   */
+  readonly voicemail: { message: string | null } | null;
   /** A spoken line; it moves the call's clock by the time it takes to say. */
   assistant(text: string): void;
   lead(text: string): void;
@@ -32,8 +39,9 @@ export interface CallScript {
   /**
    * `connects`: the lead picks up (ringing → in-progress). `start-error`: Vapi ends the call before
    * dialling, with this reason (reported after the 201, Vapi's API docs). `no-answer`: rings out.
+   * `busy`: the line is busy (or the lead declines); it never connects either.
    */
-  start: 'connects' | 'no-answer' | { startError: string };
+  start: 'connects' | 'no-answer' | 'busy' | { startError: string };
   /** Plays the connected call; returns Vapi's `endedReason`. */
   run?(c: Conversation): Promise<string>;
   summary?(c: Conversation): string;
@@ -140,14 +148,26 @@ const SCRIPTS: Record<VapiPersona, CallScript> = {
   voicemail: {
     start: 'connects',
     async run(c) {
+      if (c.voicemail) {
+        // Vapi's detection hears the machine's greeting (transcribed as the customer's side), waits
+        // for the beep, then leaves the call's message once or hangs up without one.
+        c.lead(
+          "Hi, you've reached my voicemail. I can't take your call right now, please leave a message after the tone.",
+        );
+        c.pause(2);
+        if (c.voicemail.message !== null) c.assistant(c.voicemail.message);
+        return 'voicemail';
+      }
       c.assistant(
         `Hi ${c.vars.leadFirstName || 'there'}, this is Mia about the consultation you asked for. Please call us back. Thank you!`,
       );
       return 'voicemail';
     },
+    // Only asked for when the assistant spoke: a hang-up on the machine has no summary.
     summary: () => 'The call went to voicemail; a message was left.',
   },
   'no-answer': { start: 'no-answer' },
+  busy: { start: 'busy' },
   'no-credits': { start: { startError: 'call.start.error-subscription-insufficient-credits' } },
 };
 

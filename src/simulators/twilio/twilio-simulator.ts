@@ -66,6 +66,8 @@ export interface TwilioSimulatorOptions {
     to: string;
     from: string;
     statusCallback?: string;
+    /** Templates accepted for `to` so far, this message included (a lead that answers only the 3rd). */
+    templatesSent: number;
   }) => { name: LeadPersonaName; inboundUrl: string; profileName?: string } | null;
   /**
    * Default true. False: free-form messages are delivered whatever the 24-hour window, for a
@@ -123,6 +125,8 @@ export interface TwilioSimulator {
   openWindow(phone: string, at?: Date): void;
   failNextSends(count: number, failure: SimSendFailure): void;
   failNextDeliveries(count: number, failure: SimDeliveryFailure): void;
+  /** Approves one more template (a follow-up's own), ContentSid → body with {{1}}. */
+  addTemplate(contentSid: string, body: string): void;
   /** Callbacks and replies queued or in flight. */
   readonly pending: number;
   /** Resolves when no callback or reply is pending (work queued meanwhile is awaited too). */
@@ -150,6 +154,7 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
   const requests: SimRequest[] = [];
   const personas = new Map<string, Persona>();
   const lastInbound = new Map<string, number>(); // `${sender}|${lead}` → ms
+  const templatesSent = new Map<string, number>(); // lead → templates accepted, kept when `messages` is trimmed
   let sendFailures: { count: number; failure: SimSendFailure } = { count: 0, failure: { hangUp: true } };
   let deliveryFailures: { count: number; failure: SimDeliveryFailure } = { count: 0, failure: { errorCode: 0 } };
 
@@ -241,7 +246,9 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
     }
     queue.enqueue(key, delay, () => report(message, 'sent'));
     queue.enqueue(key, delay, () => report(message, 'delivered'));
-    const chosen = personas.has(message.to) ? undefined : opts.personaFor?.(message);
+    const chosen = personas.has(message.to)
+      ? undefined
+      : opts.personaFor?.({ ...message, templatesSent: templatesSent.get(message.to) ?? 0 });
     const persona =
       personas.get(message.to) ??
       (chosen ? { ...chosen, profileName: chosen.profileName ?? 'Simulated Lead' } : undefined);
@@ -277,6 +284,7 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
       statuses: [],
     };
     messages.push(message);
+    if (send.kind === 'template') templatesSent.set(send.to, (templatesSent.get(send.to) ?? 0) + 1);
     play(message, new Promise((resolve) => res.once('close', resolve)));
     return [201, structuredClone(message.resource)];
   }
@@ -346,6 +354,7 @@ export async function startTwilioSimulator(opts: TwilioSimulatorOptions = {}): P
     authToken,
     sender,
     templateSid: [...templates.keys()][0] ?? SIM_TEMPLATE_SID,
+    addTemplate: (contentSid, body) => void templates.set(contentSid, body),
     messages,
     requests,
     webhooks: queue.deliveries,

@@ -103,6 +103,10 @@ export class CallPlayer {
       if (script.start === 'no-answer') {
         this.#advance(25);
         endedReason = 'customer-did-not-answer';
+      } else if (script.start === 'busy') {
+        // The carrier's busy signal (or a declined call) comes within seconds; never in progress.
+        this.#advance(4);
+        endedReason = 'customer-busy';
       } else {
         this.#advance(6);
         startedAt = this.#iso();
@@ -165,6 +169,20 @@ export class CallPlayer {
     return (overrides?.variableValues as Record<string, string> | undefined) ?? {};
   }
 
+  /** What the call asked for on an answering machine (Vapi's `voicemailDetection`, `voicemailMessage`). */
+  get #voicemail(): Conversation['voicemail'] {
+    const overrides = (this.#call.assistantOverrides as Json | undefined) ?? {};
+    const detection = overrides.voicemailDetection;
+    if (detection === undefined || detection === 'off') return null;
+    const message = overrides.voicemailMessage;
+    // Vapi fills `{{variables}}` in the voicemail message as in the first message.
+    const vars = this.#vars;
+    return {
+      message:
+        typeof message === 'string' ? message.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, k: string) => vars[k] ?? '') : null,
+    };
+  }
+
   #conversation(): Conversation {
     const say = (role: 'bot' | 'user', text: string) => {
       const seconds = Math.max(1, Math.round(text.split(/\s+/).length / 2.5));
@@ -181,6 +199,7 @@ export class CallPlayer {
     };
     return {
       vars: this.#vars,
+      voicemail: this.#voicemail,
       assistant: (text) => say('bot', text),
       lead: (text) => say('user', text),
       pause: (seconds) => this.#advance(seconds),

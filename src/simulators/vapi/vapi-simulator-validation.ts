@@ -133,7 +133,7 @@ const toolShape = (item: Json): Shape =>
 // Property names are those of Vapi's OpenAPI document AssistantOverrides / CreateCustomerDTO / CreateCallDTO.
 const overridesShape = (): Shape => ({
   ...loose(
-    'transcriber model voice firstMessageInterruptionsEnabled voicemailDetection backgroundSound ' +
+    'transcriber model voice firstMessageInterruptionsEnabled backgroundSound ' +
       'modelOutputInMessagesEnabled transportConfigurations observabilityPlan credentials hooks endCallPhrases ' +
       'compliancePlan backgroundSpeechDenoisingPlan analysisPlan artifactPlan startSpeakingPlan stopSpeakingPlan ' +
       'monitorPlan credentialIds keypadInputPlan firstMessageMode',
@@ -148,6 +148,7 @@ const overridesShape = (): Shape => ({
   metadata: object, // free-form keys
   name: str(40),
   voicemailMessage: str(1000),
+  voicemailDetection,
   endCallMessage: str(1000),
 });
 const customerShape = (): Shape => ({
@@ -161,8 +162,28 @@ const customerShape = (): Shape => ({
   email: str(40),
   externalId: str(40),
 });
+// Vapi's OpenAPI document `SchedulePlan` (earliestAt required, IsISO8601 in class-validator's words).
+const isoDate: Rule = (v, k) =>
+  typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(v)
+    ? []
+    : [`${k} must be a valid ISO 8601 date string`];
+const schedulePlan: Rule = (v, k, parent) => {
+  const nestedMessages = nested(() => ({ earliestAt: isoDate, latestAt: isoDate }))(v, k, parent);
+  if (isObject(v) && v.earliestAt === undefined)
+    nestedMessages.push(`${k}.earliestAt must be a valid ISO 8601 date string`);
+  return nestedMessages;
+};
+// `voicemailDetection`: "off" or a plan of one of these providers (Vapi's OpenAPI document
+// `*VoicemailDetectionPlan`); the plans' tuning fields are not modelled.
+const voicemailDetection: Rule = (v, k) => {
+  if (v === 'off') return [];
+  if (!isObject(v)) return [`${k} must be an object`];
+  return oneOf(['vapi', 'google', 'openai', 'twilio'])(v.provider, `${k}.provider`, v);
+};
+
 const createCallShape = (): Shape => ({
-  ...loose('transport customers schedulePlan assistant squad workflow workflowOverrides phoneNumber'),
+  ...loose('transport customers assistant squad workflow workflowOverrides phoneNumber'),
+  schedulePlan,
   assistantVersion: str(),
   name: str(40),
   assistantId: str(),

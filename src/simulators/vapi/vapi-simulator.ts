@@ -41,8 +41,11 @@ export type VapiFailureMode =
 
 /** Calls created while set are played with this persona, right after `POST /call` is answered. */
 export interface AutoPlay extends PlayOptions {
-  /** One persona for every call, or chosen per call (the sandbox: by the customer's number). */
-  persona: VapiPersona | ((call: VapiCall) => VapiPersona);
+  /**
+   * One persona for every call, or chosen per call (the sandbox: by the customer's number).
+   * `nth`: this call is the nth the simulator created for the customer's number (1 for the first).
+   */
+  persona: VapiPersona | ((call: VapiCall, nth: number) => VapiPersona);
   /** Deliver the ringing status-update before answering `POST /call` (a fast Vapi, a slow us). */
   ringBeforeAnswer?: boolean;
 }
@@ -142,6 +145,16 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
   let slowMs = opts.slowMs ?? 15_000;
   let autoPlay: AutoPlay | null = opts.autoPlay ?? null;
   const calls: RecordedCall[] = [];
+  // Calls created per customer number, for personas that change with the attempt (the sandbox's
+  // "answers the third call"). Bounded: the oldest numbers go first in a simulator that runs for days.
+  const callsPerNumber = new Map<string, number>();
+  function countCallTo(number: string): number {
+    const nth = (callsPerNumber.get(number) ?? 0) + 1;
+    callsPerNumber.delete(number);
+    callsPerNumber.set(number, nth);
+    if (callsPerNumber.size > 10_000) callsPerNumber.delete(callsPerNumber.keys().next().value!);
+    return nth;
+  }
   const callsById = new Map<string, RecordedCall>(); // same objects as `calls`, for GET /call/:id and playback
   const requests: RecordedRequest[] = [];
   const deliveries: Delivery[] = [];
@@ -195,7 +208,8 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
       createdAt,
       updatedAt: createdAt,
       type: 'outboundPhoneCall',
-      status: 'queued',
+      // A call with a schedulePlan waits, as Vapi's does, until its earliestAt.
+      status: body.schedulePlan === undefined ? 'queued' : 'scheduled',
       cost: 0,
     };
     for (const k of [
@@ -208,6 +222,7 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
       'customer',
       'customerId',
       'assistantOverrides',
+      'schedulePlan',
       'name',
     ]) {
       if (body[k] !== undefined) call[k] = structuredClone(body[k]);
@@ -243,14 +258,21 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     const play = autoPlay;
     if (status !== 201 || !play) return [status, answer];
     const call = answer as VapiCall;
-    const player = new CallPlayer(call, play, playerDeps);
-    if (play.ringBeforeAnswer) await player.ring();
+    const nth = countCallTo(String((call.customer as Json | undefined)?.number ?? ''));
+    const earliestAt = Date.parse(String((call.schedulePlan as Json | undefined)?.earliestAt ?? ''));
+    const scheduled = Number.isFinite(earliestAt);
+    // A scheduled call's clock starts at its earliestAt (or now, if that has passed).
+    const deps = scheduled ? { ...playerDeps, now: () => new Date(Math.max(now().getTime(), earliestAt)) } : playerDeps;
+    const player = new CallPlayer(call, play, deps);
+    if (play.ringBeforeAnswer && !scheduled) await player.ring();
     // Tracked now, played once the answer is out: settled() never misses a call it answered.
     const playback = track(
       new Promise<void>((resolve) => {
         res.once('finish', resolve);
         res.once('close', resolve);
-      }).then(() => player.play(typeof play.persona === 'function' ? play.persona(call) : play.persona)),
+      })
+        .then(() => (scheduled ? untilScheduled(earliestAt, play.realMsPerSecond ?? 0) : undefined))
+        .then(() => player.play(typeof play.persona === 'function' ? play.persona(call, nth) : play.persona)),
     );
     if (opts.forgetEndedCalls) {
       void playback
@@ -262,6 +284,15 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
         .catch(() => {});
     }
     return [status, answer];
+  }
+
+  /**
+   * Waits for a scheduled call's time at the playback's pace: `realMsPerSecond` real ms per
+   * simulated second until earliestAt (0, as in tests: at once; 1000: Vapi's real wait).
+   */
+  async function untilScheduled(earliestAt: number, realMsPerSecond: number): Promise<void> {
+    const ms = ((earliestAt - now().getTime()) / 1000) * realMsPerSecond;
+    if (ms > 0) await sleep(ms, undefined, { signal: closing.signal });
   }
 
   function lookup(kind: string, id: string): [number, unknown] {

@@ -108,6 +108,18 @@ export function vapiCallBody(req: PlaceCallRequest): Record<string, unknown> {
       ...(req.server ? { server: req.server } : {}),
       ...(req.serverMessages ? { serverMessages: req.serverMessages } : {}),
       ...(req.tools && req.tools.length > 0 ? { 'tools:append': req.tools } : {}),
+      ...(req.voicemail ? voicemailOverrides(req.voicemail.message) : {}),
     },
+    // Vapi answers 201 with the call (status `scheduled`) and dials it at `earliestAt`.
+    ...(req.earliestAt ? { schedulePlan: { earliestAt: req.earliestAt.toISOString() } } : {}),
   };
+}
+
+/**
+ * Vapi's own detection (`provider: 'vapi'`, the one its docs recommend). Without a
+ * `voicemailMessage` Vapi hangs up on a machine ("If unspecified, it will hang up"), so a null
+ * message sends none; an assistant that has a voicemail message of its own would still say it.
+ */
+function voicemailOverrides(message: string | null): Record<string, unknown> {
+  return { voicemailDetection: { provider: 'vapi' }, ...(message !== null ? { voicemailMessage: message } : {}) };
 }

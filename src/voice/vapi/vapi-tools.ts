@@ -1,7 +1,7 @@
 import { toolDeclarations } from '../../agent/tool-registry.ts';
 import type { CallServer, CallTool } from '../voice-provider.ts';
 
-// Our six agent tools as Vapi function tools, appended to the assistant for each call
+// Our agent tools as Vapi function tools, appended to the assistant for each call
 // (`assistantOverrides["tools:append"]`), each answered at the workspace's tools URL. Vapi's
 // `JsonSchema` accepts only type, items, properties, description, pattern, format, required, enum
 // and title (Vapi's OpenAPI document; its validator refuses anything else), so the zod-generated schemas are cut

@@ -160,7 +160,12 @@ export class MetaWhatsAppClient implements MessagingProvider {
     const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: request.to.replace(/\D/g, '') };
     const content = request.content;
     if (content.kind === 'text') return { ...base, type: 'text', text: { body: content.text } };
-    const template: Record<string, unknown> = { name: this.#templateName, language: { code: this.#templateLanguage } };
+    // A follow-up's own template, or the workspace's first-contact one.
+    const ref = content.ref && 'name' in content.ref ? content.ref : null;
+    const template: Record<string, unknown> = {
+      name: ref?.name ?? this.#templateName,
+      language: { code: ref?.language ?? this.#templateLanguage },
+    };
     if (content.variables.length > 0) {
       // Meta refuses parameters with new-lines, tabs or more than 4 consecutive spaces; a name
       // typed into a web form may carry any of those, and none of them matter in a greeting.

@@ -60,7 +60,9 @@ export class TwilioClient implements MessagingProvider {
     if (req.content.kind === 'text') {
       form.set('Body', req.content.text);
     } else {
-      form.set('ContentSid', this.#templateContentSid);
+      // A follow-up's own template, or the workspace's first-contact one.
+      const ref = req.content.ref;
+      form.set('ContentSid', ref && 'contentSid' in ref ? ref.contentSid : this.#templateContentSid);
       form.set(
         'ContentVariables',
         JSON.stringify(Object.fromEntries(req.content.variables.map((v, i) => [String(i + 1), v]))),

@@ -1,0 +1,121 @@
+import { callbackScheduledInCall } from '../agent/tools/schedule-callback.ts';
+import * as plans from '../contact-plan/contact-plan-queries.ts';
+import { exhaustPlan, stopReason } from '../contact-plan/contact-plan-service.ts';
+import { nextVoiceStepFor, voicemailMessageFor } from '../contact-plan/voice-ladder.ts';
+import type { PoolClient } from '../db/pool.ts';
+import { transitionLead } from '../leads/lead-state.ts';
+import { agentFromColumn } from '../workspaces/agent-config.ts';
+import { contactPlanOf } from '../workspaces/contact-plan-config.ts';
+import { classifyCallEnd } from './call-outcome.ts';
+
+// What a call's end means for the lead's contact plan (docs/VOICE.md, "Calling again"), in the
+// transaction that records the end, once per call: the attempt is counted, then the plan ends
+// (answered, invalid number), or the next call is scheduled, or the plan has run out.
+
+export interface EndedCall {
+  leadId: string;
+  providerCallId: string;
+  endedReason: string | null;
+  /** The call reached in-progress (someone or something picked up). */
+  wasInProgress: boolean;
+  now: Date;
+}
+
+export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<void> {
+  const outcome = classifyCallEnd(c.endedReason, c.wasInProgress);
+  const before = await plans.readPlan(tx, c.leadId, { forUpdate: true });
+  const attempt = await plans.recordAttempt(tx, c.leadId, {
+    channel: 'voice',
+    kind: (before?.attempts ?? 0) === 0 ? 'first_contact' : 'call',
+    outcome,
+    data: { providerCallId: c.providerCallId, endedReason: c.endedReason },
+  });
+  if (outcome === 'answered') {
+    await plans.recordReached(tx, c.leadId, 'voice', attempt);
+    // A callback the lead asked for during this call (scheduleCallback) is the plan's next step: it stands.
+    if (!callbackScheduledInCall(before, c.providerCallId)) await plans.endPlan(tx, c.leadId, 'answered');
+    return;
+  }
+  // A call Vapi could not place (call.start.error-*, pipeline errors): the lead goes to a person
+  // as before this plan existed (call-events.ts), nothing is retried.
+  if (outcome === 'failed') return;
+  const lead = await plans.readAttemptContext(tx, c.leadId);
+  if (!lead) return;
+  if (outcome === 'invalid_number') {
+    // Calling again cannot help: a person checks the number.
+    await plans.endPlan(tx, c.leadId, 'invalid_number');
+    await transitionLead(tx, {
+      leadId: c.leadId,
+      to: 'needs_human',
+      actor: 'system',
+      event: {
+        type: 'conversation.escalated',
+        data: {
+          reason: 'invalid_number',
+          detail: `the number cannot be called (${c.endedReason ?? 'unknown'})`,
+          attempts: attempt,
+        },
+      },
+    });
+    return;
+  }
+  const settings = contactPlanOf(agentFromColumn(lead.agent));
+  if (outcome === 'voicemail' && voicemailWasLeft(settings, before, lead.livemode, c.now)) {
+    await tx.query('UPDATE contact_plans SET voicemail_left_at = $2, updated_at = now() WHERE lead_id = $1', [
+      c.leadId,
+      c.now,
+    ]);
+  }
+  // Booked, unqualified or with a person during the call, or stopped meanwhile (kill switch,
+  // do-not-contact): the triggers ended the plan; nothing is scheduled after it.
+  if (stopReason(lead) || (lead.status !== 'new' && lead.status !== 'in_conversation')) return;
+  const plan = await plans.readPlan(tx, c.leadId);
+  // Ended (a reply, an opt-out) or already holding a step an operator set: left as it is.
+  if (!plan || (before !== null && before.endedAt !== null) || plan.next !== null) return;
+  const history = { attempts: plan.attempts, callTimes: await callTimes(tx, c.leadId), lastOutcome: outcome };
+  const next = await nextVoiceStepFor(lead, history, c.now);
+  if (next.kind === 'exhausted') await exhaustPlan(tx, plan, next.detail);
+  else await plans.scheduleStep(tx, c.leadId, { kind: 'call', at: next.at, reason: next.reason });
+}
+
+/** A retry after a provider refused the call (the voice attempter), in the caller's transaction. */
+export async function planAfterRefusedCall(tx: PoolClient, leadId: string, now: Date): Promise<void> {
+  const lead = await plans.readAttemptContext(tx, leadId);
+  const plan = await plans.readPlan(tx, leadId, { forUpdate: true });
+  if (!lead || !plan || plan.endedAt || plan.next || stopReason(lead)) return;
+  const history = { attempts: plan.attempts, callTimes: await callTimes(tx, leadId), lastOutcome: 'failed' as const };
+  const next = await nextVoiceStepFor(lead, history, now);
+  if (next.kind === 'exhausted') await exhaustPlan(tx, plan, next.detail);
+  else await plans.scheduleStep(tx, leadId, { kind: 'call', at: next.at, reason: next.reason });
+}
+
+/** When the lead's calls were made: their end (Vapi's clock), or their creation while unknown. */
+async function callTimes(tx: PoolClient, leadId: string): Promise<Date[]> {
+  const { rows } = await tx.query<{ at: Date }>(
+    'SELECT coalesce(ended_at, created_at) AS at FROM call_sessions WHERE lead_id = $1',
+    [leadId],
+  );
+  return rows.map((r) => r.at);
+}
+
+/**
+ * Whether the call that reached a machine carried a message: decided by the rule that chose it at
+ * dispatch (voicemailMessageFor), against the same last-left time, which only a call's end moves.
+ */
+function voicemailWasLeft(
+  settings: ReturnType<typeof contactPlanOf>,
+  plan: plans.PlanRow | null,
+  livemode: boolean,
+  now: Date,
+): boolean {
+  const vars = { leadFirstName: '', agentName: '', businessName: '' };
+  return (
+    voicemailMessageFor({
+      voice: settings.voice,
+      voicemailLeftAt: plan?.voicemailLeftAt ?? null,
+      now,
+      livemode,
+      vars,
+    }) !== null
+  );
+}
