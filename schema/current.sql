@@ -625,7 +625,8 @@ BEGIN
         CONTINUE;
       END IF;
       -- Lock order: the lead's row (locked above), then the message's.
-      SELECT msg.status, msg.provider_message_id, l.status AS lead_status INTO m
+      SELECT msg.status, msg.provider_message_id, l.status AS lead_status,
+             (SELECT t.kind FROM agent_turns t WHERE t.id = msg.turn_id) AS turn_kind INTO m
         FROM whatsapp_messages msg JOIN leads l ON l.id = msg.lead_id WHERE msg.id = v_msg[v_o] FOR UPDATE OF msg;
       IF m.provider_message_id IS NOT NULL AND m.provider_message_id <> v_item->>'providerMessageId' THEN
         -- The same key, another provider message: the crash window sent it twice. Recorded once per copy.
@@ -646,6 +647,10 @@ BEGIN
         -- only for its latest message (an older one failing changes less); a booked lead stays booked.
         IF v_item->>'status' IN ('failed', 'undelivered') AND m.lead_status IN ('new', 'in_conversation')
            AND m.lead_status = ANY (p_escalate_from)
+           -- A template of the contact plan that the provider's "not now" stopped (a per-user limit, a
+           -- closed window): the plan already holds its next step, so the lead stays with the agent.
+           AND NOT ((COALESCE(v_item->>'errorCode', '') IN ('131049', '63049') AND m.turn_kind IN ('first_contact', 'follow_up', 'nudge'))
+                    OR (COALESCE(v_item->>'errorCode', '') IN ('131047', '63016') AND m.turn_kind IN ('follow_up', 'nudge')))
            AND NOT EXISTS (SELECT 1 FROM whatsapp_messages w
                             WHERE w.lead_id = v_mlead[v_o] AND w.direction = 'outbound' AND w.id > v_msg[v_o]) THEN
           v_moved[v_o] := m.lead_status;
@@ -692,12 +697,15 @@ BEGIN
                f.data || CASE WHEN v_moved[t.o] IS NULL THEN jsonb_build_object('actor', 'system')
                               ELSE jsonb_build_object('from', v_moved[t.o], 'to', 'needs_human', 'actor', 'system') END
           FROM unnest(v_take) t(o), LATERAL (SELECT p_items->(t.o - 1) AS x) i,
-               LATERAL (SELECT COALESCE(x->>'errorCode' IN ('63016', '131047'), false) AS closed) w,
-               -- Twilio's 63016 and Meta's 131047 mean the 24-hour window was closed.
+               LATERAL (SELECT COALESCE(x->>'errorCode' IN ('63016', '131047'), false) AS closed,
+                               COALESCE(x->>'errorCode' IN ('131049', '63049'), false) AS limited) w,
+               -- Twilio's 63016 and Meta's 131047 mean the 24-hour window was closed; Meta's 131049 and
+               -- Twilio's 63049, the per-user limit on business-initiated messages.
                LATERAL (SELECT jsonb_build_object(
                  'reason', CASE WHEN w.closed THEN 'The 24-hour WhatsApp window was closed; the message was not delivered.'
+                                WHEN w.limited THEN 'The provider held the message back (its per-user limit); the follow-ups go on.'
                                 ELSE 'A WhatsApp message could not be delivered.' END,
-                 'outcome', CASE WHEN w.closed THEN 'window_closed' ELSE 'undelivered' END,
+                 'outcome', CASE WHEN w.closed THEN 'window_closed' WHEN w.limited THEN 'limit_reached' ELSE 'undelivered' END,
                  'messageId', v_msg[t.o], 'errorCode', x->>'errorCode') AS data) f
          WHERE v_does[t.o] = 'update' AND x->>'status' IN ('failed', 'undelivered')
         UNION ALL

@@ -60,6 +60,7 @@ export class ContactPlanService {
     const now = this.#d.clock();
     let attempt: Attempt | null = null;
     const outcome = await this.#tx(async (db): Promise<RunOutcome> => {
+      await q.lockLeadRow(db, leadId);
       const plan = await q.readPlan(db, leadId, { forUpdate: true });
       if (!plan || plan.step !== step || plan.endedAt || !plan.next) return 'superseded';
       const lead = await q.readAttemptContext(db, leadId);
@@ -119,16 +120,6 @@ export class ContactPlanService {
       await attempter.attempt(a);
     }
     return outcome;
-  }
-
-  /**
-   * The plan ran out without reaching the lead: it ends and the lead goes to a person, in one
-   * transaction (the operator decides; `unqualified` is for a lead who is not a fit).
-   */
-  async exhaust(db: PoolClient, leadId: string, detail?: string): Promise<void> {
-    const plan = await q.readPlan(db, leadId, { forUpdate: true });
-    const lead = await q.readAttemptContext(db, leadId);
-    if (plan && lead) await this.#exhaust(db, plan, lead, detail);
   }
 
   async #exhaust(db: PoolClient, plan: q.PlanRow, lead: q.AttemptContext, detail?: string): Promise<void> {

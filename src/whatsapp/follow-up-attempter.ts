@@ -1,6 +1,6 @@
 import type { Attempt, ChannelAttempter } from '../contact-plan/contact-plan-service.ts';
-import { planDelayMs } from '../contact-plan/contact-plan-service.ts';
-import { scheduleStep } from '../contact-plan/contact-plan-queries.ts';
+import { exhaustPlan, planDelayMs } from '../contact-plan/contact-plan-service.ts';
+import { lockLeadRow as lockPlanLead, readPlan, scheduleStep } from '../contact-plan/contact-plan-queries.ts';
 import {
   callbackOnSent,
   followUpOnSent,
@@ -10,7 +10,7 @@ import {
   timedFrom,
   type WhatsappPlanSettings,
 } from '../contact-plan/whatsapp-ladder.ts';
-import type { Pool, PoolClient } from '../db/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import { inTransaction } from '../leads/lead-lock.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -54,8 +54,15 @@ export class WhatsappFollowUpAttempter implements ChannelAttempter {
     const s = await loadTurnSubject(this.#d.pool, leadId);
     const settings = s ? await this.#settingsOf(s) : null;
     const whatsapp = settings?.whatsapp;
-    if (!s || !whatsapp) {
+    if (!s) return; // the lead is gone
+    if (!whatsapp) {
+      // Never a step left hanging: the plan ends and the lead goes to a person, saying why.
       this.#d.log.warn({ leadId, step: a.step }, 'follow-up not sent: WhatsApp is not configured');
+      await withTransaction(this.#d.pool, async (tx) => {
+        await lockPlanLead(tx, leadId);
+        const plan = await readPlan(tx, leadId, { forUpdate: true });
+        if (plan) await exhaustPlan(tx, plan, 'WhatsApp is not configured for this workspace');
+      });
       return;
     }
     const planned = this.#turnOf(a, s, whatsapp);

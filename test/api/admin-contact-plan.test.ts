@@ -67,8 +67,10 @@ describe('the plan on the lead page and in the inbox', () => {
 
     const { id, at } = await leadWithPendingStep();
     const planned = (await admin(app.http, agent, 'GET', leadUrl(id))).body.contactPlan;
+    assert.ok(planned.leadTimeZones.length > 0, "the zones of the lead's number");
     assert.deepEqual(planned, {
       attempts: 0,
+      leadTimeZones: planned.leadTimeZones,
       next: { kind: 'template', at: at.toISOString(), reason: 'first follow-up' },
       inFlight: false,
       endedAt: null,
@@ -83,6 +85,12 @@ describe('the plan on the lead page and in the inbox', () => {
       at: at.toISOString(),
     });
     assert.equal((rows.get(bare) as { nextAttempt: unknown }).nextAttempt, null);
+    // A lead who told us their zone: the page shows the next attempt in it.
+    const tokyo = (await postLead(app.http, ws.apiKey, validLead({ metadata: { timeZone: 'Asia/Tokyo' } }))).body
+      .leadId as string;
+    await sql(`SELECT contact_plan_schedule($1, 'template', $2, 'first follow-up', '{}'::jsonb)`, [tokyo, at]);
+    const page2 = (await admin(app.http, agent, 'GET', leadUrl(tokyo))).body.contactPlan;
+    assert.deepEqual(page2.leadTimeZones, ['Asia/Tokyo']);
   });
 });
 

@@ -246,3 +246,33 @@ function nextOutside(tz: string, from: number): number {
   while (f.format(t) !== '03') t += HOUR;
   return t;
 }
+
+test('a WhatsApp step in a workspace without WhatsApp settings hands the lead to a person, never hangs', async () => {
+  const bare = await app.createWorkspace('whatsapp');
+  await app.db.pool.query(`UPDATE workspaces SET agent = $2::jsonb WHERE id = $1`, [
+    bare.workspaceId,
+    JSON.stringify({
+      persona: { agentName: 'A', company: 'B', offer: 'c', tone: 'd' },
+      criteria: '',
+      timeZone: 'UTC',
+      questions: [],
+      contactPlan: {
+        window: { days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: '00:00', end: '24:00' },
+      },
+    }),
+  ]);
+  const lead = (await postLead(app.http, bare.apiKey, validLead())).body.leadId as string;
+  await app.db.pool.query(`DELETE FROM outbox WHERE payload->>'leadId' = $1`, [lead]);
+  const step = (await scheduleStep(app.db.pool, lead, {
+    kind: 'template',
+    at: clock.read(),
+    reason: 'x',
+    data: { followUp: 1 },
+  }))!;
+  // The composed service, with the real WhatsApp attempter.
+  assert.equal(await app.contactPlans.run(lead, step), 'attempted');
+  assert.equal(await status(lead), 'needs_human');
+  const [escalated] = await timeline(app, lead, ['conversation.escalated']);
+  assert.match(String(escalated!.data.detail), /WhatsApp is not configured/);
+  assert.equal(await pendingStep(app, lead), null);
+});

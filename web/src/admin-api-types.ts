@@ -1965,6 +1965,8 @@ export interface components {
             contactPlan: {
                 /** @description Attempts made so far, the first contact included. */
                 attempts: number;
+                /** @description The zones the lead's calling window is read in: the lead's own, several for a number of several zones. */
+                leadTimeZones: string[];
                 next: {
                     /** @enum {string} */
                     kind: "call" | "template" | "nudge" | "callback" | "give_up";

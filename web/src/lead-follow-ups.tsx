@@ -52,6 +52,8 @@ export function FollowUps({
       void post('do-not-contact', 'The number is on the do-not-contact list.', {});
   };
   const otherZone = page.timeZone && page.timeZone !== Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // The lead's own clock, when it is one zone (a number of several zones shows none).
+  const leadZone = plan?.leadTimeZones.length === 1 ? plan.leadTimeZones[0] : undefined;
   return (
     <section aria-labelledby="follow-ups-h" className="follow-ups-panel">
       <h2 id="follow-ups-h">Follow-ups</h2>
@@ -85,6 +87,7 @@ export function FollowUps({
           Next attempt: <strong>{stepWords(next.kind)}</strong> at{' '}
           <time dateTime={next.at}>{attemptTime(next.at)}</time>
           {otherZone && ` (${dateTime(next.at, page.timeZone ?? undefined)})`}
+          {leadZone && `; the lead's time: ${dateTime(next.at, leadZone)} (${leadZone})`}
           {next.reason && ` — ${next.reason}`}
         </p>
       )}

@@ -13,6 +13,10 @@ export const nextAttemptSchema = z
 export const contactPlanViewSchema = z
   .object({
     attempts: z.int().meta({ description: 'Attempts made so far, the first contact included.' }),
+    leadTimeZones: z.array(z.string()).meta({
+      description:
+        "The zones the lead's calling window is read in: the lead's own, several for a number of several zones.",
+    }),
     next: z
       .object({
         kind: stepKind,

@@ -5,10 +5,11 @@ import type { ContactPlanView } from './contact-plan-schemas.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function contactPlanView(plan: PlanRow | null): ContactPlanView {
+export function contactPlanView(plan: PlanRow | null, leadTimeZones: string[]): ContactPlanView {
   if (!plan) return null;
   return {
     attempts: plan.attempts,
+    leadTimeZones,
     next: plan.next ? { kind: plan.next.kind, at: plan.next.at.toISOString(), reason: plan.next.reason } : null,
     inFlight: plan.inFlightSince !== null,
     endedAt: iso(plan.endedAt),

@@ -9,6 +9,8 @@ import type { LeadPageBody } from './admin-schemas.ts';
 import { HISTORY_PAGE, messagePage, timelinePage } from './lead-history-queries.ts';
 import { readPlan } from '../../contact-plan/contact-plan-queries.ts';
 import { contactPlanView } from './contact-plan-view.ts';
+import { windowZones } from '../../contact-plan/lead-clock.ts';
+import { contactPlanOf } from '../../workspaces/contact-plan-config.ts';
 
 // The lead page's data (docs/DASHBOARD.md, "Lead page"): the details `leadintake lead show` prints
 // (lead-details.ts) plus what only the page shows — form answers with the questions' labels, the
@@ -56,6 +58,15 @@ export async function leadPage(
   };
   const l = d.lead;
   const lastInbound: Date | null = x.last_inbound_at;
+  // The zones the lead's calling window is read in (docs/FOLLOW-UP.md, "The lead's clock").
+  const agent = agentConfigOf(workspace);
+  const leadZones = plan
+    ? await windowZones(now, contactPlanOf(agent).window, {
+        phoneE164: l.phoneNormalized,
+        metadata: l.metadata,
+        workspaceTimeZone: agent.timeZone,
+      })
+    : [];
   return {
     ok: true,
     lead: {
@@ -96,7 +107,7 @@ export async function leadPage(
         ? { kind: 'nobody' }
         : { kind: 'ai' },
     timeZone: agentConfigOf(workspace).timeZone ?? null,
-    contactPlan: contactPlanView(plan),
+    contactPlan: contactPlanView(plan, leadZones),
     whatsappWindow:
       l.channel === 'whatsapp'
         ? {
