@@ -981,7 +981,10 @@ CREATE TABLE public.api_keys (
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
     livemode boolean DEFAULT true NOT NULL,
-    CONSTRAINT api_keys_hourly_limit_check CHECK ((hourly_limit > 0))
+    kind text DEFAULT 'secret'::text NOT NULL,
+    allowed_origins text[] DEFAULT '{}'::text[] NOT NULL,
+    CONSTRAINT api_keys_hourly_limit_check CHECK ((hourly_limit > 0)),
+    CONSTRAINT api_keys_kind_check CHECK ((kind = ANY (ARRAY['secret'::text, 'publishable'::text, 'form'::text])))
 );
 
 --
@@ -1038,6 +1041,35 @@ CREATE TABLE public.call_sessions (
 );
 
 --
+-- Name: consent_texts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.consent_texts (
+    id bigint NOT NULL,
+    workspace_id uuid NOT NULL,
+    version integer NOT NULL,
+    text text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: consent_texts_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.consent_texts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: consent_texts_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.consent_texts_id_seq OWNED BY public.consent_texts.id;
+
+--
 -- Name: contact_plans; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1062,6 +1094,16 @@ CREATE TABLE public.contact_plans (
     CONSTRAINT contact_plans_channel_check CHECK ((channel = ANY (ARRAY['voice'::text, 'whatsapp'::text]))),
     CONSTRAINT contact_plans_check CHECK (((next_kind IS NULL) = (next_at IS NULL))),
     CONSTRAINT contact_plans_next_kind_check CHECK ((next_kind = ANY (ARRAY['call'::text, 'template'::text, 'nudge'::text, 'callback'::text, 'give_up'::text])))
+);
+
+--
+-- Name: intake_rate_counters; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.intake_rate_counters (
+    scope text NOT NULL,
+    window_start timestamp with time zone NOT NULL,
+    count integer NOT NULL
 );
 
 --
@@ -1198,6 +1240,26 @@ CREATE TABLE public.lead_reads (
 );
 
 --
+-- Name: lead_sources; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.lead_sources (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    workspace_id uuid NOT NULL,
+    kind text NOT NULL,
+    name text NOT NULL,
+    token text NOT NULL,
+    secret_ciphertext bytea,
+    config jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    last_lead_at timestamp with time zone,
+    last_error text,
+    last_error_at timestamp with time zone,
+    CONSTRAINT lead_sources_kind_check CHECK ((kind = ANY (ARRAY['meta'::text, 'google'::text, 'webhook'::text])))
+);
+
+--
 -- Name: leads; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1229,6 +1291,11 @@ CREATE TABLE public.leads (
     api_key_id uuid,
     owner_operator_id uuid,
     needs_human_since timestamp with time zone,
+    source text DEFAULT 'api'::text NOT NULL,
+    source_id uuid,
+    source_lead_id text,
+    source_detail jsonb,
+    consent_text_id bigint,
     CONSTRAINT leads_answers_check CHECK ((jsonb_typeof(answers) = 'object'::text)),
     CONSTRAINT leads_status_check CHECK ((status = ANY (ARRAY['new'::text, 'in_conversation'::text, 'booked'::text, 'unqualified'::text, 'needs_human'::text])))
 );
@@ -1625,6 +1692,19 @@ CREATE TABLE public.workspace_invites (
 );
 
 --
+-- Name: workspace_logos; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.workspace_logos (
+    workspace_id uuid NOT NULL,
+    content_type text NOT NULL,
+    bytes bytea NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT workspace_logos_bytes_check CHECK ((octet_length(bytes) <= 262144)),
+    CONSTRAINT workspace_logos_content_type_check CHECK ((content_type = ANY (ARRAY['image/png'::text, 'image/jpeg'::text, 'image/webp'::text, 'image/svg+xml'::text])))
+);
+
+--
 -- Name: workspaces; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1639,8 +1719,10 @@ CREATE TABLE public.workspaces (
     agent jsonb DEFAULT '{}'::jsonb NOT NULL,
     agent_enabled boolean DEFAULT true NOT NULL,
     inbox_settings jsonb DEFAULT '{}'::jsonb NOT NULL,
+    form_settings jsonb DEFAULT '{}'::jsonb NOT NULL,
     CONSTRAINT workspaces_agent_check CHECK ((jsonb_typeof(agent) = 'object'::text)),
     CONSTRAINT workspaces_channel_check CHECK ((channel = ANY (ARRAY['voice'::text, 'whatsapp'::text]))),
+    CONSTRAINT workspaces_form_settings_check CHECK ((jsonb_typeof(form_settings) = 'object'::text)),
     CONSTRAINT workspaces_slug_check CHECK ((slug ~ '^[a-z0-9][a-z0-9-]{0,62}$'::text))
 );
 
@@ -1655,6 +1737,12 @@ ALTER TABLE ONLY public.agent_turns ALTER COLUMN id SET DEFAULT nextval('public.
 --
 
 ALTER TABLE ONLY public.audit_events ALTER COLUMN id SET DEFAULT nextval('public.audit_events_id_seq'::regclass);
+
+--
+-- Name: consent_texts id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.consent_texts ALTER COLUMN id SET DEFAULT nextval('public.consent_texts_id_seq'::regclass);
 
 --
 -- Name: integration_events id; Type: DEFAULT; Schema: public; Owner: -
@@ -1760,11 +1848,32 @@ ALTER TABLE ONLY public.call_sessions
     ADD CONSTRAINT call_sessions_provider_call_id_key UNIQUE (provider_call_id);
 
 --
+-- Name: consent_texts consent_texts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.consent_texts
+    ADD CONSTRAINT consent_texts_pkey PRIMARY KEY (id);
+
+--
+-- Name: consent_texts consent_texts_workspace_id_version_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.consent_texts
+    ADD CONSTRAINT consent_texts_workspace_id_version_key UNIQUE (workspace_id, version);
+
+--
 -- Name: contact_plans contact_plans_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.contact_plans
     ADD CONSTRAINT contact_plans_pkey PRIMARY KEY (lead_id);
+
+--
+-- Name: intake_rate_counters intake_rate_counters_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.intake_rate_counters
+    ADD CONSTRAINT intake_rate_counters_pkey PRIMARY KEY (scope, window_start);
 
 --
 -- Name: integration_events integration_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1807,6 +1916,20 @@ ALTER TABLE ONLY public.lead_phone_collisions
 
 ALTER TABLE ONLY public.lead_reads
     ADD CONSTRAINT lead_reads_pkey PRIMARY KEY (lead_id, operator_id);
+
+--
+-- Name: lead_sources lead_sources_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.lead_sources
+    ADD CONSTRAINT lead_sources_pkey PRIMARY KEY (id);
+
+--
+-- Name: lead_sources lead_sources_token_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.lead_sources
+    ADD CONSTRAINT lead_sources_token_key UNIQUE (token);
 
 --
 -- Name: leads leads_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1984,6 +2107,13 @@ ALTER TABLE ONLY public.workspace_invites
     ADD CONSTRAINT workspace_invites_token_hash_key UNIQUE (token_hash);
 
 --
+-- Name: workspace_logos workspace_logos_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.workspace_logos
+    ADD CONSTRAINT workspace_logos_pkey PRIMARY KEY (workspace_id);
+
+--
 -- Name: workspaces workspaces_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2105,6 +2235,12 @@ CREATE INDEX lead_notes_by_lead ON public.lead_notes USING btree (lead_id, creat
 CREATE INDEX lead_reads_operator ON public.lead_reads USING btree (operator_id);
 
 --
+-- Name: lead_sources_workspace; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX lead_sources_workspace ON public.lead_sources USING btree (workspace_id);
+
+--
 -- Name: leads_inbox; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2139,6 +2275,12 @@ CREATE INDEX leads_inbox_status ON public.leads USING btree (workspace_id, livem
 --
 
 CREATE INDEX leads_sandbox_created ON public.leads USING btree (created_at) WHERE (NOT livemode);
+
+--
+-- Name: leads_source_lead; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX leads_source_lead ON public.leads USING btree (source_id, source_lead_id) WHERE (source_lead_id IS NOT NULL);
 
 --
 -- Name: leads_waiting; Type: INDEX; Schema: public; Owner: -
@@ -2446,6 +2588,13 @@ ALTER TABLE ONLY public.call_sessions
     ADD CONSTRAINT call_sessions_lead_id_fkey FOREIGN KEY (lead_id) REFERENCES public.leads(id) ON DELETE CASCADE;
 
 --
+-- Name: consent_texts consent_texts_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.consent_texts
+    ADD CONSTRAINT consent_texts_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+--
 -- Name: contact_plans contact_plans_lead_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2523,6 +2672,13 @@ ALTER TABLE ONLY public.lead_reads
     ADD CONSTRAINT lead_reads_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.operators(id) ON DELETE CASCADE;
 
 --
+-- Name: lead_sources lead_sources_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.lead_sources
+    ADD CONSTRAINT lead_sources_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+--
 -- Name: leads leads_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2530,11 +2686,25 @@ ALTER TABLE ONLY public.leads
     ADD CONSTRAINT leads_api_key_id_fkey FOREIGN KEY (api_key_id) REFERENCES public.api_keys(id);
 
 --
+-- Name: leads leads_consent_text_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.leads
+    ADD CONSTRAINT leads_consent_text_id_fkey FOREIGN KEY (consent_text_id) REFERENCES public.consent_texts(id);
+
+--
 -- Name: leads leads_owner_operator_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.leads
     ADD CONSTRAINT leads_owner_operator_id_fkey FOREIGN KEY (owner_operator_id) REFERENCES public.operators(id) ON DELETE SET NULL;
+
+--
+-- Name: leads leads_source_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.leads
+    ADD CONSTRAINT leads_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.lead_sources(id) ON DELETE SET NULL;
 
 --
 -- Name: leads leads_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2675,6 +2845,13 @@ ALTER TABLE ONLY public.workspace_invites
 
 ALTER TABLE ONLY public.workspace_invites
     ADD CONSTRAINT workspace_invites_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id);
+
+--
+-- Name: workspace_logos workspace_logos_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.workspace_logos
+    ADD CONSTRAINT workspace_logos_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 --
 -- PostgreSQL database dump complete

@@ -32,13 +32,16 @@ const INSERT_LEADS = `WITH x AS (
     SELECT DISTINCT ON (x.workspace_id, x.livemode, x.phone_normalized) x.*
       FROM jsonb_to_recordset($1::jsonb) AS x(seq int, workspace_id uuid, livemode boolean,
              name text, phone text, phone_normalized text, email text, goal text, consent_ip text, consent_user_agent text,
-             metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid, start_after timestamptz)
+             metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid, start_after timestamptz,
+             source text, source_id uuid, source_lead_id text, source_detail jsonb, consent_text_id bigint)
      ORDER BY x.workspace_id, x.livemode, x.phone_normalized, x.seq
   ), lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
-                       consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id)
+                       consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id,
+                       source, source_id, source_lead_id, source_detail, consent_text_id)
     SELECT workspace_id, name, phone, phone_normalized, email, goal, now(),
-    consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id
+    consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id,
+    coalesce(source, 'api'), source_id, source_lead_id, source_detail, consent_text_id
       FROM x ORDER BY workspace_id, livemode, phone_normalized
     ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
     RETURNING id, workspace_id, livemode, phone_normalized, created_at
@@ -149,5 +152,10 @@ function insertRow(l: NewLead, seq: number) {
     api_key_id: l.apiKeyId,
     // The first template waits for the lead's calling window (null: at once).
     start_after: l.firstTurnAfter ?? null,
+    source: l.intake?.source ?? 'api',
+    source_id: l.intake?.sourceId ?? null,
+    source_lead_id: l.intake?.sourceLeadId ?? null,
+    source_detail: l.intake?.detail ?? null,
+    consent_text_id: l.intake?.consentTextId ?? null,
   };
 }

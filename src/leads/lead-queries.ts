@@ -18,6 +18,20 @@ export interface NewLead {
   apiKeyId: string | null;
   /** WhatsApp: when its first agent turn may start (the calling window, docs/FOLLOW-UP.md); absent: now. */
   firstTurnAfter?: Date | null;
+  /** Where it came from when not the secret-key API (docs/INTAKE.md). */
+  intake?: LeadIntake;
+}
+
+/** How a lead came in (docs/INTAKE.md); stored on the lead (migrations/049). */
+export interface LeadIntake {
+  source: 'api' | 'form' | 'embed' | 'publishable' | 'meta' | 'google' | 'webhook';
+  /** The connected source (lead_sources) and its own id of the lead: a retried delivery finds it. */
+  sourceId?: string | null;
+  sourceLeadId?: string | null;
+  /** Campaign and ad ids, the page a form was on. */
+  detail?: Record<string, unknown> | null;
+  /** The consent text the form showed (consent_texts). */
+  consentTextId?: number | null;
 }
 
 function leadValues(l: NewLead): unknown[] {
@@ -35,6 +49,11 @@ function leadValues(l: NewLead): unknown[] {
     JSON.stringify(l.createdEvent),
     l.livemode,
     l.apiKeyId,
+    l.intake?.source ?? 'api',
+    l.intake?.sourceId ?? null,
+    l.intake?.sourceLeadId ?? null,
+    l.intake?.detail ? JSON.stringify(l.intake.detail) : null,
+    l.intake?.consentTextId ?? null,
   ];
 }
 
@@ -44,8 +63,9 @@ function leadValues(l: NewLead): unknown[] {
 const INSERT_LEAD = `
   WITH lead AS (
     INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
-                       consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id)
-    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $12, $13)
+                       consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id,
+                       source, source_id, source_lead_id, source_detail, consent_text_id)
+    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $12, $13, $14, $15, $16, $17, $18)
     ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
     RETURNING id, created_at
   ), event AS (

@@ -39,6 +39,8 @@ export interface SubmissionContext extends Caller {
   settings: () => WorkspaceSettings;
   clientIp: string | null;
   userAgent: string | null;
+  /** A lead from the hosted form, the embed, a publishable key or a connected source (docs/INTAKE.md). */
+  intake?: q.LeadIntake;
 }
 
 export interface LeadServiceDeps {
@@ -252,8 +254,10 @@ function newLead(s: LeadSubmission, ctx: SubmissionContext): q.NewLead {
       channel: ctx.workspace.channel,
       apiKeyId: ctx.apiKeyId,
       ...(ctx.livemode ? {} : { livemode: false }),
+      ...(ctx.intake && ctx.intake.source !== 'api' ? { source: ctx.intake.source } : {}),
     },
     livemode: ctx.livemode,
     apiKeyId: ctx.apiKeyId,
+    ...(ctx.intake ? { intake: ctx.intake } : {}),
   };
 }

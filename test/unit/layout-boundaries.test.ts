@@ -74,6 +74,8 @@ export const LAYERS: readonly (readonly string[])[] = [
     'operators',
     'sandbox',
     'contact-plan',
+    'forms',
+    'intake',
     'simulators',
     'workspaces/verify',
   ],
