@@ -222,6 +222,32 @@ describe('calling again', () => {
   });
 });
 
+describe('a stop while a call is being placed', () => {
+  test('the lead books while Vapi answers the call: the call is recorded, nothing is scheduled after it', async () => {
+    h.clock.now = MONDAY_0930;
+    const { leadId } = await submit();
+    await play(leadId, 'no-answer');
+    const step = (await pendingStep(h.app, leadId))!;
+    h.clock.now = step.at.getTime();
+    // Vapi holds its answer to POST /call; the booking lands in between.
+    h.vapi.setFailure('slow', 500);
+    try {
+      const asked = h.vapi.requests.length;
+      const running = h.app.contactPlans.run(leadId, step.step);
+      while (h.vapi.requests.length === asked) await new Promise((r) => setImmediate(r));
+      await h.app.db.pool.query("UPDATE leads SET status = 'booked' WHERE id = $1", [leadId]);
+      assert.equal(await running, 'attempted');
+    } finally {
+      h.vapi.setFailure('none');
+    }
+    assert.equal(callsOf(leadId).length, 2, 'the call in flight went out');
+    await play(leadId, 'no-answer');
+    assert.equal(await pendingStep(h.app, leadId), null);
+    assert.equal((await planOf(leadId)).ended_reason, 'booked');
+    assert.equal((await leadOf(h, leadId)).status, 'booked');
+  });
+});
+
 describe('the sandbox', () => {
   test('…0008 (no answer twice, then books) reaches booked through the retries', async () => {
     // The sandbox's simulators run on the system clock: so does this test, in a window always open.
