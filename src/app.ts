@@ -33,6 +33,13 @@ import { inboxCsvRoutes } from './admin/leads/inbox-csv-routes.ts';
 import { leadNotesRoutes } from './admin/leads/lead-notes-routes.ts';
 import { contactPlanRoutes } from './admin/leads/contact-plan-routes.ts';
 import { doNotContactRoutes } from './admin/do-not-contact/do-not-contact-routes.ts';
+import { intakeAdminRoutes } from './admin/intake/intake-admin-routes.ts';
+import { intakeKeyAdminRoutes } from './admin/intake/intake-key-admin-routes.ts';
+import { intakeSettingsAdminRoutes } from './admin/intake/intake-settings-admin-routes.ts';
+import { intakeSourceAdminRoutes } from './admin/intake/intake-source-admin-routes.ts';
+import { FormSettingsService } from './forms/form-settings-service.ts';
+import { MetaSources } from './intake/meta/meta-sources.ts';
+import { PublishableKeys } from './workspaces/api-key-publishable.ts';
 import { PlanActions } from './contact-plan/plan-actions.ts';
 import type { OperatorService } from './operators/operator-service.ts';
 import { SANDBOX_ROUTE_PREFIX } from './sandbox/sandbox.ts';
@@ -41,9 +48,14 @@ import type { Composition } from './composition.ts';
 import { observeHttpRequest } from './metrics/metrics.ts';
 import { LeadBatches } from './leads/lead-batch-statement.ts';
 import { leadRoutes, unroutableLeadId } from './leads/lead-routes.ts';
+import { browserIntakeOf } from './leads/publishable-intake.ts';
+import { embedRoutes } from './forms/embed-routes.ts';
+import { hostedForm } from './forms/hosted-form.ts';
 import { LeadService } from './leads/lead-service.ts';
 import { whatsappWebhookRoutes } from './whatsapp/whatsapp-webhook-routes.ts';
 import { calcomWebhookRoutes } from './scheduling/booking-webhook-routes.ts';
+import { intakeParts } from './intake/intake-parts.ts';
+import { metaIntake } from './intake/meta/meta-intake.ts';
 import { createAccessLogger } from './shared/logger.ts';
 
 /** The process's clients and services, built once by the composition root (src/composition.ts). */
@@ -59,6 +71,8 @@ export interface App {
   operators: OperatorService;
   /** The dashboard's LISTEN connection (live updates). */
   live: LiveEvents;
+  /** Meta Lead Ads: connecting a Page, the backfill (`leadintake source backfill`). */
+  metaIntake: ReturnType<typeof metaIntake>;
 }
 
 function noRouteSchemas(): never {
@@ -111,6 +125,7 @@ export function buildApp(deps: AppDeps): App {
     clock: deps.clock,
   });
   const unroutedLead = unroutableLeadId({ authenticator, leads });
+  const browserIntake = browserIntakeOf(deps.pool, deps.clock, deps.config, deps.secrets);
 
   http.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
@@ -151,11 +166,27 @@ export function buildApp(deps: AppDeps): App {
   http.register(healthRoutes(deps.pool, pressure));
   http.register(openApiRoute(deps.config.PUBLIC_BASE_URL, API_PARTS));
   http.register(docsRoutes());
-  http.register(leadRoutes({ authenticator, leads, workspaces: deps.workspaces }));
+  http.register(leadRoutes({ authenticator, leads, workspaces: deps.workspaces, browser: browserIntake }));
+  http.register(embedRoutes({ workspaces: deps.workspaces }));
+  // The hosted form: the same LeadService, behind its own abuse checks (docs/INTAKE.md).
+  http.register(hostedForm(deps, leads));
   http.register(voice.routes);
   // The providers' callbacks about sandbox leads come from the simulators, to the same routes under /sandbox.
   http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });
   http.register(calcomWebhookRoutes({ webhooks: deps.calcomWebhooks, workspaces: deps.workspaces }));
+  // Connected sources: generic webhooks and Google lead forms (docs/INTAKE.md); `intake.sources` serves the Form page.
+  const intake = intakeParts(deps, leads);
+  http.register(intake.routes);
+  // Meta Lead Ads' `leadgen` webhook, read from the Graph API and submitted through the same intake.
+  const meta = metaIntake({
+    pool: deps.pool,
+    secrets: deps.secrets,
+    clock: deps.clock,
+    integrationLog: deps.integrationLog,
+    intake: intake.intake,
+    graphBaseUrl: deps.config.WHATSAPP_GRAPH_BASE_URL,
+  });
+  http.register(meta.routes);
   http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.live, workspaces: deps.workspaces }));
   http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.sandbox, workspaces: deps.workspaces }), {
     prefix: SANDBOX_ROUTE_PREFIX,
@@ -233,6 +264,30 @@ export function buildApp(deps: AppDeps): App {
   );
   // The inbox's waiting thresholds (edited on the Agent page).
   http.register(inboxSettingsRoutes({ pool: deps.pool, operators, workspaces: deps.workspaces }));
+  // The Form page's intake: the hosted form, the embed, its settings, publishable keys, sources.
+  http.register(intakeAdminRoutes({ operators, publicBaseUrl: deps.config.PUBLIC_BASE_URL }));
+  http.register(
+    intakeKeyAdminRoutes({
+      operators,
+      keys: new PublishableKeys(deps.pool, deps.config.DEFAULT_HOURLY_LIMIT),
+      authenticator,
+      caps: { maxHourlyLimit: deps.config.MAX_KEY_HOURLY_LIMIT, maxKeys: deps.config.MAX_API_KEYS_PER_WORKSPACE },
+    }),
+  );
+  http.register(
+    intakeSettingsAdminRoutes({
+      operators,
+      workspaces: deps.workspaces,
+      forms: new FormSettingsService(deps.pool, deps.secrets),
+    }),
+  );
+  http.register(
+    intakeSourceAdminRoutes({
+      operators,
+      sources: intake.sources,
+      meta: new MetaSources({ pool: deps.pool, secrets: deps.secrets }),
+    }),
+  );
   // The Analytics page: funnel, speed to lead and bookings from the lead timeline.
   http.register(analyticsAdminRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
   http.register(inboxCsvRoutes({ pool: deps.pool, clock: deps.clock, operators, workspaces: deps.workspaces }));
@@ -250,5 +305,5 @@ export function buildApp(deps: AppDeps): App {
     }),
   );
   http.register(webRoutes());
-  return { http, rateLimiter, authenticator, pressure, operators, live };
+  return { http, rateLimiter, authenticator, pressure, operators, live, metaIntake: meta };
 }

@@ -1,5 +1,6 @@
 import { maintainAnalyticsDays } from './admin/analytics/analytics-days.ts';
 import { pruneRateLimitCounters } from './auth/rate-limiter.ts';
+import { pruneIntakeCounters } from './forms/form-abuse.ts';
 import type { Config } from './config/config.ts';
 import type { Pool } from './db/pool.ts';
 import { pruneIntegrationEvents, type RetentionPolicy } from './integration-log/integration-log.ts';
@@ -44,6 +45,8 @@ export function maintenanceTasks(log: Logger): MaintenanceTask[] {
   return [
     pruneVoiceToolCalls,
     pruneRateLimitCounters,
+    // The hosted form's and publishable keys' counters (F1/F2 share the table): hours over two hours old.
+    (pool) => pruneIntakeCounters(pool, new Date()),
     pruneSandboxLeads,
     // It deletes no rows, so it adds nothing to the pass's count.
     async (pool) => (await maintainAnalyticsDays(pool, log), 0),

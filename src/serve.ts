@@ -80,7 +80,7 @@ export async function serve(
     opts.firstRunDemo !== false &&
     (await isFirstEmbeddedStart(config.LEADINTAKE_DATA_DIR, !config.DATABASE_URL, workspaces))
   ) {
-    const keys = await ensureDemoWorkspaces(workspaces);
+    const keys = await ensureDemoWorkspaces(workspaces, db.pool);
     const operator = demoOperatorLines(config.PUBLIC_BASE_URL, await ensureDemoOperator(app.operators, workspaces));
     const file = writeDemoKeysFile(
       config.LEADINTAKE_DATA_DIR,

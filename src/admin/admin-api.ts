@@ -8,6 +8,9 @@ import { LEAD_HISTORY_ROUTES } from './leads/lead-history-contracts.ts';
 import { LEAD_NOTES_ROUTES } from './leads/lead-notes-contracts.ts';
 import { CONTACT_PLAN_ROUTES } from './leads/contact-plan-contracts.ts';
 import { DO_NOT_CONTACT_ROUTES } from './do-not-contact/do-not-contact-contracts.ts';
+import { INTAKE_ROUTES } from './intake/intake-admin-contracts.ts';
+import { INTAKE_SETTINGS_ROUTES } from './intake/intake-settings-admin-contracts.ts';
+import { INTAKE_SOURCE_ROUTES } from './intake/intake-source-admin-contracts.ts';
 import { LOGS_ROUTES } from './logs/logs-admin-contracts.ts';
 import { SETTINGS_ROUTES } from './settings/settings-admin-contracts.ts';
 import { TEAM_ROUTES } from './team/team-admin-contracts.ts';
@@ -33,5 +36,8 @@ export const ADMIN_API: ApiPart = {
     ...LEAD_NOTES_ROUTES,
     ...CONTACT_PLAN_ROUTES,
     ...DO_NOT_CONTACT_ROUTES,
+    ...INTAKE_ROUTES,
+    ...INTAKE_SETTINGS_ROUTES,
+    ...INTAKE_SOURCE_ROUTES,
   ],
 };

@@ -33,6 +33,7 @@ export const ADMIN_ERROR_STRINGS = [
   'The follow-ups do not allow this now.',
   'Webhook endpoint not found in this workspace.',
   'API key not found in this workspace.',
+  'Lead source not found in this workspace.',
   'Member not found in this workspace.',
   'A workspace keeps at least one owner: make another member owner first.',
   'That e-mail address is already a member of this workspace.',

@@ -43,7 +43,9 @@ export class Authenticator {
     const record = await this.#lookup(hash);
     // The lookup is by hash; comparing the stored hash in constant time as well keeps the
     // decision itself free of timing differences.
-    if (!record || !crypto.timingSafeEqual(record.keyHash, hash) || record.revoked) {
+    // The hosted form's own key (kind 'form') is used by the service itself and never accepted
+    // from a client: it is never shown, but a leaked one must not become an API key.
+    if (!record || !crypto.timingSafeEqual(record.keyHash, hash) || record.revoked || record.kind === 'form') {
       return { ok: false, reason: 'invalid_key' };
     }
     if (record.workspace.deletedAt) return { ok: false, reason: 'workspace_not_found' };

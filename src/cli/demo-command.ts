@@ -47,7 +47,7 @@ export async function demoCommand(args: string[], config: Config, log: Logger): 
   }
   const stop = stopSignal();
   try {
-    const keys = await ensureDemoWorkspaces(server.workspaces);
+    const keys = await ensureDemoWorkspaces(server.workspaces, server.pool);
     console.log(intro(cfg.PUBLIC_BASE_URL, keys, intervalSeconds));
     const keysFile = demoKeysFile(cfg.LEADINTAKE_DATA_DIR, !cfg.DATABASE_URL);
     const operator = await ensureDemoOperator(server.operators, server.workspaces);

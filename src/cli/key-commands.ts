@@ -1,13 +1,15 @@
 import type { Core } from '../runtime.ts';
-import { listApiKeys, revokeApiKey } from '../workspaces/api-key-queries.ts';
+import { listKeysOfKinds, revokeApiKey } from '../workspaces/api-key-queries.ts';
+import { PublishableKeys } from '../workspaces/api-key-publishable.ts';
 import { AppError } from '../shared/errors.ts';
 import { CliError, parseCommandArgs, positiveInt, required } from './args.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // What each subcommand takes (an unknown subcommand is refused by the switch below).
-const KEY_OPTIONS: Record<string, Array<'name' | 'hourly-limit' | 'json' | 'sandbox'>> = {
-  create: ['name', 'hourly-limit', 'json', 'sandbox'],
+type KeyOption = 'name' | 'hourly-limit' | 'json' | 'sandbox' | 'publishable' | 'origin';
+const KEY_OPTIONS: Record<string, KeyOption[]> = {
+  create: ['name', 'hourly-limit', 'json', 'sandbox', 'publishable', 'origin'],
   revoke: [],
   list: ['json'],
 };
@@ -25,7 +27,14 @@ export async function keyCommand(args: string[], core: Core): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseCommandArgs(
     rest,
-    { name: 'string', 'hourly-limit': 'string', json: 'boolean', sandbox: 'boolean' },
+    {
+      name: 'string',
+      'hourly-limit': 'string',
+      json: 'boolean',
+      sandbox: 'boolean',
+      publishable: 'boolean',
+      origin: 'string',
+    },
     `key ${sub}`,
     KEY_OPTIONS[sub ?? ''],
   );
@@ -36,6 +45,9 @@ export async function keyCommand(args: string[], core: Core): Promise<number> {
       const hourlyLimit = positiveInt(values['hourly-limit'], '--hourly-limit');
       const sandbox = values.sandbox === true;
       const caps = { maxHourlyLimit: config.MAX_KEY_HOURLY_LIMIT, maxKeys: config.MAX_API_KEYS_PER_WORKSPACE };
+      if (values.publishable || values.origin !== undefined) {
+        return createPublishable(core, slug, { ...values, sandbox, ...(hourlyLimit ? { hourlyLimit } : {}) }, caps);
+      }
       const opts = { ...(values.name ? { name: values.name } : {}), ...(hourlyLimit ? { hourlyLimit } : {}), sandbox };
       const key = await service.createKey(slug, opts, caps).catch(capRefused);
       if (!key) throw new CliError(`No workspace "${slug}".`);
@@ -53,16 +65,59 @@ export async function keyCommand(args: string[], core: Core): Promise<number> {
       const slug = required(positionals[0], 'workspace slug');
       const workspace = await service.findBySlug(slug);
       if (!workspace) throw new CliError(`No workspace "${slug}".`);
-      const keys = await listApiKeys(pool, workspace.id);
+      const keys = await listKeysOfKinds(pool, workspace.id, ['secret', 'publishable']);
       if (values.json) console.log(JSON.stringify(keys));
       else
         for (const k of keys)
           console.log(
-            `${k.id}\t${k.prefix}…\t${k.name}\t${k.livemode ? 'live' : 'sandbox'}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}`,
+            // A secret key's line is as it always was; a publishable key's adds its kind and origins.
+            `${k.id}\t${k.prefix}…\t${k.name}\t${k.livemode ? 'live' : 'sandbox'}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}${k.kind === 'publishable' ? `\tpublishable ${k.allowedOrigins.join(',')}` : ''}`,
           );
       return 0;
     }
     default:
       throw new CliError('Usage: leadintake key create|revoke|list ...');
   }
+}
+
+/** `key create <slug> --publishable --origin https://a.example[,https://b.example] [--sandbox]` (docs/INTAKE.md). */
+async function createPublishable(
+  core: Core,
+  slug: string,
+  o: { publishable?: boolean; origin?: string; name?: string; sandbox: boolean; json?: boolean; hourlyLimit?: number },
+  caps: { maxHourlyLimit: number; maxKeys: number },
+): Promise<number> {
+  if (!o.publishable) throw new CliError('--origin is for publishable keys: add --publishable.');
+  if (!o.origin)
+    throw new CliError('A publishable key needs --origin https://your-site.example (several: comma-separated).');
+  const workspace = await core.workspaces.findBySlug(slug);
+  if (!workspace) throw new CliError(`No workspace "${slug}".`);
+  const service = new PublishableKeys(core.pool, core.config.DEFAULT_HOURLY_LIMIT);
+  const origins = o.origin.split(',').map((s) => s.trim());
+  const key = await service
+    .create(
+      {
+        workspaceId: workspace.id,
+        allowedOrigins: origins,
+        sandbox: o.sandbox,
+        ...(o.name ? { name: o.name } : {}),
+        ...(o.hourlyLimit ? { hourlyLimit: o.hourlyLimit } : {}),
+      },
+      caps,
+    )
+    .catch((err: unknown) => {
+      if (
+        err instanceof AppError &&
+        err.code === 'validation_failed' &&
+        err.details.issues?.[0]?.path[0] === 'allowedOrigins'
+      )
+        throw new CliError(err.details.issues[0].message);
+      return capRefused(err);
+    });
+  if (o.json) console.log(JSON.stringify(key));
+  else
+    console.log(
+      `Publishable ${o.sandbox ? 'sandbox ' : ''}key ${key.id} for ${key.allowedOrigins.join(', ')} (safe in a browser): ${key.key}`,
+    );
+  return 0;
 }

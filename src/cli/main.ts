@@ -47,6 +47,9 @@ const USAGE = `Usage: leadintake <command>
   webhook replay ENDPOINT_ID --delivery ID|--all
                                      send one or all failed deliveries again
   webhook enable ENDPOINT_ID         re-enable an endpoint that was disabled after 5 days of failures
+  source backfill SOURCE_ID [--since ISO] [--form FORM_ID] [--json]
+                                     a Meta source's forms read from the Graph API; the leads
+                                     it missed are created (docs/INTAKE.md, "Meta Lead Ads")
   demo [--port N] [--interval S]     the service with two demo workspaces; submits a sandbox lead
                                      every few seconds with each outcome in turn and prints its
                                      status changes until Ctrl-C (docs/SANDBOX.md)`;
@@ -111,6 +114,10 @@ async function main(argv: string[]): Promise<number> {
     if (command === 'lead') return await leadCommand(rest, db.pool);
     if (command === 'user') return await userCommand(rest, config, db.pool);
     if (command === 'webhook') return await webhookCommand(rest, core());
+    if (command === 'source') {
+      const { sourceCommand } = await import('./source-commands.ts');
+      return await sourceCommand(rest, config, log, db);
+    }
     throw new CliError(`Unknown command "${command}". Run "leadintake help".`);
   } finally {
     await db.close();

@@ -34,6 +34,8 @@ export const configSchema = z
     VAPI_TIMEOUT_MS: positiveInt.default(10_000),
     /** Cal.com API v2 (self-hosted instances differ). */
     CALCOM_BASE_URL: z.url().default('https://api.cal.com'),
+    /** Cloudflare Turnstile's siteverify (the hosted form's optional CAPTCHA; tests use the simulator). */
+    TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
     /** How long a looked-up API key is trusted before it is read again (revocation delay). */
     API_KEY_CACHE_TTL_MS: wholeNumber(0).default(5_000),
     DEFAULT_HOURLY_LIMIT: positiveInt.default(1000),
@@ -44,6 +46,9 @@ export const configSchema = z
      */
     MAX_KEY_HOURLY_LIMIT: positiveInt.default(10_000),
     MAX_API_KEYS_PER_WORKSPACE: wholeNumber(2, 100_000).default(20),
+    /** Leads a publishable key's browsers may submit per visitor address and per workspace per hour (docs/INTAKE.md). */
+    PUBLISHABLE_ADDRESS_HOURLY_LIMIT: positiveInt.default(20),
+    PUBLISHABLE_WORKSPACE_HOURLY_LIMIT: positiveInt.default(1000),
     MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE: wholeNumber(1, 100_000).default(10),
     /** Admin API requests per session per minute, counted in each process (0: no limit); then 429. */
     ADMIN_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000).default(600),

@@ -23,6 +23,22 @@ export function renderError(err: AppError): Rendering {
       body: { error: 'Authorization header must use the `Bearer <api key>` scheme.' },
     }),
     invalid_key: () => ({ status: 401, body: { error: 'API key is invalid or revoked.' } }),
+    // Keys in a browser (docs/API.md, "Keys in a browser"): the spec is silent; no request
+    // without an Origin header, nor one with a secret key and no Origin, ever gets these.
+    secret_key_in_browser: () => ({
+      status: 401,
+      body: {
+        error: 'Secret keys must stay on your server; use a publishable key (li_pub_…) in a browser.',
+      },
+    }),
+    publishable_key_read: () => ({
+      status: 403,
+      body: { error: 'A publishable key can only create leads; read them with a secret key on your server.' },
+    }),
+    origin_not_allowed: () => ({
+      status: 403,
+      body: { error: "This origin is not in the publishable key's allowed origins." },
+    }),
     workspace_not_found: () => ({ status: 404, body: { error: 'Workspace not found.' } }),
     lead_not_found: () => ({ status: 404, body: { error: 'Lead not found.' } }),
     route_not_found: () => ({ status: 404, body: { error: 'Not found.' } }),
@@ -66,6 +82,7 @@ export function renderError(err: AppError): Rendering {
     }),
     // Providers, API keys and team (docs/DASHBOARD.md, "Providers, API keys and team").
     api_key_not_found: () => ({ status: 404, body: { error: 'API key not found in this workspace.' } }),
+    lead_source_not_found: () => ({ status: 404, body: { error: 'Lead source not found in this workspace.' } }),
     member_not_found: () => ({ status: 404, body: { error: 'Member not found in this workspace.' } }),
     last_owner: () => ({
       status: 409,

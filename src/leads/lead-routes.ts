@@ -9,6 +9,7 @@ import { leadResponse } from './lead-view.ts';
 import type { LeadAccepted } from './public-api-schemas.ts';
 import { registerRoute } from '../http/route-contract.ts';
 import { getLeadContract, submitLeadContract } from './public-api-contracts.ts';
+import { checkKeyUse, publishableIntake, registerPreflight, type BrowserIntakeDeps } from './publishable-intake.ts';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
 
@@ -24,6 +25,8 @@ export interface LeadRouteDeps {
   authenticator: Authenticator;
   leads: LeadService;
   workspaces: WorkspaceService;
+  /** Publishable keys' origins and abuse limits (src/leads/publishable-intake.ts). */
+  browser: BrowserIntakeDeps;
 }
 
 /**
@@ -55,11 +58,16 @@ export function leadRoutes(deps: LeadRouteDeps) {
     scope.decorateRequest('counted', false);
     // Authentication first: a request that fails it spends nothing. LeadService then counts the
     // request before it does anything else.
-    scope.addHook('onRequest', async (request: FastifyRequest) => {
+    scope.addHook('onRequest', async (request: FastifyRequest, reply) => {
+      // A CORS preflight carries no key (registerPreflight answers it).
+      if (request.method === 'OPTIONS') return;
       const auth = await deps.authenticator.authenticate(request.headers.authorization);
       if (!auth.ok) throw new AppError(auth.reason);
+      // Which key from where (a secret key never from a browser) is decided before anything counts.
+      checkKeyUse(auth.key, request, reply);
       request.apiKey = auth.key;
     });
+    registerPreflight(scope, deps.browser);
     // Every authenticated request counts, also one that failed before its handler ran (a body
     // over the limit): it is counted here, its RateLimit headers are set, and it keeps its own
     // error (413 stays 413, also over the quota).
@@ -70,7 +78,9 @@ export function leadRoutes(deps: LeadRouteDeps) {
 
     registerRoute(scope, submitLeadContract, async (request, reply) => {
       const key = request.apiKey!;
+      const intake = key.kind === 'publishable' ? await publishableIntake(deps.browser, key, request) : undefined;
       const result = await deps.leads.submit(request.body, {
+        ...(intake ? { intake } : {}),
         ...callerOf(key, request, reply),
         settings: () => deps.workspaces.settingsOf(key.workspace),
         clientIp: request.ip ?? null,
@@ -110,6 +120,7 @@ export function unroutableLeadId(deps: Pick<LeadRouteDeps, 'authenticator' | 'le
   return async (request: FastifyRequest, reply: FastifyReply): Promise<never> => {
     const auth = await deps.authenticator.authenticate(request.headers.authorization);
     if (!auth.ok) throw new AppError(auth.reason);
+    checkKeyUse(auth.key, request, reply);
     // '' is no lead's id: counted (429 over the quota), then not found.
     await deps.leads.read('', callerOf(auth.key, request, reply));
     throw new AppError('lead_not_found');

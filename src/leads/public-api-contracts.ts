@@ -26,6 +26,7 @@ const schema = {
   validation: named('ValidationError', s.validationErrorSchema),
   badRequest: named('BadRequestError', s.badRequestErrorSchema),
   auth: named('AuthenticationError', s.authenticationErrorSchema),
+  keyUse: named('KeyUseError', s.keyUseErrorSchema),
   workspaceNotFound: named('WorkspaceNotFoundError', s.workspaceNotFoundErrorSchema),
   leadNotFound: named('LeadNotFoundError', s.leadNotFoundErrorSchema),
   duplicate: named('DuplicatePhoneError', s.duplicatePhoneErrorSchema),
@@ -84,7 +85,7 @@ const response = (
 
 const common = {
   '401': response(
-    'Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked.',
+    'Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked; or a secret key sent from a browser (with an `Origin` header).',
     [schema.auth],
     {
       examples: {
@@ -94,6 +95,10 @@ const common = {
         },
       },
     },
+  ),
+  '403': response(
+    'A publishable key (li_pub_…) reading a lead, or creating one from an origin it does not list (addition to the spec).',
+    [schema.keyUse],
   ),
   '429': response("The API key's hourly quota is used up; retry after `Retry-After` seconds.", [schema.rateLimited], {
     counted: 'always',
@@ -195,6 +200,7 @@ export const submitLeadContract = defineRoute({
       },
     ),
     '401': common['401'],
+    '403': common['403'],
     '404': response("The key's workspace was deleted.", [schema.workspaceNotFound]),
     '409': response(
       'A lead with this phone already exists in the workspace. On a retried submission this means the first attempt succeeded.',
@@ -290,6 +296,7 @@ export const getLeadContract = defineRoute({
       },
     }),
     '401': common['401'],
+    '403': common['403'],
     '404': response(
       "No such lead in this workspace (an unknown id and another workspace's lead look the same), or the key's workspace was deleted.",
       [schema.leadNotFound, schema.workspaceNotFound],

@@ -138,8 +138,20 @@ export const authenticationErrorSchema = z.object({
     'Missing Authorization header.',
     'Authorization header must use the `Bearer <api key>` scheme.',
     'API key is invalid or revoked.',
+    'Secret keys must stay on your server; use a publishable key (li_pub_…) in a browser.',
   ]),
 });
+
+/** A publishable key used beyond its rights (docs/API.md, "Keys in a browser"; an addition to the spec). */
+export const keyUseErrorSchema = z
+  .object({
+    ...errorBase,
+    error: z.enum([
+      'A publishable key can only create leads; read them with a secret key on your server.',
+      "This origin is not in the publishable key's allowed origins.",
+    ]),
+  })
+  .meta({ description: 'Only publishable keys (li_pub_…) get this; secret keys never do.' });
 
 export const workspaceNotFoundErrorSchema = z
   .object({ ...errorBase, error: z.literal('Workspace not found.') })

@@ -29,10 +29,13 @@ export async function ensureDemoOperator(
 
 /** How to sign in: the new password, or where the existing one was saved (`keysFile`, when there is one). */
 export function demoOperatorLines(baseUrl: string, op: DemoOperator, keysFile: string | null = null): string[] {
-  if (op.password) return [`Dashboard: ${baseUrl}/admin — sign in as ${op.email} with the password ${op.password}`, ''];
+  // The demo workspaces' hosted forms (sandbox mode: docs/INTAKE.md): a lead without curl.
+  const forms = `Hosted forms: ${baseUrl}/forms/demo-whatsapp and ${baseUrl}/forms/demo-voice`;
+  if (op.password)
+    return [`Dashboard: ${baseUrl}/admin — sign in as ${op.email} with the password ${op.password}`, forms, ''];
   const where = keysFile
     ? `with the password saved in ${keysFile} (unchanged)`
     : 'with the password printed when it was created (unchanged; ' +
       `"leadintake user reset-password ${op.email}" sets a new one)`;
-  return [`Dashboard: ${baseUrl}/admin — sign in as ${op.email} ${where}`, ''];
+  return [`Dashboard: ${baseUrl}/admin — sign in as ${op.email} ${where}`, forms, ''];
 }

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Queryable } from '../db/pool.ts';
 import type { AgentConfigInput } from '../workspaces/agent-config.ts';
+import { defaultFormMode } from '../workspaces/form-settings.ts';
 import { contactPlanSchema } from '../workspaces/contact-plan-config.ts';
 import type { Channel } from '../workspaces/workspace-queries.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
@@ -43,9 +45,11 @@ export interface DemoKey {
 
 /**
  * The two demo workspaces (created when missing) and a new sandbox key for each: keys are shown
- * once and stored hashed, so a second run cannot show the first run's keys again.
+ * once and stored hashed, so a second run cannot show the first run's keys again. With `db`, their
+ * hosted forms (/forms/demo-whatsapp, /forms/demo-voice) submit sandbox leads, unless an operator
+ * chose a mode for them already.
  */
-export async function ensureDemoWorkspaces(workspaces: WorkspaceService): Promise<DemoKey[]> {
+export async function ensureDemoWorkspaces(workspaces: WorkspaceService, db?: Queryable): Promise<DemoKey[]> {
   const keys: DemoKey[] = [];
   for (const channel of ['whatsapp', 'voice'] as const) {
     const slug = DEMO_SLUGS[channel];
@@ -55,6 +59,8 @@ export async function ensureDemoWorkspaces(workspaces: WorkspaceService): Promis
       if (created.kind === 'slug_taken' && !(await workspaces.findBySlug(slug)))
         throw new Error(`cannot create the demo workspace ${slug}`);
     }
+    const workspace = await workspaces.findBySlug(slug);
+    if (db && workspace) await defaultFormMode(db, workspace.id, 'sandbox');
     const key = await workspaces.createKey(slug, { name: 'demo', sandbox: true, hourlyLimit: DEMO_HOURLY_LIMIT });
     if (!key) throw new Error(`the demo workspace ${slug} disappeared`);
     keys.push({ channel, slug, key: key.key });

@@ -23,6 +23,14 @@ export class SecretBox {
     return Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), body]);
   }
 
+  /**
+   * A key for one other purpose (the hosted form's signed fields, visitors' address hashes),
+   * derived from the installation's key by HKDF: the key itself never leaves this class.
+   */
+  derive(purpose: string): Buffer {
+    return Buffer.from(crypto.hkdfSync('sha256', this.#key, Buffer.alloc(0), `leadintake:${purpose}`, 32));
+  }
+
   open(blob: Buffer, boundTo: string): unknown {
     if (blob.length < 29 || blob[0] !== VERSION) throw new Error('Unknown secret format.');
     const decipher = crypto.createDecipheriv('aes-256-gcm', this.#key, blob.subarray(1, 13), { authTagLength: 16 });

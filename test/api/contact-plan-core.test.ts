@@ -146,7 +146,7 @@ test('an opt-out puts the number on the do-not-contact list; a deleted lead take
   await scheduleStep(app.db.pool, lead, { kind: 'template', at: clock.read(), reason: 'x' });
   await app.db.pool.query(`UPDATE leads SET opted_out_at = now() WHERE id = $1`, [lead]);
   const { rows } = await app.db.pool.query(
-    `SELECT source FROM suppressed_numbers s JOIN leads l ON l.phone_normalized = s.phone_e164 AND l.workspace_id = s.workspace_id WHERE l.id = $1`,
+    `SELECT s.source FROM suppressed_numbers s JOIN leads l ON l.phone_normalized = s.phone_e164 AND l.workspace_id = s.workspace_id WHERE l.id = $1`,
     [lead],
   );
   assert.equal(rows[0]?.source, 'opt_out');

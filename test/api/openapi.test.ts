@@ -82,6 +82,7 @@ describe('the OpenAPI document', () => {
       '201',
       '400',
       '401',
+      '403',
       '404',
       '409',
       '413',
@@ -90,7 +91,7 @@ describe('the OpenAPI document', () => {
       '502',
       '503',
     ]);
-    assert.deepEqual(Object.keys(get.responses), ['200', '401', '404', '429', '500', '503']);
+    assert.deepEqual(Object.keys(get.responses), ['200', '401', '403', '404', '429', '500', '503']);
     assert.ok(Object.keys(post.requestBody.content['application/json'].examples).length >= 1);
     assert.ok(post.responses['201'].content['application/json'].examples.voice);
     assert.ok(get.responses['200'].content['application/json'].examples.booked);
@@ -146,6 +147,10 @@ describe('the OpenAPI document', () => {
       ['missing_authorization', POST],
       ['bad_scheme', GET],
       ['invalid_key', GET],
+      ['secret_key_in_browser', POST],
+      ['secret_key_in_browser', GET],
+      ['publishable_key_read', GET],
+      ['origin_not_allowed', POST],
       ['workspace_not_found', POST],
       ['workspace_not_found', GET],
       ['lead_not_found', GET],
@@ -179,6 +184,8 @@ describe('the OpenAPI document', () => {
       ['internal', ACT],
       ['webhook_endpoint_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/webhooks/:id' }],
       ['api_key_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/keys/:id' }],
+      ['api_key_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/intake/keys/:id' }],
+      ['lead_source_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/intake/sources/:id' }],
       ['member_not_found', { method: 'DELETE', route: '/api/admin/workspaces/:slug/team/members/:id' }],
       ['last_owner', { method: 'DELETE', route: '/api/admin/workspaces/:slug/team/members/:id' }],
       ['already_member', { method: 'POST', route: '/api/admin/workspaces/:slug/team/invites' }],

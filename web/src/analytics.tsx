@@ -2,6 +2,7 @@ import type { ChartConfiguration } from 'chart.js';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type Schemas, type WorkspaceAccess } from './api.ts';
 import { ReachSection } from './analytics-reach.tsx';
+import { SourcesSection } from './analytics-sources.tsx';
 import { ChartFigure, cssColor, DataTable, useColorScheme } from './chart-figure.tsx';
 import { duration } from './format.ts';
 import { LeadsLink, type UrlFilters } from './inbox-filters.tsx';
@@ -295,6 +296,7 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
             </div>
           </section>
           <ReachSection data={data} />
+          <SourcesSection data={data} />
           <section aria-labelledby="funnel-h">
             <h2 id="funnel-h">Funnel</h2>
             <DataTable

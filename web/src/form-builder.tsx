@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, type Schemas, type WorkspaceAccess } from './api.ts';
+import { FormIntake } from './form-intake.tsx';
 import { formResponsesExample, htmlSnippet } from './form-snippets.ts';
 import { saveErrorText } from './save-error.ts';
 import type { FormSettings, Question, QuestionType } from './settings-types.ts';
@@ -389,6 +390,7 @@ export function FormPage({ workspace }: { workspace: WorkspaceAccess }) {
           <CopyButton text={htmlSnippet(saved.questions, saved.leadsUrl)} what="HTML" />
         </aside>
       </div>
+      <FormIntake workspace={workspace} />
     </main>
   );
 }

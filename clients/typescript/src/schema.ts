@@ -973,6 +973,167 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/workspaces/{slug}/intake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The hosted form's address, its preview and the embed snippet */
+        get: operations["getIntakeOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Publishable keys of the workspace (never the keys themselves) */
+        get: operations["listPublishableKeys"];
+        put?: never;
+        /** Create a publishable key for the browser origins listed (shown once) */
+        post: operations["createPublishableKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/keys/{id}/origins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replace a publishable key's allowed origins */
+        put: operations["setPublishableKeyOrigins"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a publishable key */
+        delete: operations["revokePublishableKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The hosted form's settings, its consent text (with version) and logo */
+        get: operations["getFormSettings"];
+        /**
+         * Replace the hosted form's settings
+         * @description A consent text that differs from the one shown now becomes a new version at once; leads keep the version they agreed to. Turnstile's secret is sent only to set or change it; leaving it out keeps the saved one.
+         */
+        put: operations["saveFormSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Upload the form's logo (PNG, JPEG, WebP or SVG, at most 256 KiB) */
+        put: operations["saveFormLogo"];
+        post?: never;
+        /** Remove the form's logo */
+        delete: operations["deleteFormLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Connected sources with their URL, status and last lead (never a secret) */
+        get: operations["listLeadSources"];
+        put?: never;
+        /** Connect a source: a generic webhook, a Google Ads lead form or a Meta Page */
+        post: operations["createLeadSource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/sources/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Disconnect a source: its URL answers 404 from now on */
+        delete: operations["revokeLeadSource"];
+        options?: never;
+        head?: never;
+        /** Rename a source, or change a webhook's or Google form's mapping or sandbox flag */
+        patch: operations["updateLeadSource"];
+        trace?: never;
+    };
+    "/api/admin/workspaces/{slug}/intake/sources/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new secret for a webhook or Google source (the old one stops working) */
+        post: operations["rotateLeadSourceSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1414,6 +1575,101 @@ export interface components {
             /** @description Why (operators only). */
             note?: string;
         };
+        AdminPublishableKeyCreate: {
+            name?: string;
+            /**
+             * @description true: a `li_pub_test_…` key whose leads are sandbox leads.
+             * @default false
+             */
+            sandbox: boolean;
+            /** @description Browser origins, https://host[:port] (http:// only for localhost); at least one. */
+            allowedOrigins: string[];
+        };
+        AdminPublishableKeyOrigins: {
+            /** @description Browser origins, https://host[:port] (http:// only for localhost); at least one. */
+            allowedOrigins: string[];
+        };
+        AdminFormSettingsSave: {
+            /**
+             * @default en
+             * @enum {string}
+             */
+            language: "en" | "de";
+            accentColor?: string;
+            /**
+             * @default optional
+             * @enum {string}
+             */
+            email: "optional" | "required" | "hidden";
+            /** @default true */
+            showGoal: boolean;
+            consentText?: string;
+            thankYou?: string;
+            callerNumber?: string;
+            whatsappNumber?: string;
+            /** Format: uri */
+            selfBookingUrl?: string;
+            /**
+             * @default live
+             * @enum {string}
+             */
+            mode: "live" | "sandbox";
+            /** @default 300 */
+            hourlyLimit: number;
+            turnstile?: {
+                siteKey: string;
+                secret?: string;
+            } | null;
+        };
+        AdminFormLogo: {
+            /** @description One of image/png, image/jpeg, image/webp, image/svg+xml. */
+            contentType: string;
+            /** @description The image, base64; at most 256 KiB decoded. */
+            data: string;
+        };
+        AdminLeadSourceCreate: {
+            /** @enum {string} */
+            kind: "webhook" | "google";
+            name: string;
+            mapping?: {
+                name?: string | string[];
+                phone?: string;
+                email?: string;
+                goal?: string;
+                metadata?: {
+                    [key: string]: string;
+                };
+                sourceLeadId?: string;
+                test?: string;
+            };
+            sandbox?: boolean;
+            /** @description Google: the key typed into Google Ads, if chosen there; made up otherwise. */
+            secret?: string;
+        } | {
+            /** @constant */
+            kind: "meta";
+            name: string;
+            pageAccessToken: string;
+            appSecret: string;
+            verifyToken: string;
+            pageId?: string;
+            formIds?: string[];
+        };
+        AdminLeadSourceUpdate: {
+            name?: string;
+            mapping?: {
+                name?: string | string[];
+                phone?: string;
+                email?: string;
+                goal?: string;
+                metadata?: {
+                    [key: string]: string;
+                };
+                sourceLeadId?: string;
+                test?: string;
+            };
+            sandbox?: boolean;
+        };
         /**
          * @description `booked`, `unqualified` and `needs_human` are terminal: they change only by operator action.
          * @enum {string}
@@ -1548,7 +1804,14 @@ export interface components {
             /** @constant */
             ok: false;
             /** @enum {string} */
-            error: "Missing Authorization header." | "Authorization header must use the `Bearer <api key>` scheme." | "API key is invalid or revoked.";
+            error: "Missing Authorization header." | "Authorization header must use the `Bearer <api key>` scheme." | "API key is invalid or revoked." | "Secret keys must stay on your server; use a publishable key (li_pub_…) in a browser.";
+        };
+        /** @description Only publishable keys (li_pub_…) get this; secret keys never do. */
+        KeyUseError: {
+            /** @constant */
+            ok: false;
+            /** @enum {string} */
+            error: "A publishable key can only create leads; read them with a secret key on your server." | "This origin is not in the publishable key's allowed origins.";
         };
         /** @description The key's workspace was deleted: revoke and recreate the key. */
         WorkspaceNotFoundError: {
@@ -1641,7 +1904,7 @@ export interface components {
             /** @constant */
             ok: false;
             /** @enum {string} */
-            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "The follow-ups do not allow this now." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
+            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "The follow-ups do not allow this now." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Lead source not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
             /** @description With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows. */
             issues?: {
                 path: string[];
@@ -2432,6 +2695,22 @@ export interface components {
                 speedP50Seconds: number | null;
                 speedP90Seconds: number | null;
             }[];
+            /** @description The period's leads per source, most leads first; sources without leads are left out. */
+            bySource: {
+                /** @description How the leads came in (leads.source): api, form, embed, publishable, meta, google or webhook. */
+                source: string;
+                leads: number;
+                contacted: number;
+                conversation: number;
+                booked: number;
+                /** @description contacted / leads (0–1). */
+                contactedShare: number;
+                /** @description conversation / leads (0–1). */
+                conversationShare: number;
+                /** @description booked / leads (0–1). */
+                bookedShare: number;
+                speedP50Seconds: number | null;
+            }[];
             /** @description Upper bounds in seconds (exclusive) of the histogram buckets; the last bucket is open. */
             speedBuckets: number[];
             /** @description Leads per speed-to-lead bucket (one more than speedBuckets). */
@@ -2567,6 +2846,184 @@ export interface components {
             /** @description False: it was already on the list (add) or not on it (remove). */
             changed: boolean;
         };
+        AdminIntakeOverview: {
+            /** @constant */
+            ok: true;
+            /** @description The hosted form's address (PUBLIC_BASE_URL + /forms/<slug>). */
+            formUrl: string;
+            /** @description The same form for an iframe on the dashboard (same origin, embed rendering). */
+            previewPath: string;
+            /** @description The embed script (/forms/<slug>/embed.js). */
+            embedScriptUrl: string;
+            /** @description The HTML to paste into a site: the target element and the script. */
+            embedSnippet: string;
+        };
+        AdminPublishableKeys: {
+            /** @constant */
+            ok: true;
+            keys: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                prefix: string;
+                livemode: boolean;
+                allowedOrigins: string[];
+                hourlyLimit: number;
+                /** Format: date-time */
+                createdAt: string;
+                lastUsedAt: string | null;
+                revokedAt: string | null;
+            }[];
+        };
+        AdminPublishableKeyCreated: {
+            /** @constant */
+            ok: true;
+            key: {
+                /** Format: uuid */
+                id: string;
+                prefix: string;
+                /** @description The key: shown this once (only its hash is stored). */
+                key: string;
+                allowedOrigins: string[];
+            };
+        };
+        AdminFormSettings: {
+            /** @constant */
+            ok: true;
+            settings: {
+                /** @enum {string} */
+                language: "en" | "de";
+                /** @description #rrggbb */
+                accentColor: string;
+                /** @enum {string} */
+                email: "optional" | "required" | "hidden";
+                showGoal: boolean;
+                /** @description The workspace's own consent wording; absent: the default of the form's language. */
+                consentText?: string;
+                thankYou?: string;
+                callerNumber?: string;
+                whatsappNumber?: string;
+                selfBookingUrl?: string;
+                /** @enum {string} */
+                mode: "live" | "sandbox";
+                hourlyLimit: number;
+                turnstile: {
+                    siteKey: string;
+                    secretSet: boolean;
+                } | null;
+            };
+            /** @description The consent text the form shows now; leads keep the version they agreed to. */
+            consent: {
+                id: number;
+                version: number;
+                text: string;
+            };
+            logo: {
+                /** @enum {string} */
+                contentType: "image/png" | "image/jpeg" | "image/webp" | "image/svg+xml";
+                bytes: number;
+                /** Format: date-time */
+                updatedAt: string;
+            } | null;
+        };
+        AdminLeadSources: {
+            /** @constant */
+            ok: true;
+            sources: {
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                kind: "meta" | "google" | "webhook";
+                name: string;
+                /** @description Where the source posts: paste it into Meta, Google Ads or the sending tool. */
+                url: string;
+                /**
+                 * @description waiting: no lead yet; active: leads arrive; failing: the last delivery failed; revoked.
+                 * @enum {string}
+                 */
+                status: "waiting" | "active" | "failing" | "revoked";
+                /** @description Every lead of this source is a sandbox lead. */
+                sandbox: boolean;
+                /** @description Lead field → path in the payload (webhook, Google). */
+                mapping: {
+                    [key: string]: unknown;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                revokedAt: string | null;
+                lastLeadAt: string | null;
+                lastError: string | null;
+                lastErrorAt: string | null;
+            }[];
+        };
+        AdminLeadSourceCreated: {
+            /** @constant */
+            ok: true;
+            source: {
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                kind: "meta" | "google" | "webhook";
+                name: string;
+                /** @description Where the source posts: paste it into Meta, Google Ads or the sending tool. */
+                url: string;
+                /**
+                 * @description waiting: no lead yet; active: leads arrive; failing: the last delivery failed; revoked.
+                 * @enum {string}
+                 */
+                status: "waiting" | "active" | "failing" | "revoked";
+                /** @description Every lead of this source is a sandbox lead. */
+                sandbox: boolean;
+                /** @description Lead field → path in the payload (webhook, Google). */
+                mapping: {
+                    [key: string]: unknown;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                revokedAt: string | null;
+                lastLeadAt: string | null;
+                lastError: string | null;
+                lastErrorAt: string | null;
+            };
+            /** @description The webhook secret or Google key, this once; null for Meta (the operator typed its secrets). */
+            secret: string | null;
+        };
+        AdminLeadSourceUpdated: {
+            /** @constant */
+            ok: true;
+            source: {
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                kind: "meta" | "google" | "webhook";
+                name: string;
+                /** @description Where the source posts: paste it into Meta, Google Ads or the sending tool. */
+                url: string;
+                /**
+                 * @description waiting: no lead yet; active: leads arrive; failing: the last delivery failed; revoked.
+                 * @enum {string}
+                 */
+                status: "waiting" | "active" | "failing" | "revoked";
+                /** @description Every lead of this source is a sandbox lead. */
+                sandbox: boolean;
+                /** @description Lead field → path in the payload (webhook, Google). */
+                mapping: {
+                    [key: string]: unknown;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                revokedAt: string | null;
+                lastLeadAt: string | null;
+                lastError: string | null;
+                lastErrorAt: string | null;
+            };
+        };
+        AdminLeadSourceSecret: {
+            /** @constant */
+            ok: true;
+            /** @description The new secret, this once; the old one stops working at once. */
+            secret: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -2623,7 +3080,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
                 };
             };
-            /** @description Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked. */
+            /** @description Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked; or a secret key sent from a browser (with an `Origin` header). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2631,6 +3088,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthenticationError"];
+                };
+            };
+            /** @description A publishable key (li_pub_…) reading a lead, or creating one from an origin it does not list (addition to the spec). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyUseError"];
                 };
             };
             /** @description The key's workspace was deleted. */
@@ -2744,7 +3211,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeadResponse"];
                 };
             };
-            /** @description Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked. */
+            /** @description Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked; or a secret key sent from a browser (with an `Origin` header). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2752,6 +3219,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthenticationError"];
+                };
+            };
+            /** @description A publishable key (li_pub_…) reading a lead, or creating one from an origin it does not list (addition to the spec). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyUseError"];
                 };
             };
             /** @description No such lead in this workspace (an unknown id and another workspace's lead look the same), or the key's workspace was deleted. */
@@ -8119,6 +8596,1188 @@ export interface operations {
             };
             /** @description Not a workspace of the operator, or no such lead in it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    getIntakeOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the form is and how to embed it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminIntakeOverview"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    listPublishableKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Live and sandbox publishable keys, revoked ones too. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminPublishableKeys"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    createPublishableKey: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPublishableKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The key, this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminPublishableKeyCreated"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The workspace has as many keys as MAX_API_KEYS_PER_WORKSPACE allows: revoke one first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    setPublishableKeyOrigins: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The publishable key. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPublishableKeyOrigins"];
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOk"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    revokePublishableKey: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The publishable key. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOk"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    getFormSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings as saved, with the consent text now shown and the logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminFormSettings"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    saveFormSettings: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminFormSettingsSave"];
+            };
+        };
+        responses: {
+            /** @description The settings as saved, with the consent text now shown and the logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminFormSettings"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    saveFormLogo: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminFormLogo"];
+            };
+        };
+        responses: {
+            /** @description The settings as saved, with the consent text now shown and the logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminFormSettings"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    deleteFormLogo: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings as saved, with the consent text now shown and the logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminFormSettings"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    listLeadSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every source, revoked ones too. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadSources"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    createLeadSource: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminLeadSourceCreate"];
+            };
+        };
+        responses: {
+            /** @description The source, and its secret this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadSourceCreated"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    revokeLeadSource: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead source. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOk"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    updateLeadSource: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead source. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminLeadSourceUpdate"];
+            };
+        };
+        responses: {
+            /** @description The source as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadSourceUpdated"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description An unanticipated failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    rotateLeadSourceSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The `csrfToken` of the session. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                /** @description The workspace. */
+                slug: string;
+                /** @description The lead source. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminEmptyBody"];
+            };
+        };
+        responses: {
+            /** @description The new secret, this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminLeadSourceSecret"];
+                };
+            };
+            /** @description Bad JSON, or a field that fails its checks: each issue names the field and what to fix. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not signed in, or the session expired after inactivity. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description CSRF token missing or wrong, or (on a change) the role is not owner or admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not a workspace of the operator, or no such key or source in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ import { requireMembership, requireSession } from '../admin-auth.ts';
 import { registerRoute } from '../../http/route-contract.ts';
 import { analyticsRoute } from './analytics-admin-contracts.ts';
 import { analytics } from './analytics-days.ts';
+import { analyticsBySource } from './analytics-sources.ts';
 import { SPEED_BUCKETS } from './analytics-queries.ts';
 import type { AnalyticsBody } from './analytics-admin-schemas.ts';
 
@@ -51,7 +52,8 @@ export function analyticsAdminRoutes(deps: AnalyticsAdminDeps) {
         from = addDays(to, 1 - PRESET_DAYS[period]);
       }
       const sandbox = query.sandbox === 'true';
-      const result = await analytics(deps.pool, { workspaceId: workspace.id, sandbox, timeZone, from, to });
+      const q = { workspaceId: workspace.id, sandbox, timeZone, from, to };
+      const [result, bySource] = await Promise.all([analytics(deps.pool, q), analyticsBySource(deps.pool, q)]);
       return {
         ok: true,
         channel: membership.channel,
@@ -62,6 +64,7 @@ export function analyticsAdminRoutes(deps: AnalyticsAdminDeps) {
         sandbox,
         speedBuckets: [...SPEED_BUCKETS],
         ...result,
+        bySource,
       };
     });
   };

@@ -131,6 +131,23 @@ export const analyticsSchema = z.object({
       speedP90Seconds: seconds,
     }),
   ),
+  bySource: z
+    .array(
+      z.object({
+        source: z.string().meta({
+          description: 'How the leads came in (leads.source): api, form, embed, publishable, meta, google or webhook.',
+        }),
+        leads: z.number().int(),
+        contacted: z.number().int(),
+        conversation: z.number().int(),
+        booked: z.number().int(),
+        contactedShare: z.number().meta({ description: 'contacted / leads (0–1).' }),
+        conversationShare: z.number().meta({ description: 'conversation / leads (0–1).' }),
+        bookedShare: z.number().meta({ description: 'booked / leads (0–1).' }),
+        speedP50Seconds: seconds,
+      }),
+    )
+    .meta({ description: "The period's leads per source, most leads first; sources without leads are left out." }),
   speedBuckets: z
     .array(z.number())
     .meta({ description: 'Upper bounds in seconds (exclusive) of the histogram buckets; the last bucket is open.' }),

@@ -1,0 +1,29 @@
+import type { Config } from '../config/config.ts';
+import type { Pool } from '../db/pool.ts';
+import type { LeadService } from '../leads/lead-service.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { SecretBox } from '../workspaces/secret-box.ts';
+import type { WorkspaceService } from '../workspaces/workspace-service.ts';
+import { FormAbuseGuard } from './form-abuse.ts';
+import { formRoutes } from './form-routes.ts';
+import { FormSettingsService } from './form-settings-service.ts';
+import { TurnstileClient } from './turnstile-client.ts';
+
+/** The hosted form's routes from the composition's parts (buildApp registers them). */
+export function hostedForm(
+  deps: { config: Config; pool: Pool; clock: Clock; log: Logger; workspaces: WorkspaceService; secrets: SecretBox },
+  leads: LeadService,
+) {
+  return formRoutes({
+    pool: deps.pool,
+    clock: deps.clock,
+    log: deps.log,
+    workspaces: deps.workspaces,
+    leads,
+    formSettings: new FormSettingsService(deps.pool, deps.secrets),
+    abuse: new FormAbuseGuard(deps.secrets.derive('hosted-form')),
+    turnstile: new TurnstileClient(deps.config.TURNSTILE_VERIFY_URL),
+    formKeyHourlyLimit: deps.config.DEFAULT_HOURLY_LIMIT,
+  });
+}

@@ -1,0 +1,214 @@
+// Meta Lead Ads through the real route, the real Graph client and the Meta Lead Ads simulator:
+// the subscription handshake, the signature, a `leadgen` webhook read from Graph, mapped and
+// stored as a lead of source `meta`, idempotency, test leads to the sandbox, a Graph failure on
+// the source and in the integration log, and the backfill.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { LeadSourceRow } from '../../src/intake/lead-source-queries.ts';
+import {
+  META_LEADS_SIM,
+  startMetaLeadsSimulator,
+  type MetaLeadsSimulator,
+  type SimLead,
+} from '../../src/simulators/meta-leads/meta-leads-simulator.ts';
+import { startListeningApp, type TestApp } from '../helpers/test-app.ts';
+
+let sim: MetaLeadsSimulator;
+let app: TestApp;
+let base: string;
+let workspaceId: string;
+let source: LeadSourceRow;
+let hookUrl: string;
+
+const secret = {
+  pageAccessToken: META_LEADS_SIM.pageAccessToken,
+  appSecret: META_LEADS_SIM.appSecret,
+  verifyToken: META_LEADS_SIM.verifyToken,
+};
+
+const answers = (phone: string, extra: Array<{ name: string; values: string[] }> = []) => [
+  { name: 'full_name', values: ['Ada Lovelace'] },
+  { name: 'phone_number', values: [phone] },
+  { name: 'email', values: ['ada@example.com'] },
+  ...extra,
+];
+
+async function leadsOf(sourceId: string) {
+  const { rows } = await app.db.pool.query(
+    `SELECT id, name, phone, email, livemode, source, source_lead_id, source_detail, form_responses, metadata
+       FROM leads WHERE source_id = $1 ORDER BY created_at, id`,
+    [sourceId],
+  );
+  return rows;
+}
+
+async function sourceRow(id: string) {
+  const { rows } = await app.db.pool.query('SELECT last_error, last_lead_at FROM lead_sources WHERE id = $1', [id]);
+  return rows[0];
+}
+
+before(async () => {
+  sim = await startMetaLeadsSimulator();
+  ({ app, base } = await startListeningApp({ env: { WHATSAPP_GRAPH_BASE_URL: sim.graphBaseUrl } }));
+  ({ workspaceId } = await app.createWorkspace('whatsapp'));
+  source = await app.metaIntake.sources.connect(workspaceId, {
+    name: 'Our Page',
+    secret,
+    config: {
+      pageId: META_LEADS_SIM.pageId,
+      formIds: [META_LEADS_SIM.formId],
+      fieldMapping: { 'what_are_you_looking_for?': 'goal', budget: 'question:budget' },
+    },
+  });
+  hookUrl = `${base}/api/intake/meta/${source.token}`;
+});
+after(async () => {
+  await app?.close();
+  await sim?.close();
+});
+
+describe('the subscription handshake', () => {
+  const verify = (token: string, verifyToken: string) =>
+    app.http.inject({
+      method: 'GET',
+      url: `/api/intake/meta/${token}?hub.mode=subscribe&hub.verify_token=${verifyToken}&hub.challenge=1158201444`,
+    });
+
+  test('the right verify token gets the challenge back', async () => {
+    const res = await verify(source.token, META_LEADS_SIM.verifyToken);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, '1158201444');
+  });
+
+  test('a wrong verify token, or an unknown source, is refused', async () => {
+    assert.equal((await verify(source.token, 'guess')).statusCode, 403);
+    assert.equal((await verify('x'.repeat(32), META_LEADS_SIM.verifyToken)).statusCode, 403);
+  });
+});
+
+describe('leadgen webhooks', () => {
+  test('a wrong signature is refused with 401 and nothing is read or stored', async () => {
+    const lead = sim.addLead({ fieldData: answers('+4915111110001') });
+    const reads = sim.requests.length;
+    const res = await sim.sendLeadgen(hookUrl, lead, { appSecret: 'not-the-app-secret' });
+    assert.equal(res.status, 401);
+    assert.equal(sim.requests.length, reads);
+    assert.equal((await leadsOf(source.id)).length, 0);
+  });
+
+  let first: SimLead;
+  test('a lead is read from Graph, mapped, and stored with source meta and its ad and form ids', async () => {
+    first = sim.addLead({
+      fieldData: answers('+4915111110002', [
+        { name: 'what_are_you_looking_for?', values: ['A kitchen'] },
+        { name: 'budget', values: ['10k'] },
+        { name: 'city', values: ['Berlin'] },
+      ]),
+    });
+    const res = await sim.sendLeadgen(hookUrl, first);
+    assert.equal(res.status, 200);
+    const read = sim.requests.at(-1)!;
+    assert.equal(read.path, `/${META_LEADS_SIM.version}/${first.id}`);
+    assert.equal(read.authorized, true, 'the Page token goes in the Authorization header');
+    assert.equal(read.query.access_token, undefined, 'never in the URL');
+    const [lead] = await leadsOf(source.id);
+    assert.equal(lead.name, 'Ada Lovelace');
+    assert.equal(lead.phone, '+4915111110002');
+    assert.equal(lead.email, 'ada@example.com');
+    assert.equal(lead.livemode, true);
+    assert.equal(lead.source, 'meta');
+    assert.equal(lead.source_lead_id, first.id);
+    assert.deepEqual(lead.form_responses, { budget: '10k' });
+    assert.equal(lead.metadata.city, 'Berlin');
+    assert.equal(lead.source_detail.adId, first.adId);
+    assert.equal(lead.source_detail.formId, META_LEADS_SIM.formId);
+    assert.equal(lead.source_detail.campaignId, first.campaignId);
+    assert.ok((await sourceRow(source.id)).last_lead_at);
+  });
+
+  test('the same webhook twice makes one lead', async () => {
+    const res = await sim.sendLeadgen(hookUrl, first);
+    assert.equal(res.status, 200);
+    assert.equal((await leadsOf(source.id)).filter((l) => l.source_lead_id === first.id).length, 1);
+  });
+
+  test("a Testing Tool lead with Meta's dummy answers goes to the sandbox", async () => {
+    const dummy = sim.addLead({
+      isOrganic: true,
+      fieldData: ['full_name', 'phone_number', 'email'].map((f) => ({
+        name: f,
+        values: [`<test lead: dummy data for ${f}>`],
+      })),
+    });
+    assert.equal((await sim.sendLeadgen(hookUrl, dummy)).status, 200);
+    const lead = (await leadsOf(source.id)).find((l) => l.source_lead_id === dummy.id);
+    assert.ok(lead, 'stored');
+    assert.equal(lead.livemode, false);
+    assert.equal(lead.source_detail.organic, true);
+  });
+
+  test("a lead of another Page than the source's is not read", async () => {
+    const lead = sim.addLead({ fieldData: answers('+4915111110004') });
+    const reads = sim.requests.length;
+    assert.equal((await sim.sendLeadgen(hookUrl, lead, { pageId: '104857600000999' })).status, 200);
+    assert.equal(sim.requests.length, reads);
+    assert.equal(
+      (await leadsOf(source.id)).some((l) => l.source_lead_id === lead.id),
+      false,
+    );
+  });
+
+  test('a Graph failure is on the source and in the integration log, and Meta still gets 200', async () => {
+    const lead = sim.addLead({ fieldData: answers('+4915111110003') });
+    sim.failNext(1, { status: 400, code: 190, message: `Error validating access token ${secret.pageAccessToken}` });
+    const res = await sim.sendLeadgen(hookUrl, lead);
+    assert.equal(res.status, 200);
+    assert.equal(
+      (await leadsOf(source.id)).some((l) => l.source_lead_id === lead.id),
+      false,
+    );
+    const row = await sourceRow(source.id);
+    assert.match(row.last_error, new RegExp(`Reading lead ${lead.id} from the Graph API failed`));
+    assert.equal(row.last_error.includes(secret.pageAccessToken), false, 'the token is masked');
+    const { rows } = await app.db.pool.query(
+      `SELECT kind, http_status, outcome, error, payload::text AS payload FROM integration_events
+        WHERE workspace_id = $1 AND outcome = 'error' AND kind = 'GET /{leadgen-id}'`,
+      [workspaceId],
+    );
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].http_status, 400);
+    assert.equal(`${rows[0].error}${rows[0].payload}`.includes(secret.pageAccessToken), false);
+    assert.equal(
+      app.logs.some((line) => line.includes(secret.pageAccessToken)),
+      false,
+    );
+  });
+});
+
+describe('backfill', () => {
+  test('reads the forms page by page and creates only the leads that are missing, once', async () => {
+    const known = (await leadsOf(source.id)).length;
+    const missed = [0, 1, 2].map((i) => sim.addLead({ fieldData: answers(`+491511111002${i}`) }));
+    // One of them did arrive by webhook.
+    assert.equal((await sim.sendLeadgen(hookUrl, missed[0]!)).status, 200);
+    const pagesBefore = sim.requests.filter((r) => r.path.endsWith('/leads')).length;
+    const report = await app.metaIntake.backfill(source.id, { pageSize: 2 });
+    assert.ok(report);
+    assert.equal(report.error, undefined);
+    // The two missed ones, the one whose Graph read failed, the one whose signature was wrong, the
+    // one announced for another Page (the simulator keeps every lead in the one form).
+    assert.equal(report.created, 5);
+    assert.equal(report.known, known + 1);
+    assert.equal(sim.requests.filter((r) => r.path.endsWith('/leads')).length - pagesBefore, 4, '8 leads, 2 a page');
+    const ids = (await leadsOf(source.id)).map((l) => l.source_lead_id);
+    assert.equal(ids.length, known + 6);
+    for (const l of missed) assert.equal(ids.filter((id) => id === l.id).length, 1);
+    const again = await app.metaIntake.backfill(source.id);
+    assert.equal(again?.created, 0);
+    assert.equal((await leadsOf(source.id)).length, known + 6);
+  });
+
+  test('an unknown source id is null', async () => {
+    assert.equal(await app.metaIntake.backfill('00000000-0000-4000-8000-000000000000'), null);
+  });
+});
