@@ -286,6 +286,7 @@ export function buildApp(deps: AppDeps): App {
       operators,
       sources: intake.sources,
       meta: new MetaSources({ pool: deps.pool, secrets: deps.secrets }),
+      workspaces: deps.workspaces,
     }),
   );
   // The Analytics page: funnel, speed to lead and bookings from the lead timeline.

@@ -27,6 +27,8 @@ export interface LeadSourceView {
   status: SourceStatus;
   mapping: FieldMapping;
   sandbox: boolean;
+  /** lead_sources.config as stored: a `meta` source's own settings are read from it (meta-source-settings.ts). */
+  config: Record<string, unknown>;
   createdAt: Date;
   revokedAt: Date | null;
   lastLeadAt: Date | null;
@@ -155,6 +157,7 @@ export class LeadSourceService {
       status: statusOf(r),
       mapping: config.mapping,
       sandbox: config.sandbox,
+      config: r.config,
       createdAt: r.createdAt,
       revokedAt: r.revokedAt,
       lastLeadAt: r.lastLeadAt,

@@ -1,9 +1,10 @@
 // Meta Lead Ads through the real route, the real Graph client and the Meta Lead Ads simulator:
 // the subscription handshake, the signature, a `leadgen` webhook read from Graph, mapped and
 // stored as a lead of source `meta`, idempotency, test leads to the sandbox, a Graph failure on
-// the source and in the integration log, and the backfill.
+// the source and in the integration log, and the backfill (all forms, or only after `--since`).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sourceCommand } from '../../src/cli/source-commands.ts';
 import type { LeadSourceRow } from '../../src/intake/lead-source-queries.ts';
 import {
   META_LEADS_SIM,
@@ -206,6 +207,49 @@ describe('backfill', () => {
     const again = await app.metaIntake.backfill(source.id);
     assert.equal(again?.created, 0);
     assert.equal((await leadsOf(source.id)).length, known + 6);
+  });
+
+  test('`source backfill --since` reads and submits only the leads created after it', async () => {
+    // Dated far from the other tests' leads (created now): only the one after --since is read.
+    const before2020 = sim.addLead({
+      createdTime: new Date('2020-01-01T08:00:00Z'),
+      fieldData: answers('+4915111110031'),
+    });
+    const justBefore = sim.addLead({
+      createdTime: new Date('2039-12-31T23:59:59Z'),
+      fieldData: answers('+4915111110032'),
+    });
+    const after2040 = sim.addLead({
+      createdTime: new Date('2040-01-01T00:00:01Z'),
+      fieldData: answers('+4915111110033'),
+    });
+    const pagesBefore = sim.requests.filter((r) => r.path.endsWith('/leads')).length;
+    const out: string[] = [];
+    const print = console.log;
+    console.log = (line: unknown) => void out.push(String(line));
+    try {
+      const db = { url: app.db.url, pool: app.db.pool, close: async () => {} };
+      const code = await sourceCommand(
+        ['backfill', source.id, '--since', '2040-01-01T00:00:00Z', '--json'],
+        app.config,
+        app.log,
+        db,
+      );
+      assert.equal(code, 0);
+    } finally {
+      console.log = print;
+    }
+    const report = JSON.parse(out.at(-1)!);
+    assert.deepEqual([report.read, report.created, report.known], [1, 1, 0]);
+    const page = sim.requests.filter((r) => r.path.endsWith('/leads')).slice(pagesBefore);
+    assert.equal(page.length, 1);
+    assert.deepEqual(JSON.parse(page[0]!.query.filtering!), [
+      { field: 'time_created', operator: 'GREATER_THAN', value: Date.parse('2040-01-01T00:00:00Z') / 1000 },
+    ]);
+    const ids = new Set((await leadsOf(source.id)).map((l) => l.source_lead_id));
+    assert.equal(ids.has(after2040.id), true);
+    assert.equal(ids.has(justBefore.id), false);
+    assert.equal(ids.has(before2020.id), false);
   });
 
   test('an unknown source id is null', async () => {

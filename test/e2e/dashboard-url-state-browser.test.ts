@@ -228,3 +228,29 @@ test('the Analytics period and the Logs filters are in the address too', async (
   await page.close();
   assert.deepEqual(problems, []);
 });
+
+test('the Source select is kept in the address, reaches the CSV link, and the lead page says the source', async () => {
+  await app.db.pool.query(
+    `UPDATE leads SET source = 'meta', source_detail = '{"adId": "123", "formId": "456"}' WHERE workspace_id = $1 AND name = 'Ben Booked'`,
+    [ws.workspaceId],
+  );
+  const page = await watchedPage(browser, base, problems);
+  await signInAs(page, base, owner.email, owner.password);
+  await page.goto(`${base}/admin/${ws.slug}/leads?status=booked`);
+  await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Old']);
+  await page.getByLabel('Source').selectOption('meta');
+  await expectLeads(page, ['Ben Booked']);
+  assert.equal(new URL(page.url()).search, '?status=booked&source=meta');
+  await page.reload();
+  await expectLeads(page, ['Ben Booked']);
+  assert.equal(await page.getByLabel('Source').inputValue(), 'meta');
+  assert.match((await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href')) ?? '', /source=meta/);
+  await page.getByRole('link', { name: 'Ben Booked' }).click();
+  await page.getByText('Meta Lead Ads (ad 123, form 456)').waitFor(WAIT);
+  await page.goBack();
+  await page.getByRole('button', { name: 'Show all leads' }).click();
+  await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Old']);
+  assert.equal(await page.getByLabel('Source').inputValue(), '');
+  await page.close();
+  assert.deepEqual(problems, []);
+});

@@ -1074,7 +1074,7 @@ export interface paths {
         delete: operations["revokeLeadSource"];
         options?: never;
         head?: never;
-        /** Rename a source, or change a webhook's or Google form's mapping or sandbox flag */
+        /** Rename a source or edit its mapping (webhook, Google: mapping, sandbox; Meta: fieldMapping, organicToSandbox) */
         patch: operations["updateLeadSource"];
         trace?: never;
     };
@@ -2190,6 +2190,26 @@ export interface components {
                     at: string;
                     ip: string | null;
                     userAgent: string | null;
+                    /** @description The exact consent text the lead agreed to (a form lead); null when none was recorded. */
+                    text: {
+                        version: number;
+                        text: string;
+                    } | null;
+                };
+                /** @description How the lead came in. `api`: a secret API key; `form`: the hosted form; `embed`: the form embedded in a site; `publishable`: a site's own form with a publishable key; `meta`, `google`: lead ads; `webhook`: a generic webhook. */
+                source: {
+                    /** @enum {string} */
+                    kind: "api" | "form" | "embed" | "publishable" | "meta" | "google" | "webhook";
+                    /** @description The source in words: "Hosted form", "Embedded form on https://…", "Meta Lead Ads — <source> (ad 1, form 2)"… */
+                    words: string;
+                    /** @description The connected source's name (meta, google, webhook). */
+                    name: string | null;
+                    /** @description The source's own id of the lead (Meta's lead id…). */
+                    sourceLeadId: string | null;
+                    /** @description Campaign, ad and form ids, the page a form was on (as the source sent them). */
+                    detail: {
+                        [key: string]: unknown;
+                    } | null;
                 };
                 bookingUid: string | null;
                 bookingStart: string | null;
@@ -2349,6 +2369,11 @@ export interface components {
             verifyToken: string;
             pageId?: string;
             formIds?: string[];
+            /** @description Meta field name → name, first_name, last_name, phone, email, goal, ignore, question:<id of a question of the workspace's form> or metadata:<key>; replaces the saved mapping (the standard fields keep their defaults unless named). */
+            fieldMapping?: {
+                [key: string]: ("name" | "first_name" | "last_name" | "phone" | "email" | "goal" | "ignore") | string;
+            };
+            organicToSandbox?: boolean;
         };
         AdminLeadSourceCreated: {
             /** @constant */
@@ -2368,10 +2393,23 @@ export interface components {
                 status: "waiting" | "active" | "failing" | "revoked";
                 /** @description Every lead of this source is a sandbox lead. */
                 sandbox: boolean;
-                /** @description Lead field → path in the payload (webhook, Google). */
+                /** @description Lead field → path in the payload (webhook, Google); empty for Meta (see `meta`). */
                 mapping: {
                     [key: string]: unknown;
                 };
+                /** @description A Meta source's field mapping and test leads; null for others. */
+                meta: {
+                    /** @description Meta field name → target, as the intake maps: the defaults for Meta's standard fields with the saved mapping over them. A target is name, first_name, last_name, phone, email, goal, ignore, question:<question id> or metadata:<key>; a field in no row is kept in the lead's metadata under its Meta name. */
+                    fieldMapping: {
+                        [key: string]: string;
+                    };
+                    /** @description The defaults for Meta's standard fields (a saved mapping can change, not remove, them). */
+                    defaults: {
+                        [key: string]: string;
+                    };
+                    /** @description Leads not from an ad (Lead Ads Testing Tool) go to the sandbox. */
+                    organicToSandbox: boolean;
+                } | null;
                 /** Format: date-time */
                 createdAt: string;
                 revokedAt: string | null;
@@ -2400,10 +2438,23 @@ export interface components {
                 status: "waiting" | "active" | "failing" | "revoked";
                 /** @description Every lead of this source is a sandbox lead. */
                 sandbox: boolean;
-                /** @description Lead field → path in the payload (webhook, Google). */
+                /** @description Lead field → path in the payload (webhook, Google); empty for Meta (see `meta`). */
                 mapping: {
                     [key: string]: unknown;
                 };
+                /** @description A Meta source's field mapping and test leads; null for others. */
+                meta: {
+                    /** @description Meta field name → target, as the intake maps: the defaults for Meta's standard fields with the saved mapping over them. A target is name, first_name, last_name, phone, email, goal, ignore, question:<question id> or metadata:<key>; a field in no row is kept in the lead's metadata under its Meta name. */
+                    fieldMapping: {
+                        [key: string]: string;
+                    };
+                    /** @description The defaults for Meta's standard fields (a saved mapping can change, not remove, them). */
+                    defaults: {
+                        [key: string]: string;
+                    };
+                    /** @description Leads not from an ad (Lead Ads Testing Tool) go to the sandbox. */
+                    organicToSandbox: boolean;
+                } | null;
                 /** Format: date-time */
                 createdAt: string;
                 revokedAt: string | null;
@@ -2432,6 +2483,11 @@ export interface components {
                 test?: string;
             };
             sandbox?: boolean;
+            /** @description Meta field name → name, first_name, last_name, phone, email, goal, ignore, question:<id of a question of the workspace's form> or metadata:<key>; replaces the saved mapping (the standard fields keep their defaults unless named). */
+            fieldMapping?: {
+                [key: string]: ("name" | "first_name" | "last_name" | "phone" | "email" | "goal" | "ignore") | string;
+            };
+            organicToSandbox?: boolean;
         };
         AdminLeadSourceUpdated: {
             /** @constant */
@@ -2451,10 +2507,23 @@ export interface components {
                 status: "waiting" | "active" | "failing" | "revoked";
                 /** @description Every lead of this source is a sandbox lead. */
                 sandbox: boolean;
-                /** @description Lead field → path in the payload (webhook, Google). */
+                /** @description Lead field → path in the payload (webhook, Google); empty for Meta (see `meta`). */
                 mapping: {
                     [key: string]: unknown;
                 };
+                /** @description A Meta source's field mapping and test leads; null for others. */
+                meta: {
+                    /** @description Meta field name → target, as the intake maps: the defaults for Meta's standard fields with the saved mapping over them. A target is name, first_name, last_name, phone, email, goal, ignore, question:<question id> or metadata:<key>; a field in no row is kept in the lead's metadata under its Meta name. */
+                    fieldMapping: {
+                        [key: string]: string;
+                    };
+                    /** @description The defaults for Meta's standard fields (a saved mapping can change, not remove, them). */
+                    defaults: {
+                        [key: string]: string;
+                    };
+                    /** @description Leads not from an ad (Lead Ads Testing Tool) go to the sandbox. */
+                    organicToSandbox: boolean;
+                } | null;
                 /** Format: date-time */
                 createdAt: string;
                 revokedAt: string | null;
@@ -2963,6 +3032,8 @@ export interface operations {
                 reached?: "contacted" | "conversation";
                 /** @description `ai`: no person stepped in; `person`: a hand-over, take-over, reply or outcome by an operator is in the timeline. */
                 handledBy?: "ai" | "person";
+                /** @description Came in by this source. `api`: a secret API key; `form`: the hosted form; `embed`: the form embedded in a site; `publishable`: a site's own form with a publishable key; `meta`, `google`: lead ads; `webhook`: a generic webhook. */
+                source?: "api" | "form" | "embed" | "publishable" | "meta" | "google" | "webhook";
             };
             header?: never;
             path: {
@@ -6853,6 +6924,8 @@ export interface operations {
                 reached?: "contacted" | "conversation";
                 /** @description `ai`: no person stepped in; `person`: a hand-over, take-over, reply or outcome by an operator is in the timeline. */
                 handledBy?: "ai" | "person";
+                /** @description Came in by this source. `api`: a secret API key; `form`: the hosted form; `embed`: the form embedded in a site; `publishable`: a site's own form with a publishable key; `meta`, `google`: lead ads; `webhook`: a generic webhook. */
+                source?: "api" | "form" | "embed" | "publishable" | "meta" | "google" | "webhook";
             };
             header?: never;
             path: {

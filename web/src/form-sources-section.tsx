@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, type Schemas } from './api.ts';
 import { CopyButton } from './copy.tsx';
 import { dateTime } from './format.ts';
+import { MetaMappingEditor } from './meta-mapping-editor.tsx';
 import { saveErrorText } from './save-error.ts';
 
 // The Form page's "Connected sources" section (docs/INTAKE.md, "Generic webhooks", "Google lead
@@ -81,6 +82,20 @@ function SourceRow({ s, base, canEdit, reload }: { s: Source; base: string; canE
           <span role="alert" className="error">
             {error}
           </span>
+        )}
+        {s.meta && !s.revokedAt && (
+          <details>
+            <summary>Field mapping</summary>
+            <MetaMappingEditor
+              meta={s.meta}
+              sourceName={s.name}
+              url={`${base}/sources/${s.id}`}
+              // The form builder's questions (…/form beside …/intake): the targets a Meta field can answer.
+              formUrl={base.replace(/\/intake$/, '/form')}
+              canEdit={canEdit}
+              saved={reload}
+            />
+          </details>
         )}
       </div>
     </li>

@@ -1,10 +1,10 @@
 import type { ReactNode } from 'react';
-import type { Status } from './api.ts';
+import type { LeadPage, Status } from './api.ts';
 import { Link } from './link.tsx';
 
 // The inbox's view in the page's address (/admin/<slug>/leads?status=…&q=…&from=…&reached=…):
-// the tab, the search, the Sandbox switch, the sort and the filters the Analytics page links each
-// figure with. A reload, a bookmark or a link shared with a teammate opens the same view, and
+// the tab, the search, the Sandbox switch, the sort, the source and the filters the Analytics page
+// links each figure with. A reload, a bookmark or a link shared with a teammate opens the same view, and
 // back/forward step through the views. The CSV export sends the same query to the API.
 
 export interface UrlFilters {
@@ -12,7 +12,21 @@ export interface UrlFilters {
   to?: string;
   reached?: 'contacted' | 'conversation';
   handledBy?: 'ai' | 'person';
+  source?: LeadSource;
 }
+
+/** How a lead came in (the API's `source` filter, leads.source), with the Source select's words. */
+export const SOURCE_LABELS = {
+  api: 'API',
+  form: 'Hosted form',
+  embed: 'Embedded form',
+  publishable: 'Publishable key',
+  meta: 'Meta Lead Ads',
+  google: 'Google lead form',
+  webhook: 'Webhook',
+} as const satisfies Record<LeadPage['lead']['source']['kind'], string>;
+export type LeadSource = keyof typeof SOURCE_LABELS;
+const isSource = (v: string | null): v is LeadSource => v !== null && Object.hasOwn(SOURCE_LABELS, v);
 
 export type Sort = 'newest' | 'activity' | 'waiting';
 
@@ -28,7 +42,7 @@ export interface InboxView {
 
 const STATUSES: readonly Status[] = ['new', 'in_conversation', 'booked', 'unqualified', 'needs_human'];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-export const FILTER_KEYS = ['from', 'to', 'reached', 'handledBy'] as const;
+export const FILTER_KEYS = ['from', 'to', 'reached', 'handledBy', 'source'] as const;
 
 /** The view an address's query names; anything unknown is left out (the default shows). */
 export function readInboxView(p: URLSearchParams): InboxView {
@@ -37,6 +51,7 @@ export function readInboxView(p: URLSearchParams): InboxView {
   const to = p.get('to');
   const reached = p.get('reached');
   const handledBy = p.get('handledBy');
+  const source = p.get('source');
   const status = p.get('status');
   const sort = p.get('sort');
   const sandbox = p.get('sandbox');
@@ -44,6 +59,7 @@ export function readInboxView(p: URLSearchParams): InboxView {
   if (to && DAY.test(to)) filters.to = to;
   if (reached === 'contacted' || reached === 'conversation') filters.reached = reached;
   if (handledBy === 'ai' || handledBy === 'person') filters.handledBy = handledBy;
+  if (isSource(source)) filters.source = source;
   return {
     tab: status && (STATUSES as string[]).includes(status) ? (status as Status) : 'all',
     search: p.get('q') ?? '',
@@ -80,6 +96,7 @@ export function FilterSummary({ filters, onClear }: { filters: UrlFilters; onCle
   else if (filters.to) parts.push(`created until ${filters.to}`);
   if (filters.reached) parts.push(REACHED[filters.reached]);
   if (filters.handledBy) parts.push(HANDLED[filters.handledBy]);
+  if (filters.source) parts.push(`from ${SOURCE_LABELS[filters.source]}`);
   if (parts.length === 0) return null;
   return (
     <p className="filter-summary" role="status">

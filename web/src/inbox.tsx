@@ -7,7 +7,14 @@ import { Link } from './link.tsx';
 import { useQueryState } from './nav.ts';
 import { AlertControls } from './alerts.tsx';
 import { OwnerCell, UnreadMark, useNow, WaitingCell } from './inbox-owner.tsx';
-import { CsvExportLink, FILTER_KEYS, FilterSummary, inboxParams, readInboxView } from './inbox-filters.tsx';
+import {
+  CsvExportLink,
+  FILTER_KEYS,
+  FilterSummary,
+  inboxParams,
+  readInboxView,
+  SOURCE_LABELS,
+} from './inbox-filters.tsx';
 
 // The leads inbox (/admin/<slug>/leads): tabs per status with counts, search, the Sandbox switch,
 // a table of the newest leads, more on demand (keyset), live through the workspace's event stream.
@@ -30,6 +37,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   const setSearch = (q: string) => setQuery({ q }, { replace: search !== '' && q !== '' });
   const setSandbox = (on: boolean) => setQuery({ sandbox: String(on) });
   const setSort = (s: string) => setQuery({ sort: s === 'activity' || s === 'waiting' ? s : undefined });
+  const setSource = (s: string) => setQuery({ source: Object.hasOwn(SOURCE_LABELS, s) ? s : undefined });
   const clearFilters = () => setQuery(Object.fromEntries(FILTER_KEYS.map((k) => [k, undefined])));
   // The API's query as a string: the list refetches when it changes, not on every render.
   const apiQuery = inboxParams({ tab, search: searched, sandbox, sort, filters }).toString();
@@ -109,6 +117,17 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
             <option value="newest">Newest first</option>
             <option value="activity">Last activity</option>
             <option value="waiting">Waiting longest</option>
+          </select>
+        </label>
+        <label className="source">
+          Source{' '}
+          <select value={filters.source ?? ''} onChange={(e) => setSource(e.target.value)}>
+            <option value="">All sources</option>
+            {Object.entries(SOURCE_LABELS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
           </select>
         </label>
         <label className="check">

@@ -9,6 +9,7 @@ import { navigate } from './nav.ts';
 import { LeadNotes } from './lead-notes.tsx';
 import { FollowUps } from './lead-follow-ups.tsx';
 import { ReplyComposer } from './reply-composer.tsx';
+import { ConsentRow, SourceRow } from './lead-source.tsx';
 
 // The lead page (/admin/<slug>/leads/<id>): who, what happened, the WhatsApp thread or the calls,
 // the booking, the provider traffic (collapsed), and the operator's actions. Buttons the role may
@@ -190,6 +191,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
             <dd>{l.channel === 'whatsapp' ? 'WhatsApp' : 'Voice'}</dd>
             <dt>Created</dt>
             <dd>{dateTime(l.createdAt)}</dd>
+            <SourceRow lead={l} />
             <dt>Created by</dt>
             <dd>
               {l.apiKey ? (
@@ -212,10 +214,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
                 <dd className="agent-notes">{l.agentNotes}</dd>
               </>
             )}
-            <dt>Consent</dt>
-            <dd>
-              {dateTime(l.consent.at)}, IP {l.consent.ip ?? 'unknown'}, {l.consent.userAgent ?? 'no user agent'}
-            </dd>
+            <ConsentRow lead={l} />
             {l.answers.map((a) => (
               <FragmentRow key={`a-${a.id}`} term={a.label ?? a.id} value={a.value} />
             ))}

@@ -46,7 +46,8 @@ export const updateSourceRoute = adminRoute({
   method: 'PATCH',
   url: `${INTAKE_BASE}/sources/:id`,
   operationId: 'updateLeadSource',
-  summary: "Rename a source, or change a webhook's or Google form's mapping or sandbox flag",
+  summary:
+    'Rename a source or edit its mapping (webhook, Google: mapping, sandbox; Meta: fieldMapping, organicToSandbox)',
   params: sourceParams,
   headers: csrfHeaders,
   body: named('AdminLeadSourceUpdate', s.updateSourceBody),

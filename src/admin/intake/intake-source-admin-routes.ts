@@ -5,9 +5,11 @@ import type { MetaSources } from '../../intake/meta/meta-sources.ts';
 import type { OperatorService } from '../../operators/operator-service.ts';
 import type { Permission } from '../../operators/roles.ts';
 import { AppError } from '../../shared/errors.ts';
+import type { WorkspaceService } from '../../workspaces/workspace-service.ts';
 import { requireMembership, requireSession } from '../admin-auth.ts';
 import * as c from './intake-source-admin-contracts.ts';
 import type { SourceAnswer } from './intake-source-admin-schemas.ts';
+import { metaSettingsView, requireFormQuestions } from './meta-mapping-admin.ts';
 
 // The Form page's connected sources (docs/INTAKE.md, "The Form page"), through the sources' own
 // services (LeadSourceService for webhooks and Google, MetaSources for a Page). Everyone in the
@@ -18,6 +20,8 @@ export interface IntakeSourceAdminDeps {
   operators: OperatorService;
   sources: LeadSourceService;
   meta: MetaSources;
+  /** The workspace's form questions: a Meta mapping's `question:<id>` targets must be among them. */
+  workspaces: Pick<WorkspaceService, 'findBySlug'>;
 }
 
 type SlugRequest = FastifyRequest<{ Params: { slug: string } }>;
@@ -32,6 +36,7 @@ const view = (v: LeadSourceView): SourceAnswer => ({
   sandbox: v.sandbox,
   // Meta's mapping lives in its own settings; the generic one would only show defaults.
   mapping: v.kind === 'meta' ? {} : v.mapping,
+  meta: v.kind === 'meta' ? metaSettingsView(v.config) : null,
   createdAt: v.createdAt.toISOString(),
   revokedAt: iso(v.revokedAt),
   lastLeadAt: iso(v.lastLeadAt),
@@ -43,6 +48,12 @@ export function intakeSourceAdminRoutes(deps: IntakeSourceAdminDeps) {
   const member = async (request: SlugRequest, permission: Permission) => {
     const session = await requireSession(deps.operators, request);
     return requireMembership(session, request.params.slug, permission);
+  };
+  const formQuestions = async (slug: string, mapping: Parameters<typeof requireFormQuestions>[1] | undefined) => {
+    if (mapping === undefined) return;
+    const workspace = await deps.workspaces.findBySlug(slug);
+    if (!workspace) throw new AppError('workspace_not_found');
+    requireFormQuestions(workspace, mapping);
   };
   return async (scope: FastifyInstance): Promise<void> => {
     scope.addHook('onRoute', (route) => {
@@ -59,11 +70,18 @@ export function intakeSourceAdminRoutes(deps: IntakeSourceAdminDeps) {
         const m = await member(request, 'settings.manage');
         const body = input.body();
         if (body.kind === 'meta') {
-          const { name, pageAccessToken, appSecret, verifyToken, pageId, formIds } = body;
+          const { name, pageAccessToken, appSecret, verifyToken, pageId, formIds, fieldMapping, organicToSandbox } =
+            body;
+          await formQuestions(m.slug, fieldMapping);
           const row = await deps.meta.connect(m.workspaceId, {
             name,
             secret: { pageAccessToken, appSecret, verifyToken },
-            config: { ...(pageId ? { pageId } : {}), ...(formIds ? { formIds } : {}) },
+            config: {
+              ...(pageId ? { pageId } : {}),
+              ...(formIds ? { formIds } : {}),
+              ...(fieldMapping ? { fieldMapping } : {}),
+              ...(organicToSandbox !== undefined ? { organicToSandbox } : {}),
+            },
           });
           return { ok: true as const, source: view(deps.sources.view(row)), secret: null };
         }
@@ -86,10 +104,24 @@ export function intakeSourceAdminRoutes(deps: IntakeSourceAdminDeps) {
         const body = input.body();
         const current = await deps.sources.get(m.workspaceId, request.params.id);
         if (!current || current.revokedAt) throw new AppError('lead_source_not_found');
+        const metaChange = body.fieldMapping !== undefined || body.organicToSandbox !== undefined;
         if (current.kind === 'meta' && (body.mapping !== undefined || body.sandbox !== undefined))
           throw new AppError('validation_failed', {
-            issues: [{ path: ['mapping'], message: "A Meta source's mapping and test leads follow its own settings." }],
+            issues: [{ path: ['mapping'], message: 'A Meta source takes fieldMapping and organicToSandbox instead.' }],
           });
+        if (current.kind !== 'meta' && metaChange)
+          throw new AppError('validation_failed', {
+            issues: [{ path: ['fieldMapping'], message: 'Only a Meta source maps by Meta field name: use mapping.' }],
+          });
+        if (current.kind === 'meta' && metaChange) {
+          await formQuestions(m.slug, body.fieldMapping);
+          const { fieldMapping, organicToSandbox } = body;
+          const row = await deps.meta.configure(m.workspaceId, request.params.id, {
+            ...(fieldMapping !== undefined ? { fieldMapping } : {}),
+            ...(organicToSandbox !== undefined ? { organicToSandbox } : {}),
+          });
+          if (!row) throw new AppError('lead_source_not_found');
+        }
         const updated = await deps.sources.update(m.workspaceId, request.params.id, {
           ...(body.name !== undefined ? { name: body.name } : {}),
           ...(body.mapping !== undefined ? { mapping: body.mapping } : {}),

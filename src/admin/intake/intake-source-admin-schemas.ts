@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fieldMappingSchema } from '../../intake/field-mapping.ts';
+import { fieldMappingSchema as metaFieldMappingSchema } from '../../intake/meta/meta-lead-mapping.ts';
 import { metaSourceSecretSchema } from '../../intake/meta/meta-source-settings.ts';
 
 // The Form page's connected sources (docs/INTAKE.md, "Generic webhooks", "Google lead forms",
@@ -10,6 +11,33 @@ import { metaSourceSecretSchema } from '../../intake/meta/meta-source-settings.t
 const timestamp = z.iso.datetime({ precision: 3 });
 const name = z.string().trim().min(1).max(100);
 const metaId = z.string().regex(/^\d{1,30}$/, 'Use the numeric id Meta shows.');
+
+/** A Meta source's own settings as the Form page edits them (docs/INTAKE.md, "Meta Lead Ads"). */
+export const metaSettingsSchema = z.object({
+  fieldMapping: z.record(z.string(), z.string()).meta({
+    description:
+      "Meta field name → target, as the intake maps: the defaults for Meta's standard fields with the saved mapping over them. " +
+      'A target is name, first_name, last_name, phone, email, goal, ignore, question:<question id> or metadata:<key>; ' +
+      "a field in no row is kept in the lead's metadata under its Meta name.",
+  }),
+  defaults: z
+    .record(z.string(), z.string())
+    .meta({ description: "The defaults for Meta's standard fields (a saved mapping can change, not remove, them)." }),
+  organicToSandbox: z
+    .boolean()
+    .meta({ description: 'Leads not from an ad (Lead Ads Testing Tool) go to the sandbox.' }),
+});
+export type MetaSettingsAnswer = z.infer<typeof metaSettingsSchema>;
+
+/** What a Meta source takes on create and edit: validated by the schema the intake reads the config with. */
+const metaSettingsInput = {
+  fieldMapping: metaFieldMappingSchema.optional().meta({
+    description:
+      'Meta field name → name, first_name, last_name, phone, email, goal, ignore, question:<id of a question of the ' +
+      "workspace's form> or metadata:<key>; replaces the saved mapping (the standard fields keep their defaults unless named).",
+  }),
+  organicToSandbox: z.boolean().optional(),
+};
 
 export const sourceSchema = z.object({
   id: z.uuid(),
@@ -22,7 +50,10 @@ export const sourceSchema = z.object({
   sandbox: z.boolean().meta({ description: 'Every lead of this source is a sandbox lead.' }),
   mapping: z
     .record(z.string(), z.unknown())
-    .meta({ description: 'Lead field → path in the payload (webhook, Google).' }),
+    .meta({ description: 'Lead field → path in the payload (webhook, Google); empty for Meta (see `meta`).' }),
+  meta: metaSettingsSchema
+    .nullable()
+    .meta({ description: "A Meta source's field mapping and test leads; null for others." }),
   createdAt: timestamp,
   revokedAt: timestamp.nullable(),
   lastLeadAt: timestamp.nullable(),
@@ -52,6 +83,7 @@ export const createSourceBody = z.discriminatedUnion('kind', [
     ...metaSourceSecretSchema.shape,
     pageId: metaId.optional(),
     formIds: z.array(metaId).max(100).optional(),
+    ...metaSettingsInput,
   }),
 ]);
 export const sourceCreatedSchema = z.object({
@@ -66,6 +98,7 @@ export const updateSourceBody = z.object({
   name: name.optional(),
   mapping: fieldMappingSchema.optional(),
   sandbox: z.boolean().optional(),
+  ...metaSettingsInput,
 });
 export const sourceUpdatedSchema = z.object({ ok: z.literal(true), source: sourceSchema });
 export const secretRotatedSchema = z.object({

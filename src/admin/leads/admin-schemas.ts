@@ -5,6 +5,7 @@ import { INBOX_SORTS, PAGE_SIZE_MAX, SEARCH_TOO_SHORT, searchTooShort } from './
 import { inboxFilterFields } from './inbox-filters.ts';
 import { messageSchema, olderCursorSchema, timelineEventSchema } from './lead-history-schemas.ts';
 import { contactPlanViewSchema, nextAttemptSchema } from './contact-plan-schemas.ts';
+import { leadSourceSchema } from './lead-source-view.ts';
 
 // Requests and responses of the admin API (docs/DASHBOARD.md) as zod schemas: they validate the
 // requests, type the handlers' answers and become the OpenAPI document's admin part.
@@ -173,7 +174,16 @@ export const leadPageSchema = z.object({
     answers: z.array(z.object({ id: z.string(), label: z.string().nullable(), value: z.string() })),
     metadata: anyObject,
     formAnswers: z.array(z.object({ id: z.string(), label: z.string().nullable(), value: z.unknown() })),
-    consent: z.object({ at: timestamp, ip: z.string().nullable(), userAgent: z.string().nullable() }),
+    consent: z.object({
+      at: timestamp,
+      ip: z.string().nullable(),
+      userAgent: z.string().nullable(),
+      text: z
+        .object({ version: z.int(), text: z.string() })
+        .nullable()
+        .meta({ description: 'The exact consent text the lead agreed to (a form lead); null when none was recorded.' }),
+    }),
+    source: leadSourceSchema,
     bookingUid: z.string().nullable(),
     bookingStart: nullableTimestamp,
     optedOutAt: nullableTimestamp,

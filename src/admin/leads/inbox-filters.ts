@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { LEAD_SOURCE_KINDS, LEAD_SOURCE_TEXT } from './lead-source-view.ts';
 
 // The inbox's filters beyond status and search (docs/DASHBOARD.md, "Inbox"): the leads behind a
 // figure of the Analytics page — created in a period of the workspace's local days, that reached
-// a stage of the funnel, handled by the AI alone or after a person stepped in. The inbox page,
+// a stage of the funnel, handled by the AI alone or after a person stepped in, come in by one
+// source (leads.source, the Analytics page's "By source"). The inbox page,
 // its CSV export and the Analytics page's links share them, so a link opens exactly the leads a
 // figure counts (the same lead_funnel moments, migrations 017 and 042).
 
@@ -34,6 +36,10 @@ export const inboxFilterFields = {
     .optional()
     .meta({ description: 'Reached this stage of the funnel, as the Analytics page counts it.' }),
   handledBy: z.enum(HANDLED_BY).optional().meta({ description: HANDLED_BY_TEXT }),
+  source: z
+    .enum(LEAD_SOURCE_KINDS)
+    .optional()
+    .meta({ description: `Came in by this source. ${LEAD_SOURCE_TEXT}` }),
 };
 
 export interface InboxFilters {
@@ -41,6 +47,7 @@ export interface InboxFilters {
   to?: string;
   reached?: (typeof INBOX_STAGES)[number];
   handledBy?: (typeof HANDLED_BY)[number];
+  source?: (typeof LEAD_SOURCE_KINDS)[number];
   /** The workspace's time zone: the local days of `from` and `to`. */
   timeZone: string;
 }
@@ -52,6 +59,7 @@ export function filtersOf(q: Partial<Omit<InboxFilters, 'timeZone'>>, timeZone: 
   if (q.to) f.to = q.to;
   if (q.reached) f.reached = q.reached;
   if (q.handledBy) f.handledBy = q.handledBy;
+  if (q.source) f.source = q.source;
   return Object.keys(f).length > 1 ? f : undefined;
 }
 
@@ -70,6 +78,7 @@ export function filterCondition(f: InboxFilters | undefined, next: number): { sq
     if (f.from) parts.push(`l.created_at >= (${param(f.from)}::date)::timestamp AT TIME ZONE ${tz}::text`);
     if (f.to) parts.push(`l.created_at < (${param(f.to)}::date + 1)::timestamp AT TIME ZONE ${tz}::text`);
   }
+  if (f.source) parts.push(`l.source = ${param(f.source)}`);
   const funnel: string[] = [];
   if (f.reached === 'contacted') funnel.push('f.contacted_at IS NOT NULL');
   if (f.reached === 'conversation') funnel.push('f.conversed_at IS NOT NULL');

@@ -11,11 +11,13 @@ import { readPlan } from '../../contact-plan/contact-plan-queries.ts';
 import { contactPlanView } from './contact-plan-view.ts';
 import { windowZones } from '../../contact-plan/lead-clock.ts';
 import { contactPlanOf } from '../../workspaces/contact-plan-config.ts';
+import { leadSourceView } from './lead-source-view.ts';
 
 // The lead page's data (docs/DASHBOARD.md, "Lead page"): the details `leadintake lead show` prints
 // (lead-details.ts) plus what only the page shows — form answers with the questions' labels, the
 // consent record, the API key that created the lead (name and prefix only), every call with its
-// transcript by speaker, the 24-hour WhatsApp window.
+// transcript by speaker, the 24-hour WhatsApp window, where the lead came from (lead-source-view.ts)
+// and the consent text it agreed to.
 
 export async function leadPage(
   db: Queryable,
@@ -32,9 +34,15 @@ export async function leadPage(
     db.query(
       `SELECT l.livemode, l.consent_ip, l.consent_user_agent,
               l.last_inbound_at, k.name AS key_name, k.prefix AS key_prefix,
-              l.owner_operator_id AS owner_id, o.name AS owner_name
+              l.owner_operator_id AS owner_id, o.name AS owner_name,
+              l.source, s.name AS source_name, l.source_lead_id, l.source_detail,
+              c.version AS consent_version, c.text AS consent_text
          FROM leads l LEFT JOIN api_keys k ON k.id = l.api_key_id
-         LEFT JOIN operators o ON o.id = l.owner_operator_id WHERE l.id = $1`,
+         LEFT JOIN operators o ON o.id = l.owner_operator_id
+         -- The workspace's own rows only, however the ids were written.
+         LEFT JOIN lead_sources s ON s.id = l.source_id AND s.workspace_id = l.workspace_id
+         LEFT JOIN consent_texts c ON c.id = l.consent_text_id AND c.workspace_id = l.workspace_id
+        WHERE l.id = $1`,
       [leadId],
     ),
     db.query(
@@ -92,7 +100,13 @@ export async function leadPage(
       formAnswers: Object.entries(l.formResponses)
         .map(([id, value]) => ({ id, label: labels.get(id) ?? null, value }))
         .sort((a, b) => order(a.id) - order(b.id)),
-      consent: { at: l.consentedAt, ip: x.consent_ip, userAgent: x.consent_user_agent },
+      consent: {
+        at: l.consentedAt,
+        ip: x.consent_ip,
+        userAgent: x.consent_user_agent,
+        text: x.consent_version === null ? null : { version: x.consent_version, text: x.consent_text },
+      },
+      source: leadSourceView(x),
       bookingUid: l.bookingUid,
       bookingStart: l.bookingStart,
       optedOutAt: l.optedOutAt,

@@ -7,11 +7,17 @@ import type { MetaLead } from './meta-lead-client.ts';
 // and custom questions by the key the form gave them. A field mapped nowhere is kept in the lead's
 // metadata under its Meta name, so the agent still sees the answer.
 
+// One message for a bad target, whichever branch refused it (the path names the Meta field).
+const TARGET_ERROR =
+  'A target is name, first_name, last_name, phone, email, goal, ignore, question:<id> or metadata:<key>.';
 /** Where a Meta field goes: a lead field, a question of the workspace's form, a metadata key, or nowhere. */
-export const mappingTargetSchema = z.union([
-  z.enum(['name', 'first_name', 'last_name', 'phone', 'email', 'goal', 'ignore']),
-  z.string().regex(/^(question|metadata):[A-Za-z0-9_.-]{1,64}$/),
-]);
+export const mappingTargetSchema = z.union(
+  [
+    z.enum(['name', 'first_name', 'last_name', 'phone', 'email', 'goal', 'ignore']),
+    z.string().regex(/^(question|metadata):[A-Za-z0-9_.-]{1,64}$/, TARGET_ERROR),
+  ],
+  { error: TARGET_ERROR },
+);
 export type MappingTarget = z.output<typeof mappingTargetSchema>;
 
 export const fieldMappingSchema = z.record(z.string().min(1).max(200), mappingTargetSchema);

@@ -15,6 +15,7 @@ import {
 // (src/intake/lead-source-service.ts), so a blob copied to another row fails to open.
 
 const boundTo = (sourceId: string): string => `lead-source:${sourceId}`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class MetaSources {
   readonly #pool: Pool;
@@ -44,6 +45,26 @@ export class MetaSources {
     });
   }
 
+  /**
+   * Changes the field mapping or the organic-leads flag of a live `meta` source of the workspace,
+   * keeping the rest of its config (Page, forms); null when there is none. Throws ZodError on a
+   * bad mapping. The next webhook or backfill maps with it (the intake reads the row each time).
+   */
+  async configure(
+    workspaceId: string,
+    id: string,
+    change: Pick<MetaSourceConfig, 'fieldMapping' | 'organicToSandbox'>,
+  ): Promise<q.LeadSourceRow | null> {
+    const current = UUID.test(id) ? await q.findSource(this.#pool, workspaceId, id) : null;
+    if (!current || current.revokedAt || current.kind !== 'meta') return null;
+    const config = metaSourceConfigSchema.parse({
+      ...current.config,
+      ...(change.fieldMapping !== undefined ? { fieldMapping: change.fieldMapping } : {}),
+      ...(change.organicToSandbox !== undefined ? { organicToSandbox: change.organicToSandbox } : {}),
+    });
+    return q.updateSource(this.#pool, workspaceId, id, { config });
+  }
+
   /** The live `meta` source behind a URL token; null for any other (unknown, revoked, other kind). */
   async byToken(token: string): Promise<MetaSource | null> {
     if (!/^[A-Za-z0-9_-]{20,64}$/.test(token)) return null;
@@ -53,7 +74,7 @@ export class MetaSources {
 
   /** A workspace's `meta` source by id (the backfill command); null when none or revoked. */
   async byId(sourceId: string): Promise<MetaSource | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sourceId)) return null;
+    if (!UUID.test(sourceId)) return null;
     const { rows } = await this.#pool.query(
       `SELECT s.token FROM lead_sources s JOIN workspaces w ON w.id = s.workspace_id
         WHERE s.id = $1 AND s.kind = 'meta' AND s.revoked_at IS NULL AND w.deleted_at IS NULL`,
