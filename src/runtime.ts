@@ -28,11 +28,17 @@ export interface Database {
  * role (no superuser; it owns the database). Migrated: our SQL migrations, then pg-boss's schema
  * and our job queues.
  */
-export async function openDatabase(config: Config, log: Logger, opts: { poolMax?: number } = {}): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  log: Logger,
+  opts: { poolMax?: number; migrate?: boolean } = {},
+): Promise<Database> {
   const embedded = config.DATABASE_URL ? null : await ensureEmbeddedPostgres(config.LEADINTAKE_DATA_DIR, log);
   const url = config.DATABASE_URL ?? embedded!.url;
   const pool = createPool(url, opts.poolMax ?? config.DB_POOL_MAX, POOL_NAME, log);
   try {
+    // MIGRATE_ON_START=false (serve, worker): a `leadintake migrate` job does it; /readyz waits for it.
+    if (opts.migrate === false) return { url, pool, close: closer(pool, embedded) };
     const applied = await migrate(pool, readMigrations(MIGRATION_DATA_STEPS), log);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     if (!(await jobQueuesExist(pool))) {
@@ -45,17 +51,17 @@ export async function openDatabase(config: Config, log: Logger, opts: { poolMax?
     await embedded?.stop();
     throw err;
   }
-  return {
-    url,
-    pool,
-    close: async () => {
-      // The embedded PostgreSQL stops at once ("fast" shutdown) and cuts any connection still
-      // open, whose owner then logs an error: pg-boss's pool closes its connections without
-      // waiting for them. Ours is the last pool to close, so it waits (briefly) to be alone.
-      if (embedded) await untilLastConnection(pool).catch(() => {});
-      await pool.end();
-      await embedded?.stop();
-    },
+  return { url, pool, close: closer(pool, embedded) };
+}
+
+function closer(pool: Pool, embedded: { stop(): Promise<void> } | null): () => Promise<void> {
+  return async () => {
+    // The embedded PostgreSQL stops at once ("fast" shutdown) and cuts any connection still
+    // open, whose owner then logs an error: pg-boss's pool closes its connections without
+    // waiting for them. Ours is the last pool to close, so it waits (briefly) to be alone.
+    if (embedded) await untilLastConnection(pool).catch(() => {});
+    await pool.end();
+    await embedded?.stop();
   };
 }
 

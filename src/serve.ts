@@ -45,7 +45,7 @@ export async function serve(
   log: Logger,
   opts: { worker?: boolean; firstRunDemo?: boolean } = {},
 ): Promise<RunningServer> {
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, { migrate: config.MIGRATE_ON_START });
   const boss = await startBoss(db.url, log, {
     heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS,
     monitorIntervalSeconds: config.JOB_MONITOR_SECONDS,

