@@ -10,6 +10,9 @@ import { startBoss } from '../src/jobs/boss.ts';
 import { createLogger } from '../src/shared/logger.ts';
 
 const log = createLogger('warn', process.stderr);
+// Test files run side by side: most of their time is spent waiting on PostgreSQL, a child process
+// or the browser, so one more file than the build machines' two cores keeps them busy.
+const TEST_FILES_AT_ONCE = Number(process.env.TEST_CONCURRENCY) || 3;
 // The compiled build `npm start` runs (dist/): built fresh, so tests of it never see a stale one.
 // LEADINTAKE_TEST_SKIP_BUILD=1 skips it, for running a few files while dist/ is known to be current.
 if (!process.env.LEADINTAKE_TEST_SKIP_BUILD) {
@@ -20,7 +23,7 @@ if (!process.env.LEADINTAKE_TEST_SKIP_BUILD) {
 // CREATEDB added: the template and every test file's database are created by it and owned by it.
 const embedded = process.env.DATABASE_URL
   ? null
-  : await ensureEmbeddedPostgres('.test-data', log, { createDatabases: true });
+  : await ensureEmbeddedPostgres('.test-data', log, { createDatabases: true, throwaway: true });
 const adminUrl = process.env.DATABASE_URL || embedded!.url;
 const template = `leadintake_tpl_${crypto.randomBytes(4).toString('hex')}`;
 const admin = createPool(adminUrl, 2);
@@ -45,7 +48,12 @@ try {
   // that logs (a checkpoint, a terminated connection) blocks, and the suite hangs.
   const runner = spawn(
     process.execPath,
-    ['--test', '--test-concurrency=2', '--test-timeout=120000', ...(files.length ? files : ['test/**/*.test.ts'])],
+    [
+      '--test',
+      `--test-concurrency=${TEST_FILES_AT_ONCE}`,
+      '--test-timeout=120000',
+      ...(files.length ? files : ['test/**/*.test.ts']),
+    ],
     {
       stdio: 'inherit',
       env: { ...process.env, LEADINTAKE_TEST_ADMIN_URL: adminUrl, LEADINTAKE_TEST_TEMPLATE: template },

@@ -21,6 +21,11 @@ export interface EmbeddedOptions {
   port?: number;
   /** CREATEDB for the service's role: the test runner clones a database per test file as that role. */
   createDatabases?: boolean;
+  /**
+   * The test suite's throwaway server: no fsync or synchronous commit (a lost machine loses only
+   * test data, which each run recreates). Never for a service's data.
+   */
+  throwaway?: boolean;
 }
 
 // Logins by password (SCRAM) only, over loopback TCP only: the server has no Unix socket (see
@@ -81,7 +86,10 @@ export async function ensureEmbeddedPostgres(
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // Loopback TCP only, no Unix socket (its default directory, /tmp, is open to every user).
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      ...(opts.throwaway ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ],
     onLog: (message) => log.debug({ pg: String(message).trim() }, 'embedded postgres'),
     onError: (message) => log.debug({ pg: String(message).trim() }, 'embedded postgres'),
   });
