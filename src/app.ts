@@ -38,7 +38,6 @@ import { intakeKeyAdminRoutes } from './admin/intake/intake-key-admin-routes.ts'
 import { intakeSettingsAdminRoutes } from './admin/intake/intake-settings-admin-routes.ts';
 import { intakeSourceAdminRoutes } from './admin/intake/intake-source-admin-routes.ts';
 import { FormSettingsService } from './forms/form-settings-service.ts';
-import { MetaSources } from './intake/meta/meta-sources.ts';
 import { PublishableKeys } from './workspaces/api-key-publishable.ts';
 import { PlanActions } from './contact-plan/plan-actions.ts';
 import type { OperatorService } from './operators/operator-service.ts';
@@ -285,7 +284,7 @@ export function buildApp(deps: AppDeps): App {
     intakeSourceAdminRoutes({
       operators,
       sources: intake.sources,
-      meta: new MetaSources({ pool: deps.pool, secrets: deps.secrets }),
+      meta: meta.sources,
       workspaces: deps.workspaces,
     }),
   );

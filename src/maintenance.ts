@@ -1,6 +1,6 @@
 import { maintainAnalyticsDays } from './admin/analytics/analytics-days.ts';
 import { pruneRateLimitCounters } from './auth/rate-limiter.ts';
-import { pruneIntakeCounters } from './forms/form-abuse.ts';
+import { pruneIntakeCounters } from './auth/intake-limits.ts';
 import type { Config } from './config/config.ts';
 import type { Pool } from './db/pool.ts';
 import { pruneIntegrationEvents, type RetentionPolicy } from './integration-log/integration-log.ts';

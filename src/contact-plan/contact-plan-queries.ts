@@ -53,14 +53,6 @@ export async function endPlan(db: Queryable, leadId: string, reason: string): Pr
   return rows[0]?.ended === true;
 }
 
-/**
- * Locks the lead's row, before its plan's: the order every writer of both takes (a status change
- * and its trigger, a send's recording), so two of them never wait for each other in a circle.
- */
-export async function lockLeadRow(db: Queryable, leadId: string): Promise<void> {
-  await db.query('SELECT 1 FROM leads WHERE id = $1 FOR UPDATE', [leadId]);
-}
-
 export async function readPlan(
   db: Queryable,
   leadId: string,

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
+import { lockLeadRow } from '../leads/lead-lock.ts';
 import { transitionLead } from '../leads/lead-state.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -60,7 +61,7 @@ export class ContactPlanService {
     const now = this.#d.clock();
     let attempt: Attempt | null = null;
     const outcome = await this.#tx(async (db): Promise<RunOutcome> => {
-      await q.lockLeadRow(db, leadId);
+      await lockLeadRow(db, leadId);
       const plan = await q.readPlan(db, leadId, { forUpdate: true });
       if (!plan || plan.step !== step || plan.endedAt || !plan.next) return 'superseded';
       const lead = await q.readAttemptContext(db, leadId);

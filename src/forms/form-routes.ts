@@ -8,7 +8,8 @@ import { formSettingsOf, type FormSettings } from '../workspaces/form-settings.t
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { consentTextById } from './consent-texts.ts';
-import { ADDRESS_HOURLY_LIMIT, countIntake, HONEYPOT_FIELD, type FormAbuseGuard } from './form-abuse.ts';
+import type { IntakeLimits } from '../auth/intake-limits.ts';
+import { HONEYPOT_FIELD, type FormAbuseGuard } from './form-abuse.ts';
 import { FORM_CSS, FORM_JS } from './form-assets.ts';
 import { ASSETS_PATH, type RenderedPage } from './form-html.ts';
 import { formKeyOf } from './form-key.ts';
@@ -40,6 +41,8 @@ export interface FormRouteDeps {
   leads: LeadService;
   formSettings: FormSettingsService;
   abuse: FormAbuseGuard;
+  /** Per-address and per-workspace hourly limits (the workspace's from its form settings). */
+  limits: IntakeLimits;
   turnstile: TurnstileClient;
   /** The hourly limit of a new form key (DEFAULT_HOURLY_LIMIT). */
   formKeyHourlyLimit: number;
@@ -151,15 +154,8 @@ export function formRoutes(deps: FormRouteDeps) {
       const ip = request.ip ?? '';
 
       // Every POST counts, whatever it holds: a flood of bad ones is a flood all the same.
-      const limit = await countIntake(
-        deps.pool,
-        [
-          { scope: deps.abuse.addressScope(ip), limit: ADDRESS_HOURLY_LIMIT },
-          { scope: `form-ws:${workspace.id}`, limit: settings.hourlyLimit },
-        ],
-        now,
-      );
-      if (!limit.allowed) {
+      const limit = await deps.limits.admit(workspace.id, ip, settings.hourlyLimit);
+      if (!limit.ok) {
         void reply.header('retry-after', String(limit.retryAfterSeconds));
         return send(reply, 429, renderLimited(c), embed);
       }

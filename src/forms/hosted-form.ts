@@ -5,7 +5,8 @@ import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { SecretBox } from '../workspaces/secret-box.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
-import { FormAbuseGuard } from './form-abuse.ts';
+import { IntakeLimits } from '../auth/intake-limits.ts';
+import { ADDRESS_HOURLY_LIMIT as FORM_ADDRESS_HOURLY_LIMIT, FormAbuseGuard } from './form-abuse.ts';
 import { formRoutes } from './form-routes.ts';
 import { FormSettingsService } from './form-settings-service.ts';
 import { TurnstileClient } from './turnstile-client.ts';
@@ -23,6 +24,14 @@ export function hostedForm(
     leads,
     formSettings: new FormSettingsService(deps.pool, deps.secrets),
     abuse: new FormAbuseGuard(deps.secrets.derive('hosted-form')),
+    limits: new IntakeLimits({
+      db: deps.pool,
+      clock: deps.clock,
+      addressKey: deps.secrets.derive('intake-address'),
+      scope: 'form',
+      // The workspace's limit is its form setting (hourlyLimit), given with each admit.
+      limits: { perAddress: FORM_ADDRESS_HOURLY_LIMIT },
+    }),
     turnstile: new TurnstileClient(deps.config.TURNSTILE_VERIFY_URL),
     formKeyHourlyLimit: deps.config.DEFAULT_HOURLY_LIMIT,
   });

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../db/pool.ts';
+import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
 
 // One turn at a time per lead, across every worker process: a session-level advisory lock held
 // on a connection of the turn's own for the whole turn, which also runs the turn's queries (one
@@ -116,4 +116,18 @@ export async function inTransaction<T>(db: PoolClient, fn: (tx: PoolClient) => P
     await db.query('ROLLBACK').catch(() => {});
     throw err;
   }
+}
+
+/**
+ * Locks the lead's row until the transaction ends: the first lock of every transaction that
+ * changes a lead's conversation or its contact plan (docs/WHATSAPP.md, "Lock order"; the plan's
+ * triggers take the lead's row before the plan's). False when there is no such lead.
+ */
+export async function lockLeadRow(db: Queryable, leadId: string): Promise<boolean> {
+  const { rowCount } = await db.query({
+    name: 'lead-lock-row',
+    text: 'SELECT 1 FROM leads WHERE id = $1 FOR UPDATE',
+    values: [leadId],
+  });
+  return rowCount === 1;
 }

@@ -11,7 +11,7 @@ import { callRequest, type Dial } from '../voice/call-request.ts';
 import type { CallOptions, SandboxDial } from '../voice/voice-channel.ts';
 import { firstCallPlan } from '../voice/first-call.ts';
 import type { VoiceProvider } from '../voice/voice-provider.ts';
-import { firstTemplateAfter } from '../whatsapp/first-contact-window.ts';
+import { firstContactAfter } from '../contact-plan/first-contact-window.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import type { VapiSettings, WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { LeadBatches } from './lead-batch-statement.ts';
@@ -133,12 +133,11 @@ export class LeadService {
   }
 
   async #submitWhatsapp(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
-    const now = this.#d.clock?.() ?? new Date();
     const lead = newLead(s, ctx);
-    lead.firstTurnAfter = await firstTemplateAfter(
-      ctx.workspace,
+    lead.firstTurnAfter = await firstContactAfter(
+      ctx.workspace.agent,
       { phoneE164: lead.phoneNormalized, metadata: lead.metadata },
-      now,
+      this.#now(),
     );
     const result = await this.#d.batches.insert(lead);
     if (result.kind !== 'inserted') throw await this.#duplicate(lead, result.leadId);

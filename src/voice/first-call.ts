@@ -1,6 +1,5 @@
-import { insideWindow, leadTimeZones, nextOpening } from '../contact-plan/lead-clock.ts';
+import { firstContactAfter } from '../contact-plan/first-contact-window.ts';
 import { voicemailMessageFor } from '../contact-plan/voice-ladder.ts';
-import type { AgentConfig } from '../workspaces/agent-config.ts';
 import { contactPlanOf } from '../workspaces/contact-plan-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
 import { type CallLead, firstNameOf } from './call-request.ts';
@@ -40,19 +39,6 @@ export async function firstCallPlan(
   livemode: boolean,
 ): Promise<Pick<PlaceCallRequest, 'voicemail' | 'earliestAt'>> {
   const voicemail = voicemailFor(workspace, lead.name, null, now, livemode);
-  const settings = contactPlanOf(workspace.agent);
-  if (settings.firstContact !== 'in_window') return { voicemail };
-  const { zones } = await leadTimeZones({
-    phoneE164: lead.phoneE164,
-    metadata: lead.metadata,
-    workspaceTimeZone: timeZoneOf(workspace.agent),
-  });
-  if (insideWindow(now, settings.window, zones)) return { voicemail };
-  // No opening within two weeks (a window of holidays only): called now rather than never.
-  const opening = nextOpening(now, settings.window, zones);
-  return opening ? { voicemail, earliestAt: opening } : { voicemail };
-}
-
-function timeZoneOf(agent: AgentConfig | null): string {
-  return agent?.timeZone && agent.timeZone.length > 0 ? agent.timeZone : 'UTC';
+  const earliestAt = await firstContactAfter(workspace.agent, lead, now);
+  return earliestAt ? { voicemail, earliestAt } : { voicemail };
 }

@@ -123,19 +123,6 @@ export interface InboundLead {
   hasBooking: boolean;
 }
 
-/**
- * Locks the lead's row until the transaction ends: the first lock of every transaction that
- * changes a lead's conversation (docs/WHATSAPP.md, "Lock order"). False when there is no such lead.
- */
-export async function lockLeadRow(db: Queryable, leadId: string): Promise<boolean> {
-  const { rowCount } = await db.query({
-    name: 'conversation-lock-lead',
-    text: 'SELECT 1 FROM leads WHERE id = $1 FOR UPDATE',
-    values: [leadId],
-  });
-  return rowCount === 1;
-}
-
 /** The workspace's lead of this mode with this phone, locked until the transaction ends. */
 export async function lockLeadByPhone(
   db: Queryable,

@@ -1,6 +1,6 @@
 import type { Attempt, ChannelAttempter } from '../contact-plan/contact-plan-service.ts';
 import { exhaustPlan, planDelayMs } from '../contact-plan/contact-plan-service.ts';
-import { lockLeadRow as lockPlanLead, readPlan, scheduleStep } from '../contact-plan/contact-plan-queries.ts';
+import { readPlan, scheduleStep } from '../contact-plan/contact-plan-queries.ts';
 import {
   callbackOnSent,
   followUpOnSent,
@@ -11,14 +11,14 @@ import {
   type WhatsappPlanSettings,
 } from '../contact-plan/whatsapp-ladder.ts';
 import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
-import { inTransaction } from '../leads/lead-lock.ts';
+import { inTransaction, lockLeadRow } from '../leads/lead-lock.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { FollowUpTemplate } from '../workspaces/contact-plan-config.ts';
 import type { WorkspaceSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceService } from '../workspaces/workspace-service.ts';
-import { loadTurnSubject, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
+import { loadTurnSubject, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import { createPlanTurn, type PlanTurn } from './follow-up-turns.ts';
 import { firstName, templateText } from './outbound-text.ts';
 import { WINDOW_MS } from './turn-context.ts';
@@ -59,7 +59,7 @@ export class WhatsappFollowUpAttempter implements ChannelAttempter {
       // Never a step left hanging: the plan ends and the lead goes to a person, saying why.
       this.#d.log.warn({ leadId, step: a.step }, 'follow-up not sent: WhatsApp is not configured');
       await withTransaction(this.#d.pool, async (tx) => {
-        await lockPlanLead(tx, leadId);
+        await lockLeadRow(tx, leadId);
         const plan = await readPlan(tx, leadId, { forUpdate: true });
         if (plan) await exhaustPlan(tx, plan, 'WhatsApp is not configured for this workspace');
       });

@@ -2,7 +2,8 @@ import type { ChatFailure } from '../agent/chat-model.ts';
 import { GUARD_PROBLEMS, type GuardProblem } from '../agent/outbound-guard.ts';
 import type { Queryable } from '../db/pool.ts';
 import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
-import { lockLeadRow, type TurnSubject } from './conversation-queries.ts';
+import { lockLeadRow } from '../leads/lead-lock.ts';
+import type { TurnSubject } from './conversation-queries.ts';
 import { finishTurn, type AgentTurn } from './turn-queries.ts';
 
 // A turn that ends without an answer for the lead hands the lead to a person: the lead goes

@@ -4,7 +4,7 @@ import type { GuardChanges, GuardProblem } from '../agent/outbound-guard.ts';
 import type { AgentConfig } from '../workspaces/agent-config.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { recordLeadEvent } from '../leads/lead-state.ts';
-import { lockLeadRow } from './conversation-queries.ts';
+import { lockLeadRow } from '../leads/lead-lock.ts';
 import { inTransaction } from '../leads/lead-lock.ts';
 import { refusedOutcome } from './hand-over.ts';
 import { MESSAGE_LIMITS } from './outbound-text.ts';

@@ -1,7 +1,8 @@
 import { DO_NOT_CONTACT, DO_NOT_CONTACT_MESSAGE, closeSuppressedLead } from '../contact-plan/suppression.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { inTransaction } from '../leads/lead-lock.ts';
-import { lockLeadRow, type TurnSubject } from './conversation-queries.ts';
+import { lockLeadRow } from '../leads/lead-lock.ts';
+import type { TurnSubject } from './conversation-queries.ts';
 import { done, type Step } from './turn-context.ts';
 import { finishTurn, type AgentTurn } from './turn-queries.ts';
 

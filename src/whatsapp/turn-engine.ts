@@ -4,10 +4,10 @@ import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../leads/lea
 import { buildAgentPrompt } from '../agent/prompt.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { historyMessages } from './chat-history.ts';
-import { loadTurnSubject, lockLeadRow, requestTurn, type TurnSubject } from './conversation-queries.ts';
+import { loadTurnSubject, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import { gated } from '../agent/model-gate.ts';
 import { AGENT_OFF, planForFailure } from './hand-over.ts';
-import { inTransaction, lockLead } from '../leads/lead-lock.ts';
+import { inTransaction, lockLead, lockLeadRow } from '../leads/lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
 import { checkReply } from './reply-guard.ts';
 import { generateReply } from './reply-generator.ts';

@@ -63,7 +63,7 @@ describe('hourly limits', () => {
     const scopes = (await s.app.db.pool.query('SELECT scope FROM intake_rate_counters')).rows.map(
       (r) => r.scope as string,
     );
-    assert.ok(scopes.some((x) => x.startsWith('form-ip:')));
+    assert.ok(scopes.some((x) => x.startsWith('form:addr:')));
     assert.ok(!scopes.some((x) => x.includes('198.51.100')));
     // The next hour starts afresh.
     s.clock.advance(3_600_000);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { withTransaction, type Queryable } from '../../db/pool.ts';
 import { readAttemptContext, scheduleStep, type PlanRow } from '../../contact-plan/contact-plan-queries.ts';
 import { workspaceTimeZone } from '../../contact-plan/contact-plan-service.ts';
-import { leadTimeZones } from '../../contact-plan/lead-clock.ts';
+import { windowZones } from '../../contact-plan/lead-clock.ts';
 import type { LeadStatus } from '../../leads/lead-state.ts';
 import { agentFromColumn } from '../../workspaces/agent-config.ts';
 import { contactPlanOf } from '../../workspaces/contact-plan-config.ts';
@@ -59,25 +59,21 @@ export const scheduleCallback = defineTool({
       if (!lead.agentEnabled) return PAUSED;
       if (lead.suppressed) return SUPPRESSED;
       if ((await callbacksArranged(db, ctx.leadId)) >= MAX_CALLBACKS_PER_LEAD) return TOO_MANY;
-      const { zones } = await leadTimeZones({
+      const { window } = contactPlanOf(agentFromColumn(lead.agent));
+      const now = ctx.clock();
+      const zones = await windowZones(now, window, {
         phoneE164: lead.phoneE164,
         metadata: lead.metadata,
         workspaceTimeZone: workspaceTimeZone(lead.agent),
       });
-      const { window } = contactPlanOf(agentFromColumn(lead.agent));
-      const now = ctx.clock();
       const time = callbackTime({ text: args.at, now, zones, window });
       const zone = zones[0]!;
       if (!time.ok) return refusal(time, now, zone);
       const data = { leadWords: args.leadWords, ...(ctx.call ? { providerCallId: ctx.call.providerCallId } : {}) };
       const step = await scheduleStep(db, ctx.leadId, { kind: 'callback', at: time.at, reason: CALLBACK_REASON, data });
+      // (A step scheduled during a call that is itself a plan attempt starts without the call's
+      // in-flight mark: contact_plan_schedule clears it.)
       if (step === null) return LEAD_NOT_FOUND;
-      // Scheduled during a call that is itself an attempt of the plan: the call's mark is not this
-      // step's, or the new step would run as "resumed" and skip the window check.
-      await db.query('UPDATE contact_plans SET in_flight_since = NULL WHERE lead_id = $1 AND step = $2', [
-        ctx.leadId,
-        step,
-      ]);
       return confirmation(time, zone, channel === 'voice' ? 'call' : 'write to');
     });
   },
