@@ -34,6 +34,28 @@ BEGIN
 END $$;
 
 --
+-- Name: contact_plan_attempted(uuid, text, text, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_attempted(p_lead uuid, p_channel text, p_kind text, p_outcome text, p_data jsonb) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  WITH plan AS (
+    INSERT INTO contact_plans AS p (lead_id, workspace_id, channel, attempts)
+    SELECT l.id, l.workspace_id, p_channel, 1 FROM leads l WHERE l.id = p_lead
+    ON CONFLICT (lead_id) DO UPDATE SET attempts = p.attempts + 1, updated_at = now()
+    RETURNING attempts
+  ), event AS (
+    INSERT INTO lead_events (lead_id, type, data)
+    SELECT p_lead, 'contact.attempted',
+           COALESCE(p_data, '{}')
+             || jsonb_build_object('channel', p_channel, 'attempt', attempts, 'kind', p_kind, 'outcome', p_outcome)
+      FROM plan
+  )
+  SELECT attempts FROM plan
+$$;
+
+--
 -- Name: contact_plan_end(uuid, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -82,15 +104,8 @@ END $$;
 CREATE FUNCTION public.contact_plan_on_inbound() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-  v_attempts integer;
 BEGIN
-  UPDATE contact_plans SET reached_at = now() WHERE lead_id = NEW.lead_id AND reached_at IS NULL
-  RETURNING attempts INTO v_attempts;
-  IF FOUND THEN
-    INSERT INTO lead_events (lead_id, type, data)
-    VALUES (NEW.lead_id, 'contact.reached', jsonb_build_object('channel', 'whatsapp', 'attempt', greatest(v_attempts, 1)));
-  END IF;
+  PERFORM contact_plan_reached(NEW.lead_id, 'whatsapp', NULL);
   PERFORM contact_plan_end(NEW.lead_id, 'replied');
   RETURN NULL;
 END $$;
@@ -124,6 +139,23 @@ BEGIN
   END LOOP;
   RETURN NULL;
 END $$;
+
+--
+-- Name: contact_plan_reached(uuid, text, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.contact_plan_reached(p_lead uuid, p_channel text, p_attempt integer) RETURNS void
+    LANGUAGE sql
+    AS $$
+  WITH r AS (
+    UPDATE contact_plans SET reached_at = now() WHERE lead_id = p_lead AND reached_at IS NULL
+    RETURNING lead_id, attempts
+  )
+  INSERT INTO lead_events (lead_id, type, data)
+  SELECT lead_id, 'contact.reached',
+         jsonb_build_object('channel', p_channel, 'attempt', COALESCE(p_attempt, greatest(attempts, 1)))
+    FROM r
+$$;
 
 --
 -- Name: contact_plan_schedule(uuid, text, timestamp with time zone, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
@@ -165,32 +197,26 @@ DECLARE
   v_sent boolean := NEW.state = 'sent';
   v_status text;
   v_plan record;
-  v_attempts integer;
   v_next jsonb;
 BEGIN
   SELECT status INTO v_status FROM leads WHERE id = NEW.lead_id;
   SELECT * INTO v_plan FROM contact_plans WHERE lead_id = NEW.lead_id FOR UPDATE;
-  IF NEW.plan_step IS NOT NULL AND (v_plan.lead_id IS NULL OR v_plan.step <> NEW.plan_step OR v_plan.ended_at IS NOT NULL) THEN
-    -- The plan moved on while this turn went out (the lead replied): the attempt still counts.
+  IF NEW.plan_step IS NOT NULL
+     AND (v_plan.lead_id IS NULL OR v_plan.step <> NEW.plan_step OR v_plan.ended_at IS NOT NULL) THEN
+    -- The plan moved on while this turn went out (the lead replied): the attempt still counts, on
+    -- the plan that exists (none is created for it).
     IF v_sent AND v_plan.lead_id IS NOT NULL THEN
-      UPDATE contact_plans SET attempts = attempts + 1, updated_at = now() WHERE lead_id = NEW.lead_id
-      RETURNING attempts INTO v_attempts;
-      INSERT INTO lead_events (lead_id, type, data)
-      VALUES (NEW.lead_id, 'contact.attempted', COALESCE(p->'attempt'->'data', '{}')
-              || jsonb_build_object('channel', 'whatsapp', 'attempt', v_attempts, 'kind', p->'attempt'->>'kind', 'outcome', 'sent'));
+      PERFORM contact_plan_attempted(NEW.lead_id, 'whatsapp', p->'attempt'->>'kind', 'sent',
+                                     COALESCE(p->'attempt'->'data', '{}'));
     END IF;
     RETURN NULL;
   END IF;
   IF p ? 'attempt' THEN
-    INSERT INTO contact_plans AS c (lead_id, workspace_id, channel, attempts)
-    SELECT l.id, l.workspace_id, 'whatsapp', 1 FROM leads l WHERE l.id = NEW.lead_id
-    ON CONFLICT (lead_id) DO UPDATE SET attempts = c.attempts + 1, updated_at = now()
-    RETURNING attempts INTO v_attempts;
-    INSERT INTO lead_events (lead_id, type, data)
-    VALUES (NEW.lead_id, 'contact.attempted', COALESCE(p->'attempt'->'data', '{}')
-            || jsonb_build_object('channel', 'whatsapp', 'attempt', v_attempts, 'kind', p->'attempt'->>'kind',
-                                  'outcome', CASE WHEN v_sent THEN 'sent' ELSE 'skipped' END)
-            || CASE WHEN v_sent THEN '{}'::jsonb ELSE jsonb_build_object('code', split_part(NEW.outcome, ':', 2)) END);
+    PERFORM contact_plan_attempted(NEW.lead_id, 'whatsapp', p->'attempt'->>'kind',
+                                   CASE WHEN v_sent THEN 'sent' ELSE 'skipped' END,
+                                   COALESCE(p->'attempt'->'data', '{}')
+                                     || CASE WHEN v_sent THEN '{}'::jsonb
+                                             ELSE jsonb_build_object('code', split_part(NEW.outcome, ':', 2)) END);
   END IF;
   IF p->>'nudged' = 'true' AND v_sent THEN
     UPDATE contact_plans SET nudged_at = now() WHERE lead_id = NEW.lead_id;
@@ -204,12 +230,14 @@ BEGIN
   END IF;
   IF v_next IS NOT NULL AND v_status IN ('new', 'in_conversation') THEN
     -- `at` when the turn fixed it on the engine's clock (from when it was stored), else from now.
-    PERFORM contact_plan_schedule(NEW.lead_id, v_next->>'kind',
-                                  COALESCE((v_next->>'at')::timestamptz,
-                                           now() + make_interval(secs => (v_next->>'afterMs')::double precision / 1000)),
-                                  v_next->>'reason', COALESCE(v_next->'data', '{}'));
+    PERFORM contact_plan_schedule(
+      NEW.lead_id, v_next->>'kind',
+      COALESCE((v_next->>'at')::timestamptz,
+               now() + make_interval(secs => (v_next->>'afterMs')::double precision / 1000)),
+      v_next->>'reason', COALESCE(v_next->'data', '{}'));
   ELSIF NEW.plan_step IS NOT NULL THEN
-    UPDATE contact_plans SET next_kind = NULL, next_at = NULL, next_reason = NULL, next_data = '{}', updated_at = now()
+    UPDATE contact_plans
+       SET next_kind = NULL, next_at = NULL, next_reason = NULL, next_data = '{}', updated_at = now()
      WHERE lead_id = NEW.lead_id;
   END IF;
   UPDATE contact_plans SET in_flight_since = NULL WHERE lead_id = NEW.lead_id AND in_flight_since IS NOT NULL;

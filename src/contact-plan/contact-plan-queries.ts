@@ -106,23 +106,13 @@ export interface AttemptRecord {
 
 /**
  * Counts an attempt (creating the plan of a lead contacted for the first time) and puts it on the
- * timeline as `contact.attempted` (an outbound webhook). Returns the attempt's number.
+ * timeline as `contact.attempted` (an outbound webhook). Returns the attempt's number. The database
+ * function is the one the WhatsApp turn trigger calls (migrations/050), so both write one shape.
  */
 export async function recordAttempt(db: Queryable, leadId: string, a: AttemptRecord): Promise<number> {
-  const { rows } = await db.query<{ attempts: number }>({
+  const { rows } = await db.query<{ attempts: number | null }>({
     name: 'contact-plan-record-attempt',
-    text: `WITH plan AS (
-             INSERT INTO contact_plans AS p (lead_id, workspace_id, channel, attempts)
-             SELECT l.id, l.workspace_id, $2, 1 FROM leads l WHERE l.id = $1
-             ON CONFLICT (lead_id) DO UPDATE SET attempts = p.attempts + 1, updated_at = now()
-             RETURNING attempts
-           ), event AS (
-             INSERT INTO lead_events (lead_id, type, data)
-             SELECT $1, 'contact.attempted',
-                    $5::jsonb || jsonb_build_object('channel', $2::text, 'attempt', attempts, 'kind', $3::text, 'outcome', $4::text)
-               FROM plan
-           )
-           SELECT attempts FROM plan`,
+    text: 'SELECT contact_plan_attempted($1, $2, $3, $4, $5::jsonb) AS attempts',
     values: [leadId, a.channel, a.kind, a.outcome, JSON.stringify(a.data ?? {})],
   });
   return rows[0]?.attempts ?? 0;
@@ -135,12 +125,7 @@ export async function recordReached(
   channel: PlanChannel,
   attempt: number,
 ): Promise<void> {
-  await db.query(
-    `WITH r AS (UPDATE contact_plans SET reached_at = now() WHERE lead_id = $1 AND reached_at IS NULL RETURNING lead_id)
-     INSERT INTO lead_events (lead_id, type, data)
-     SELECT lead_id, 'contact.reached', jsonb_build_object('channel', $2::text, 'attempt', $3::int) FROM r`,
-    [leadId, channel, attempt],
-  );
+  await db.query('SELECT contact_plan_reached($1, $2, $3)', [leadId, channel, attempt]);
 }
 
 /** Queues the job of an existing step again at `at` (a job that ran before its time). */
