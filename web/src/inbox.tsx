@@ -157,7 +157,12 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
         </p>
       )}
       {data && leads.length === 0 ? (
-        <InboxEmpty search={searched} filtered={tab !== 'all'} onClear={() => setSearch('')} />
+        <InboxEmpty
+          search={searched}
+          filtered={tab !== 'all'}
+          narrowed={FILTER_KEYS.some((k) => filters[k])}
+          onClear={() => setSearch('')}
+        />
       ) : (
         <table className="leads">
           <caption className="visually-hidden">Leads, newest first</caption>
@@ -229,8 +234,12 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   );
 }
 
-/** What an empty list means: the search found nothing (with a way back), a tab with none, or no lead at all. */
-function InboxEmpty({ search, filtered, onClear }: { search: string; filtered: boolean; onClear: () => void }) {
+/**
+ * What an empty list means: the search found nothing (with a way back), a tab or the filters hold
+ * none (the tabs' counts are of the filters too), or no lead at all.
+ */
+function InboxEmpty(p: { search: string; filtered: boolean; narrowed: boolean; onClear: () => void }) {
+  const { search, filtered, onClear } = p;
   if (search) {
     return (
       <p className="empty" role="status">
@@ -241,7 +250,8 @@ function InboxEmpty({ search, filtered, onClear }: { search: string; filtered: b
       </p>
     );
   }
-  return <p className="empty">{filtered ? 'No leads with this status.' : 'No leads yet.'}</p>;
+  const why = [filtered ? 'this status' : '', p.narrowed ? 'these filters' : ''].filter(Boolean).join(' and ');
+  return <p className="empty">{why ? `No leads with ${why}.` : 'No leads yet.'}</p>;
 }
 
 /** The API refuses shorter searches (3 characters, or 3 digits for a phone number): until then, none. */

@@ -76,7 +76,7 @@ export interface paths {
         };
         /**
          * The leads inbox
-         * @description Newest first or by last activity, keyset pages (`nextCursor`), counts per status.
+         * @description Newest first or by last activity, keyset pages (`nextCursor`), counts per status of the same search and filters.
          */
         get: operations["listLeads"];
         put?: never;
@@ -1972,7 +1972,7 @@ export interface components {
                 } | null;
             }[];
             nextCursor: string | null;
-            /** @description Leads per status (all of the filter but the status and search); each stops at `countCap`. */
+            /** @description Leads per status and in all, of the same search (`q`), filters and Sandbox switch as the list (the `status` aside): each is the number of leads that status's list holds, up to `countCap`. */
             counts: {
                 new: number;
                 in_conversation: number;

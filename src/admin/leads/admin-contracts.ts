@@ -76,7 +76,8 @@ export const listLeadsRoute = adminRoute({
   url: '/api/admin/workspaces/:slug/leads',
   operationId: 'listLeads',
   summary: 'The leads inbox',
-  description: 'Newest first or by last activity, keyset pages (`nextCursor`), counts per status.',
+  description:
+    'Newest first or by last activity, keyset pages (`nextCursor`), counts per status of the same search and filters.',
   params: slugParams,
   query: s.inboxQuery,
   responses: { '200': answer('A page of leads.', ref.inbox), ...errors('400', '401', '403', '404', '500') },

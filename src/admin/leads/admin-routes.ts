@@ -8,7 +8,7 @@ import type { WorkspaceService } from '../../workspaces/workspace-service.ts';
 import { clearSessionCookie, requireMembership, requireSession, sessionCookie } from '../admin-auth.ts';
 import type * as s from './admin-schemas.ts';
 import { filtersOf } from './inbox-filters.ts';
-import { countInbox, COUNT_CAP, hasLiveLeads, listInbox } from './inbox-queries.ts';
+import { countInbox, COUNT_CAP, hasLiveLeads, type InboxNarrowing, listInbox } from './inbox-queries.ts';
 import type { LeadActions } from './lead-actions.ts';
 import { registerRoute, type RouteContract, type RouteInput } from '../../http/route-contract.ts';
 import * as c from './admin-contracts.ts';
@@ -97,20 +97,24 @@ export function adminRoutes(deps: AdminRouteDeps) {
       // No choice made: a workspace with only sandbox leads (a new or demo one) shows them.
       const sandbox =
         query.sandbox === undefined ? !(await hasLiveLeads(deps.pool, workspace.id)) : query.sandbox === 'true';
+      // The counts are of the same search and filters as the list: a tab's number is its list's length.
+      const narrowing: InboxNarrowing = {
+        ...(query.q ? { search: query.q } : {}),
+        ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
+        filters: filtersOf(query, workspace.agent?.timeZone ?? 'UTC'),
+      };
       const [page, counts, settings] = await Promise.all([
         listInbox(deps.pool, {
+          ...narrowing,
           workspaceId: workspace.id,
           sandbox,
           limit: query.limit ?? 50,
           ...(query.status ? { status: query.status } : {}),
-          ...(query.q ? { search: query.q } : {}),
           ...(query.sort ? { sort: query.sort } : {}),
           ...(query.cursor ? { cursor: query.cursor } : {}),
-          ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
           operatorId: session.operator.id,
-          filters: filtersOf(query, workspace.agent?.timeZone ?? 'UTC'),
         }),
-        countInbox(deps.pool, workspace.id, sandbox),
+        countInbox(deps.pool, workspace.id, sandbox, narrowing),
         inboxSettingsOf(deps.pool, workspace.id),
       ]);
       // "Next attempt" of the leads in a running plan: one statement for the page.

@@ -138,7 +138,11 @@ export const inboxSchema = z.object({
       needs_human: z.int(),
       all: z.int(),
     })
-    .meta({ description: 'Leads per status (all of the filter but the status and search); each stops at `countCap`.' }),
+    .meta({
+      description:
+        'Leads per status and in all, of the same search (`q`), filters and Sandbox switch as the list ' +
+        "(the `status` aside): each is the number of leads that status's list holds, up to `countCap`.",
+    }),
   countCap: z.int(),
   waiting: z.object({ amberMinutes: z.int(), redMinutes: z.int() }).meta({
     description:

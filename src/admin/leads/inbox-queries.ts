@@ -7,8 +7,9 @@ import { filterCondition, type InboxFilters } from './inbox-filters.ts';
 // (no OFFSET) each read off an index of migrations 011/013/028, a search by phone (any format, or
 // the national digits without the country code, which match the end of the stored number:
 // normalised, then the unique index), e-mail (exact, its own index) or name (substring, the
-// trigram index), at least MIN_SEARCH_LENGTH long, and counts per status that stop at COUNT_CAP so
-// a workspace of a million leads costs no more than one of ten thousand.
+// trigram index), at least MIN_SEARCH_LENGTH long, and counts per status of the same search and
+// filters (inboxWhere) that stop at COUNT_CAP so a workspace of a million leads costs no more than
+// one of ten thousand.
 
 export const PAGE_SIZE_MAX = 100;
 /** Counts stop here: the page shows "10000+". */
@@ -123,46 +124,58 @@ function searchCondition(
   return { sql: `l.name ILIKE $SEARCH`, value: `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%` };
 }
 
-const FILTER_PARAM = 9;
+/** What narrows the inbox besides the status and the order: the list and its counts share it. */
+export type InboxNarrowing = Pick<InboxQuery, 'search' | 'defaultCountry' | 'filters'>;
+
+/**
+ * The workspace's leads (live, or live and sandbox) that the search and filters keep: one
+ * condition on `l` for the list and the counts, so a tab's count is the leads its list pages
+ * through. Its parameters are appended to `params`, numbered after those already there.
+ */
+function inboxWhere(workspaceId: string, sandbox: boolean, n: InboxNarrowing, params: unknown[]): string {
+  const param = (v: unknown) => `$${params.push(v)}`;
+  const workspace = param(workspaceId);
+  const modes = param(sandbox ? [true, false] : [true]);
+  const search = searchCondition(n.search, n.defaultCountry);
+  const s = param(search.value);
+  // Replaced by functions: `$` in a replacement string has meanings of its own (`$&`, `$$`).
+  const searchSql = search.sql.replaceAll('$SEARCH[', () => `(${s}::text[])[`).replaceAll('$SEARCH', () => s);
+  const filter = filterCondition(n.filters, params.length + 1);
+  params.push(...filter.values);
+  return `l.workspace_id = ${workspace} AND l.livemode = ANY(${modes}::boolean[])
+        AND ${searchSql} AND ${filter.sql}`;
+}
 
 export async function listInbox(
   db: Queryable,
   q: InboxQuery,
 ): Promise<{ leads: InboxRow[]; nextCursor: string | null }> {
   const after = q.cursor ? decodeCursor(q.cursor) : null;
-  const search = searchCondition(q.search, q.defaultCountry);
   const col = SORT_COLUMN[q.sort ?? 'newest'];
   const waiting = q.sort === 'waiting';
-  // Numbered after the statement's own parameters (FILTER_PARAM: keep it one past the last).
-  const filter = filterCondition(q.filters, FILTER_PARAM);
+  const params: unknown[] = [];
+  const param = (v: unknown) => `$${params.push(v)}`;
+  const where = inboxWhere(q.workspaceId, q.sandbox, q, params);
+  const status = param(q.status ?? null);
+  const [at, id] = [param(after?.at ?? null), param(after?.id ?? null)];
+  const operator = param(q.operatorId ?? null);
+  const limit = param(q.limit + 1);
   const { rows } = await db.query(
     `SELECT l.id, l.name, l.phone, l.email, l.status, l.livemode, l.created_at, l.updated_at,
             to_char(l.${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,
             l.owner_operator_id AS owner_id, o.name AS owner_name, l.needs_human_since,
             (l.last_inbound_at IS NOT NULL AND l.last_inbound_at > COALESCE((SELECT r.read_through FROM lead_reads r
-              WHERE r.lead_id = l.id AND r.operator_id = $8::uuid), '-infinity')) AS unread,
+              WHERE r.lead_id = l.id AND r.operator_id = ${operator}::uuid), '-infinity')) AS unread,
             -- The first contact as the Analytics page counts it (lead_funnel, migrations 017 and 042).
             (SELECT extract(epoch FROM f.contacted_at - l.created_at) FROM lead_funnel f
               WHERE f.lead_id = l.id) AS speed
        FROM leads l LEFT JOIN operators o ON o.id = l.owner_operator_id
-      WHERE l.workspace_id = $1 AND l.livemode = ANY($2::boolean[])
-        AND ($3::text IS NULL OR l.status = $3)${waiting ? ` AND l.status = 'needs_human'` : ''}
-        AND ($4::timestamptz IS NULL OR (l.${col}, l.id) ${waiting ? '>' : '<'} ($4, $5::uuid))
-        AND ${search.sql.replaceAll('$SEARCH[', '($7::text[])[').replaceAll('$SEARCH', '$7')}
-        AND ${filter.sql}
+      WHERE ${where}
+        AND (${status}::text IS NULL OR l.status = ${status})${waiting ? ` AND l.status = 'needs_human'` : ''}
+        AND (${at}::timestamptz IS NULL OR (l.${col}, l.id) ${waiting ? '>' : '<'} (${at}, ${id}::uuid))
       ORDER BY l.${col} ${waiting ? 'ASC' : 'DESC'}, l.id ${waiting ? 'ASC' : 'DESC'}
-      LIMIT $6`,
-    [
-      q.workspaceId,
-      q.sandbox ? [true, false] : [true],
-      q.status ?? null,
-      after?.at ?? null,
-      after?.id ?? null,
-      q.limit + 1,
-      search.value,
-      q.operatorId ?? null,
-      ...filter.values,
-    ],
+      LIMIT ${limit}`,
+    params,
   );
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
@@ -196,14 +209,25 @@ export async function hasLiveLeads(db: Queryable, workspaceId: string): Promise<
 
 export type StatusCounts = Record<LeadStatus | 'all', number>;
 
-/** Leads per status, each at most COUNT_CAP (index-only scans of leads_inbox_status). */
-export async function countInbox(db: Queryable, workspaceId: string, sandbox: boolean): Promise<StatusCounts> {
-  const capped = (status: string | null) =>
-    `(SELECT count(*)::int FROM (SELECT 1 FROM leads WHERE workspace_id = $1 AND livemode = ANY($2::boolean[])
-        ${status ? `AND status = '${status}'` : ''} LIMIT ${COUNT_CAP}) c)`;
+/**
+ * Leads per status and in all, of the same search and filters as the list (the status, order and
+ * page aside), each at most COUNT_CAP: without a search or filter, index-only scans of
+ * leads_inbox_status; with one, each stops at COUNT_CAP matches.
+ */
+export async function countInbox(
+  db: Queryable,
+  workspaceId: string,
+  sandbox: boolean,
+  narrowing: InboxNarrowing = {},
+): Promise<StatusCounts> {
+  const params: unknown[] = [];
+  const where = inboxWhere(workspaceId, sandbox, narrowing, params);
+  const capped = (status: LeadStatus | null) =>
+    `(SELECT count(*)::int FROM (SELECT 1 FROM leads l WHERE ${where}
+        ${status ? `AND l.status = $${params.push(status)}` : ''} LIMIT ${COUNT_CAP}) c)`;
   const { rows } = await db.query(
     `SELECT ${LEAD_STATUSES.map((s) => `${capped(s)} AS ${s}`).join(', ')}, ${capped(null)} AS "all"`,
-    [workspaceId, sandbox ? [true, false] : [true]],
+    params,
   );
   return rows[0] as StatusCounts;
 }
