@@ -125,6 +125,8 @@ export function buildApp(deps: AppDeps): App {
   });
   const unroutedLead = unroutableLeadId({ authenticator, leads });
   const browserIntake = browserIntakeOf(deps.pool, deps.clock, deps.config, deps.secrets);
+  // The Form page's settings: read by the hosted form, edited on the dashboard.
+  const formSettings = new FormSettingsService(deps.pool, deps.secrets);
 
   http.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
@@ -168,7 +170,7 @@ export function buildApp(deps: AppDeps): App {
   http.register(leadRoutes({ authenticator, leads, workspaces: deps.workspaces, browser: browserIntake }));
   http.register(embedRoutes({ workspaces: deps.workspaces }));
   // The hosted form: the same LeadService, behind its own abuse checks (docs/INTAKE.md).
-  http.register(hostedForm(deps, leads));
+  http.register(hostedForm(deps, { leads, formSettings }));
   http.register(voice.routes);
   // The providers' callbacks about sandbox leads come from the simulators, to the same routes under /sandbox.
   http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });
@@ -277,7 +279,7 @@ export function buildApp(deps: AppDeps): App {
     intakeSettingsAdminRoutes({
       operators,
       workspaces: deps.workspaces,
-      forms: new FormSettingsService(deps.pool, deps.secrets),
+      forms: formSettings,
     }),
   );
   http.register(

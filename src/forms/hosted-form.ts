@@ -8,21 +8,21 @@ import type { WorkspaceService } from '../workspaces/workspace-service.ts';
 import { IntakeLimits } from '../auth/intake-limits.ts';
 import { ADDRESS_HOURLY_LIMIT as FORM_ADDRESS_HOURLY_LIMIT, FormAbuseGuard } from './form-abuse.ts';
 import { formRoutes } from './form-routes.ts';
-import { FormSettingsService } from './form-settings-service.ts';
+import type { FormSettingsService } from './form-settings-service.ts';
 import { TurnstileClient } from './turnstile-client.ts';
 
 /** The hosted form's routes from the composition's parts (buildApp registers them). */
 export function hostedForm(
   deps: { config: Config; pool: Pool; clock: Clock; log: Logger; workspaces: WorkspaceService; secrets: SecretBox },
-  leads: LeadService,
+  parts: { leads: LeadService; formSettings: FormSettingsService },
 ) {
   return formRoutes({
     pool: deps.pool,
     clock: deps.clock,
     log: deps.log,
     workspaces: deps.workspaces,
-    leads,
-    formSettings: new FormSettingsService(deps.pool, deps.secrets),
+    leads: parts.leads,
+    formSettings: parts.formSettings,
     abuse: new FormAbuseGuard(deps.secrets.derive('hosted-form')),
     limits: new IntakeLimits({
       db: deps.pool,
