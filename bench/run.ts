@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { openBenchServer, seededId, seedLeads, type BenchServer } from './lib/db.ts';
 import { runApiPart } from './suite/api.ts';
+import { runMemoryLimitPart } from './suite/api-memory-limit.ts';
 import { renderBurstDrain, runBurstDrain } from './suite/burst-drain.ts';
 import { renderMessagingLatency, runMessagingLatency } from './suite/messaging-latency.ts';
 import { renderOverload, runOverload } from './suite/overload.ts';
@@ -36,6 +37,8 @@ const BURST_LEADS = positiveNumber(process.env.BENCH_BURST_LEADS, QUICK ? 2000 :
 const ALT_PAIRS = positiveNumber(process.env.BENCH_ALT_PAIRS, QUICK ? 2 : 6);
 const ALT_SECONDS = positiveNumber(process.env.BENCH_ALT_SECONDS, QUICK ? 2 : 3);
 /** Longest wait for the burst's first messages after its last 201. */
+// The API loads again with the service in this memory limit (MB); 0: not run.
+const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 1024);
 const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, 300);
 /**
  * BENCH_PARTS=messaging,burst,overload,inbox (the default: all of them) picks the parts that run
@@ -51,13 +54,14 @@ const skipped = (part: string) => `\n## ${part}\n\nNot run (BENCH_PARTS=${[...PA
 // Hard bound on the whole run: 14 measured runs, 7 warm-ups, settling, waits for a quiet
 // machine (at most 15 s before each run) and start-up; the alternated runs (4 × ALT_PAIRS).
 // Plus the messaging latency run (1,000 leads at 50/s and its own start-up), the burst, and the
-// overload run (20 s of load, a minute of watching RSS, its own start-up).
+// overload run (20 s of load, a minute of watching RSS, its own start-up), and the API's four loads
+// again in a memory limit (its own start-up).
 // Plus the inbox on 1,000,000 leads (seeding, indexes, 300 runs of each query).
 const DEADLINE_MS =
-  (14 * SECONDS * 1.5 +
+  (18 * SECONDS * 1.5 +
     4 * ALT_PAIRS * ALT_SECONDS * 1.5 +
-    2 * 15 +
-    7 * WARMUP_SECONDS +
+    3 * 15 +
+    9 * WARMUP_SECONDS +
     14 * 15 +
     300 +
     120 +
@@ -163,6 +167,28 @@ async function main(): Promise<void> {
     altSeconds: ALT_SECONDS,
   });
 
+  // The same service in a memory limit, as on a small host or in a container with one.
+  const memoryLimit =
+    MEMORY_LIMIT_MB === 0
+      ? null
+      : await runMemoryLimitPart({
+          root: ROOT,
+          env,
+          limitMb: MEMORY_LIMIT_MB,
+          apiKey,
+          seeded,
+          tenantKeys: tenants.map((t) => t.key),
+          tenantPairs,
+          seconds: SECONDS,
+          warmupSeconds: WARMUP_SECONDS,
+          unlimited: {
+            post: api.results.post[64].result.rps,
+            postMulti: api.results.postMulti[64].result.rps,
+            get: api.results.get[64].result.rps,
+            getMulti: api.results.getMulti[64].result.rps,
+          },
+        });
+
   // Messaging: 201 → first WhatsApp send and job enqueue → handler start, with the in-process
   // worker, the Twilio simulator and the scripted model (its own serve process and workspace).
   let messagingReport = skipped('Messaging latency');
@@ -233,6 +259,7 @@ async function main(): Promise<void> {
   const { rows } = await pool.query('SHOW server_version');
   const results: BenchResults = {
     ...api.results,
+    memoryLimit,
     meta: {
       loadGenerator: api.loadGenerator,
       nodeFlags: benchNodeFlags(),
@@ -245,6 +272,7 @@ async function main(): Promise<void> {
       postgres: `PostgreSQL ${rows[0].server_version}`,
       pgbench: execFileSync(PGBENCH, ['--version'], { encoding: 'utf8' }).trim(),
       cpus: os.availableParallelism(),
+      memoryMb: os.totalmem() / 1024 / 1024,
       database: server.embedded ? 'embedded PostgreSQL in a temp folder' : 'BENCH_DATABASE_URL server',
     },
   };

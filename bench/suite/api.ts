@@ -44,7 +44,7 @@ export interface ApiPartOptions {
 }
 
 export interface ApiPartResult {
-  results: Omit<BenchResults, 'meta'>;
+  results: Omit<BenchResults, 'meta' | 'memoryLimit'>;
   loadGenerator: string;
 }
 

@@ -2,6 +2,7 @@
 import { describeAlternated, type Alternated } from '../lib/alternated.ts';
 import type { CpuUse } from '../lib/cpu.ts';
 import type { LoadResult } from '../lib/load.ts';
+import type { MemoryLimitResult } from './api-memory-limit.ts';
 import type { PgbenchResult } from './pgbench.ts';
 
 export const CONNECTIONS = [16, 64] as const;
@@ -30,6 +31,8 @@ export interface BenchResults {
   /** Outbox rows not yet relayed to pg-boss when each POST run ended. */
   outboxBacklog: Record<Conns, number>;
   rss: { afterStartMb: number; peakSampledMb: number; hwmMb: number | null };
+  /** The same service in a memory limit (BENCH_MEMORY_LIMIT_MB), or null when set to 0. */
+  memoryLimit: MemoryLimitResult | null;
   meta: {
     date: string;
     seconds: number;
@@ -39,6 +42,8 @@ export interface BenchResults {
     postgres: string;
     pgbench: string;
     cpus: number;
+    /** The machine's memory, which V8 sizes its heap from when no limit is set. */
+    memoryMb: number;
     database: string;
     loadGenerator: string;
     nodeFlags: string[];
@@ -147,12 +152,34 @@ function checks(r: BenchResults): Check[] {
   }
   const rss = Math.max(r.rss.peakSampledMb, r.rss.hwmMb ?? 0);
   out.push({
-    name: 'service peak RSS',
+    name: `service peak RSS, no memory limit (host: ${f0(r.meta.memoryMb)} MB)`,
     measured: `${f1(rss)} MB`,
     detail: `sampled peak ${f1(r.rss.peakSampledMb)}, VmHWM ${r.rss.hwmMb === null ? 'n/a' : f1(r.rss.hwmMb)}`,
-    target: '≤ 150 MB',
-    pass: rss <= 150,
+    target: '≤ 250 MB',
+    pass: rss <= 250,
   });
+  const m = r.memoryLimit;
+  if (m && 'unavailable' in m) {
+    out.push({
+      name: `service peak RSS in a ${f0(m.limitMb)} MB memory limit`,
+      measured: 'not measured',
+      detail: m.unavailable,
+      target: '≤ 250 MB',
+      pass: false,
+    });
+  } else if (m) {
+    const peak = Math.max(m.peakSampledMb, m.hwmMb ?? 0);
+    const ratios = (['post', 'postMulti', 'get', 'getMulti'] as const)
+      .map((k) => `${k} ${f2(m.rps[k] / m.unlimited[k])}`)
+      .join(', ');
+    out.push({
+      name: `service peak RSS in a ${f0(m.limitMb)} MB memory limit (V8 heap limit ${f0(m.heapLimitMb)} MB)`,
+      measured: `${f1(peak)} MB`,
+      detail: `req/s at 64 conns against no limit: ${ratios}; non-2xx + errors ${m.bad}`,
+      target: '≤ 250 MB',
+      pass: peak <= 250 && m.bad === 0,
+    });
+  }
   const bad =
     CONNECTIONS.flatMap((c) => [r.post[c], r.get[c], r.postMulti[c], r.getMulti[c], r.hello[c]]).reduce(
       (n, x) => n + x.result.non2xx + x.result.errors,

@@ -19,6 +19,7 @@ interface Service {
   volumes?: string[];
   healthcheck?: { test?: string[]; disable?: boolean };
   container_name?: string;
+  mem_limit?: string;
 }
 
 const text = fs.readFileSync('compose.yaml', 'utf8');
@@ -83,6 +84,10 @@ describe('compose.yaml', () => {
     assert.equal(w.ports, undefined);
     assert.equal(w.healthcheck?.disable, true);
     assert.equal(leadintake!.container_name, undefined);
+  });
+
+  it('gives the service processes a memory limit, from which Node sizes its heap', () => {
+    for (const s of [leadintake!, worker!]) assert.match(s.mem_limit ?? '', /^\d+[mg]$/);
   });
 
   it('has Caddy in an optional proxy profile, in front of leadintake', () => {
