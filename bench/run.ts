@@ -219,7 +219,9 @@ async function main(): Promise<void> {
       pgDataDir: server.pgDataDir,
     });
     progress(
-      `  → ${burst.firstContactsPerSecond.toFixed(0)} first contacts/s, p99 201 → first message ${(burst.firstMessage.p99 / 1000).toFixed(2)} s, missing ${burst.missing}, twice ${burst.duplicates}`,
+      `  → ${burst.firstContactsPerSecond.toFixed(0)} first contacts/s, ` +
+        `p99 201 → first message ${(burst.firstMessage.p99 / 1000).toFixed(2)} s, ` +
+        `missing ${burst.missing}, twice ${burst.duplicates}`,
     );
     burstReport = renderBurstDrain(burst);
   }
@@ -237,7 +239,8 @@ async function main(): Promise<void> {
       idleSeconds: 60,
     });
     progress(
-      `  → ${overload.createdPerSecond.toFixed(0)} 201/s, 201 p99 ${overload.created.p99} ms, longest wait ${overload.client.max.toFixed(0)} ms, peak RSS ${overload.rssMb.peak.toFixed(0)} MB`,
+      `  → ${overload.createdPerSecond.toFixed(0)} 201/s, 201 p99 ${overload.created.p99} ms, ` +
+        `longest wait ${overload.client.max.toFixed(0)} ms, peak RSS ${overload.rssMb.peak.toFixed(0)} MB`,
     );
     overloadReport = renderOverload(overload);
   }
@@ -276,7 +279,9 @@ async function main(): Promise<void> {
       database: server.embedded ? 'embedded PostgreSQL in a temp folder' : 'BENCH_DATABASE_URL server',
     },
   };
-  const report = `${renderReport(results)}\n${burstReport}\n${messagingReport}\n${overloadReport}\n## Dashboard inbox\n${inbox}`;
+  const report =
+    `${renderReport(results)}\n${burstReport}\n${messagingReport}\n${overloadReport}\n` +
+    `## Dashboard inbox\n${inbox}`;
   process.stdout.write(report);
   const out = path.join(ROOT, 'bench', 'results', 'latest.md');
   fs.mkdirSync(path.dirname(out), { recursive: true });

@@ -10,9 +10,9 @@ import { pruneVoiceToolCalls } from './voice/call-session-queries.ts';
 
 // The housekeeping of a `serve` process, on one timer: the integration log's retention, then the
 // tables kept under the same age limit (voice tool-call answers), the public API's ended rate-limit
-// windows, sandbox leads' retention and the analytics day summaries. Every `serve` process runs it (a `worker` does not): each step is
-// idempotent or skips what another process holds, so several processes at once only repeat each
-// other's work.
+// windows, sandbox leads' retention and the analytics day summaries. Every `serve` process runs it
+// (a `worker` does not): each step is idempotent or skips what another process holds, so several
+// processes at once only repeat each other's work.
 
 /** One step of a pass; returns how many rows it deleted (0 for a step that deletes none). */
 export type MaintenanceTask = (pool: Pool, maxAgeDays: number) => Promise<number>;

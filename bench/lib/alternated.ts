@@ -42,5 +42,7 @@ export async function alternate(
 /** "0.91 (6 pairs of 3 s; pairs 0.84–0.99)". */
 export function describeAlternated(a: Alternated): string {
   const r = a.pairs.map((p) => p.multi / p.one);
-  return `${a.ratio.toFixed(2)} (${a.pairs.length} pairs of ${a.seconds} s; pairs ${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)})`;
+  const lo = Math.min(...r).toFixed(2);
+  const hi = Math.max(...r).toFixed(2);
+  return `${a.ratio.toFixed(2)} (${a.pairs.length} pairs of ${a.seconds} s; pairs ${lo}–${hi})`;
 }

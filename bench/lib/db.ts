@@ -113,7 +113,8 @@ export async function seedLeads(pool: Pool, workspaceId: string, count: number):
 
 /** The id the service knows for seeded lead n (same as PostgreSQL's md5(n::text)::uuid). */
 export function seededId(md5hex: string): string {
-  return `${md5hex.slice(0, 8)}-${md5hex.slice(8, 12)}-${md5hex.slice(12, 16)}-${md5hex.slice(16, 20)}-${md5hex.slice(20, 32)}`;
+  const part = (from: number, to: number) => md5hex.slice(from, to);
+  return `${part(0, 8)}-${part(8, 12)}-${part(12, 16)}-${part(16, 20)}-${part(20, 32)}`;
 }
 
 export interface DbCounters {

@@ -9,7 +9,8 @@ export async function seedLeads(pool: Pool, workspaceId: string, leads: number):
       email, consented_at, status, created_at, updated_at)
      SELECT $1, 'Lead ' || n, '+1444' || lpad(n::text, 8, '0'),
      '+1444' || lpad(n::text, 8, '0'), 'lead' || n || '@example.com', now(),
-            (ARRAY['booked','unqualified','in_conversation','in_conversation','unqualified','booked','new','needs_human','unqualified','booked'])[1 + n % 10],
+            (ARRAY['booked','unqualified','in_conversation','in_conversation','unqualified',
+                   'booked','new','needs_human','unqualified','booked'])[1 + n % 10],
             now() - make_interval(secs => ($2::int - n) * 30), now() - make_interval(secs => ($2::int - n) * 30)
        FROM generate_series(1, $2::int) AS n`,
     [workspaceId, leads],

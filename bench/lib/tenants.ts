@@ -50,8 +50,10 @@ export async function seedTenantLeads(
     `INSERT INTO leads (id, workspace_id, name, phone, phone_normalized,
       email, goal, consented_at, consent_ip, metadata, form_responses)
      SELECT md5('t' || n)::uuid, ($1::uuid[])[1 + n % array_length($1::uuid[], 1)], 'Seed Lead ' || n,
-            '+1444' || lpad(($3::int + n)::text, 8, '0'), '+1444' || lpad(($3::int + n)::text, 8, '0'), 'seed' || n || '@example.com',
-            'Learn more', now(), '127.0.0.1', jsonb_build_object('source', 'bench', 'n', n), '{"How did you hear of us?":"Search"}'
+            '+1444' || lpad(($3::int + n)::text, 8, '0'), '+1444' || lpad(($3::int + n)::text, 8, '0'),
+            'seed' || n || '@example.com',
+            'Learn more', now(), '127.0.0.1', jsonb_build_object('source', 'bench', 'n', n),
+            '{"How did you hear of us?":"Search"}'
        FROM generate_series(0, $2::int - 1) AS n`,
     [tenants.map((t) => t.workspaceId), total, firstPhone],
   );

@@ -86,7 +86,8 @@ export async function runMemoryLimitPart(o: MemoryLimitOptions): Promise<MemoryL
       };
       const bad = Object.values(results).reduce((n, r) => n + r.non2xx + r.errors, 0);
       progress(
-        `  → peak RSS ${hwmMb?.toFixed(1) ?? 'n/a'} MB (VmHWM); POST ${rps.post.toFixed(0)} req/s, GET ${rps.get.toFixed(0)} req/s`,
+        `  → peak RSS ${hwmMb?.toFixed(1) ?? 'n/a'} MB (VmHWM); ` +
+          `POST ${rps.post.toFixed(0)} req/s, GET ${rps.get.toFixed(0)} req/s`,
       );
       return { limitMb: o.limitMb, heapLimitMb, hwmMb, peakSampledMb: sampler.peak, rps, unlimited: o.unlimited, bad };
     } finally {

@@ -165,7 +165,8 @@ export async function runApiPart(o: ApiPartOptions): Promise<ApiPartResult> {
   const getMultiRes = {} as Record<Conns, Measured<LoadResult>>;
   const backlog = {} as Record<Conns, number>;
   const said = (r: LoadResult) =>
-    `  → ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, non-2xx ${r.non2xx}; service RSS ${sampler.last.toFixed(0)} MB (peak so far ${sampler.peak.toFixed(0)} MB)`;
+    `  → ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, non-2xx ${r.non2xx}; ` +
+    `service RSS ${sampler.last.toFixed(0)} MB (peak so far ${sampler.peak.toFixed(0)} MB)`;
   for (const c of CONNECTIONS) {
     postRes[c] = await measure(`service POST: ${c} connections, ${SECONDS} s`, load.process, true, () =>
       post(c, SECONDS),
@@ -203,7 +204,8 @@ export async function runApiPart(o: ApiPartOptions): Promise<ApiPartResult> {
     await settle(pool, { relayRunning: true });
     await cpu.waitForQuiet();
     progress(
-      `alternated ${kind.toUpperCase()}: ${ALT_PAIRS} pairs of ${ALT_SECONDS} s at 64 connections, one key and ${TENANTS} keys`,
+      `alternated ${kind.toUpperCase()}: ${ALT_PAIRS} pairs of ${ALT_SECONDS} s at 64 connections, ` +
+        `one key and ${TENANTS} keys`,
     );
     alternated[kind] = await alternate(
       ALT_PAIRS,

@@ -267,25 +267,38 @@ export function renderBurstDrain(r: BurstResult): string {
   const env = Object.entries(r.env)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
+  const jobSettings = env ? ` (${env})` : ' (default job settings)';
+  const postsPerSecond = Math.round((r.leads / r.postMs) * 1000).toLocaleString('en-US');
+  const stillMissing = r.missing > 0 ? ` (**${r.missing} still without one**: the wait ended)` : '';
+  const pg = c.pg === null ? 'n/a' : c.pg.toFixed(2);
+  const sustainable =
+    c.pg === null
+      ? ''
+      : `2 cores / (service + PostgreSQL + bench) = **${Math.round(2000 / (c.service + c.pg + c.bench))} leads/s** ` +
+        'is the rate this machine could sustain if this were all it ran.';
   return [
     '## Burst drain',
     '',
-    `${r.leads.toLocaleString('en-US')} WhatsApp leads POSTed as fast as the API took them (${r.connections} connections) across ${r.tenants} workspaces with one key each, ` +
-      `to \`leadintake serve\` with its job handlers in-process${env ? ` (${env})` : ' (default job settings)'}, Twilio and chat-model simulators.`,
+    `${r.leads.toLocaleString('en-US')} WhatsApp leads POSTed as fast as the API took them ` +
+      `(${r.connections} connections) across ${r.tenants} workspaces with one key each, ` +
+      `to \`leadintake serve\` with its job handlers in-process${jobSettings}, Twilio and chat-model simulators.`,
     '',
     '| what | measured | target |',
     '|---|---|---|',
-    `| first POST → last 201 | ${s(r.postMs)} s (${Math.round((r.leads / r.postMs) * 1000).toLocaleString('en-US')} POST/s) | |`,
-    `| first POST → every lead has its first message | ${s(r.drainMs)} s${r.missing > 0 ? ` (**${r.missing} still without one**: the wait ended)` : ''} | |`,
+    `| first POST → last 201 | ${s(r.postMs)} s (${postsPerSecond} POST/s) | |`,
+    `| first POST → every lead has its first message | ${s(r.drainMs)} s${stillMissing} | |`,
     `| first contacts per second | **${Math.round(r.firstContactsPerSecond)}** | ≥ 500 |`,
-    `| 201 → first message, p50 / p99 / max | ${s(r.firstMessage.p50)} / **${s(r.firstMessage.p99)}** / ${s(r.firstMessage.max)} s | p99 ≤ 15 s |`,
+    `| 201 → first message, p50 / p99 / max | ${s(r.firstMessage.p50)} / **${s(r.firstMessage.p99)}** / ` +
+      `${s(r.firstMessage.max)} s | p99 ≤ 15 s |`,
     `| leads sent their first message twice | ${r.duplicates} | 0 |`,
     `| POSTs not answered 201 | ${r.non201} | 0 |`,
     `| service peak RSS (sampled) | ${r.peakRssMb.toFixed(1)} MB | ≤ 150 MB |`,
-    `| CPU per lead: service / PostgreSQL / bench (client + simulators) | ${c.service.toFixed(2)} / ${c.pg === null ? 'n/a' : c.pg.toFixed(2)} / ${c.bench.toFixed(2)} ms | |`,
+    `| CPU per lead: service / PostgreSQL / bench (client + simulators) | ${c.service.toFixed(2)} / ${pg} / ` +
+      `${c.bench.toFixed(2)} ms | |`,
     '',
-    `CPU per lead is what one lead cost from its POST to its first message (the 201, the relay, the turn, the simulator's status callbacks), ` +
-      `whatever the machine's other load; ${c.pg === null ? '' : `2 cores / (service + PostgreSQL + bench) = **${Math.round(2000 / (c.service + c.pg + c.bench))} leads/s** is the rate this machine could sustain if this were all it ran.`}`,
+    'CPU per lead is what one lead cost from its POST to its first message ' +
+      "(the 201, the relay, the turn, the simulator's status callbacks), " +
+      `whatever the machine's other load; ${sustainable}`,
     '',
   ].join('\n');
 }

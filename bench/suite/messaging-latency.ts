@@ -225,11 +225,13 @@ export function stats(values: number[]): LatencyStats {
 export function renderMessagingLatency(r: MessagingLatencyResult): string {
   const ms = (n: number) => (Number.isNaN(n) ? '–' : n.toFixed(1));
   const row = (name: string, s: LatencyStats, p50: number, p99: number) =>
-    `| ${name} | ${s.samples} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.max)} | p50 ≤ ${p50}, p99 ≤ ${p99} |`;
+    `| ${name} | ${s.samples} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.max)} | ` +
+    `p50 ≤ ${p50}, p99 ≤ ${p99} |`;
   return [
     '## Messaging latency',
     '',
-    `${r.leads} messaging leads POSTed at ${r.ratePerSecond}/s to \`leadintake serve\` (job handlers in-process), Twilio and chat-model simulators.` +
+    `${r.leads} messaging leads POSTed at ${r.ratePerSecond}/s to \`leadintake serve\` (job handlers in-process), ` +
+      'Twilio and chat-model simulators.' +
       (r.missing > 0 ? ` **${r.missing} first sends never arrived.**` : ''),
     '',
     '| ms | samples | p50 | p90 | p99 | max | target |',

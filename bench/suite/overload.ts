@@ -189,6 +189,7 @@ function accessLogLatency(file: string, status: number): { p50: number; p99: num
 
 export function renderOverload(r: OverloadResult): string {
   const s = r.statuses;
+  const f0 = (n: number) => n.toFixed(0);
   return [
     `### Overload: ${r.connections} connections, ${r.seconds.toFixed(0)} s, POST (serve with its worker)`,
     '',
@@ -196,12 +197,17 @@ export function renderOverload(r: OverloadResult): string {
     '|---|---|',
     `| 201 per second | ${r.createdPerSecond.toFixed(0)} |`,
     `| answers per second (any status) | ${r.answeredPerSecond.toFixed(0)} |`,
-    `| statuses | 201: ${s.s201}, 503: ${s.s503}, 409: ${s.s409}, 429: ${s.s429}, other: ${s.other}; socket errors ${r.socketErrors}, timeouts (10 s) ${r.timeouts} |`,
+    `| statuses | 201: ${s.s201}, 503: ${s.s503}, 409: ${s.s409}, 429: ${s.s429}, other: ${s.other}; ` +
+      `socket errors ${r.socketErrors}, timeouts (10 s) ${r.timeouts} |`,
     `| 201 inside the service, p50 / p99 / max ms | ${r.created.p50} / ${r.created.p99} / ${r.created.max} |`,
-    `| every answer as wrk saw it, p50 / p99 / max ms | ${r.client.p50.toFixed(0)} / ${r.client.p99.toFixed(0)} / ${r.client.max.toFixed(0)} |`,
-    `| a form's POST every 100 ms on its own connection: 201 / 503 / other; p50 / p99 / max ms | ${r.probe.s201} / ${r.probe.s503} / ${r.probe.other}; ${r.probe.p50.toFixed(0)} / ${r.probe.p99.toFixed(0)} / ${r.probe.max.toFixed(0)} |`,
+    '| every answer as wrk saw it, p50 / p99 / max ms | ' +
+      `${f0(r.client.p50)} / ${f0(r.client.p99)} / ${f0(r.client.max)} |`,
+    "| a form's POST every 100 ms on its own connection: 201 / 503 / other; p50 / p99 / max ms | " +
+      `${r.probe.s201} / ${r.probe.s503} / ${r.probe.other}; ` +
+      `${f0(r.probe.p50)} / ${f0(r.probe.p99)} / ${f0(r.probe.max)} |`,
     `| the service's longest event-loop delay during the load | ${r.eventLoopMaxMs.toFixed(0)} ms |`,
-    `| RSS MB: after start / peak / load end / ${r.rssMb.idleSeconds} s later | ${r.rssMb.afterStart.toFixed(0)} / ${r.rssMb.peak.toFixed(0)} / ${r.rssMb.atEnd.toFixed(0)} / ${r.rssMb.afterIdle.toFixed(1)} |`,
+    `| RSS MB: after start / peak / load end / ${r.rssMb.idleSeconds} s later | ` +
+      `${f0(r.rssMb.afterStart)} / ${f0(r.rssMb.peak)} / ${f0(r.rssMb.atEnd)} / ${r.rssMb.afterIdle.toFixed(1)} |`,
     '',
   ].join('\n');
 }
@@ -309,5 +315,8 @@ async function memoryFromMetrics(url: string): Promise<string> {
     const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
     return m ? `${(Number(m[1]) / 1048576).toFixed(0)} MB` : '?';
   };
-  return `heap total ${mb('nodejs_heap_size_total_bytes')}, heap used ${mb('nodejs_heap_size_used_bytes')}, external ${mb('nodejs_external_memory_bytes')}`;
+  return (
+    `heap total ${mb('nodejs_heap_size_total_bytes')}, heap used ${mb('nodejs_heap_size_used_bytes')}, ` +
+    `external ${mb('nodejs_external_memory_bytes')}`
+  );
 }

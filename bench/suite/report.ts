@@ -75,7 +75,8 @@ function cpuCells(m: Measured<unknown>, rate: number, count: number, service: bo
   const noisy = c.other >= NOISY_CORES ? ' ⚠' : '';
   const us = service ? `${perReq(c.service)} / ${perReq(c.pg)}` : `– / ${perReq(c.pg)}`;
   const writes = count > 0 ? `${f2(m.db.xacts / count)} / ${f0(m.db.walBytes / count)}` : 'n/a';
-  return `${service ? f2(c.service) : '–'} / ${pg} / ${f2(c.loadgen)} / ${f2(c.other)}${noisy}; ${f2(c.busy)} | ${us} | ${writes}`;
+  const cores = `${service ? f2(c.service) : '–'} / ${pg} / ${f2(c.loadgen)} / ${f2(c.other)}${noisy}`;
+  return `${cores}; ${f2(c.busy)} | ${us} | ${writes}`;
 }
 
 interface Check {
@@ -200,24 +201,40 @@ function checks(r: BenchResults): Check[] {
 export function renderReport(r: BenchResults): string {
   const m = r.meta;
   const lines: string[] = [];
+  const arena = m.mallocArenaMax === null ? '' : `MALLOC_ARENA_MAX=${m.mallocArenaMax} `;
+  const asNpmStart =
+    m.nodeFlags.length === 0 && m.mallocArenaMax === null
+      ? ', run as it runs it'
+      : '; BENCH_NODE_FLAGS or MALLOC_ARENA_MAX, not as `npm start` runs it';
   lines.push(`# leadintake benchmark (${m.date})`, '');
   lines.push(
     `${m.cpus} CPUs; Node ${m.node}; ${m.postgres}; ${m.pgbench}; database: ${m.database}.`,
-    `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, and a wait (≤ 15 s) for other processes on the machine to go quiet.`,
-    `Service: \`${m.mallocArenaMax === null ? '' : `MALLOC_ARENA_MAX=${m.mallocArenaMax} `}${['node', ...m.nodeFlags].join(' ')} dist/cli/main.js serve --no-worker\` (built as \`npm start\` does${m.nodeFlags.length === 0 && m.mallocArenaMax === null ? ', run as it runs it' : '; BENCH_NODE_FLAGS or MALLOC_ARENA_MAX, not as `npm start` runs it'}) with LOG_LEVEL=info, its stdout (the pino log) sent to /dev/null; one messaging workspace and one API key for the single-key load, and ${f0(r.tenants)} workspaces with one key each for the multi-tenant load (each request on one of them at random); ${f0(m.seeded)} seeded leads in each of the two setups.`,
-    `Load generator: ${m.loadGenerator}, one request at a time per connection, on the same 2 cores; closed-loop latencies.`,
+    `Each configuration ran ${m.seconds} s after a ${m.warmupSeconds} s warm-up per server/script; ` +
+      'before each: non-seed leads and outbox rows deleted, VACUUM ANALYZE, CHECKPOINT, ' +
+      'and a wait (≤ 15 s) for other processes on the machine to go quiet.',
+    `Service: \`${arena}${['node', ...m.nodeFlags].join(' ')} dist/cli/main.js serve --no-worker\` ` +
+      `(built as \`npm start\` does${asNpmStart}) with LOG_LEVEL=info, ` +
+      'its stdout (the pino log) sent to /dev/null; ' +
+      'one messaging workspace and one API key for the single-key load, ' +
+      `and ${f0(r.tenants)} workspaces with one key each for the multi-tenant load ` +
+      `(each request on one of them at random); ${f0(m.seeded)} seeded leads in each of the two setups.`,
+    `Load generator: ${m.loadGenerator}, one request at a time per connection, on the same 2 cores; ` +
+      'closed-loop latencies.',
     '',
   );
   lines.push('## Measurements', '');
   lines.push(
-    '| what | conns | req/s (tps) | p50 ms | p99 ms | non-2xx | CPU cores: service / postgres / load gen / other; machine | CPU µs per req: node / pg | per req: write xacts / WAL bytes |',
+    '| what | conns | req/s (tps) | p50 ms | p99 ms | non-2xx ' +
+      '| CPU cores: service / postgres / load gen / other; machine ' +
+      '| CPU µs per req: node / pg | per req: write xacts / WAL bytes |',
     '|---|---|---|---|---|---|---|---|---|',
   );
   const http = (what: string, rows: Record<Conns, Measured<LoadResult>>, service: boolean) => {
     for (const c of CONNECTIONS) {
       const x = rows[c].result;
       lines.push(
-        `| ${what} | ${c} | **${f0(x.rps)}** | ${f2(x.p50)} | ${f2(x.p99)} | ${statusNote(x)} | ${cpuCells(rows[c], x.rps, x.requests, service)} |`,
+        `| ${what} | ${c} | **${f0(x.rps)}** | ${f2(x.p50)} | ${f2(x.p99)} | ${statusNote(x)} | ` +
+          `${cpuCells(rows[c], x.rps, x.requests, service)} |`,
       );
     }
   };
@@ -225,7 +242,8 @@ export function renderReport(r: BenchResults): string {
     for (const c of CONNECTIONS) {
       const x = rows[c].result;
       lines.push(
-        `| ${what} | ${c} | **${f0(x.tps)}** | avg ${f2(x.latencyAvgMs)} | – | failed ${x.failed} | ${cpuCells(rows[c], x.tps, x.transactions, false)} |`,
+        `| ${what} | ${c} | **${f0(x.tps)}** | avg ${f2(x.latencyAvgMs)} | – | failed ${x.failed} | ` +
+          `${cpuCells(rows[c], x.tps, x.transactions, false)} |`,
       );
     }
   };
@@ -237,14 +255,19 @@ export function renderReport(r: BenchResults): string {
   pgb('pgbench read by id + workspace', r.pgRead);
   http('fastify hello (separate process; its CPU in "service")', r.hello, true);
   lines.push('');
+  const perConns = (value: (c: Conns) => string) => CONNECTIONS.map((c) => `${value(c)} at ${c} conns`).join(', ');
+  const hwm = r.rss.hwmMb === null ? 'n/a' : `${f1(r.rss.hwmMb)} MB`;
+  const backlog = perConns((c) => f0(r.outboxBacklog[c]));
   lines.push(
-    `Service RSS: ${f1(r.rss.afterStartMb)} MB after start, peak sampled (every 250 ms) ${f1(r.rss.peakSampledMb)} MB, VmHWM ${r.rss.hwmMb === null ? 'n/a' : `${f1(r.rss.hwmMb)} MB`}.`,
-    `Outbox rows not yet relayed to pg-boss when the POST run ended: ${CONNECTIONS.map((c) => `${f0(r.outboxBacklog[c])} at ${c} conns`).join(', ')}.`,
+    `Service RSS: ${f1(r.rss.afterStartMb)} MB after start, ` +
+      `peak sampled (every 250 ms) ${f1(r.rss.peakSampledMb)} MB, VmHWM ${hwm}.`,
+    `Outbox rows not yet relayed to pg-boss when the POST run ended: ${backlog}.`,
   );
   lines.push(
-    `Multi-tenant / one key: POST ${CONNECTIONS.map((c) => `${f2(r.postMulti[c].result.rps / r.post[c].result.rps)} at ${c} conns`).join(', ')}; ` +
-      `GET ${CONNECTIONS.map((c) => `${f2(r.getMulti[c].result.rps / r.get[c].result.rps)} at ${c} conns`).join(', ')}. ` +
-      `Alternated at 64 conns (the two loads taking turns in short runs, bench/lib/alternated.ts): POST ${describeAlternated(r.alternated.post)}; GET ${describeAlternated(r.alternated.get)}.`,
+    `Multi-tenant / one key: POST ${perConns((c) => f2(r.postMulti[c].result.rps / r.post[c].result.rps))}; ` +
+      `GET ${perConns((c) => f2(r.getMulti[c].result.rps / r.get[c].result.rps))}. ` +
+      'Alternated at 64 conns (the two loads taking turns in short runs, bench/lib/alternated.ts): ' +
+      `POST ${describeAlternated(r.alternated.post)}; GET ${describeAlternated(r.alternated.get)}.`,
   );
   const all = [r.post, r.get, r.postMulti, r.getMulti, r.pgWrite, r.pgRead, r.hello].flatMap((rows) =>
     CONNECTIONS.map((c) => rows[c] as Measured<unknown>),
@@ -252,7 +275,8 @@ export function renderReport(r: BenchResults): string {
   const worst = Math.max(...all.map((x) => x.cpu.other));
   if (worst >= NOISY_CORES) {
     lines.push(
-      `**Warning:** other processes on the machine used up to ${f2(worst)} cores during a measured run (⚠ rows); those figures and the ratios built on them are not reliable. Rerun on a quiet machine.`,
+      `**Warning:** other processes on the machine used up to ${f2(worst)} cores during a measured run (⚠ rows); ` +
+        'those figures and the ratios built on them are not reliable. Rerun on a quiet machine.',
     );
   }
   lines.push('');
@@ -263,7 +287,8 @@ export function renderReport(r: BenchResults): string {
   lines.push(
     '',
     `Informational: POST / pgbench write at 16 conns = ${f2(r.post[16].result.rps / r.pgWrite[16].result.tps)}; ` +
-      `GET p99 at 16 conns = ${f2(r.get[16].result.p99)} ms. The load generator shares the 2 cores (load gen column): ` +
+      `GET p99 at 16 conns = ${f2(r.get[16].result.p99)} ms. ` +
+      'The load generator shares the 2 cores (load gen column): ' +
       'what it spends per request is taken from the server it drives.',
     '',
   );

@@ -56,7 +56,8 @@ const adminErrorSchema = z.object({
     .optional()
     .meta({
       description:
-        'With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows.',
+        'With `Validation failed.`: each bad field; ' +
+        'with `Workspace limit reached.`: which limit, and how many it allows.',
     }),
   message: z.string().optional(),
   status: z.string().optional().meta({ description: "With a 409: the lead's current status." }),
@@ -89,7 +90,8 @@ export const errorResponses =
 
 // Every call that carries a session cookie counts against the session's rate limit (admin-rate-limit.ts).
 const LIMITED =
-  'More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; retry after `Retry-After` seconds.';
+  'More than ADMIN_RATE_LIMIT_PER_MINUTE requests of this session in the current minute; ' +
+  'retry after `Retry-After` seconds.';
 
 /**
  * An admin route: tagged Dashboard, signed in with the session cookie unless `security` says otherwise, and its 429.

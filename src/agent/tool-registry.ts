@@ -35,7 +35,10 @@ export async function runTool(ctx: ToolContext, name: string, rawArgs: unknown):
   const tool = agentTools.find((t) => t.name === name);
   if (!tool) {
     ctx.log.warn({ tool: String(name).slice(0, 64), leadId: ctx.leadId }, 'agent called an unknown tool');
-    return `There is no tool called "${String(name).slice(0, 64)}". The tools are: ${agentTools.map((t) => t.name).join(', ')}.`;
+    return (
+      `There is no tool called "${String(name).slice(0, 64)}". ` +
+      `The tools are: ${agentTools.map((t) => t.name).join(', ')}.`
+    );
   }
   const json = argumentsObject(rawArgs);
   if ('problem' in json) return `Invalid arguments for ${name}: ${json.problem}. Nothing was done.`;
@@ -52,7 +55,10 @@ export async function runTool(ctx: ToolContext, name: string, rawArgs: unknown):
     return answer;
   } catch (err) {
     ctx.log.error({ err, tool: name, leadId: ctx.leadId }, 'agent tool failed');
-    return `${name} failed because of a technical problem on our side. Apologise; try once more, and if it fails again tell the lead a colleague will follow up.`;
+    return (
+      `${name} failed because of a technical problem on our side. ` +
+      'Apologise; try once more, and if it fails again tell the lead a colleague will follow up.'
+    );
   }
 }
 

@@ -129,7 +129,8 @@ async function submit(
   const submittedAt = Date.now();
   if (res.status !== 201 || !body.leadId) {
     say(
-      `${clock(started)}  ${label}  POST answered ${res.status} ${body.error ?? ''}${body.message ? `: ${body.message}` : ''}`,
+      `${clock(started)}  ${label}  POST answered ${res.status} ` +
+        `${body.error ?? ''}${body.message ? `: ${body.message}` : ''}`,
     );
     return null;
   }
@@ -155,7 +156,8 @@ async function poll(pool: Pool, tracked: Map<string, Tracked>, started: number, 
     // A voice lead shows its next call (docs/FOLLOW-UP.md): sandbox plans run 60× faster.
     const next = r.next_at ? `; next ${r.next_kind} at +${((r.next_at.getTime() - started) / 1000).toFixed(1)} s` : '';
     const state = r.call_status
-      ? `${r.status}, call ${Number(r.calls) > 1 ? `${r.calls} ` : ''}${r.call_status}${r.ended_reason ? ` (${r.ended_reason})` : ''}${next}`
+      ? `${r.status}, call ${Number(r.calls) > 1 ? `${r.calls} ` : ''}${r.call_status}` +
+        `${r.ended_reason ? ` (${r.ended_reason})` : ''}${next}`
       : `${r.status}${next}`;
     const after = ((Date.now() - t.submittedAt) / 1000).toFixed(1);
     if (state !== t.seen) {

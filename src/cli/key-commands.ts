@@ -71,7 +71,9 @@ export async function keyCommand(args: string[], core: Core): Promise<number> {
         for (const k of keys)
           console.log(
             // A secret key's line is as it always was; a publishable key's adds its kind and origins.
-            `${k.id}\t${k.prefix}…\t${k.name}\t${k.livemode ? 'live' : 'sandbox'}\tlimit ${k.hourlyLimit}/h\t${k.revokedAt ? 'revoked' : 'active'}${k.kind === 'publishable' ? `\tpublishable ${k.allowedOrigins.join(',')}` : ''}`,
+            `${k.id}\t${k.prefix}…\t${k.name}\t${k.livemode ? 'live' : 'sandbox'}\tlimit ${k.hourlyLimit}/h\t` +
+              `${k.revokedAt ? 'revoked' : 'active'}` +
+              `${k.kind === 'publishable' ? `\tpublishable ${k.allowedOrigins.join(',')}` : ''}`,
           );
       return 0;
     }
@@ -117,7 +119,8 @@ async function createPublishable(
   if (o.json) console.log(JSON.stringify(key));
   else
     console.log(
-      `Publishable ${o.sandbox ? 'sandbox ' : ''}key ${key.id} for ${key.allowedOrigins.join(', ')} (safe in a browser): ${key.key}`,
+      `Publishable ${o.sandbox ? 'sandbox ' : ''}key ${key.id} for ${key.allowedOrigins.join(', ')} ` +
+        `(safe in a browser): ${key.key}`,
     );
   return 0;
 }

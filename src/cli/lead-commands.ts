@@ -23,7 +23,8 @@ export async function leadCommand(args: string[], pool: Pool): Promise<number> {
     const { erased } = await eraseLead(pool, { leadId: id, actor: cliActor() });
     if (!erased) throw new CliError(`No lead "${id}".`);
     console.log(
-      `Deleted lead ${id}: its conversation, calls and personal data are erased; the audit trail keeps who deleted it and when.`,
+      `Deleted lead ${id}: its conversation, calls and personal data are erased; ` +
+        'the audit trail keeps who deleted it and when.',
     );
     return 0;
   }
@@ -87,7 +88,8 @@ function printDetails(d: LeadDetails): void {
     console.log('\nIntegration log (newest first)');
     for (const e of d.integrationLog)
       console.log(
-        `  ${e.createdAt}  ${e.provider} ${e.direction === 'out' ? '→' : '←'} ${e.kind}  ${e.httpStatus ?? '-'}  ${e.outcome ?? ''}`,
+        `  ${e.createdAt}  ${e.provider} ${e.direction === 'out' ? '→' : '←'} ${e.kind}  ` +
+          `${e.httpStatus ?? '-'}  ${e.outcome ?? ''}`,
       );
   }
 }

@@ -49,7 +49,8 @@ export async function sourceCommand(args: string[], config: Config, log: Logger,
       if (values.json) console.log(JSON.stringify(report));
       else {
         console.log(
-          `Read ${report.read} leads of ${report.forms} form(s): ${report.created} created, ${report.known} already here, ` +
+          `Read ${report.read} leads of ${report.forms} form(s): ${report.created} created, ` +
+            `${report.known} already here, ` +
             `${report.duplicatePhone} with a phone the workspace has, ${report.failed} not accepted.`,
         );
         if (report.forms === 0) console.log('The source lists no forms: pass --form FORM_ID.');

@@ -31,7 +31,8 @@ export async function userCommand(args: string[], config: Config, pool: Pool): P
       if (!created) throw new CliError(`A user "${email.trim().toLowerCase()}" exists already.`);
       console.log(`Created user ${created.email}. Password (shown once, store it now): ${created.password}`);
       console.log(
-        `Sign in at ${signIn}; give access with: leadintake user add ${created.email} --workspace SLUG --role owner|admin|agent|viewer`,
+        `Sign in at ${signIn}; give access with: leadintake user add ${created.email} ` +
+          '--workspace SLUG --role owner|admin|agent|viewer',
       );
       return 0;
     }
@@ -72,7 +73,8 @@ export async function userCommand(args: string[], config: Config, pool: Pool): P
     }
     default:
       throw new CliError(
-        'Usage: leadintake user create --email E [--name N] | add E --workspace S --role R | list | remove E | reset-password E',
+        'Usage: leadintake user create --email E [--name N] | add E --workspace S --role R | list | remove E | ' +
+          'reset-password E',
       );
   }
 }

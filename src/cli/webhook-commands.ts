@@ -49,7 +49,8 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
       if (values.json) console.log(JSON.stringify(added));
       else
         console.log(
-          `Webhook endpoint ${added.endpoint.id} (${added.endpoint.eventTypes.join(',')}). Signing secret (shown once, store it now): ${added.secret}`,
+          `Webhook endpoint ${added.endpoint.id} (${added.endpoint.eventTypes.join(',')}). ` +
+            `Signing secret (shown once, store it now): ${added.secret}`,
         );
       return 0;
     }
@@ -61,7 +62,9 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
       else
         for (const e of list)
           console.log(
-            `${e.id}\t${e.url}\t${e.eventTypes.join(',')}\t${e.enabled ? 'enabled' : `DISABLED since ${e.disabledAt ?? '?'}: ${e.disabledReason ?? 'disabled'}`}${e.enabled && e.failingSince ? `\tfailing since ${e.failingSince}` : ''}`,
+            `${e.id}\t${e.url}\t${e.eventTypes.join(',')}\t` +
+              `${e.enabled ? 'enabled' : `DISABLED since ${e.disabledAt ?? '?'}: ${e.disabledReason ?? 'disabled'}`}` +
+              `${e.enabled && e.failingSince ? `\tfailing since ${e.failingSince}` : ''}`,
           );
       return 0;
     }
@@ -77,7 +80,8 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
       if (values.json) console.log(JSON.stringify(r));
       else
         console.log(
-          `New signing secret (shown once, store it now): ${r.secret}\nThe previous secret also signs until ${r.previousValidUntil}.`,
+          `New signing secret (shown once, store it now): ${r.secret}\n` +
+            `The previous secret also signs until ${r.previousValidUntil}.`,
         );
       return 0;
     }
@@ -91,7 +95,8 @@ export async function webhookCommand(args: string[], core: Core): Promise<number
           console.log(`delivery ${d.deliveryId}\t${d.eventType}\t${d.messageId}\tlead ${d.leadId}\t${d.status}`);
           for (const a of d.attempts)
             console.log(
-              `  ${a.at}\t${a.outcome}\t${a.statusCode ?? '-'}\t${a.latencyMs} ms\t${JSON.stringify(a.response.slice(0, 200))}`,
+              `  ${a.at}\t${a.outcome}\t${a.statusCode ?? '-'}\t${a.latencyMs} ms\t` +
+                `${JSON.stringify(a.response.slice(0, 200))}`,
             );
         }
       return 0;

@@ -78,7 +78,8 @@ export async function verifyWorkspace(
   console.log(
     failed === 0
       ? `All ${total} checks passed.`
-      : `${failed} of ${total} checks failed: fix the settings named above (docs/WORKSPACE-CONFIG.md), then run verify again.`,
+      : `${failed} of ${total} checks failed: fix the settings named above (docs/WORKSPACE-CONFIG.md), ` +
+          'then run verify again.',
   );
   return failed === 0 ? 0 : 1;
 }

@@ -19,7 +19,10 @@ const optionalString = z.string().trim().min(1).optional();
 export const configSchema = z
   .object({
     DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
-    /** Set in the container image, which has no embedded PostgreSQL: DATABASE_URL (or DATABASE_URL_FILE) is required. */
+    /**
+     * Set in the container image, which has no embedded PostgreSQL: DATABASE_URL (or
+     * DATABASE_URL_FILE) is required.
+     */
     LEADINTAKE_REQUIRE_DATABASE_URL: z.stringbool().default(false),
     /**
      * `serve` and `worker` apply the migrations at start (under their advisory lock); false for
@@ -54,7 +57,10 @@ export const configSchema = z
      */
     MAX_KEY_HOURLY_LIMIT: positiveInt.default(10_000),
     MAX_API_KEYS_PER_WORKSPACE: wholeNumber(2, 100_000).default(20),
-    /** Leads a publishable key's browsers may submit per visitor address and per workspace per hour (docs/INTAKE.md). */
+    /**
+     * Leads a publishable key's browsers may submit per visitor address and per workspace per hour
+     * (docs/INTAKE.md).
+     */
     PUBLISHABLE_ADDRESS_HOURLY_LIMIT: positiveInt.default(20),
     PUBLISHABLE_WORKSPACE_HOURLY_LIMIT: positiveInt.default(1000),
     MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE: wholeNumber(1, 100_000).default(10),

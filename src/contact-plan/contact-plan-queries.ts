@@ -33,7 +33,10 @@ export interface PlanRow {
 const PLAN_COLUMNS = `p.lead_id, p.workspace_id, p.channel, p.attempts, p.step, p.next_kind, p.next_at, p.next_reason,
   p.next_data, p.in_flight_since, p.ended_at, p.ended_reason, p.voicemail_left_at, p.nudged_at, p.reached_at`;
 
-/** Schedules the lead's next attempt (its job queued in the same transaction); the new step, null if the lead is gone. */
+/**
+ * Schedules the lead's next attempt (its job queued in the same transaction); the new step, null if
+ * the lead is gone.
+ */
 export async function scheduleStep(db: Queryable, leadId: string, s: PlannedStep): Promise<number | null> {
   const { rows } = await db.query<{ step: number | null }>({
     name: 'contact-plan-schedule',
@@ -131,7 +134,8 @@ export async function recordReached(
 /** Queues the job of an existing step again at `at` (a job that ran before its time). */
 export async function requeueStep(db: Queryable, leadId: string, step: number, at: Date): Promise<void> {
   await db.query(
-    `INSERT INTO outbox (queue, payload, start_after) VALUES ('contact-attempt', jsonb_build_object('leadId', $1::uuid, 'step', $2::int), $3)`,
+    `INSERT INTO outbox (queue, payload, start_after)
+     VALUES ('contact-attempt', jsonb_build_object('leadId', $1::uuid, 'step', $2::int), $3)`,
     [leadId, step, at],
   );
 }

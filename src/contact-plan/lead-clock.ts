@@ -41,7 +41,10 @@ function loadPhoneTimeZones(): Promise<TimeZonesOfNumber> {
   return phoneTimeZones;
 }
 
-/** The zones the lead may be in: [explicit] or the phone number's zones (all of them for a multi-zone number) or [workspaceTz]. */
+/**
+ * The zones the lead may be in: [explicit] or the phone number's zones (all of them for a multi-zone
+ * number) or [workspaceTz].
+ */
 export async function leadTimeZones(input: {
   phoneE164: string;
   metadata: Record<string, unknown> | null;

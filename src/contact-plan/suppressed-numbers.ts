@@ -79,7 +79,8 @@ export async function addSuppressed(db: Queryable, s: SuppressionInput): Promise
        RETURNING workspace_id, phone_e164
      ), events AS (
        INSERT INTO lead_events (lead_id, type, data)
-       SELECT l.id, 'suppression.added', jsonb_strip_nulls(jsonb_build_object('source', $3::text, 'operatorId', $5::uuid))
+       SELECT l.id, 'suppression.added',
+              jsonb_strip_nulls(jsonb_build_object('source', $3::text, 'operatorId', $5::uuid))
          FROM leads l JOIN added a ON a.workspace_id = l.workspace_id AND a.phone_e164 = l.phone_normalized
      )
      SELECT count(*)::int AS n FROM added`,

@@ -1,8 +1,10 @@
 // The embed snippet's script, served at GET /forms/<slug>/embed.js (embed-routes.ts,
 // docs/INTAKE.md). Kept as a string, like the form's own script (form-assets.ts), so the compiled
-// service carries it in dist/ without a copy step.
+// service carries it in dist/ without a copy step. A backslash at the end of a line continues it:
+// the served script has no line break there.
 
-export const EMBED_SCRIPT = `// The embed snippet's script (docs/INTAKE.md, "Embed and publishable keys"), one static file for
+export const EMBED_SCRIPT = `// The embed snippet's script (docs/INTAKE.md, "Embed and publishable keys"), \
+one static file for
 // every workspace, served at /forms/<slug>/embed.js (src/forms/embed-routes.ts):
 //   <div data-leadintake-form="<slug>"></div>
 //   <script src="https://<service>/forms/<slug>/embed.js" async></script>

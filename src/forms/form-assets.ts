@@ -1,15 +1,18 @@
 // The hosted form's stylesheet and script, served as files from /forms/assets/ (the page's CSP
 // allows no inline script and only the accent colour's inline style). Kept as strings in the
 // module so they ship with the code and are served from memory. No web fonts, no CDN: the
-// system's fonts, and nothing from another origin.
+// system's fonts, and nothing from another origin. A backslash at the end of a line continues it:
+// the served text has no line break there (long rules stay one line, as before wrapping).
 
 export const FORM_CSS = `*,*::before,*::after{box-sizing:border-box}
-html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:100%;line-height:1.5;color:#1a1a1a;background:#f4f5f7}
+html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:100%;line-height:1.5;\
+color:#1a1a1a;background:#f4f5f7}
 body{margin:0}
 body.embed,html[data-embed] {background:transparent}
 .card{max-width:36rem;margin:0 auto;padding:1.25rem 1rem 2rem;background:#fff}
 body.page .card{min-height:100vh}
-@media (min-width:40rem){body.page{padding:2.5rem 1rem}body.page .card{min-height:0;border-radius:.75rem;box-shadow:0 1px 4px rgba(0,0,0,.12);padding:2rem 2.25rem}}
+@media (min-width:40rem){body.page{padding:2.5rem 1rem}\
+body.page .card{min-height:0;border-radius:.75rem;box-shadow:0 1px 4px rgba(0,0,0,.12);padding:2rem 2.25rem}}
 body.embed .card{max-width:none;padding:.5rem .25rem 1rem;background:transparent}
 .brand{margin-bottom:.75rem}
 .logo{max-height:3rem;max-width:12rem;display:block}
@@ -21,8 +24,10 @@ h1{font-size:1.5rem;line-height:1.25;margin:0 0 1rem}
 label{display:block;font-weight:600;margin-bottom:.25rem}
 .opt{font-weight:400;color:#555}
 .hint{margin:0 0 .25rem;color:#555;font-size:.9rem}
-input[type=text],input[type=tel],input[type=email],select,textarea{display:block;width:100%;font:inherit;padding:.625rem .75rem;border:1px solid #767676;border-radius:.375rem;background:#fff;color:inherit;min-height:2.75rem}
-input:focus-visible,select:focus-visible,textarea:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+input[type=text],input[type=tel],input[type=email],select,textarea{display:block;width:100%;font:inherit;\
+padding:.625rem .75rem;border:1px solid #767676;border-radius:.375rem;background:#fff;color:inherit;min-height:2.75rem}
+input:focus-visible,select:focus-visible,textarea:focus-visible,button:focus-visible,a:focus-visible{\
+outline:3px solid var(--accent);outline-offset:2px}
 .invalid input,.invalid select,.invalid textarea{border-color:#b3261e;border-width:2px}
 .error{margin:.25rem 0 0;color:#8c1d18;font-weight:600}
 .error:empty{display:none}
@@ -31,7 +36,8 @@ input:focus-visible,select:focus-visible,textarea:focus-visible,button:focus-vis
 .consent label{font-weight:400}
 .consent .error{grid-column:1 / -1}
 .hp{position:absolute;left:-10000px;top:auto;width:1px;height:1px;overflow:hidden}
-button,.button{display:inline-block;font:inherit;font-weight:600;padding:.75rem 1.5rem;min-height:2.75rem;border:0;border-radius:.375rem;background:var(--accent);color:var(--on-accent);cursor:pointer;text-decoration:none}
+button,.button{display:inline-block;font:inherit;font-weight:600;padding:.75rem 1.5rem;min-height:2.75rem;border:0;\
+border-radius:.375rem;background:var(--accent);color:var(--on-accent);cursor:pointer;text-decoration:none}
 button{width:100%}
 @media (min-width:40rem){button{width:auto}}
 button[disabled]{opacity:.7;cursor:progress}
@@ -48,7 +54,8 @@ export const FORM_JS = `(function () {
     // frame shrinks again for a shorter page, such as the thank-you page.
     var body = document.body;
     var style = window.getComputedStyle(body);
-    var height = Math.ceil(body.getBoundingClientRect().height + parseFloat(style.marginTop) + parseFloat(style.marginBottom));
+    var height = Math.ceil(body.getBoundingClientRect().height + parseFloat(style.marginTop) + \
+parseFloat(style.marginBottom));
     if (embedded) window.parent.postMessage({ type: 'leadintake:height', height: height }, '*');
   }
   if (embedded) {

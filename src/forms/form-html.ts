@@ -49,7 +49,8 @@ export function renderShell(p: ShellInput): RenderedPage {
   const styleHash = crypto.createHash('sha256').update(style).digest('base64');
   // The page's heading names the workspace; the logo says it again to those who see it.
   const header = p.logoUrl
-    ? `<header class="brand"><img class="logo" src="${escapeHtml(p.logoUrl)}" alt="${escapeHtml(p.workspaceName)}"></header>`
+    ? `<header class="brand"><img class="logo" src="${escapeHtml(p.logoUrl)}" ` +
+      `alt="${escapeHtml(p.workspaceName)}"></header>`
     : '';
   const html = `<!doctype html>
 <html lang="${p.lang}"${p.embed ? ' data-embed="1"' : ''}>

@@ -72,6 +72,17 @@ export function renderFormPage(p: FormPageInput): RenderedPage {
   const summary = anyError
     ? `<div class="summary" role="alert" id="form-problems"><p>${escapeHtml(p.formError ?? s.errorSummary)}</p></div>`
     : '';
+  const honeypot =
+    `<div class="hp" aria-hidden="true"><label for="f-${HONEYPOT_FIELD}">${escapeHtml(s.honeypotLabel)}</label>` +
+    `<input type="text" id="f-${HONEYPOT_FIELD}" name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></div>`;
+  const turnstile = p.settings.turnstile
+    ? `<div class="cf-turnstile" data-sitekey="${escapeHtml(p.settings.turnstile.siteKey)}" ` +
+      `data-language="${p.settings.language}"></div>`
+    : '';
+  const consentAttrs =
+    `data-required-msg="${escapeHtml(s.consentRequired)}"` +
+    (values.consent === 'yes' ? ' checked' : '') +
+    (consentError ? ' aria-invalid="true" aria-describedby="f-consent-error"' : '');
   const body = `<h1>${escapeHtml(p.workspaceName)}</h1>
 ${p.livemode ? '' : `<p class="note">${escapeHtml(s.sandboxNote)}</p>`}
 ${summary}
@@ -79,16 +90,14 @@ ${summary}
 <input type="hidden" name="_t" value="${escapeHtml(p.fillToken)}">
 <input type="hidden" name="_c" value="${p.consent.id}">
 ${p.page ? `<input type="hidden" name="_page" value="${escapeHtml(p.page)}">` : ''}
-<div class="hp" aria-hidden="true"><label for="f-${HONEYPOT_FIELD}">${escapeHtml(s.honeypotLabel)}</label><input type="text" id="f-${HONEYPOT_FIELD}" name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></div>
+${honeypot}
 ${rendered}
 <div class="field consent${consentError ? ' invalid' : ''}">
-<input type="checkbox" id="f-consent" name="consent" value="yes" required data-required-msg="${escapeHtml(s.consentRequired)}"${
-    values.consent === 'yes' ? ' checked' : ''
-  }${consentError ? ' aria-invalid="true" aria-describedby="f-consent-error"' : ''}>
+<input type="checkbox" id="f-consent" name="consent" value="yes" required ${consentAttrs}>
 <label for="f-consent">${escapeHtml(p.consent.text)}</label>
 <p class="error" id="f-consent-error">${consentError ? escapeHtml(consentError) : ''}</p>
 </div>
-${p.settings.turnstile ? `<div class="cf-turnstile" data-sitekey="${escapeHtml(p.settings.turnstile.siteKey)}" data-language="${p.settings.language}"></div>` : ''}
+${turnstile}
 <button type="submit">${escapeHtml(s.submit)}</button>
 </form>`;
   return renderShell({
@@ -104,7 +113,10 @@ ${p.settings.turnstile ? `<div class="cf-turnstile" data-sitekey="${escapeHtml(p
 }
 
 function input(type: string, attrs: string, value: string, autocomplete: string, max: number): string {
-  return `<input type="${type}" ${attrs} value="${escapeHtml(value)}" autocomplete="${autocomplete}" maxlength="${max}">`;
+  return (
+    `<input type="${type}" ${attrs} value="${escapeHtml(value)}" ` +
+    `autocomplete="${autocomplete}" maxlength="${max}">`
+  );
 }
 
 function questionField(q: QualificationQuestion, s: FormStrings): FieldSpec {
@@ -145,8 +157,9 @@ function renderField(f: FieldSpec, value: string, error: string | undefined, s: 
   ]
     .filter(Boolean)
     .join(' ');
+  const optional = f.required ? '' : ` <span class="opt">${escapeHtml(s.optional)}</span>`;
   return `<div class="field${error ? ' invalid' : ''}">
-<label for="${id}">${escapeHtml(f.label)}${f.required ? '' : ` <span class="opt">${escapeHtml(s.optional)}</span>`}</label>
+<label for="${id}">${escapeHtml(f.label)}${optional}</label>
 ${f.hint ? `<p class="hint" id="${id}-hint">${escapeHtml(f.hint)}</p>` : ''}
 ${f.control(attrs, value)}
 <p class="error" id="${id}-error">${error ? escapeHtml(error) : ''}</p>

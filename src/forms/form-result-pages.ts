@@ -51,12 +51,14 @@ export function renderThankYou(c: ResultPageContext, t: ThankYouInput): Rendered
     parts.push(para(s.whatsappNext));
     if (t.whatsappNumber)
       parts.push(
-        `<p><a class="button" href="${escapeHtml(waMeLink(t.whatsappNumber))}" target="_top" rel="noopener">${escapeHtml(s.whatsappOpen)}</a></p>`,
+        `<p><a class="button" href="${escapeHtml(waMeLink(t.whatsappNumber))}" target="_top" rel="noopener">` +
+          `${escapeHtml(s.whatsappOpen)}</a></p>`,
       );
   }
   if (c.settings.selfBookingUrl)
     parts.push(
-      `<p>${escapeHtml(s.selfBooking)} <a href="${escapeHtml(c.settings.selfBookingUrl)}" target="_top" rel="noopener">${escapeHtml(s.selfBookingLink)}</a></p>`,
+      `<p>${escapeHtml(s.selfBooking)} <a href="${escapeHtml(c.settings.selfBookingUrl)}" ` +
+        `target="_top" rel="noopener">${escapeHtml(s.selfBookingLink)}</a></p>`,
     );
   return messagePage(c, s.thanksTitle, parts);
 }

@@ -1,7 +1,8 @@
 import { providerRequest } from '../shared/provider-request.ts';
 
-// Cloudflare Turnstile's server-side check (https://developers.cloudflare.com/turnstile/get-started/server-side-validation/):
-// POST the widget's token (`cf-turnstile-response`), the secret key and the visitor's address to
+// Cloudflare Turnstile's server-side check
+// (https://developers.cloudflare.com/turnstile/get-started/server-side-validation/): POST the
+// widget's token (`cf-turnstile-response`), the secret key and the visitor's address to
 // siteverify, form-encoded; the answer is JSON `{ success, "error-codes": [...] }`. A token is
 // valid for 300 s and only once. Tests and the demo point TURNSTILE_VERIFY_URL at the simulator
 // (src/simulators/turnstile/).

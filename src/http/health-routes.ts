@@ -6,8 +6,8 @@ import type { PressureReport } from './overload-guard.ts';
 
 /**
  * Liveness (the process answers) and readiness (the database answers, its schema has every
- * migration this code knows, and the process is not shedding load; docs/RELIABILITY.md). Both report the pressure (overload-guard.ts); neither is
- * ever shed itself.
+ * migration this code knows, and the process is not shedding load; docs/RELIABILITY.md). Both
+ * report the pressure (overload-guard.ts); neither is ever shed itself.
  */
 export function healthRoutes(pool: Pool, pressure: () => PressureReport) {
   return async (scope: FastifyInstance): Promise<void> => {

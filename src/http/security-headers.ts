@@ -13,7 +13,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 const NO_FRAMING = "frame-ancestors 'none'; base-uri 'none'";
 
 /** The dashboard: only our own code; call recordings may come from the voice provider's storage. */
-const ADMIN_CSP = `default-src 'self'; img-src 'self' data:; media-src 'self' https:; ${NO_FRAMING}; form-action 'self'`;
+const ADMIN_CSP = [
+  "default-src 'self'",
+  "img-src 'self' data:",
+  "media-src 'self' https:",
+  NO_FRAMING,
+  "form-action 'self'",
+].join('; ');
 
 /**
  * Swagger UI: its bundle and init.js are our own files (no inline script); it sets inline styles

@@ -39,7 +39,9 @@ export function webhookSample(url: string, mapping: FieldMapping): WebhookSample
   const json = JSON.stringify(body);
   return {
     body,
-    curl: `curl -X POST '${url}' -H 'Content-Type: application/json' -H 'Authorization: Bearer <secret>' -d '${json.replaceAll("'", "'\\''")}'`,
+    curl:
+      `curl -X POST '${url}' -H 'Content-Type: application/json' -H 'Authorization: Bearer <secret>' ` +
+      `-d '${json.replaceAll("'", "'\\''")}'`,
     signatureHeader: `${SIGNATURE_HEADER}: sha256=<hex HMAC-SHA256 of the exact body, keyed with the secret>`,
   };
 }

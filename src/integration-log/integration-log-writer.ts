@@ -26,7 +26,8 @@ export class IntegrationLogWriter {
           text: `INSERT INTO integration_events (workspace_id, lead_id, provider,
                  direction, kind, http_status, outcome, payload, created_at, latency_ms, error)
                  SELECT w, l, p, d, k, h, o, pl::jsonb, COALESCE(a, now()), ms, e
-                   FROM unnest(${COLUMNS.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS r(w, l, p, d, k, h, o, pl, a, ms, e)`,
+                   FROM unnest(${COLUMNS.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+                        AS r(w, l, p, d, k, h, o, pl, a, ms, e)`,
           values,
         });
         return rows.map(() => undefined);

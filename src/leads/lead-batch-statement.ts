@@ -31,7 +31,8 @@ export interface LeadLookup {
 const INSERT_LEADS = `WITH x AS (
     SELECT DISTINCT ON (x.workspace_id, x.livemode, x.phone_normalized) x.*
       FROM jsonb_to_recordset($1::jsonb) AS x(seq int, workspace_id uuid, livemode boolean,
-             name text, phone text, phone_normalized text, email text, goal text, consent_ip text, consent_user_agent text,
+             name text, phone text, phone_normalized text, email text, goal text, consent_ip text,
+             consent_user_agent text,
              metadata jsonb, form_responses jsonb, created_event jsonb, api_key_id uuid, start_after timestamptz,
              source text, source_id uuid, source_lead_id text, source_detail jsonb, consent_text_id bigint)
      ORDER BY x.workspace_id, x.livemode, x.phone_normalized, x.seq

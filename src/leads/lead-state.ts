@@ -69,7 +69,9 @@ export async function transitionLead(db: Queryable, r: TransitionRequest): Promi
   const set = r.set ?? {};
   const { rows } = await db.query({
     name: 'lead-transition',
-    text: 'SELECT current_status AS current, from_status FROM lead_transition($1, $2, $3::text[], $4, $5, $6::jsonb, $7, $8, $9, $10, $11::timestamptz)',
+    text:
+      'SELECT current_status AS current, from_status ' +
+      'FROM lead_transition($1, $2, $3::text[], $4, $5, $6::jsonb, $7, $8, $9, $10, $11::timestamptz)',
     values: [
       r.leadId,
       r.to,

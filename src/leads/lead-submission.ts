@@ -27,7 +27,8 @@ export const leadSubmissionSchema = z.object({
     .meta({
       ...PHONE_JSON_SCHEMA,
       description:
-        "Digits with an optional leading +, spaces, dashes, dots and parentheses; it must be a possible number (international, or national in the workspace's default country).",
+        'Digits with an optional leading +, spaces, dashes, dots and parentheses; it must be a possible number ' +
+        "(international, or national in the workspace's default country).",
       examples: ['+44 20 7946 0958'],
     }),
   email: z
@@ -52,7 +53,8 @@ export const leadSubmissionSchema = z.object({
     .optional()
     .meta({
       description:
-        'Free-form; every key and value is given to the agent. Null and empty-string values are dropped. At most 32 levels deep.',
+        'Free-form; every key and value is given to the agent. Null and empty-string values are dropped. ' +
+        'At most 32 levels deep.',
     }),
   formResponses: z
     .union([z.null(), z.record(z.string(), z.string())], { error: 'formResponses must be an object of strings.' })
@@ -70,7 +72,8 @@ export const leadSubmissionDocSchema = leadSubmissionSchema
   })
   .meta({
     description:
-      'Text fields (name, phone, email, goal) must not contain U+0000. Blank optional fields (null or "") count as not given.',
+      'Text fields (name, phone, email, goal) must not contain U+0000. ' +
+      'Blank optional fields (null or "") count as not given.',
     examples: [
       {
         name: 'Ada Lovelace',

@@ -94,7 +94,8 @@ export async function renormalizeLeadPhones(
     // Ids only: the numbers are personal data and stay in the database.
     log?.warn(
       { collisions },
-      `phone numbers re-normalised to E.164: ${collisions.length} lead(s) share their number with an older lead of their workspace; both kept, see lead_phone_collisions`,
+      `phone numbers re-normalised to E.164: ${collisions.length} lead(s) share their number with an older lead ` +
+        'of their workspace; both kept, see lead_phone_collisions',
     );
   }
   log?.info({ leads: rows.length, changed: changed.length }, 'phone numbers re-normalised to E.164');

@@ -44,7 +44,8 @@ const HEADERS: Record<string, Json> = {
   },
   RateLimit: {
     description:
-      'What is left of the hourly quota of this API key (IETF draft): `"hourly";r=<remaining>;t=<seconds until reset>`.',
+      'What is left of the hourly quota of this API key (IETF draft): ' +
+      '`"hourly";r=<remaining>;t=<seconds until reset>`.',
     schema: { type: 'string', examples: ['"hourly";r=998;t=3412'] },
   },
   'RateLimit-Policy': {
@@ -85,7 +86,8 @@ const response = (
 
 const common = {
   '401': response(
-    'Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked; or a secret key sent from a browser (with an `Origin` header).',
+    'Authentication failed: no key, not a Bearer key, or a key that is unknown or revoked; ' +
+      'or a secret key sent from a browser (with an `Origin` header).',
     [schema.auth],
     {
       examples: {
@@ -97,7 +99,8 @@ const common = {
     },
   ),
   '403': response(
-    'A publishable key (li_pub_…) reading a lead, or creating one from an origin it does not list (addition to the spec).',
+    'A publishable key (li_pub_…) reading a lead, or creating one from an origin it does not list ' +
+      '(addition to the spec).',
     [schema.keyUse],
   ),
   '429': response("The API key's hourly quota is used up; retry after `Retry-After` seconds.", [schema.rateLimited], {
@@ -126,10 +129,10 @@ export const submitLeadContract = defineRoute({
   tags: ['Leads'],
   summary: 'Submit a lead',
   description:
-    "Creates the lead in the API key's workspace. Voice workspace: the call is placed before the answer, which carries " +
-    "the provider's call id (or, with 502, the provider's error). WhatsApp workspace: the first message is queued and the " +
-    'answer comes at once. One lead per phone number per workspace: a repeated phone is a 409, which on a retried ' +
-    'submission means the first attempt succeeded. No Idempotency-Key header is supported.',
+    "Creates the lead in the API key's workspace. Voice workspace: the call is placed before the answer, which " +
+    "carries the provider's call id (or, with 502, the provider's error). WhatsApp workspace: the first message " +
+    'is queued and the answer comes at once. One lead per phone number per workspace: a repeated phone is a 409, ' +
+    'which on a retried submission means the first attempt succeeded. No Idempotency-Key header is supported.',
   body: {
     ...schema.submission,
     description: 'Sent as JSON; the body is read as JSON whatever the Content-Type says. At most 64 KiB.',
@@ -203,7 +206,8 @@ export const submitLeadContract = defineRoute({
     '403': common['403'],
     '404': response("The key's workspace was deleted.", [schema.workspaceNotFound]),
     '409': response(
-      'A lead with this phone already exists in the workspace. On a retried submission this means the first attempt succeeded.',
+      'A lead with this phone already exists in the workspace. ' +
+        'On a retried submission this means the first attempt succeeded.',
       [schema.duplicate],
       {
         counted: 'always',
@@ -224,7 +228,8 @@ export const submitLeadContract = defineRoute({
     '429': common['429'],
     '500': common['500'],
     '502': response(
-      'Voice workspace: the provider refused the call. Nothing was kept (the same phone can be sent again); retry once or twice with backoff.',
+      'Voice workspace: the provider refused the call. Nothing was kept (the same phone can be sent again); ' +
+        'retry once or twice with backoff.',
       [schema.voiceDispatch],
       {
         counted: 'always',
@@ -298,7 +303,8 @@ export const getLeadContract = defineRoute({
     '401': common['401'],
     '403': common['403'],
     '404': response(
-      "No such lead in this workspace (an unknown id and another workspace's lead look the same), or the key's workspace was deleted.",
+      "No such lead in this workspace (an unknown id and another workspace's lead look the same), " +
+        "or the key's workspace was deleted.",
       [schema.leadNotFound, schema.workspaceNotFound],
       {
         counted: 'maybe',

@@ -40,7 +40,8 @@ export const voiceLeadNotCalledSchema = z
   })
   .meta({
     description:
-      "Voice workspace: the number is on the workspace's do-not-contact list; the lead is stored `unqualified` and nobody calls it.",
+      "Voice workspace: the number is on the workspace's do-not-contact list; " +
+      'the lead is stored `unqualified` and nobody calls it.',
   });
 
 export const leadAcceptedSchema = z.xor([

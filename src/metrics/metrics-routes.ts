@@ -32,7 +32,9 @@ export function metricsRegistry(pool: Pool, log: Logger): Registry {
   const jobs = new Registry();
   new Gauge({
     name: 'leadintake_jobs',
-    help: 'Jobs by queue and state: queued (waiting or waiting to retry), active, failed (kept by retention), dead (waiting in the dead-letter queue for an operator).',
+    help:
+      'Jobs by queue and state: queued (waiting or waiting to retry), active, failed (kept by retention), ' +
+      'dead (waiting in the dead-letter queue for an operator).',
     labelNames: ['queue', 'state'] as const,
     registers: [jobs],
     async collect() {
@@ -50,7 +52,9 @@ export function metricsRegistry(pool: Pool, log: Logger): Registry {
   });
   new Gauge({
     name: 'leadintake_webhook_endpoints',
-    help: 'Outbound webhook endpoints by state: enabled, failing (enabled, its latest attempts failed), disabled (after 5 days of failures).',
+    help:
+      'Outbound webhook endpoints by state: enabled, failing (enabled, its latest attempts failed), ' +
+      'disabled (after 5 days of failures).',
     labelNames: ['state'] as const,
     registers: [jobs],
     async collect() {

@@ -41,7 +41,9 @@ const leadTransitions = new Counter({
 
 const speedToLead = new Histogram({
   name: 'leadintake_speed_to_lead_seconds',
-  help: 'From the lead being accepted to the provider accepting the first contact (the call, or the first WhatsApp message), by channel.',
+  help:
+    'From the lead being accepted to the provider accepting the first contact ' +
+    '(the call, or the first WhatsApp message), by channel.',
   labelNames: ['channel'] as const,
   buckets: [0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 900],
   registers: [registry],
@@ -49,7 +51,9 @@ const speedToLead = new Histogram({
 
 const providerRequests = new Counter({
   name: 'leadintake_provider_requests_total',
-  help: 'Requests to providers (vapi, twilio, meta, calcom, openai), by outcome: ok, client_error, server_error, timeout, network_error.',
+  help:
+    'Requests to providers (vapi, twilio, meta, calcom, openai), by outcome: ' +
+    'ok, client_error, server_error, timeout, network_error.',
   labelNames: ['provider', 'outcome'] as const,
   registers: [registry],
 });

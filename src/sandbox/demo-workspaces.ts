@@ -76,7 +76,10 @@ export function demoCurl(baseUrl: string, key: string, suffix = '0001'): string 
     email: 'ada@example.com',
     consent: true,
   });
-  return `curl -s -X POST ${baseUrl}/api/public/leads -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '${body}'`;
+  return (
+    `curl -s -X POST ${baseUrl}/api/public/leads -H "Authorization: Bearer ${key}" ` +
+    `-H "Content-Type: application/json" -d '${body}'`
+  );
 }
 
 /** What `npm start` prints once (and writes to the data folder): keys, curls, what will happen. */
@@ -99,7 +102,8 @@ export function demoBanner(baseUrl: string, keys: DemoKey[], keysFile: string | 
     'Submit a voice lead (the call rings, talks and ends within about 20 s):',
     demoCurl(baseUrl, voice.key),
     '',
-    `Then read it (use the leadId the POST answered): curl -s ${baseUrl}/api/public/leads/<leadId> -H "Authorization: Bearer <key>"`,
+    `Then read it (use the leadId the POST answered): curl -s ${baseUrl}/api/public/leads/<leadId> ` +
+      '-H "Authorization: Bearer <key>"',
     '',
     "The phone's last four digits choose what the simulated lead does; anything else books:",
     ...rows,

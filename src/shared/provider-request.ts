@@ -117,7 +117,10 @@ export function requestFailure(err: unknown): RequestFailure {
  */
 export function failureMessage(failure: RequestFailure, who: string, timeoutMs: number): string {
   if (!failure.timedOut && failure.code === 'ADDRESS_REFUSED') {
-    return `Did not contact ${who}: its address is private, loopback, link-local or reserved, which this installation does not allow.`;
+    return (
+      `Did not contact ${who}: its address is private, loopback, link-local or reserved, ` +
+      'which this installation does not allow.'
+    );
   }
   if (failure.timedOut) return `${who.charAt(0).toUpperCase()}${who.slice(1)} did not answer within ${timeoutMs} ms.`;
   return `Could not reach ${who} (${failure.reason}).`;

@@ -80,9 +80,10 @@ export async function updateSession(db: Queryable, id: string, s: SessionState):
 /**
  * Records the call as the session of the lead its metadata names, if that lead is in the workspace
  * and has no call session at all, or a retry of its contact plan is being placed (the voice
- * attempter records the call after Vapi answers, and Vapi may speak first); false otherwise, or when the call id is already recorded. The
- * session is inserted before the lead is locked: the order voice dispatch uses (its one statement
- * inserts the session, then updates the lead), so the two never wait for each other in a circle.
+ * attempter records the call after Vapi answers, and Vapi may speak first); false otherwise, or
+ * when the call id is already recorded. The session is inserted before the lead is locked: the
+ * order voice dispatch uses (its one statement inserts the session, then updates the lead), so the
+ * two never wait for each other in a circle.
  */
 export async function insertReconciledSession(
   db: Queryable,
@@ -180,7 +181,8 @@ export async function recordRetriedCall(
      )
      INSERT INTO lead_events (lead_id, type, data)
      SELECT $1, 'call.dispatched',
-            jsonb_build_object('providerCallId', $2::text, 'callSessionId', (SELECT id FROM session), 'attempt', $4::int)`,
+            jsonb_build_object('providerCallId', $2::text, 'callSessionId', (SELECT id FROM session),
+                               'attempt', $4::int)`,
     [c.leadId, c.providerCallId, c.callStatus, c.attempt],
   );
 }

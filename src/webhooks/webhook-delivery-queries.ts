@@ -88,7 +88,8 @@ export async function insertAttempt(
 ): Promise<void> {
   // `response_excerpt` holds our own one-line reason (webhook-sender.ts), never the receiver's answer.
   await db.query(
-    'INSERT INTO webhook_attempts (delivery_id, at, outcome, status_code, latency_ms, response_excerpt) VALUES ($1, $2, $3, $4, $5, $6)',
+    'INSERT INTO webhook_attempts (delivery_id, at, outcome, status_code, latency_ms, response_excerpt) ' +
+      'VALUES ($1, $2, $3, $4, $5, $6)',
     [a.deliveryId, a.at, a.outcome, a.statusCode, a.latencyMs, a.reason],
   );
 }
@@ -101,7 +102,8 @@ export async function completeDelivery(
   now: Date,
 ): Promise<void> {
   await db.query(
-    'UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, completed_at = $3, lease_until = NULL WHERE id = $1',
+    'UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, completed_at = $3, lease_until = NULL ' +
+      'WHERE id = $1',
     [id, status, now],
   );
 }

@@ -35,7 +35,8 @@ export async function insertEndpoint(
   e: { id: string; workspaceId: string; url: string; eventTypes: string[]; secretCiphertext: Buffer },
 ): Promise<WebhookEndpointRow> {
   const { rows } = await db.query(
-    'INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, secret_ciphertext) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+    'INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, secret_ciphertext) ' +
+      'VALUES ($1, $2, $3, $4, $5) RETURNING *',
     [e.id, e.workspaceId, e.url, e.eventTypes, e.secretCiphertext],
   );
   return toRow(rows[0]);
@@ -103,7 +104,8 @@ export async function markEndpointFailed(db: Queryable, id: string, now: Date, d
 
 export async function enableEndpoint(db: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await db.query(
-    'UPDATE webhook_endpoints SET enabled = true, disabled_at = NULL, disabled_reason = NULL, failing_since = NULL WHERE id = $1',
+    'UPDATE webhook_endpoints SET enabled = true, disabled_at = NULL, disabled_reason = NULL, failing_since = NULL ' +
+      'WHERE id = $1',
     [id],
   );
   return (rowCount ?? 0) > 0;

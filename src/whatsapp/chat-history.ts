@@ -17,7 +17,8 @@ const LEAD_MESSAGE_MAX = 4096;
 /** Introduces an operator's message in the model's context. */
 export const OPERATOR_NOTE =
   'A person from the team took this conversation over and has handled what it was handed over for. ' +
-  'They wrote to the lead (this message is theirs, not yours); continue the conversation from here and do not hand it over again for the same reason:';
+  'They wrote to the lead (this message is theirs, not yours); continue the conversation from here ' +
+  'and do not hand it over again for the same reason:';
 
 /**
  * The turns before `currentTurnId` that fit in `budget` characters (newest first, whole turns

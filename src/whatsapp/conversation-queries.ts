@@ -48,8 +48,10 @@ export async function loadTurnSubjects(db: Queryable, leadIds: string[]): Promis
   const { rows } = await db.query({
     name: 'conversation-load-subject',
     text: `SELECT w.*, l.id AS lead_id, l.status AS lead_status, l.name AS lead_name, l.phone_normalized AS lead_phone,
-                  l.livemode AS lead_livemode, l.opted_out_at AS lead_opted_out_at, l.last_inbound_at AS lead_last_inbound_at, l.created_at AS lead_created_at,
-                  t.data->>'actor' AS lead_transition_actor, t.at AS lead_transition_at, t.data->>'outcome' AS lead_transition_outcome,
+                  l.livemode AS lead_livemode, l.opted_out_at AS lead_opted_out_at,
+                  l.last_inbound_at AS lead_last_inbound_at, l.created_at AS lead_created_at,
+                  t.data->>'actor' AS lead_transition_actor, t.at AS lead_transition_at,
+                  t.data->>'outcome' AS lead_transition_outcome,
                   (SELECT state FROM agent_turns WHERE lead_id = l.id
                   AND state IN ('generating', 'ready')) AS lead_open_turn,
                   EXISTS (SELECT 1 FROM agent_turns WHERE lead_id = l.id) AS lead_any_turn,

@@ -11,7 +11,8 @@ import type { AgentTurn } from './turn-queries.ts';
 
 /** What the model is told on a nudge turn, after the agent's usual prompt. */
 export const NUDGE_INSTRUCTION =
-  'The lead has not answered your last message for a while. Write one short, friendly message that picks the conversation up where it stopped (do not repeat your last message word for word, do not pressure the lead).';
+  'The lead has not answered your last message for a while. Write one short, friendly message that picks ' +
+  'the conversation up where it stopped (do not repeat your last message word for word, do not pressure the lead).';
 
 /** Is this one of the plan's own turns (its refusals may be skipped rather than handed over)? */
 export const isPlanTurn = (turn: AgentTurn): boolean => turn.kind === 'follow_up' || turn.kind === 'nudge';
@@ -54,7 +55,8 @@ export async function createPlanTurn(db: Queryable, t: PlanTurn): Promise<'creat
            ), message AS (
              INSERT INTO whatsapp_messages (lead_id, direction, turn_id, provider, kind, body, template_variables,
                                             template_ref, idempotency_key, status)
-             SELECT $1, 'outbound', turn.id, $5, 'template', $4, $6::jsonb, $7::jsonb, whatsapp_outbound_key(), 'pending'
+             SELECT $1, 'outbound', turn.id, $5, 'template', $4, $6::jsonb, $7::jsonb,
+                    whatsapp_outbound_key(), 'pending'
                FROM turn WHERE $4::text IS NOT NULL
            )
            SELECT (SELECT count(*) FROM turn)::int AS created,

@@ -19,7 +19,10 @@ export function firstName(name: string): string {
 export function templateText(template: { body?: string; id: string }, variables: string[]): string {
   if (template.body)
     return template.body.replace(/\{\{\s*(\d+)\s*\}\}/g, (whole, n: string) => variables[Number(n) - 1] ?? whole);
-  return `(WhatsApp template "${template.id}" sent to open the conversation, greeting the lead as ${variables[0] ?? 'them'}.)`;
+  return (
+    `(WhatsApp template "${template.id}" sent to open the conversation, ` +
+    `greeting the lead as ${variables[0] ?? 'them'}.)`
+  );
 }
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });

@@ -237,7 +237,10 @@ export class TurnEngine {
    * retry` sends the first message once the settings are added.
    */
   async #notConfigured(db: PoolClient, s: TurnSubject): Promise<Step> {
-    const reason = `WhatsApp is not configured for workspace ${s.workspace.slug} (no whatsapp section): add it with \`leadintake workspace update ${s.workspace.slug} --config FILE\`, then \`leadintake jobs retry\` with this job's id sends the first message.`;
+    const reason =
+      `WhatsApp is not configured for workspace ${s.workspace.slug} (no whatsapp section): ` +
+      `add it with \`leadintake workspace update ${s.workspace.slug} --config FILE\`, ` +
+      "then `leadintake jobs retry` with this job's id sends the first message.";
     if (s.lead.status !== 'needs_human') {
       await inTransaction(db, async (tx) => {
         const data = { reason, outcome: NOT_CONFIGURED };

@@ -142,120 +142,136 @@ describe('analytics in the admin API', () => {
   });
 });
 
-describe('the day summaries (analytics_days, migration 020) and the per-lead rollup (lead_funnel, migration 017)', () => {
-  const query = (sandbox: boolean) => ({
-    workspaceId: ws.workspaceId,
-    sandbox,
-    timeZone: 'Europe/Berlin',
-    from: HISTORY_FROM,
-    to: HISTORY_TO,
-  });
-  const agree = async () => {
-    for (const sandbox of [false, true]) {
-      const timeline = await analyticsFromLeads(app.db.pool, query(sandbox), 'timeline');
-      assert.deepEqual(await analyticsFromLeads(app.db.pool, query(sandbox), 'funnel'), timeline);
-      assert.deepEqual(await analytics(app.db.pool, query(sandbox)), timeline);
-    }
-  };
+describe(
+  'the day summaries (analytics_days, migration 020) and the ' + 'per-lead rollup (lead_funnel, migration 017)',
+  () => {
+    const query = (sandbox: boolean) => ({
+      workspaceId: ws.workspaceId,
+      sandbox,
+      timeZone: 'Europe/Berlin',
+      from: HISTORY_FROM,
+      to: HISTORY_TO,
+    });
+    const agree = async () => {
+      for (const sandbox of [false, true]) {
+        const timeline = await analyticsFromLeads(app.db.pool, query(sandbox), 'timeline');
+        assert.deepEqual(await analyticsFromLeads(app.db.pool, query(sandbox), 'funnel'), timeline);
+        assert.deepEqual(await analytics(app.db.pool, query(sandbox)), timeline);
+      }
+    };
 
-  it('agrees with the plain query over the timeline, and stays exact through changes', async () => {
-    await agree();
-    const id = async (name: string) =>
-      (await app.db.pool.query(`SELECT id FROM leads WHERE name = $1`, [name])).rows[0].id as string;
-    // A status change through the state machine (its timeline entry in the same statement).
-    const c = await id('History C');
-    assert.equal(
-      (
-        await transitionLead(app.db.pool, {
-          leadId: c,
-          to: 'booked',
-          actor: 'agent',
-          event: { type: 'booking.created' },
-        })
-      ).ok,
-      true,
-    );
-    // A first contact for the new lead, an earlier first contact that arrives late, an erased lead.
-    const e = await id('History E');
-    // …and a later message of a lead already contacted, which must not move its first contact.
-    await app.db.pool.query(
-      `INSERT INTO lead_events (lead_id, type, at) VALUES ($1, 'message.sent', '2026-03-30T08:00:40Z'),
+    it('agrees with the plain query over the timeline, and stays exact through changes', async () => {
+      await agree();
+      const id = async (name: string) =>
+        (await app.db.pool.query(`SELECT id FROM leads WHERE name = $1`, [name])).rows[0].id as string;
+      // A status change through the state machine (its timeline entry in the same statement).
+      const c = await id('History C');
+      assert.equal(
+        (
+          await transitionLead(app.db.pool, {
+            leadId: c,
+            to: 'booked',
+            actor: 'agent',
+            event: { type: 'booking.created' },
+          })
+        ).ok,
+        true,
+      );
+      // A first contact for the new lead, an earlier first contact that arrives late, an erased lead.
+      const e = await id('History E');
+      // …and a later message of a lead already contacted, which must not move its first contact.
+      await app.db.pool.query(
+        `INSERT INTO lead_events (lead_id, type, at) VALUES ($1, 'message.sent', '2026-03-30T08:00:40Z'),
         ($2, 'message.sent', '2026-03-29T22:30:01Z'), ($3, 'message.sent', '2026-03-28T12:00:00Z')`,
-      [e, await id('History D'), await id('History A')],
-    );
-    await app.db.pool.query(`DELETE FROM leads WHERE id = $1`, [await id('History B')]);
-    // A lead and its timeline in one statement, as the public API's batch writes them.
-    await app.db.pool.query(
-      `WITH l AS (INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, created_at)
+        [e, await id('History D'), await id('History A')],
+      );
+      await app.db.pool.query(`DELETE FROM leads WHERE id = $1`, [await id('History B')]);
+      // A lead and its timeline in one statement, as the public API's batch writes them.
+      await app.db.pool.query(
+        `WITH l AS (INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, created_at)
                   VALUES ($1, 'History G', '+15559990001', '+15559990001',
                   '2026-03-28T09:00:00Z', '2026-03-28T09:00:00Z') RETURNING id)
        INSERT INTO lead_events (lead_id, type, at) SELECT id, 'message.sent', '2026-03-28T09:00:07Z' FROM l`,
-      [ws.workspaceId],
-    );
-    await agree();
-    const now = await analytics(app.db.pool, query(false));
-    assert.deepEqual([now.totals.leads, now.totals.contacted, now.totals.booked, now.totals.unqualified], [6, 6, 3, 0]);
-    assert.equal(now.days.find((d) => d.day === '2026-03-30')!.speedP50Seconds, 20.5); // D now 1 s, E 40 s
-    assert.equal(now.days.find((d) => d.day === '2026-03-28')!.speedP50Seconds, 18.5); // A still 30 s, G 7 s
-  });
-
-  it('keeps a summary per past day only, notes changes of old leads only; the maintenance pass folds them and keeps the last 90 days', async () => {
-    const rows = async (sql: string) => (await app.db.pool.query(sql, [ws.workspaceId])).rows;
-    await analytics(app.db.pool, query(false));
-    assert.deepEqual(
-      (
-        await rows(
-          `SELECT to_char(day, 'YYYY-MM-DD') AS d FROM analytics_days
-            WHERE workspace_id = $1 AND NOT with_sandbox AND day < '2026-04-01' ORDER BY day`,
-        )
-      ).map((r) => r.d),
-      ['2026-03-27', '2026-03-28', '2026-03-29', '2026-03-30'],
-    );
-    assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 0);
-    // Today's days are never kept: the preset reads them live.
-    await admin(app.http, sessions.owner, 'GET', url('period=7d'));
-    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
-    assert.equal(
-      (await rows(`SELECT count(*)::int AS n FROM analytics_days WHERE workspace_id = $1 AND day = '${today}'`))[0].n,
-      0,
-    );
-    // A lead created just now notes nothing: its day cannot have a summary yet.
-    const posted = await app.http.inject({
-      method: 'POST',
-      url: '/api/public/leads',
-      headers: { authorization: `Bearer ${ws.apiKey}` },
-      payload: { name: 'Fresh', phone: '+12025550177', consent: true },
+        [ws.workspaceId],
+      );
+      await agree();
+      const now = await analytics(app.db.pool, query(false));
+      assert.deepEqual(
+        [now.totals.leads, now.totals.contacted, now.totals.booked, now.totals.unqualified],
+        [6, 6, 3, 0],
+      );
+      assert.equal(now.days.find((d) => d.day === '2026-03-30')!.speedP50Seconds, 20.5); // D now 1 s, E 40 s
+      assert.equal(now.days.find((d) => d.day === '2026-03-28')!.speedP50Seconds, 18.5); // A still 30 s, G 7 s
     });
-    assert.equal(posted.statusCode, 201, posted.body);
-    assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 0);
-    // A change to an old lead is noted; the maintenance pass drops the stale summary with it.
-    await app.db.pool.query(`UPDATE leads SET status = 'unqualified' WHERE workspace_id = $1 AND name = 'History C'`, [
-      ws.workspaceId,
-    ]);
-    assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 1);
-    assert.equal(await maintainAnalyticsDays(app.db.pool), 1);
-    // The pass also wrote the last 90 past days of the workspace (it has a recent lead), so a
-    // page load of the 90-day preset computes no day itself.
-    const kept = async () => (await rows(`SELECT count(*)::int AS n FROM analytics_days WHERE workspace_id = $1`))[0].n;
-    const before = await kept();
-    await app.db.pool.query(`DELETE FROM analytics_days WHERE workspace_id = $1 AND day > '2026-04-01'`, [
-      ws.workspaceId,
-    ]);
-    await maintainAnalyticsDays(app.db.pool);
-    assert.equal(await kept(), before);
-    assert.equal((await admin(app.http, sessions.owner, 'GET', url('period=90d'))).status, 200);
-    assert.equal(await kept(), before);
-    assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 0);
-    assert.deepEqual(
-      (
-        await rows(
-          `SELECT to_char(day, 'YYYY-MM-DD') AS d FROM analytics_days
+
+    it(
+      'keeps a summary per past day only, notes changes of old leads only; ' +
+        'the maintenance pass folds them and keeps the last 90 days',
+      async () => {
+        const rows = async (sql: string) => (await app.db.pool.query(sql, [ws.workspaceId])).rows;
+        await analytics(app.db.pool, query(false));
+        assert.deepEqual(
+          (
+            await rows(
+              `SELECT to_char(day, 'YYYY-MM-DD') AS d FROM analytics_days
             WHERE workspace_id = $1 AND NOT with_sandbox AND day < '2026-04-01' ORDER BY day`,
-        )
-      ).map((r) => r.d),
-      ['2026-03-27', '2026-03-28', '2026-03-30'],
+            )
+          ).map((r) => r.d),
+          ['2026-03-27', '2026-03-28', '2026-03-29', '2026-03-30'],
+        );
+        assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 0);
+        // Today's days are never kept: the preset reads them live.
+        await admin(app.http, sessions.owner, 'GET', url('period=7d'));
+        const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
+        assert.equal(
+          (await rows(`SELECT count(*)::int AS n FROM analytics_days WHERE workspace_id = $1 AND day = '${today}'`))[0]
+            .n,
+          0,
+        );
+        // A lead created just now notes nothing: its day cannot have a summary yet.
+        const posted = await app.http.inject({
+          method: 'POST',
+          url: '/api/public/leads',
+          headers: { authorization: `Bearer ${ws.apiKey}` },
+          payload: { name: 'Fresh', phone: '+12025550177', consent: true },
+        });
+        assert.equal(posted.statusCode, 201, posted.body);
+        assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 0);
+        // A change to an old lead is noted; the maintenance pass drops the stale summary with it.
+        await app.db.pool.query(
+          `UPDATE leads SET status = 'unqualified' WHERE workspace_id = $1 AND name = 'History C'`,
+          [ws.workspaceId],
+        );
+        assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 1);
+        assert.equal(await maintainAnalyticsDays(app.db.pool), 1);
+        // The pass also wrote the last 90 past days of the workspace (it has a recent lead), so a
+        // page load of the 90-day preset computes no day itself.
+        const kept = async () =>
+          (await rows(`SELECT count(*)::int AS n FROM analytics_days WHERE workspace_id = $1`))[0].n;
+        const before = await kept();
+        await app.db.pool.query(`DELETE FROM analytics_days WHERE workspace_id = $1 AND day > '2026-04-01'`, [
+          ws.workspaceId,
+        ]);
+        await maintainAnalyticsDays(app.db.pool);
+        assert.equal(await kept(), before);
+        assert.equal((await admin(app.http, sessions.owner, 'GET', url('period=90d'))).status, 200);
+        assert.equal(await kept(), before);
+        assert.equal((await rows(`SELECT count(*)::int AS n FROM analytics_changes WHERE workspace_id = $1`))[0].n, 0);
+        assert.deepEqual(
+          (
+            await rows(
+              `SELECT to_char(day, 'YYYY-MM-DD') AS d FROM analytics_days
+            WHERE workspace_id = $1 AND NOT with_sandbox AND day < '2026-04-01' ORDER BY day`,
+            )
+          ).map((r) => r.d),
+          ['2026-03-27', '2026-03-28', '2026-03-30'],
+        );
+        await agree();
+        assert.equal(
+          (await analytics(app.db.pool, query(false))).days.find((d) => d.day === '2026-03-29')!.unqualified,
+          1,
+        );
+      },
     );
-    await agree();
-    assert.equal((await analytics(app.db.pool, query(false))).days.find((d) => d.day === '2026-03-29')!.unqualified, 1);
-  });
-});
+  },
+);

@@ -70,7 +70,8 @@ after(async () => {
 
 async function leadOf(leadgenId: string) {
   const { rows } = await app.db.pool.query(
-    'SELECT name, email, goal, livemode, form_responses, metadata FROM leads WHERE source_id = $1 AND source_lead_id = $2',
+    'SELECT name, email, goal, livemode, form_responses, metadata FROM ' +
+      'leads WHERE source_id = $1 AND source_lead_id = $2',
     [sourceId, leadgenId],
   );
   return rows[0];

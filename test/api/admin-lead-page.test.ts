@@ -45,32 +45,36 @@ describe('the lead page and the actions', () => {
     ]);
   });
 
-  it('the lead page names the API key that created the lead (name and prefix, never the key); none for a lead without one', async () => {
-    const [key] = (await env.app.db.pool.query('SELECT name, prefix FROM api_keys WHERE id = $1', [env.ws.apiKeyId]))
-      .rows;
-    const id = await newLead();
-    const page = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
-    assert.deepEqual(page.body.lead.apiKey, { name: key.name, prefix: key.prefix });
-    assert.ok(env.ws.apiKey.startsWith(key.prefix) && env.ws.apiKey.length > key.prefix.length);
-    assert.ok(!JSON.stringify(page.body).includes(env.ws.apiKey), 'the key itself is never shown');
-    const sandboxId = await newLead({}, env.ws.sandboxKey);
-    const [sandboxKey] = (
-      await env.app.db.pool.query(
-        'SELECT k.name, k.prefix FROM leads l JOIN api_keys k ON k.id = l.api_key_id WHERE l.id = $1',
-        [sandboxId],
-      )
-    ).rows;
-    assert.notEqual(sandboxKey.prefix, key.prefix);
-    assert.deepEqual(
-      (await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}/${sandboxId}`)).body.lead.apiKey,
-      {
-        name: sandboxKey.name,
-        prefix: sandboxKey.prefix,
-      },
-    );
-    await env.app.db.pool.query('UPDATE leads SET api_key_id = NULL WHERE id = $1', [id]);
-    assert.equal((await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`)).body.lead.apiKey, null);
-  });
+  it(
+    'the lead page names the API key that created the lead (name and ' +
+      'prefix, never the key); none for a lead without one',
+    async () => {
+      const [key] = (await env.app.db.pool.query('SELECT name, prefix FROM api_keys WHERE id = $1', [env.ws.apiKeyId]))
+        .rows;
+      const id = await newLead();
+      const page = await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`);
+      assert.deepEqual(page.body.lead.apiKey, { name: key.name, prefix: key.prefix });
+      assert.ok(env.ws.apiKey.startsWith(key.prefix) && env.ws.apiKey.length > key.prefix.length);
+      assert.ok(!JSON.stringify(page.body).includes(env.ws.apiKey), 'the key itself is never shown');
+      const sandboxId = await newLead({}, env.ws.sandboxKey);
+      const [sandboxKey] = (
+        await env.app.db.pool.query(
+          'SELECT k.name, k.prefix FROM leads l JOIN api_keys k ON k.id = l.api_key_id WHERE l.id = $1',
+          [sandboxId],
+        )
+      ).rows;
+      assert.notEqual(sandboxKey.prefix, key.prefix);
+      assert.deepEqual(
+        (await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}/${sandboxId}`)).body.lead.apiKey,
+        {
+          name: sandboxKey.name,
+          prefix: sandboxKey.prefix,
+        },
+      );
+      await env.app.db.pool.query('UPDATE leads SET api_key_id = NULL WHERE id = $1', [id]);
+      assert.equal((await admin(env.app.http, sessions.viewer, 'GET', `${leadsUrl()}/${id}`)).body.lead.apiKey, null);
+    },
+  );
 
   it("another workspace's lead, an unknown id and a malformed id are 404 for every action", async () => {
     const theirs = await newLead({}, env.other.apiKey);

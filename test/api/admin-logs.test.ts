@@ -58,32 +58,35 @@ describe('the integration log', () => {
     await h.settle({ ignoreBackoff: true });
   });
 
-  it('lists provider traffic newest first with operation, status, latency and the error text; secrets stay masked', async () => {
-    const r = await admin(h.app.http, sessions.agent, 'GET', `${base()}/integration-log`);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    const entries = r.body.entries as Array<Record<string, any>>;
-    assert.ok(entries.length >= 7);
-    const ids = entries.map((e) => BigInt(e.id));
-    assert.deepEqual(
-      ids,
-      [...ids].sort((a, b) => (a > b ? -1 : 1)),
-    );
-    const ok = entries.find((e) => e.leadId === sent.leadId && e.provider === 'twilio' && e.direction === 'out')!;
-    assert.equal(ok.operation, 'POST /Messages.json');
-    assert.equal(ok.direction, 'out');
-    assert.equal(ok.failed, false);
-    assert.equal(typeof ok.latencyMs, 'number');
-    assert.equal(ok.leadExists, true);
-    const failed = entries.filter((e) => e.leadId === dead.leadId && e.provider === 'twilio');
-    assert.equal(failed.length, 6);
-    for (const f of failed) {
-      assert.equal(f.httpStatus, 401);
-      assert.equal(f.failed, true);
-      assert.match(f.error, /20003/);
-    }
-    // The Twilio auth token is the workspace's secret: never in what the page gets.
-    assert.ok(!JSON.stringify(r.body).includes(h.twilio.authToken));
-  });
+  it(
+    'lists provider traffic newest first with operation, status, ' + 'latency and the error text; secrets stay masked',
+    async () => {
+      const r = await admin(h.app.http, sessions.agent, 'GET', `${base()}/integration-log`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const entries = r.body.entries as Array<Record<string, any>>;
+      assert.ok(entries.length >= 7);
+      const ids = entries.map((e) => BigInt(e.id));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => (a > b ? -1 : 1)),
+      );
+      const ok = entries.find((e) => e.leadId === sent.leadId && e.provider === 'twilio' && e.direction === 'out')!;
+      assert.equal(ok.operation, 'POST /Messages.json');
+      assert.equal(ok.direction, 'out');
+      assert.equal(ok.failed, false);
+      assert.equal(typeof ok.latencyMs, 'number');
+      assert.equal(ok.leadExists, true);
+      const failed = entries.filter((e) => e.leadId === dead.leadId && e.provider === 'twilio');
+      assert.equal(failed.length, 6);
+      for (const f of failed) {
+        assert.equal(f.httpStatus, 401);
+        assert.equal(f.failed, true);
+        assert.match(f.error, /20003/);
+      }
+      // The Twilio auth token is the workspace's secret: never in what the page gets.
+      assert.ok(!JSON.stringify(r.body).includes(h.twilio.authToken));
+    },
+  );
 
   it('filters by errors only, provider and lead, and pages by cursor', async () => {
     const errors = await admin(h.app.http, sessions.admin, 'GET', `${base()}/integration-log?errors=true`);

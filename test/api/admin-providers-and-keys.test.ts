@@ -110,32 +110,35 @@ describe('providers', () => {
     assert.equal(unknown.status, 400);
   });
 
-  it('Test connection runs the verify checks: PASS with the right key, FAIL naming voice.apiKey with a wrong one', async () => {
-    const good = await call(sessions.admin, 'POST', `${base()}/voice/test`, {});
-    assert.equal(good.status, 200, JSON.stringify(good.body));
-    assert.equal(good.body.passed, true);
-    assert.deepEqual(
-      good.body.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok]),
-      [
-        ['API key', true],
-        ['assistant', true],
-        ['phone number', true],
-      ],
-    );
-    assert.equal(
-      (await call(sessions.owner, 'PUT', `${base()}/voice`, { ...voice, apiKey: 'wrong-vapi-key-000000' })).status,
-      200,
-    );
-    const bad = await call(sessions.owner, 'POST', `${base()}/voice/test`, {});
-    assert.equal(bad.body.passed, false);
-    assert.equal(bad.body.checks[0].check, 'API key');
-    assert.equal(bad.body.checks[0].ok, false);
-    assert.match(bad.body.checks[0].note, /voice\.apiKey/);
-    const none = await call(sessions.owner, 'POST', `${base()}/whatsapp/test`, {});
-    assert.equal(none.body.passed, false);
-    assert.equal(none.body.notConfigured[0].section, 'whatsapp');
-    await call(sessions.owner, 'PUT', `${base()}/voice`, voice);
-  });
+  it(
+    'Test connection runs the verify checks: PASS with the right ' + 'key, FAIL naming voice.apiKey with a wrong one',
+    async () => {
+      const good = await call(sessions.admin, 'POST', `${base()}/voice/test`, {});
+      assert.equal(good.status, 200, JSON.stringify(good.body));
+      assert.equal(good.body.passed, true);
+      assert.deepEqual(
+        good.body.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok]),
+        [
+          ['API key', true],
+          ['assistant', true],
+          ['phone number', true],
+        ],
+      );
+      assert.equal(
+        (await call(sessions.owner, 'PUT', `${base()}/voice`, { ...voice, apiKey: 'wrong-vapi-key-000000' })).status,
+        200,
+      );
+      const bad = await call(sessions.owner, 'POST', `${base()}/voice/test`, {});
+      assert.equal(bad.body.passed, false);
+      assert.equal(bad.body.checks[0].check, 'API key');
+      assert.equal(bad.body.checks[0].ok, false);
+      assert.match(bad.body.checks[0].note, /voice\.apiKey/);
+      const none = await call(sessions.owner, 'POST', `${base()}/whatsapp/test`, {});
+      assert.equal(none.body.passed, false);
+      assert.equal(none.body.notConfigured[0].section, 'whatsapp');
+      await call(sessions.owner, 'PUT', `${base()}/voice`, voice);
+    },
+  );
 
   it('agents and viewers 403, a non-member 404, no CSRF 403, signed out 401', async () => {
     for (const role of ['agent', 'viewer'] as const) {

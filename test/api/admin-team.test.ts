@@ -112,109 +112,121 @@ describe('team', () => {
     );
   });
 
-  it('an existing account signs in and accepts; another account cannot use the link; an expired link is refused', async () => {
-    const existing = await makeOperator(setup.app, [{ workspaceId: setup.other.workspaceId, role: 'viewer' }]);
-    const existingSession = (await signIn(setup.app.http, existing.email, existing.password)).session!;
-    const invited = await call(sessions.owner, 'POST', `${base()}/invites`, { email: existing.email, role: 'admin' });
-    const token = tokenOf(invited.body.link);
-    assert.equal(
-      (await call(null, 'POST', '/api/admin/invites/lookup', { token })).body.accountExists,
-      undefined,
-      'not disclosed',
-    );
-    const asNew = await call(null, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, {
-      token,
-      name: 'X',
-      password: 'a-long-password-2',
-    });
-    assert.equal(asNew.status, 409);
-    assert.equal(
-      (await call(setup.outsider, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, { token })).status,
-      403,
-    );
-    assert.equal(
-      (
-        await call(
-          existingSession,
-          'POST',
-          `/api/admin/workspaces/${setup.ws.slug}/invites/accept`,
-          { token },
-          { csrf: false },
-        )
-      ).status,
-      403,
-    );
-    const ok = await call(existingSession, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, { token });
-    assert.equal(ok.status, 200, JSON.stringify(ok.body));
-    const me = await call(existingSession, 'GET', '/api/admin/session');
-    assert.equal(me.body.workspaces.find((w: { slug: string }) => w.slug === setup.ws.slug).role, 'admin');
+  it(
+    'an existing account signs in and accepts; another account ' + 'cannot use the link; an expired link is refused',
+    async () => {
+      const existing = await makeOperator(setup.app, [{ workspaceId: setup.other.workspaceId, role: 'viewer' }]);
+      const existingSession = (await signIn(setup.app.http, existing.email, existing.password)).session!;
+      const invited = await call(sessions.owner, 'POST', `${base()}/invites`, { email: existing.email, role: 'admin' });
+      const token = tokenOf(invited.body.link);
+      assert.equal(
+        (await call(null, 'POST', '/api/admin/invites/lookup', { token })).body.accountExists,
+        undefined,
+        'not disclosed',
+      );
+      const asNew = await call(null, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, {
+        token,
+        name: 'X',
+        password: 'a-long-password-2',
+      });
+      assert.equal(asNew.status, 409);
+      assert.equal(
+        (await call(setup.outsider, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, { token })).status,
+        403,
+      );
+      assert.equal(
+        (
+          await call(
+            existingSession,
+            'POST',
+            `/api/admin/workspaces/${setup.ws.slug}/invites/accept`,
+            { token },
+            { csrf: false },
+          )
+        ).status,
+        403,
+      );
+      const ok = await call(existingSession, 'POST', `/api/admin/workspaces/${setup.ws.slug}/invites/accept`, {
+        token,
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const me = await call(existingSession, 'GET', '/api/admin/session');
+      assert.equal(me.body.workspaces.find((w: { slug: string }) => w.slug === setup.ws.slug).role, 'admin');
 
-    const late = await call(sessions.owner, 'POST', `${base()}/invites`, { email: 'late@example.com', role: 'viewer' });
-    await setup.app.db.pool.query(
-      `UPDATE workspace_invites SET expires_at = now() - interval '1 second' WHERE id = $1`,
-      [late.body.invite.id],
-    );
-    assert.equal(
-      (await call(null, 'POST', '/api/admin/invites/lookup', { token: tokenOf(late.body.link) })).status,
-      404,
-    );
-    assert.ok(
-      !(await call(sessions.owner, 'GET', base())).body.invites.some(
-        (i: { id: string }) => i.id === late.body.invite.id,
-      ),
-    );
-  });
+      const late = await call(sessions.owner, 'POST', `${base()}/invites`, {
+        email: 'late@example.com',
+        role: 'viewer',
+      });
+      await setup.app.db.pool.query(
+        `UPDATE workspace_invites SET expires_at = now() - interval '1 second' WHERE id = $1`,
+        [late.body.invite.id],
+      );
+      assert.equal(
+        (await call(null, 'POST', '/api/admin/invites/lookup', { token: tokenOf(late.body.link) })).status,
+        404,
+      );
+      assert.ok(
+        !(await call(sessions.owner, 'GET', base())).body.invites.some(
+          (i: { id: string }) => i.id === late.body.invite.id,
+        ),
+      );
+    },
+  );
 
-  it('changes roles and removes members; the last owner can be neither demoted nor removed, also in a race', async () => {
-    const members = (await call(sessions.owner, 'GET', base())).body.members as Array<{
-      id: string;
-      email: string;
-      role: string;
-    }>;
-    const id = (email: string) => members.find((m) => m.email === email)!.id;
-    const self = id(ops.owner.email);
-    for (const [method, body] of [
-      ['PATCH', { role: 'admin' }],
-      ['DELETE', undefined],
-    ] as const) {
-      const r = await call(sessions.owner, method, `${base()}/members/${self}`, body);
-      assert.equal(r.status, 409);
-      assert.equal(r.body.error, 'A workspace keeps at least one owner: make another member owner first.');
-    }
-    assert.equal(
-      (await call(sessions.owner, 'PATCH', `${base()}/members/${id(ops.viewer.email)}`, { role: 'superuser' })).status,
-      400,
-    );
-    assert.equal(
-      (await call(sessions.owner, 'PATCH', `${base()}/members/${crypto.randomUUID()}`, { role: 'admin' })).status,
-      404,
-    );
-    assert.equal(
-      (await call(sessions.owner, 'PATCH', `${base()}/members/${id(ops.admin.email)}`, { role: 'owner' })).status,
-      200,
-    );
-    const adminAsOwner = sessions.admin;
-    // Two owners demote each other at once: one wins and one is refused. The loser meets either
-    // the last-owner rule (409) or, when the winner committed before the loser's request was
-    // checked, the loser's own new role (403); never do both succeed.
-    const [a, b] = await Promise.all([
-      call(sessions.owner, 'PATCH', `${base()}/members/${id(ops.admin.email)}`, { role: 'viewer' }),
-      call(adminAsOwner, 'PATCH', `${base()}/members/${self}`, { role: 'viewer' }),
-    ]);
-    const statuses = [a.status, b.status].sort();
-    assert.ok(
-      JSON.stringify(statuses) === '[200,403]' || JSON.stringify(statuses) === '[200,409]',
-      JSON.stringify(statuses),
-    );
-    const { rows } = await setup.app.db.pool.query(
-      `SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'owner'`,
-      [setup.ws.workspaceId],
-    );
-    assert.equal(rows[0].n, 1);
-    const winner = a.status === 200 ? sessions.owner : adminAsOwner;
-    assert.equal((await call(winner, 'DELETE', `${base()}/members/${id(ops.viewer.email)}`)).status, 200);
-    assert.equal((await call(sessions.viewer, 'GET', `/api/admin/workspaces/${setup.ws.slug}/leads`)).status, 404);
-  });
+  it(
+    'changes roles and removes members; the last owner can be ' + 'neither demoted nor removed, also in a race',
+    async () => {
+      const members = (await call(sessions.owner, 'GET', base())).body.members as Array<{
+        id: string;
+        email: string;
+        role: string;
+      }>;
+      const id = (email: string) => members.find((m) => m.email === email)!.id;
+      const self = id(ops.owner.email);
+      for (const [method, body] of [
+        ['PATCH', { role: 'admin' }],
+        ['DELETE', undefined],
+      ] as const) {
+        const r = await call(sessions.owner, method, `${base()}/members/${self}`, body);
+        assert.equal(r.status, 409);
+        assert.equal(r.body.error, 'A workspace keeps at least one owner: make another member owner first.');
+      }
+      assert.equal(
+        (await call(sessions.owner, 'PATCH', `${base()}/members/${id(ops.viewer.email)}`, { role: 'superuser' }))
+          .status,
+        400,
+      );
+      assert.equal(
+        (await call(sessions.owner, 'PATCH', `${base()}/members/${crypto.randomUUID()}`, { role: 'admin' })).status,
+        404,
+      );
+      assert.equal(
+        (await call(sessions.owner, 'PATCH', `${base()}/members/${id(ops.admin.email)}`, { role: 'owner' })).status,
+        200,
+      );
+      const adminAsOwner = sessions.admin;
+      // Two owners demote each other at once: one wins and one is refused. The loser meets either
+      // the last-owner rule (409) or, when the winner committed before the loser's request was
+      // checked, the loser's own new role (403); never do both succeed.
+      const [a, b] = await Promise.all([
+        call(sessions.owner, 'PATCH', `${base()}/members/${id(ops.admin.email)}`, { role: 'viewer' }),
+        call(adminAsOwner, 'PATCH', `${base()}/members/${self}`, { role: 'viewer' }),
+      ]);
+      const statuses = [a.status, b.status].sort();
+      assert.ok(
+        JSON.stringify(statuses) === '[200,403]' || JSON.stringify(statuses) === '[200,409]',
+        JSON.stringify(statuses),
+      );
+      const { rows } = await setup.app.db.pool.query(
+        `SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'owner'`,
+        [setup.ws.workspaceId],
+      );
+      assert.equal(rows[0].n, 1);
+      const winner = a.status === 200 ? sessions.owner : adminAsOwner;
+      assert.equal((await call(winner, 'DELETE', `${base()}/members/${id(ops.viewer.email)}`)).status, 200);
+      assert.equal((await call(sessions.viewer, 'GET', `/api/admin/workspaces/${setup.ws.slug}/leads`)).status, 404);
+    },
+  );
 
   it('an owner demoted after the session check is refused under the lock (the check is repeated there)', async () => {
     const team = new TeamService({ pool: setup.app.db.pool, clock: () => new Date() });

@@ -136,40 +136,43 @@ describe('webhook endpoints in the admin API', () => {
     assert.equal((await admin(app.http, sessions.owner, 'DELETE', `${base()}/not-a-uuid`)).status, 404);
   });
 
-  it('lists deliveries with their attempts, replays a failed one, rotates the secret, enables and removes', async () => {
-    const id = (await admin(app.http, sessions.owner, 'GET', base())).body.endpoints[0].id;
-    receiver.answers.push(500);
-    const lead = await postLead(app.http, ws.sandboxKey, validLead({ phone: '+1 555 301 0001' }));
-    assert.equal(lead.status, 201, JSON.stringify(lead.body));
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
-    const log = await admin(app.http, sessions.admin, 'GET', `${base()}/${id}/deliveries`);
-    assert.equal(log.status, 200, JSON.stringify(log.body));
-    const failed = log.body.deliveries.find((d: any) => d.eventType === 'lead.created');
-    assert.equal(failed.status, 'failed');
-    assert.equal(failed.attempts[0].statusCode, 500);
+  it(
+    'lists deliveries with their attempts, replays a failed ' + 'one, rotates the secret, enables and removes',
+    async () => {
+      const id = (await admin(app.http, sessions.owner, 'GET', base())).body.endpoints[0].id;
+      receiver.answers.push(500);
+      const lead = await postLead(app.http, ws.sandboxKey, validLead({ phone: '+1 555 301 0001' }));
+      assert.equal(lead.status, 201, JSON.stringify(lead.body));
+      await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+      const log = await admin(app.http, sessions.admin, 'GET', `${base()}/${id}/deliveries`);
+      assert.equal(log.status, 200, JSON.stringify(log.body));
+      const failed = log.body.deliveries.find((d: any) => d.eventType === 'lead.created');
+      assert.equal(failed.status, 'failed');
+      assert.equal(failed.attempts[0].statusCode, 500);
 
-    const replay = await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/replay`, {
-      deliveryId: failed.deliveryId,
-    });
-    assert.equal(replay.status, 200, JSON.stringify(replay.body));
-    assert.equal(replay.body.replayed, 1);
-    await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
-    const after = (await admin(app.http, sessions.admin, 'GET', `${base()}/${id}/deliveries`)).body.deliveries.find(
-      (d: any) => d.deliveryId === failed.deliveryId,
-    );
-    assert.equal(after.status, 'succeeded');
-    assert.deepEqual(
-      after.attempts.map((a: any) => a.statusCode),
-      [500, 200],
-    );
-    assert.equal((await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/replay`, {})).body.replayed, 0);
+      const replay = await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/replay`, {
+        deliveryId: failed.deliveryId,
+      });
+      assert.equal(replay.status, 200, JSON.stringify(replay.body));
+      assert.equal(replay.body.replayed, 1);
+      await drainWebhooks({ relay: app.relay, boss: app.boss, service: delivery });
+      const after = (await admin(app.http, sessions.admin, 'GET', `${base()}/${id}/deliveries`)).body.deliveries.find(
+        (d: any) => d.deliveryId === failed.deliveryId,
+      );
+      assert.equal(after.status, 'succeeded');
+      assert.deepEqual(
+        after.attempts.map((a: any) => a.statusCode),
+        [500, 200],
+      );
+      assert.equal((await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/replay`, {})).body.replayed, 0);
 
-    const rotated = await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/rotate-secret`, {});
-    assert.equal(rotated.status, 200);
-    assert.match(rotated.body.secret, /^whsec_/);
-    assert.equal((await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/enable`, {})).status, 200);
-    assert.equal((await admin(app.http, sessions.owner, 'DELETE', `${base()}/${id}`)).status, 200);
-    assert.equal((await admin(app.http, sessions.owner, 'GET', base())).body.endpoints.length, 0);
-    assert.equal((await admin(app.http, sessions.owner, 'DELETE', `${base()}/${id}`)).status, 404);
-  });
+      const rotated = await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/rotate-secret`, {});
+      assert.equal(rotated.status, 200);
+      assert.match(rotated.body.secret, /^whsec_/);
+      assert.equal((await admin(app.http, sessions.admin, 'POST', `${base()}/${id}/enable`, {})).status, 200);
+      assert.equal((await admin(app.http, sessions.owner, 'DELETE', `${base()}/${id}`)).status, 200);
+      assert.equal((await admin(app.http, sessions.owner, 'GET', base())).body.endpoints.length, 0);
+      assert.equal((await admin(app.http, sessions.owner, 'DELETE', `${base()}/${id}`)).status, 404);
+    },
+  );
 });

@@ -19,7 +19,9 @@ describe('bookConsult when Cal.com fails or races', () => {
     const answer = await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.equal(
       answer,
-      'Could not book: the scheduling service is not answering right now. Nothing was booked. Try once more in a minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.',
+      'Could not book: the scheduling service is not answering right now. Nothing ' +
+        'was booked. Try once more in a minute; if it fails again, tell the lead a ' +
+        'colleague will follow up and call escalateToHuman.',
     );
     // Three failed attempts, then the lookup that shows no booking of this lead exists.
     assert.deepEqual(
@@ -48,7 +50,10 @@ describe('bookConsult when Cal.com fails or races', () => {
     const answer = await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.match(
       answer,
-      /^It is not certain whether Monday, 5 September 2050 at 09:00 was booked: .* The lead is now with a colleague \(needs_human\)/,
+      new RegExp(
+        /^It is not certain whether Monday, 5 September 2050 at 09:00 was booked: /.source +
+          /.* The lead is now with a colleague \(needs_human\)/.source,
+      ),
     );
     assert.equal((await leadRow(env.h.db.pool, lead)).status, 'needs_human');
     const [event] = await leadEvents(env.h.db.pool, lead);
@@ -88,28 +93,31 @@ describe('bookConsult when Cal.com fails or races', () => {
     assert.equal((await leadRow(env.h.db.pool, lead)).booking_uid, earlier.uid);
   });
 
-  it('a plain "slot taken" when the lookup fails: still answered as taken (the slot is most likely someone else\'s)', async () => {
-    const lead = await offeredLead(env.ws);
-    await bookDirectly(MONDAY_9);
-    const real = env.h.scheduling;
-    const scheduling: SchedulingProvider = {
-      listSlots: (q) => real.listSlots(q),
-      createBooking: (b) => real.createBooking(b),
-      getBooking: (key, uid) => real.getBooking(key, uid),
-      // Cal.com goes down right after answering "taken", for the lookup's three attempts.
-      findBookings: (q) => {
-        env.h.sim.setFailure('down', { times: 3 });
-        return real.findBookings(q);
-      },
-      cancelBooking: (key, uid, reason) => real.cancelBooking(key, uid, reason),
-      rescheduleBooking: (key, uid, start, reason) => real.rescheduleBooking(key, uid, start, reason),
-    };
-    assert.match(
-      await runTool({ ...env.h.ctx(env.ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 }),
-      /^That time was taken by someone else in the meantime/,
-    );
-    assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');
-  });
+  it(
+    'a plain "slot taken" when the lookup fails: still answered as ' + "taken (the slot is most likely someone else's)",
+    async () => {
+      const lead = await offeredLead(env.ws);
+      await bookDirectly(MONDAY_9);
+      const real = env.h.scheduling;
+      const scheduling: SchedulingProvider = {
+        listSlots: (q) => real.listSlots(q),
+        createBooking: (b) => real.createBooking(b),
+        getBooking: (key, uid) => real.getBooking(key, uid),
+        // Cal.com goes down right after answering "taken", for the lookup's three attempts.
+        findBookings: (q) => {
+          env.h.sim.setFailure('down', { times: 3 });
+          return real.findBookings(q);
+        },
+        cancelBooking: (key, uid, reason) => real.cancelBooking(key, uid, reason),
+        rescheduleBooking: (key, uid, start, reason) => real.rescheduleBooking(key, uid, start, reason),
+      };
+      assert.match(
+        await runTool({ ...env.h.ctx(env.ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 }),
+        /^That time was taken by someone else in the meantime/,
+      );
+      assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');
+    },
+  );
 
   it('"slot taken" after an ambiguous retry, held by someone else: taken, with fresh times', async () => {
     const lead = await offeredLead(env.ws);
@@ -133,25 +141,30 @@ describe('bookConsult when Cal.com fails or races', () => {
     assert.equal((await leadRow(env.h.db.pool, lead)).status, 'booked');
   });
 
-  it('a bad key: not retried, recorded, the agent is told to hand over; scheduling not configured: unavailable', async () => {
-    const badKey = await env.h.workspace(schedulingWith({ apiKey: 'cal_live_wrong_key' }));
-    const lead = await offeredLead(badKey);
-    assert.equal(
-      await env.h.call(badKey, lead, 'bookConsult', { start: MONDAY_9 }),
-      "Could not book: the scheduling service refused this workspace's settings (unauthorized). Nothing was booked. This needs a human: tell the lead a colleague will arrange the consultation, then call escalateToHuman.",
-    );
-    assert.equal(env.h.sim.requests.length, 1);
-    assert.deepEqual(
-      (await leadEvents(env.h.db.pool, lead)).map((e) => [e.type, e.data.kind, e.data.httpStatus, e.data.message]),
-      [['booking.failed', 'unauthorized', 401, 'Cal.com answered 401 UnauthorizedException: Invalid API Key']],
-    );
+  it(
+    'a bad key: not retried, recorded, the agent is told to hand ' + 'over; scheduling not configured: unavailable',
+    async () => {
+      const badKey = await env.h.workspace(schedulingWith({ apiKey: 'cal_live_wrong_key' }));
+      const lead = await offeredLead(badKey);
+      assert.equal(
+        await env.h.call(badKey, lead, 'bookConsult', { start: MONDAY_9 }),
+        "Could not book: the scheduling service refused this workspace's settings " +
+          '(unauthorized). Nothing was booked. This needs a human: tell the lead a ' +
+          'colleague will arrange the consultation, then call escalateToHuman.',
+      );
+      assert.equal(env.h.sim.requests.length, 1);
+      assert.deepEqual(
+        (await leadEvents(env.h.db.pool, lead)).map((e) => [e.type, e.data.kind, e.data.httpStatus, e.data.message]),
+        [['booking.failed', 'unauthorized', 401, 'Cal.com answered 401 UnauthorizedException: Invalid API Key']],
+      );
 
-    const unconfigured = await env.h.workspace({ agent: SOLAR_AGENT });
-    const other = await offeredLead(unconfigured);
-    assert.equal(await env.h.call(unconfigured, other, 'bookConsult', { start: MONDAY_9 }), UNAVAILABLE);
-    assert.equal(env.h.sim.requests.length, 1);
-    assert.equal((await leadRow(env.h.db.pool, other)).status, 'in_conversation');
-  });
+      const unconfigured = await env.h.workspace({ agent: SOLAR_AGENT });
+      const other = await offeredLead(unconfigured);
+      assert.equal(await env.h.call(unconfigured, other, 'bookConsult', { start: MONDAY_9 }), UNAVAILABLE);
+      assert.equal(env.h.sim.requests.length, 1);
+      assert.equal((await leadRow(env.h.db.pool, other)).status, 'in_conversation');
+    },
+  );
 
   it('two bookings of one lead racing: the lead keeps exactly one, the surplus one is cancelled', async () => {
     for (let round = 0; round < 3; round++) {
@@ -177,44 +190,47 @@ describe('bookConsult when Cal.com fails or races', () => {
     }
   });
 
-  it('an operator takes over while Cal.com is booking: the lead stays with the operator, the booking is cancelled', async () => {
-    const lead = await offeredLead(env.ws);
-    // The real client, with the take-over slipped in between Cal.com's answer and our update.
-    const real = env.h.scheduling;
-    const scheduling: SchedulingProvider = {
-      listSlots: (q) => real.listSlots(q),
-      createBooking: async (b) => {
-        const result = await real.createBooking(b);
-        await transitionLead(env.h.db.pool, {
-          leadId: lead,
-          to: 'needs_human',
-          actor: 'operator',
-          event: { type: 'operator.took_over' },
-        });
-        return result;
-      },
-      getBooking: (key, uid) => real.getBooking(key, uid),
-      findBookings: (q) => real.findBookings(q),
-      cancelBooking: (key, uid, reason) => real.cancelBooking(key, uid, reason),
-      rescheduleBooking: (key, uid, start, reason) => real.rescheduleBooking(key, uid, start, reason),
-    };
-    const answer = await runTool({ ...env.h.ctx(env.ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 });
-    assert.match(
-      answer,
-      /^Nothing changed: the lead is already needs_human, .* The booking just made was cancelled again\.$/,
-    );
-    const [booking] = [...env.h.sim.bookings.values()];
-    assert.equal(booking?.status, 'cancelled');
-    const row = await leadRow(env.h.db.pool, lead);
-    assert.deepEqual([row.status, row.booking_uid], ['needs_human', null]);
-    assert.deepEqual(
-      (await leadEvents(env.h.db.pool, lead)).map((e) => [e.type, e.data.bookingUid, e.data.cancelled]),
-      [
-        ['operator.took_over', undefined, undefined],
-        ['booking.discarded', booking.uid, true],
-      ],
-    );
-  });
+  it(
+    'an operator takes over while Cal.com is booking: the lead ' + 'stays with the operator, the booking is cancelled',
+    async () => {
+      const lead = await offeredLead(env.ws);
+      // The real client, with the take-over slipped in between Cal.com's answer and our update.
+      const real = env.h.scheduling;
+      const scheduling: SchedulingProvider = {
+        listSlots: (q) => real.listSlots(q),
+        createBooking: async (b) => {
+          const result = await real.createBooking(b);
+          await transitionLead(env.h.db.pool, {
+            leadId: lead,
+            to: 'needs_human',
+            actor: 'operator',
+            event: { type: 'operator.took_over' },
+          });
+          return result;
+        },
+        getBooking: (key, uid) => real.getBooking(key, uid),
+        findBookings: (q) => real.findBookings(q),
+        cancelBooking: (key, uid, reason) => real.cancelBooking(key, uid, reason),
+        rescheduleBooking: (key, uid, start, reason) => real.rescheduleBooking(key, uid, start, reason),
+      };
+      const answer = await runTool({ ...env.h.ctx(env.ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 });
+      assert.match(
+        answer,
+        /^Nothing changed: the lead is already needs_human, .* The booking just made was cancelled again\.$/,
+      );
+      const [booking] = [...env.h.sim.bookings.values()];
+      assert.equal(booking?.status, 'cancelled');
+      const row = await leadRow(env.h.db.pool, lead);
+      assert.deepEqual([row.status, row.booking_uid], ['needs_human', null]);
+      assert.deepEqual(
+        (await leadEvents(env.h.db.pool, lead)).map((e) => [e.type, e.data.bookingUid, e.data.cancelled]),
+        [
+          ['operator.took_over', undefined, undefined],
+          ['booking.discarded', booking.uid, true],
+        ],
+      );
+    },
+  );
 
   it('no e-mail address, phone number or key reaches the logs', () => {
     const all = env.h.logs.join('\n');

@@ -128,7 +128,8 @@ async function assertHandedOver(leadId: string, phone: string, outcome: string):
   assert.equal(lastSent(phone), holding, 'the lead got the holding message');
   assert.ok((await statusWebhooks(leadId)).includes('needs_human'), 'lead.status_changed fired');
   const { rows } = await h.app.db.pool.query(
-    `SELECT state FROM pgboss.job WHERE name = 'agent-turn' AND data->>'leadId' = $1 AND state IN ('failed', 'created', 'retry')`,
+    `SELECT state FROM pgboss.job
+      WHERE name = 'agent-turn' AND data->>'leadId' = $1 AND state IN ('failed', 'created', 'retry')`,
     [leadId],
   );
   assert.deepEqual(rows, [], 'no job failed for good or left waiting');
@@ -154,35 +155,38 @@ describe('malformed answers are retried like 5xx, then the lead goes to a person
 });
 
 describe('rate limits and persistent 5xx', () => {
-  it('429, Retry-After: 120: one request, the job rescheduled 2 minutes on, a warn line; then handed over', async () => {
-    const { leadId, phone } = await leadWithTemplate();
-    const before = h.chat.requests.length;
-    h.chat.failNext(CHAT_FAILURES.rateLimited({ seconds: '120' }), 50);
-    await h.leadSays('twilio', tw.slug, phone, 'Hello?');
-    await h.app.relay.drain();
-    const [job] = await h.app.boss.fetch(AGENT_TURN_QUEUE, { batchSize: 1, includeMetadata: true });
-    assert.ok(job);
-    const result = await worker.runJob(job);
-    assert.equal(result.status, 'completed');
-    await h.app.boss.complete(AGENT_TURN_QUEUE, { id: job.id, retryCount: job.retryCount }, result.output as object);
-    assert.equal(h.chat.requests.length - before, 1, 'no quick retries within the job');
-    const { rows } = await h.app.db.pool.query(
-      `SELECT retry_limit, start_after > now() + interval '100 seconds' AS later FROM pgboss.job
+  it(
+    '429, Retry-After: 120: one request, the job rescheduled 2 ' + 'minutes on, a warn line; then handed over',
+    async () => {
+      const { leadId, phone } = await leadWithTemplate();
+      const before = h.chat.requests.length;
+      h.chat.failNext(CHAT_FAILURES.rateLimited({ seconds: '120' }), 50);
+      await h.leadSays('twilio', tw.slug, phone, 'Hello?');
+      await h.app.relay.drain();
+      const [job] = await h.app.boss.fetch(AGENT_TURN_QUEUE, { batchSize: 1, includeMetadata: true });
+      assert.ok(job);
+      const result = await worker.runJob(job);
+      assert.equal(result.status, 'completed');
+      await h.app.boss.complete(AGENT_TURN_QUEUE, { id: job.id, retryCount: job.retryCount }, result.output as object);
+      assert.equal(h.chat.requests.length - before, 1, 'no quick retries within the job');
+      const { rows } = await h.app.db.pool.query(
+        `SELECT retry_limit, start_after > now() + interval '100 seconds' AS later FROM pgboss.job
         WHERE data->>'leadId' = $1 AND name = $2 AND state = 'created'`,
-      [leadId, AGENT_TURN_QUEUE],
-    );
-    assert.equal(rows.length, 1, 'one successor');
-    assert.equal(rows[0].later, true, 'not before the asked wait');
-    assert.equal(rows[0].retry_limit, (job as JobWithMetadata).retryLimit - 1, 'the attempt was spent');
-    assert.ok(
-      h.app.logs.some((l) => l.includes('"level":40') && l.includes('agent turn rescheduled')),
-      'a warn line',
-    );
-    // Bounded: the breaker the wait opened refuses the next attempts; the last one hands over.
-    await settle();
-    assert.equal(h.chat.requests.length - before, 1, 'the server was not asked again before its time');
-    await assertHandedOver(leadId, phone, 'model_failed');
-  });
+        [leadId, AGENT_TURN_QUEUE],
+      );
+      assert.equal(rows.length, 1, 'one successor');
+      assert.equal(rows[0].later, true, 'not before the asked wait');
+      assert.equal(rows[0].retry_limit, (job as JobWithMetadata).retryLimit - 1, 'the attempt was spent');
+      assert.ok(
+        h.app.logs.some((l) => l.includes('"level":40') && l.includes('agent turn rescheduled')),
+        'a warn line',
+      );
+      // Bounded: the breaker the wait opened refuses the next attempts; the last one hands over.
+      await settle();
+      assert.equal(h.chat.requests.length - before, 1, 'the server was not asked again before its time');
+      await assertHandedOver(leadId, phone, 'model_failed');
+    },
+  );
 
   it('429, Retry-After: 3600 (over LLM_RETRY_AFTER_MAX_SECONDS): one request, the lead handed over now', async () => {
     const { leadId, phone } = await leadWithTemplate();

@@ -62,37 +62,44 @@ describe('listSlots', () => {
     );
   });
 
-  it('no free times, Cal.com down, a bad key, an unknown event type, no scheduling: answers the agent can act on', async () => {
-    const lead = await env.h.lead(env.ws);
-    const empty = await env.h.workspace(schedulingWith({ eventTypeId: EMPTY_EVENT_TYPE_ID }));
-    assert.equal(
-      await env.h.call(empty, await env.h.lead(empty), 'listSlots', {}),
-      'No free consultation times in the next 7 days. Call listSlots with a larger daysAhead (at most 30), or call escalateToHuman if nothing suits the lead.',
-    );
+  it(
+    'no free times, Cal.com down, a bad key, an unknown event ' + 'type, no scheduling: answers the agent can act on',
+    async () => {
+      const lead = await env.h.lead(env.ws);
+      const empty = await env.h.workspace(schedulingWith({ eventTypeId: EMPTY_EVENT_TYPE_ID }));
+      assert.equal(
+        await env.h.call(empty, await env.h.lead(empty), 'listSlots', {}),
+        'No free consultation times in the next 7 days. Call listSlots with a larger ' +
+          'daysAhead (at most 30), or call escalateToHuman if nothing suits the lead.',
+      );
 
-    env.h.sim.setFailure('down');
-    assert.equal(
-      await env.h.call(env.ws, lead, 'listSlots', {}),
-      'Could not fetch free times: the scheduling service is not answering right now. Try once more in a minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.',
-    );
-    env.h.sim.setFailure('none');
+      env.h.sim.setFailure('down');
+      assert.equal(
+        await env.h.call(env.ws, lead, 'listSlots', {}),
+        'Could not fetch free times: the scheduling service is not answering right now. Try once more in a ' +
+          'minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.',
+      );
+      env.h.sim.setFailure('none');
 
-    const badKey = await env.h.workspace(schedulingWith({ apiKey: 'cal_live_wrong_key' }));
-    assert.equal(
-      await env.h.call(badKey, await env.h.lead(badKey), 'listSlots', {}),
-      "Could not fetch free times: the scheduling service refused this workspace's settings (unauthorized). This needs a human: tell the lead a colleague will arrange the consultation, then call escalateToHuman.",
-    );
-    const unknownType = await env.h.workspace(schedulingWith({ eventTypeId: 4242 }));
-    assert.match(
-      await env.h.call(unknownType, await env.h.lead(unknownType), 'listSlots', {}),
-      /refused this workspace's settings \(not_found\)/,
-    );
+      const badKey = await env.h.workspace(schedulingWith({ apiKey: 'cal_live_wrong_key' }));
+      assert.equal(
+        await env.h.call(badKey, await env.h.lead(badKey), 'listSlots', {}),
+        "Could not fetch free times: the scheduling service refused this workspace's " +
+          'settings (unauthorized). This needs a human: tell the lead a colleague will ' +
+          'arrange the consultation, then call escalateToHuman.',
+      );
+      const unknownType = await env.h.workspace(schedulingWith({ eventTypeId: 4242 }));
+      assert.match(
+        await env.h.call(unknownType, await env.h.lead(unknownType), 'listSlots', {}),
+        /refused this workspace's settings \(not_found\)/,
+      );
 
-    const unconfigured = await env.h.workspace({ agent: SOLAR_AGENT });
-    env.h.sim.requests.length = 0;
-    assert.equal(await env.h.call(unconfigured, await env.h.lead(unconfigured), 'listSlots', {}), UNAVAILABLE);
-    assert.equal(env.h.sim.requests.length, 0);
-  });
+      const unconfigured = await env.h.workspace({ agent: SOLAR_AGENT });
+      env.h.sim.requests.length = 0;
+      assert.equal(await env.h.call(unconfigured, await env.h.lead(unconfigured), 'listSlots', {}), UNAVAILABLE);
+      assert.equal(env.h.sim.requests.length, 0);
+    },
+  );
 });
 
 describe('bookConsult', () => {
@@ -103,7 +110,8 @@ describe('bookConsult', () => {
     assert.ok(booking);
     assert.equal(
       answer,
-      `Booked for Monday, 5 September 2050 at 09:00 (Europe/Berlin), booking reference ${booking.uid}. The confirmation goes to ada@example.com. Confirm the time with the lead, then wrap up.`,
+      `Booked for Monday, 5 September 2050 at 09:00 (Europe/Berlin), booking reference ${booking.uid}. ` +
+        'The confirmation goes to ada@example.com. Confirm the time with the lead, then wrap up.',
     );
     assert.deepEqual(booking.attendee, {
       name: 'Ada Lovelace',
@@ -138,40 +146,45 @@ describe('bookConsult', () => {
     assert.equal(accepted().length, 1);
   });
 
-  it('asks for a missing e-mail before calling Cal.com; name, e-mail and phone the lead gave override the stored ones', async () => {
-    const lead = await offeredLead(env.ws, { email: null, phone: '030 1234567' });
-    assert.equal(
-      await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }),
-      'Nothing was booked yet: an e-mail address is needed (the booking confirmation goes there). Ask the lead for it, then call bookConsult again with email.',
-    );
-    assert.equal(env.h.sim.requests.length, 0);
-    await leadWrote(lead, 'It is ada@work.example, and the booking should say Ada King.');
-    assert.match(
-      await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9, email: 'ada@work.example', name: 'Ada King' }),
-      /^Booked for Monday/,
-    );
-    // A national-format number stored before numbers were E.164 ("+0301234567") is left out rather than refused by
-    // Cal.com.
-    assert.deepEqual(accepted()[0]!.attendee, {
-      name: 'Ada King',
-      email: 'ada@work.example',
-      timeZone: 'Europe/Berlin',
-    });
-    assert.equal(
-      (await leadRow(env.h.db.pool, lead)).email,
-      'ada@work.example',
-      "the address the lead gave is now the lead's",
-    );
+  it(
+    'asks for a missing e-mail before calling Cal.com; name, e-mail ' +
+      'and phone the lead gave override the stored ones',
+    async () => {
+      const lead = await offeredLead(env.ws, { email: null, phone: '030 1234567' });
+      assert.equal(
+        await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }),
+        'Nothing was booked yet: an e-mail address is needed (the booking confirmation goes ' +
+          'there). Ask the lead for it, then call bookConsult again with email.',
+      );
+      assert.equal(env.h.sim.requests.length, 0);
+      await leadWrote(lead, 'It is ada@work.example, and the booking should say Ada King.');
+      assert.match(
+        await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9, email: 'ada@work.example', name: 'Ada King' }),
+        /^Booked for Monday/,
+      );
+      // A national-format number stored before numbers were E.164 ("+0301234567") is left out rather than refused by
+      // Cal.com.
+      assert.deepEqual(accepted()[0]!.attendee, {
+        name: 'Ada King',
+        email: 'ada@work.example',
+        timeZone: 'Europe/Berlin',
+      });
+      assert.equal(
+        (await leadRow(env.h.db.pool, lead)).email,
+        'ada@work.example',
+        "the address the lead gave is now the lead's",
+      );
 
-    const other = await offeredLead(env.ws, { email: null });
-    await leadWrote(other, 'b@example.com please, or call +44 20 7946 0958');
-    await env.h.call(env.ws, other, 'bookConsult', {
-      start: '2050-09-05T09:30:00+02:00',
-      email: 'b@example.com',
-      phone: '+44 20 7946 0958',
-    });
-    assert.equal(accepted().find((b) => b.metadata.leadId === other)?.attendee.phoneNumber, '+442079460958');
-  });
+      const other = await offeredLead(env.ws, { email: null });
+      await leadWrote(other, 'b@example.com please, or call +44 20 7946 0958');
+      await env.h.call(env.ws, other, 'bookConsult', {
+        start: '2050-09-05T09:30:00+02:00',
+        email: 'b@example.com',
+        phone: '+44 20 7946 0958',
+      });
+      assert.equal(accepted().find((b) => b.metadata.leadId === other)?.attendee.phoneNumber, '+442079460958');
+    },
+  );
 
   it('a start in the past is refused before Cal.com is asked', async () => {
     const lead = await offeredLead(env.ws);
@@ -188,7 +201,11 @@ describe('bookConsult', () => {
     const answer = await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 });
     assert.match(
       answer,
-      /^That time was taken by someone else in the meantime; nothing was booked\.\nFree consultation times in the next 7 days \(Europe\/Berlin\):\n- Monday, 5 September 2050 at 09:30 \(start: 2050-09-05T09:30:00\.000\+02:00\)\n/,
+      new RegExp(
+        /^That time was taken by someone else in the meantime; nothing was booked\.\n/.source +
+          /Free consultation times in the next 7 days \(Europe\/Berlin\):\n/.source +
+          /- Monday, 5 September 2050 at 09:30 \(start: 2050-09-05T09:30:00\.000\+02:00\)\n/.source,
+      ),
     );
     assert.ok(!answer.includes(`start: ${MONDAY_9}`));
     assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');

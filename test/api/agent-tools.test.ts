@@ -60,7 +60,8 @@ describe('tool registry', () => {
     const answer = await h.call(ws, lead, 'deleteEverything', {});
     assert.equal(
       answer,
-      'There is no tool called "deleteEverything". The tools are: updateLeadProfile, listSlots, bookConsult, markUnqualified, optOut, escalateToHuman, scheduleCallback, endConversation.',
+      'There is no tool called "deleteEverything". The tools are: updateLeadProfile, listSlots, ' +
+        'bookConsult, markUnqualified, optOut, escalateToHuman, scheduleCallback, endConversation.',
     );
   });
 
@@ -76,7 +77,8 @@ describe('tool registry', () => {
     );
     assert.equal(
       await h.call(ws, lead, 'markUnqualified', { reason: '   ' }),
-      'Invalid arguments for markUnqualified: reason: give the reason. Nothing was done; correct them and call markUnqualified again.',
+      'Invalid arguments for markUnqualified: reason: give the reason. ' +
+        'Nothing was done; correct them and call markUnqualified again.',
     );
     assert.match(
       await h.call(ws, lead, 'markUnqualified', {}),
@@ -88,7 +90,11 @@ describe('tool registry', () => {
     );
     assert.match(
       await h.call(ws, lead, 'bookConsult', { start: '2050-09-05T09:00:00', email: 'nope' }),
-      /^Invalid arguments for bookConsult: start: start must be a date-time with an offset, exactly as listSlots gave it \(e\.g\. 2050-09-05T09:00:00\.000\+02:00\); email: email must be a valid e-mail address\./,
+      new RegExp(
+        /^Invalid arguments for bookConsult: start: start must be a date-time with an offset, /.source +
+          /exactly as listSlots gave it \(e\.g\. 2050-09-05T09:00:00\.000\+02:00\); /.source +
+          /email: email must be a valid e-mail address\./.source,
+      ),
     );
     assert.equal((await leadRow(h.db.pool, lead)).status, 'in_conversation');
     assert.deepEqual(await leadEvents(h.db.pool, lead), []);
@@ -106,7 +112,8 @@ describe('tool registry', () => {
     const answer = await runTool({ ...h.ctx(ws, lead), pool: closed }, 'escalateToHuman', { reason: 'x' });
     assert.equal(
       answer,
-      'escalateToHuman failed because of a technical problem on our side. Apologise; try once more, and if it fails again tell the lead a colleague will follow up.',
+      'escalateToHuman failed because of a technical problem on our side. Apologise; try ' +
+        'once more, and if it fails again tell the lead a colleague will follow up.',
     );
     assert.ok(h.logs.some((l) => l.includes('"msg":"agent tool failed"') && l.includes(lead)));
   });
@@ -150,7 +157,8 @@ describe('updateLeadProfile', () => {
     });
     assert.equal(
       first,
-      'Saved answers (Do you own the property? = Yes) and notes.\nStill open:\n- q_bill: Monthly electricity bill (EUR) (required; a number)',
+      'Saved answers (Do you own the property? = Yes) and notes.\nStill open:\n- ' +
+        'q_bill: Monthly electricity bill (EUR) (required; a number)',
     );
     const second = await h.call(ws, lead, 'updateLeadProfile', {
       answers: { q_bill: '1 200' },
@@ -197,7 +205,9 @@ describe('updateLeadProfile', () => {
     assert.equal(
       answer,
       [
-        'Nothing was saved: unknown question id(s) q_ghost; q_owner (Do you own the property?) must be one of: Yes, No; q_bill (Monthly electricity bill (EUR)) needs a number such as 5000, got "about 90".',
+        'Nothing was saved: unknown question id(s) q_ghost; q_owner (Do you own ' +
+          'the property?) must be one of: Yes, No; q_bill (Monthly electricity bill ' +
+          '(EUR)) needs a number such as 5000, got "about 90".',
         'The questions are:',
         '- q_owner: Do you own the property? (required; one of: Yes, No)',
         '- q_bill: Monthly electricity bill (EUR) (required; a number)',
@@ -220,7 +230,8 @@ describe('updateLeadProfile', () => {
     const bareLead = await h.lead(bare);
     assert.equal(
       await h.call(bare, bareLead, 'updateLeadProfile', { answers: { q_owner: 'Yes' } }),
-      'Nothing was saved: unknown question id(s) q_owner.\nThis workspace has no qualification questions: put what you learned in notes.',
+      'Nothing was saved: unknown question id(s) q_owner.\nThis workspace has ' +
+        'no qualification questions: put what you learned in notes.',
     );
   });
 });
@@ -288,7 +299,8 @@ describe('markUnqualified, escalateToHuman, endConversation', () => {
         const answer = await h.call(ws, lead, tool, args);
         assert.equal(
           answer,
-          `Nothing changed: the lead is already ${status}, and only a human operator can change that now. Do not retry; close the conversation politely.`,
+          `Nothing changed: the lead is already ${status}, and only a human operator can change that now. ` +
+            'Do not retry; close the conversation politely.',
           `${status} ${tool}`,
         );
       }

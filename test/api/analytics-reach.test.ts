@@ -107,37 +107,40 @@ after(async () => {
 });
 
 describe('reach figures', () => {
-  it('counts leads reached by attempt number, the time to first reach, and the contacted leads never reached', async () => {
-    const r = await admin(
-      app.http,
-      owner,
-      'GET',
-      `/api/admin/workspaces/${ws.slug}/analytics?period=custom&from=${DAY}&to=${DAY}`,
-    );
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.equal(r.body.totals.leads, 8);
-    assert.equal(r.body.totals.contacted, 7);
-    assert.equal(r.body.totals.speedP50Seconds, 5); // time to first contact, shown beside
-    assert.deepEqual(r.body.reach, {
-      reached: 4,
-      byAttempt: [1, 1, 1, 1], // 1st, 2nd, 3rd, 4th and later (the 5th)
-      // "Never reached" and "Ended then retried" (its plan has ended; it is retried below).
-      neverReached: 2,
-      neverReachedShare: 0.2857,
-      // 30, 600, 1800, 7200 s: the median between 600 and 1800; p90 at 2.7 of 3 steps.
-      reachP50Seconds: 1200,
-      reachP90Seconds: 5580,
-    });
-    // The day summary (analytics_days) was written, and the plain queries agree with it.
-    const { rows } = await app.db.pool.query(
-      'SELECT reached, reached_by_attempt, never_reached FROM analytics_days WHERE workspace_id = $1',
-      [ws.workspaceId],
-    );
-    assert.deepEqual(rows, [{ reached: 4, reached_by_attempt: [1, 1, 1, 1], never_reached: 2 }]);
-    const timeline = await analyticsFromLeads(app.db.pool, query(), 'timeline');
-    assert.deepEqual(await analyticsFromLeads(app.db.pool, query(), 'funnel'), timeline);
-    assert.deepEqual(await analytics(app.db.pool, query()), timeline);
-  });
+  it(
+    'counts leads reached by attempt number, the time to first ' + 'reach, and the contacted leads never reached',
+    async () => {
+      const r = await admin(
+        app.http,
+        owner,
+        'GET',
+        `/api/admin/workspaces/${ws.slug}/analytics?period=custom&from=${DAY}&to=${DAY}`,
+      );
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.totals.leads, 8);
+      assert.equal(r.body.totals.contacted, 7);
+      assert.equal(r.body.totals.speedP50Seconds, 5); // time to first contact, shown beside
+      assert.deepEqual(r.body.reach, {
+        reached: 4,
+        byAttempt: [1, 1, 1, 1], // 1st, 2nd, 3rd, 4th and later (the 5th)
+        // "Never reached" and "Ended then retried" (its plan has ended; it is retried below).
+        neverReached: 2,
+        neverReachedShare: 0.2857,
+        // 30, 600, 1800, 7200 s: the median between 600 and 1800; p90 at 2.7 of 3 steps.
+        reachP50Seconds: 1200,
+        reachP90Seconds: 5580,
+      });
+      // The day summary (analytics_days) was written, and the plain queries agree with it.
+      const { rows } = await app.db.pool.query(
+        'SELECT reached, reached_by_attempt, never_reached FROM analytics_days WHERE workspace_id = $1',
+        [ws.workspaceId],
+      );
+      assert.deepEqual(rows, [{ reached: 4, reached_by_attempt: [1, 1, 1, 1], never_reached: 2 }]);
+      const timeline = await analyticsFromLeads(app.db.pool, query(), 'timeline');
+      assert.deepEqual(await analyticsFromLeads(app.db.pool, query(), 'funnel'), timeline);
+      assert.deepEqual(await analytics(app.db.pool, query()), timeline);
+    },
+  );
 
   it('stays exact when a plan is scheduled again and when a lead given up on replies later', async () => {
     // An operator's retry: the plan runs again, the lead is no longer "never reached".

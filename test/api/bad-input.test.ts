@@ -206,14 +206,18 @@ const metaMessage = (from: string, text: string, profileName = 'Ada') => ({
 });
 
 describe("WhatsApp webhooks: a provider's text is stored repaired, never refused", () => {
-  test('Twilio: a signed message "x\\u0000y" from a known lead is 200, stored as "xy", and the repair is on the timeline', async () => {
-    const { leadId, phone } = await knownLead(tw.workspaceId);
-    assert.equal(await twilioInbound(twilioMessage(phone, 'x\u0000y', { ProfileName: 'A\u0000da' })), 200);
-    assert.deepEqual(await inboundTexts(leadId), ['xy']);
-    const [repair] = await repairs(leadId);
-    assert.equal(repair?.data.provider, 'twilio');
-    assert.equal(repair?.data.what, 'whatsapp message');
-  });
+  test(
+    'Twilio: a signed message "x\\u0000y" from a known lead is 200, ' +
+      'stored as "xy", and the repair is on the timeline',
+    async () => {
+      const { leadId, phone } = await knownLead(tw.workspaceId);
+      assert.equal(await twilioInbound(twilioMessage(phone, 'x\u0000y', { ProfileName: 'A\u0000da' })), 200);
+      assert.deepEqual(await inboundTexts(leadId), ['xy']);
+      const [repair] = await repairs(leadId);
+      assert.equal(repair?.data.provider, 'twilio');
+      assert.equal(repair?.data.what, 'whatsapp message');
+    },
+  );
 
   test('Meta: the same, and a lone surrogate becomes U+FFFD', async () => {
     const { leadId, phone } = await knownLead(mt.workspaceId);
@@ -298,17 +302,20 @@ const report = (leadId: string, r: { summary: string; said: string; endedReason?
 });
 
 describe('Vapi and Cal.com: stored repaired, never refused', () => {
-  test('Vapi: an end-of-call report with NUL and a lone surrogate is applied; summary and transcript repaired; noted', async () => {
-    const leadId = await insertLead(h.app.db.pool, voice.workspaceId, { status: 'in_conversation' });
-    assert.equal(await vapi(report(leadId, { summary: 'x\u0000y', said: 'half \ud83d' })), 200);
-    const { rows } = await h.app.db.pool.query('SELECT summary, transcript FROM call_sessions WHERE lead_id = $1', [
-      leadId,
-    ]);
-    assert.equal(rows[0].summary, 'xy');
-    assert.match(rows[0].transcript, /Lead: half \ufffd/);
-    const [repair] = await repairs(leadId);
-    assert.equal(repair?.data.provider, 'vapi');
-  });
+  test(
+    'Vapi: an end-of-call report with NUL and a lone surrogate is ' + 'applied; summary and transcript repaired; noted',
+    async () => {
+      const leadId = await insertLead(h.app.db.pool, voice.workspaceId, { status: 'in_conversation' });
+      assert.equal(await vapi(report(leadId, { summary: 'x\u0000y', said: 'half \ud83d' })), 200);
+      const { rows } = await h.app.db.pool.query('SELECT summary, transcript FROM call_sessions WHERE lead_id = $1', [
+        leadId,
+      ]);
+      assert.equal(rows[0].summary, 'xy');
+      assert.match(rows[0].transcript, /Lead: half \ufffd/);
+      const [repair] = await repairs(leadId);
+      assert.equal(repair?.data.provider, 'vapi');
+    },
+  );
 
   test('Vapi: arbitrary Unicode in summary, transcript, messages and ended reason never gets a 5xx', async () => {
     await fc.assert(

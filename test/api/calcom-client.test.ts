@@ -175,18 +175,21 @@ test('Cal.com down: retried with growing backoff, then reported as unavailable',
   assert.ok(sleeps[1]! >= 100 && sleeps[1]! <= 200, `second backoff ${sleeps[1]}`);
 });
 
-test('a short outage is ridden out; a booking retried after a 5xx that then finds its slot taken is flagged', async (t) => {
-  const { sim, book } = await setup(t);
-  sim.setFailure('down', { times: 1 });
-  const first = await bookOk(book, '2050-09-05T07:00:00Z');
-  assert.equal(sim.requests.length, 2);
-  assert.equal(first.start, '2050-09-05T07:00:00.000Z');
+test(
+  'a short outage is ridden out; a booking retried after a ' + '5xx that then finds its slot taken is flagged',
+  async (t) => {
+    const { sim, book } = await setup(t);
+    sim.setFailure('down', { times: 1 });
+    const first = await bookOk(book, '2050-09-05T07:00:00Z');
+    assert.equal(sim.requests.length, 2);
+    assert.equal(first.start, '2050-09-05T07:00:00.000Z');
 
-  sim.setFailure('down', { times: 1 });
-  const r = await book('2050-09-05T07:00:00Z');
-  assert.ok(!r.ok && 'slotTaken' in r);
-  assert.equal(r.afterAmbiguousRetry, true);
-});
+    sim.setFailure('down', { times: 1 });
+    const r = await book('2050-09-05T07:00:00Z');
+    assert.ok(!r.ok && 'slotTaken' in r);
+    assert.equal(r.afterAmbiguousRetry, true);
+  },
+);
 
 test('unreachable Cal.com is a network failure after retries', async () => {
   const server = http.createServer();

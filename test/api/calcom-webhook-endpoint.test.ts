@@ -42,52 +42,56 @@ describe('signature', () => {
     assert.deepEqual(rows, [{ provider: 'calcom', lead_id: leadId, type: 'BOOKING_CREATED' }]);
   });
 
-  test('rejected with 401 and nothing written: wrong secret, no secret, tampered, re-serialised, missing or malformed header', async () => {
-    const { leadId, booking } = await bookedLead();
-    await cal.client.cancelBooking(cal.sim.apiKey, booking.uid, 'Cannot make it');
-    const before = await snapshot();
-    const refused = { ok: false, error: 'Invalid webhook signature.' };
+  test(
+    'rejected with 401 and nothing written: wrong secret, no secret, ' +
+      'tampered, re-serialised, missing or malformed header',
+    async () => {
+      const { leadId, booking } = await bookedLead();
+      await cal.client.cancelBooking(cal.sim.apiKey, booking.uid, 'Cannot make it');
+      const before = await snapshot();
+      const refused = { ok: false, error: 'Invalid webhook signature.' };
 
-    // Real deliveries from Cal.com configured with another secret, and with none at all.
-    pointSimulatorAt(cal.ws.slug, OTHER_SECRET);
-    const wrong = await deliver('BOOKING_CANCELLED', booking.uid);
-    pointSimulatorAt(cal.ws.slug);
-    const none = await deliver('BOOKING_CANCELLED', booking.uid);
-    pointSimulatorAt(cal.ws.slug, SECRET);
-    assert.equal(none.signature, 'no-secret-provided');
-    for (const d of [wrong, none]) {
-      assert.equal(d.status, 401);
-      assert.deepEqual(d.json, refused);
-    }
+      // Real deliveries from Cal.com configured with another secret, and with none at all.
+      pointSimulatorAt(cal.ws.slug, OTHER_SECRET);
+      const wrong = await deliver('BOOKING_CANCELLED', booking.uid);
+      pointSimulatorAt(cal.ws.slug);
+      const none = await deliver('BOOKING_CANCELLED', booking.uid);
+      pointSimulatorAt(cal.ws.slug, SECRET);
+      assert.equal(none.signature, 'no-secret-provided');
+      for (const d of [wrong, none]) {
+        assert.equal(d.status, 401);
+        assert.deepEqual(d.json, refused);
+      }
 
-    const body = wrong.body;
-    const tampered = body.replace('Cannot make it', 'Cannot make iT');
-    assert.notEqual(tampered, body);
-    const pretty = JSON.stringify(JSON.parse(body), null, 2);
-    const cases: Array<[string, string, string | undefined]> = [
-      ['tampered body', tampered, signed(body)],
-      // Same JSON value, other bytes: proves the check runs over the raw body.
-      ['re-serialised body', pretty, signed(body)],
-      ['missing header', body, undefined],
-      ['empty header', body, ''],
-      ['sha256= prefix', body, `sha256=${signed(body)}`],
-      ['truncated', body, signed(body).slice(0, 63)],
-      ['not hex', body, 'z'.repeat(64)],
-      ['other workspace secret', body, signed(body, OTHER_SECRET)],
-    ];
-    for (const [name, payload, signature] of cases) {
-      const res = await post(cal.ws.slug, payload, signature);
-      assert.equal(res.status, 401, name);
-      assert.deepEqual(res.json, refused, name);
-    }
-    assert.deepEqual(await snapshot(), before);
-    assert.equal((await leadRow(leadId)).status, 'booked');
+      const body = wrong.body;
+      const tampered = body.replace('Cannot make it', 'Cannot make iT');
+      assert.notEqual(tampered, body);
+      const pretty = JSON.stringify(JSON.parse(body), null, 2);
+      const cases: Array<[string, string, string | undefined]> = [
+        ['tampered body', tampered, signed(body)],
+        // Same JSON value, other bytes: proves the check runs over the raw body.
+        ['re-serialised body', pretty, signed(body)],
+        ['missing header', body, undefined],
+        ['empty header', body, ''],
+        ['sha256= prefix', body, `sha256=${signed(body)}`],
+        ['truncated', body, signed(body).slice(0, 63)],
+        ['not hex', body, 'z'.repeat(64)],
+        ['other workspace secret', body, signed(body, OTHER_SECRET)],
+      ];
+      for (const [name, payload, signature] of cases) {
+        const res = await post(cal.ws.slug, payload, signature);
+        assert.equal(res.status, 401, name);
+        assert.deepEqual(res.json, refused, name);
+      }
+      assert.deepEqual(await snapshot(), before);
+      assert.equal((await leadRow(leadId)).status, 'booked');
 
-    // The bytes themselves, correctly signed, are accepted: the cases above failed on the signature alone.
-    const ok = await post(cal.ws.slug, pretty, signed(pretty));
-    assert.equal(ok.status, 200);
-    assert.equal((await leadRow(leadId)).status, 'needs_human');
-  });
+      // The bytes themselves, correctly signed, are accepted: the cases above failed on the signature alone.
+      const ok = await post(cal.ws.slug, pretty, signed(pretty));
+      assert.equal(ok.status, 200);
+      assert.equal((await leadRow(leadId)).status, 'needs_human');
+    },
+  );
 
   test('replayed: the same delivery again is a no-op, even after an operator moved the lead on', async () => {
     const { leadId, booking } = await bookedLead();

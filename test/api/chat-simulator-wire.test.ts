@@ -61,7 +61,10 @@ describe('the simulator speaks the wire protocol', () => {
       [
         '{"model":',
         err(
-          "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
+          "We could not parse the JSON body of your request. (HINT: This likely means you aren't " +
+            'using your HTTP library correctly. The OpenAI API expects a JSON payload, but what ' +
+            'was sent was not valid JSON. If you have trouble figuring out how to fix this, please ' +
+            'contact us through our help center at help.openai.com.)',
         ),
       ],
       [{ messages: [sys] }, err('you must provide a model parameter')],
@@ -77,7 +80,8 @@ describe('the simulator speaks the wire protocol', () => {
       [
         { model: 'm', messages: [{ role: 'bot', content: 'x' }] },
         err(
-          "Invalid value: 'bot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+          "Invalid value: 'bot'. Supported values are: 'system', " +
+            "'assistant', 'user', 'function', 'tool', and 'developer'.",
           'messages[0].role',
           'invalid_value',
         ),
@@ -85,7 +89,8 @@ describe('the simulator speaks the wire protocol', () => {
       [
         { model: 'm', messages: [{ role: 'user', content: 5 }] },
         err(
-          "Invalid type for 'messages[0].content': expected one of a string or array of objects, but got an integer instead.",
+          "Invalid type for 'messages[0].content': expected one of a string " +
+            'or array of objects, but got an integer instead.',
           'messages[0].content',
           'invalid_type',
         ),
@@ -96,7 +101,8 @@ describe('the simulator speaks the wire protocol', () => {
           messages: [sys, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'user', content: 'hi' }],
         },
         err(
-          "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_1",
+          "An assistant message with 'tool_calls' must be followed by tool messages responding to each " +
+            "'tool_call_id'. The following tool_call_ids did not have response messages: call_1",
           'messages.[1].role',
         ),
       ],
@@ -110,7 +116,8 @@ describe('the simulator speaks the wire protocol', () => {
       [
         { model: 'm', messages: [sys], tools: [{ type: 'function', function: { name: 'book consult' } }] },
         err(
-          "Invalid 'tools[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+          "Invalid 'tools[0].function.name': string does not match pattern. " +
+            "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
           'tools[0].function.name',
           'invalid_value',
         ),

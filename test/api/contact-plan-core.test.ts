@@ -36,9 +36,9 @@ after(() => app.close());
 
 async function setPlan(contactPlan: Record<string, unknown>): Promise<void> {
   await app.db.pool.query(
-    `UPDATE workspaces SET agent = jsonb_build_object('persona', jsonb_build_object('agentName', 'Alex', 'company', 'Acme',
-       'offer', 'a consultation', 'tone', 'brief'), 'criteria', '', 'timeZone', 'UTC', 'questions', '[]'::jsonb,
-       'contactPlan', $2::jsonb) WHERE id = $1`,
+    `UPDATE workspaces SET agent = jsonb_build_object('persona',
+       jsonb_build_object('agentName', 'Alex', 'company', 'Acme', 'offer', 'a consultation', 'tone', 'brief'),
+       'criteria', '', 'timeZone', 'UTC', 'questions', '[]'::jsonb, 'contactPlan', $2::jsonb) WHERE id = $1`,
     [ws.workspaceId, JSON.stringify(contactPlan)],
   );
 }
@@ -83,7 +83,8 @@ test('a job that runs early is queued again for its time', async () => {
   }))!;
   assert.equal(await plans.run(lead, step), 'early');
   const { rows } = await app.db.pool.query(
-    `SELECT start_after FROM outbox WHERE queue = 'contact-attempt' AND payload->>'leadId' = $1 ORDER BY id DESC LIMIT 1`,
+    `SELECT start_after FROM outbox
+      WHERE queue = 'contact-attempt' AND payload->>'leadId' = $1 ORDER BY id DESC LIMIT 1`,
     [lead],
   );
   assert.equal(rows[0].start_after.getTime(), clock.now + HOUR);
@@ -146,7 +147,8 @@ test('an opt-out puts the number on the do-not-contact list; a deleted lead take
   await scheduleStep(app.db.pool, lead, { kind: 'template', at: clock.read(), reason: 'x' });
   await app.db.pool.query(`UPDATE leads SET opted_out_at = now() WHERE id = $1`, [lead]);
   const { rows } = await app.db.pool.query(
-    `SELECT s.source FROM suppressed_numbers s JOIN leads l ON l.phone_normalized = s.phone_e164 AND l.workspace_id = s.workspace_id WHERE l.id = $1`,
+    `SELECT s.source FROM suppressed_numbers s
+       JOIN leads l ON l.phone_normalized = s.phone_e164 AND l.workspace_id = s.workspace_id WHERE l.id = $1`,
     [lead],
   );
   assert.equal(rows[0]?.source, 'opt_out');

@@ -68,38 +68,42 @@ describe('one statement for the requests of many keys', () => {
     );
   });
 
-  test('leads of several workspaces inserted by one statement, each with its event and first turn; duplicates decided per workspace', async () => {
-    const [a, b] = await Promise.all([app.createWorkspace('whatsapp'), app.createWorkspace('whatsapp')]);
-    const shared = phone();
-    const onlyA = phone();
-    const { statements, batches } = recordingBatches(app.db.pool);
-    const answers = await Promise.all([
-      batches.insert(newLead(a.workspaceId, shared)),
-      batches.insert(newLead(b.workspaceId, shared)),
-      batches.insert(newLead(a.workspaceId, shared)),
-      batches.insert(newLead(a.workspaceId, onlyA)),
-    ]);
-    assert.deepEqual(statements, ['lead-insert']);
-    assert.deepEqual(
-      answers.map((x) => x.kind),
-      ['inserted', 'inserted', 'duplicate', 'inserted'],
-    );
-    assert.equal(answers[2]!.leadId, answers[0]!.leadId, 'the duplicate names the lead its batch created');
-    assert.notEqual(answers[0]!.leadId, answers[1]!.leadId);
-    const { rows } = await app.db.pool.query(
-      `SELECT l.workspace_id, l.phone_normalized, (SELECT count(*)::int
+  test(
+    'leads of several workspaces inserted by one statement, each with its ' +
+      'event and first turn; duplicates decided per workspace',
+    async () => {
+      const [a, b] = await Promise.all([app.createWorkspace('whatsapp'), app.createWorkspace('whatsapp')]);
+      const shared = phone();
+      const onlyA = phone();
+      const { statements, batches } = recordingBatches(app.db.pool);
+      const answers = await Promise.all([
+        batches.insert(newLead(a.workspaceId, shared)),
+        batches.insert(newLead(b.workspaceId, shared)),
+        batches.insert(newLead(a.workspaceId, shared)),
+        batches.insert(newLead(a.workspaceId, onlyA)),
+      ]);
+      assert.deepEqual(statements, ['lead-insert']);
+      assert.deepEqual(
+        answers.map((x) => x.kind),
+        ['inserted', 'inserted', 'duplicate', 'inserted'],
+      );
+      assert.equal(answers[2]!.leadId, answers[0]!.leadId, 'the duplicate names the lead its batch created');
+      assert.notEqual(answers[0]!.leadId, answers[1]!.leadId);
+      const { rows } = await app.db.pool.query(
+        `SELECT l.workspace_id, l.phone_normalized, (SELECT count(*)::int
               FROM lead_events e WHERE e.lead_id = l.id) AS events,
               (SELECT count(*)::int FROM outbox o WHERE o.payload->>'leadId' = l.id::text
               AND o.payload->>'workspaceId' = l.workspace_id::text) AS turns
          FROM leads l WHERE l.phone_normalized = ANY($1) ORDER BY l.workspace_id = $2 DESC, l.phone_normalized`,
-      [[shared, onlyA], a.workspaceId],
-    );
-    const row = (ws: string, p: string) => ({ workspace_id: ws, phone_normalized: p, events: 1, turns: 1 });
-    assert.deepEqual(rows, [...[shared, onlyA].sort().map((p) => row(a.workspaceId, p)), row(b.workspaceId, shared)]);
-    // A phone already stored before the batch: a duplicate without an id (the service looks it up).
-    assert.deepEqual(await batches.insert(newLead(b.workspaceId, shared)), { kind: 'duplicate', leadId: null });
-    await app.relay.drain();
-  });
+        [[shared, onlyA], a.workspaceId],
+      );
+      const row = (ws: string, p: string) => ({ workspace_id: ws, phone_normalized: p, events: 1, turns: 1 });
+      assert.deepEqual(rows, [...[shared, onlyA].sort().map((p) => row(a.workspaceId, p)), row(b.workspaceId, shared)]);
+      // A phone already stored before the batch: a duplicate without an id (the service looks it up).
+      assert.deepEqual(await batches.insert(newLead(b.workspaceId, shared)), { kind: 'duplicate', leadId: null });
+      await app.relay.drain();
+    },
+  );
 
   test('a lead is read only for its own workspace, also when its owner asks for it in the same statement', async () => {
     const [a, b] = await Promise.all([app.createWorkspace('whatsapp'), app.createWorkspace('whatsapp')]);
@@ -196,46 +200,52 @@ describe('two processes counting one key', () => {
     );
   });
 
-  test('two app instances serve a key of 1,000 an hour: exactly 1,000 admitted, none refused below the limit, every request counted', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const limit = 1000;
-    const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: limit }))!;
-    // A second process: its own pool, its own rate limiter and lead batches, the same database.
-    const pool = createPool(app.db.url, 4);
-    const second = buildApp({ ...app, pool, log: createLogger('silent') });
-    try {
-      const ask = (via: TestApp['http'], i: number) =>
-        i % 3 === 0 ? postLead(via, key.key, validLead()) : getLead(via, key.key, crypto.randomUUID());
-      // Both instances at once, a round at a time; then the second alone, past the limit. A
-      // process that kept positions of the count for itself (as leases did) would strand them
-      // when its requests stop, and the other would be refused below the limit.
-      const answers = [];
-      for (let round = 0; round < 4; round++) {
-        answers.push(
-          ...(await Promise.all(Array.from({ length: 40 }, (_, i) => ask(i % 2 ? second.http : app.http, i)))),
+  test(
+    'two app instances serve a key of 1,000 an hour: exactly 1,000 ' +
+      'admitted, none refused below the limit, every request counted',
+    async () => {
+      const ws = await app.createWorkspace('whatsapp');
+      const limit = 1000;
+      const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: limit }))!;
+      // A second process: its own pool, its own rate limiter and lead batches, the same database.
+      const pool = createPool(app.db.url, 4);
+      const second = buildApp({ ...app, pool, log: createLogger('silent') });
+      try {
+        const ask = (via: TestApp['http'], i: number) =>
+          i % 3 === 0 ? postLead(via, key.key, validLead()) : getLead(via, key.key, crypto.randomUUID());
+        // Both instances at once, a round at a time; then the second alone, past the limit. A
+        // process that kept positions of the count for itself (as leases did) would strand them
+        // when its requests stop, and the other would be refused below the limit.
+        const answers = [];
+        for (let round = 0; round < 4; round++) {
+          answers.push(
+            ...(await Promise.all(Array.from({ length: 40 }, (_, i) => ask(i % 2 ? second.http : app.http, i)))),
+          );
+        }
+        assert.ok(
+          answers.every((a) => a.status !== 429),
+          'nothing refused while far below the limit',
         );
-      }
-      assert.ok(
-        answers.every((a) => a.status !== 429),
-        'nothing refused while far below the limit',
-      );
-      for (let round = 0; round < 9; round++) {
-        answers.push(
-          ...(await Promise.all(Array.from({ length: 100 }, () => getLead(second.http, key.key, crypto.randomUUID())))),
+        for (let round = 0; round < 9; round++) {
+          answers.push(
+            ...(await Promise.all(
+              Array.from({ length: 100 }, () => getLead(second.http, key.key, crypto.randomUUID())),
+            )),
+          );
+        }
+        const admitted = answers.filter((a) => a.status !== 429);
+        assert.equal(admitted.length, limit);
+        assert.deepEqual(
+          admitted.map(remainingOf).sort((x, y) => x - y),
+          Array.from({ length: limit }, (_, i) => i),
+          'each admitted request its own position',
         );
+        assert.equal(await counter(key.id), answers.length, 'every request counted, nothing reserved ahead');
+      } finally {
+        await second.http.close();
+        await pool.end();
+        await app.relay.drain();
       }
-      const admitted = answers.filter((a) => a.status !== 429);
-      assert.equal(admitted.length, limit);
-      assert.deepEqual(
-        admitted.map(remainingOf).sort((x, y) => x - y),
-        Array.from({ length: limit }, (_, i) => i),
-        'each admitted request its own position',
-      );
-      assert.equal(await counter(key.id), answers.length, 'every request counted, nothing reserved ahead');
-    } finally {
-      await second.http.close();
-      await pool.end();
-      await app.relay.drain();
-    }
-  });
+    },
+  );
 });

@@ -95,7 +95,9 @@ describe("the HTTP parser's own errors (raw sockets)", () => {
   });
 
   test('a broken chunked body → 400', async () => {
-    const head = `POST /api/public/leads HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const head =
+      `POST /api/public/leads HTTP/1.1\r\nHost: x\r\n${auth()}` +
+      'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
     assertShape(await raw(`${head}ZZ-${CANARY}\r\n{}\r\n0\r\n\r\n`), 400, 'Bad request.');
     assertShape(await raw(`${head}2\r\n{}${CANARY}\r\n0\r\n\r\n`), 400, 'Bad request.');
   });
@@ -120,22 +122,27 @@ describe('routing', () => {
     assertShape(await get(`/api/public/leads/%zz${CANARY}`, false), 401, 'Missing Authorization header.');
   });
 
-  test("a lead id over the router's 100 characters → 404 `Lead not found.`, the path not echoed (was 414)", async () => {
-    assertShape(await get(`/api/public/leads/${CANARY.repeat(30)}`), 404, 'Lead not found.');
-    assertShape(await get(`/api/public/leads/${CANARY.repeat(30)}`, false), 401, 'Missing Authorization header.');
-  });
+  test(
+    "a lead id over the router's 100 characters → 404 `Lead " + 'not found.`, the path not echoed (was 414)',
+    async () => {
+      assertShape(await get(`/api/public/leads/${CANARY.repeat(30)}`), 404, 'Lead not found.');
+      assertShape(await get(`/api/public/leads/${CANARY.repeat(30)}`, false), 401, 'Missing Authorization header.');
+    },
+  );
 
   test('the same on another route, and unknown routes → 404 `Not found.`', async () => {
     assertShape(
       await raw(
-        `POST /api/whatsapp/twilio/%zz${CANARY}/inbound HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        `POST /api/whatsapp/twilio/%zz${CANARY}/inbound HTTP/1.1\r\nHost: x\r\n` +
+          'Content-Length: 0\r\nConnection: close\r\n\r\n',
       ),
       404,
       'Not found.',
     );
     assertShape(
       await raw(
-        `POST /api/webhooks/calcom/${CANARY.repeat(30)} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        `POST /api/webhooks/calcom/${CANARY.repeat(30)} HTTP/1.1\r\nHost: x\r\n` +
+          'Content-Length: 0\r\nConnection: close\r\n\r\n',
       ),
       404,
       'Not found.',
@@ -151,13 +158,15 @@ describe('routing', () => {
   test('a body over the limit and a body that is not JSON keep our wording', async () => {
     const big = `{"name":"${CANARY.repeat(7000)}"}`;
     const res = await raw(
-      `POST /api/public/leads HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}`,
+      `POST /api/public/leads HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\n` +
+        `Content-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}`,
     );
     assertShape(res, 413, 'Request body is too large.');
     const bad = `{"name": ${CANARY}`;
     assertShape(
       await raw(
-        `POST /api/public/leads HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: ${bad.length}\r\nConnection: close\r\n\r\n${bad}`,
+        `POST /api/public/leads HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\n` +
+          `Content-Length: ${bad.length}\r\nConnection: close\r\n\r\n${bad}`,
       ),
       400,
       'Request body must be valid JSON.',

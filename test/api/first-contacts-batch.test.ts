@@ -79,65 +79,72 @@ async function statusOf(leadId: string): Promise<string> {
 }
 
 describe('first contacts in a batch', () => {
-  it('across workspaces and providers: each lead gets its template once, in the batch, and its job completes as sent', async () => {
-    const leads = [...(await newLeads(tw, 3)), ...(await newLeads(meta, 3))];
-    const ids = leads.map((l) => l.leadId);
-    const jobs = await jobsOf(ids);
-    assert.equal(jobs.length, 6);
-    ranAlone.length = 0;
-    const results = await worker.runBatch(jobs);
-    await settleJobs(jobs, results);
-    assert.deepEqual(outcomes(results), Array(6).fill('first_contact_sent'));
-    assert.deepEqual(ranAlone, [], 'no lead ran on its own');
-    for (const l of leads) {
-      assert.equal(sentTo(l.phone), 1, 'one template per lead');
-      assert.equal(await statusOf(l.leadId), 'in_conversation');
-    }
-    const { rows } = await h.app.db.pool.query(
-      `SELECT lead_id, kind, state FROM agent_turns WHERE lead_id = ANY($1::uuid[])`,
-      [ids],
-    );
-    assert.equal(rows.length, 6);
-    assert.ok(rows.every((r) => r.kind === 'first_contact' && r.state === 'sent'));
-    // The sends were recorded together, and the delivery statuses the simulators called back with
-    // (some before the recording, held until it) all applied.
-    await Promise.all([h.twilio.idle(), h.meta.idle()]);
-    const messages = await h.app.db.pool.query(
-      `SELECT m.status, m.provider_message_id IS NOT NULL AS has_id,
+  it(
+    'across workspaces and providers: each lead gets its template ' +
+      'once, in the batch, and its job completes as sent',
+    async () => {
+      const leads = [...(await newLeads(tw, 3)), ...(await newLeads(meta, 3))];
+      const ids = leads.map((l) => l.leadId);
+      const jobs = await jobsOf(ids);
+      assert.equal(jobs.length, 6);
+      ranAlone.length = 0;
+      const results = await worker.runBatch(jobs);
+      await settleJobs(jobs, results);
+      assert.deepEqual(outcomes(results), Array(6).fill('first_contact_sent'));
+      assert.deepEqual(ranAlone, [], 'no lead ran on its own');
+      for (const l of leads) {
+        assert.equal(sentTo(l.phone), 1, 'one template per lead');
+        assert.equal(await statusOf(l.leadId), 'in_conversation');
+      }
+      const { rows } = await h.app.db.pool.query(
+        `SELECT lead_id, kind, state FROM agent_turns WHERE lead_id = ANY($1::uuid[])`,
+        [ids],
+      );
+      assert.equal(rows.length, 6);
+      assert.ok(rows.every((r) => r.kind === 'first_contact' && r.state === 'sent'));
+      // The sends were recorded together, and the delivery statuses the simulators called back with
+      // (some before the recording, held until it) all applied.
+      await Promise.all([h.twilio.idle(), h.meta.idle()]);
+      const messages = await h.app.db.pool.query(
+        `SELECT m.status, m.provider_message_id IS NOT NULL AS has_id,
               (SELECT count(*)::int FROM whatsapp_early_statuses e
               WHERE e.provider_message_id = m.provider_message_id) AS held,
               (SELECT count(*)::int FROM lead_events e
               WHERE e.lead_id = m.lead_id AND e.type = 'message.sent') AS sent_events
          FROM whatsapp_messages m WHERE m.lead_id = ANY($1::uuid[]) AND m.direction = 'outbound'`,
-      [ids],
-    );
-    // (Meta's simulated leads also read their messages.)
-    const reached = (status: string) => (status === 'delivered' || status === 'read' ? 'reached' : status);
-    assert.deepEqual(
-      messages.rows.map((r) => [reached(r.status), r.has_id, r.held, r.sent_events]),
-      Array(6).fill(['reached', true, 0, 1]),
-    );
-    // Every lock was released: all six can be taken again at once.
-    const again = await tryLockLeads(h.app.db.pool, ids);
-    assert.equal(again.leadIds.length, 6);
-    await again.release();
-  });
+        [ids],
+      );
+      // (Meta's simulated leads also read their messages.)
+      const reached = (status: string) => (status === 'delivered' || status === 'read' ? 'reached' : status);
+      assert.deepEqual(
+        messages.rows.map((r) => [reached(r.status), r.has_id, r.held, r.sent_events]),
+        Array(6).fill(['reached', true, 0, 1]),
+      );
+      // Every lock was released: all six can be taken again at once.
+      const again = await tryLockLeads(h.app.db.pool, ids);
+      assert.equal(again.leadIds.length, 6);
+      await again.release();
+    },
+  );
 
-  it('a lead whose turn another job holds is left out, not waited for, and is contacted once on its own afterwards', async () => {
-    const [a, b, busy] = await newLeads(tw, 3);
-    const held = await lockLead(h.app.db.pool, busy!.leadId);
-    let results;
-    try {
-      results = await engine.runFirstContacts([a!.leadId, b!.leadId, busy!.leadId]);
-      assert.equal(sentTo(busy!.phone), 0, 'nothing sent to the lead whose lock was held');
-    } finally {
-      await held.release();
-    }
-    assert.deepEqual([...results.keys()].sort(), [a!.leadId, b!.leadId].sort());
-    assert.deepEqual(await engine.run(busy!.leadId), { kind: 'done', outcome: 'first_contact_sent' });
-    assert.equal(sentTo(busy!.phone), 1);
-    await jobsOf([]); // the three queued jobs are not this test's subject
-  });
+  it(
+    'a lead whose turn another job holds is left out, not waited ' + 'for, and is contacted once on its own afterwards',
+    async () => {
+      const [a, b, busy] = await newLeads(tw, 3);
+      const held = await lockLead(h.app.db.pool, busy!.leadId);
+      let results;
+      try {
+        results = await engine.runFirstContacts([a!.leadId, b!.leadId, busy!.leadId]);
+        assert.equal(sentTo(busy!.phone), 0, 'nothing sent to the lead whose lock was held');
+      } finally {
+        await held.release();
+      }
+      assert.deepEqual([...results.keys()].sort(), [a!.leadId, b!.leadId].sort());
+      assert.deepEqual(await engine.run(busy!.leadId), { kind: 'done', outcome: 'first_contact_sent' });
+      assert.equal(sentTo(busy!.phone), 1);
+      await jobsOf([]); // the three queued jobs are not this test's subject
+    },
+  );
 
   it('leads that are not a plain first contact are left to their own turn: already contacted, agent off', async () => {
     const [contacted] = await newLeads(tw, 1);

@@ -48,41 +48,47 @@ describe('a workspace with only sandbox leads', () => {
     assert.equal(providers.body.sandboxOnly, true);
   });
 
-  it('a phone number typed without its country code matches the end of the stored one; the 3-digit minimum stays', async () => {
-    const id = await lead('+1 555 010 0002', ws.sandboxKey);
-    for (const q of ['555 010 0002', '(555) 010-0002', '5550100002', '+1 555 010 0002']) {
-      const r = await admin(app.http, session, 'GET', leadsUrl(`?sandbox=true&q=${encodeURIComponent(q)}`));
-      assert.equal(r.status, 200, q);
-      assert.deepEqual(
-        r.body.leads.map((l: { id: string }) => l.id),
-        [id],
-        q,
+  it(
+    'a phone number typed without its country code matches the ' + 'end of the stored one; the 3-digit minimum stays',
+    async () => {
+      const id = await lead('+1 555 010 0002', ws.sandboxKey);
+      for (const q of ['555 010 0002', '(555) 010-0002', '5550100002', '+1 555 010 0002']) {
+        const r = await admin(app.http, session, 'GET', leadsUrl(`?sandbox=true&q=${encodeURIComponent(q)}`));
+        assert.equal(r.status, 200, q);
+        assert.deepEqual(
+          r.body.leads.map((l: { id: string }) => l.id),
+          [id],
+          q,
+        );
+      }
+      // With "+", the number is a whole one: another country code does not match the tail.
+      const other = await admin(
+        app.http,
+        session,
+        'GET',
+        leadsUrl(`?sandbox=true&q=${encodeURIComponent('+44 555 010 0002')}`),
       );
-    }
-    // With "+", the number is a whole one: another country code does not match the tail.
-    const other = await admin(
-      app.http,
-      session,
-      'GET',
-      leadsUrl(`?sandbox=true&q=${encodeURIComponent('+44 555 010 0002')}`),
-    );
-    assert.deepEqual(other.body.leads, []);
-    assert.equal((await admin(app.http, session, 'GET', leadsUrl(`?q=${encodeURIComponent('5 5')}`))).status, 400);
-  });
+      assert.deepEqual(other.body.leads, []);
+      assert.equal((await admin(app.http, session, 'GET', leadsUrl(`?q=${encodeURIComponent('5 5')}`))).status, 400);
+    },
+  );
 
-  it('once a live lead exists, the default is live leads only and the Providers page no longer says sandbox', async () => {
-    const keyRes = await admin(app.http, session, 'POST', `/api/admin/workspaces/${ws.slug}/keys`, { name: 'live' });
-    assert.equal(keyRes.status, 200, JSON.stringify(keyRes.body));
-    const liveProviders = await admin(app.http, session, 'GET', `/api/admin/workspaces/${ws.slug}/providers`);
-    assert.equal(liveProviders.body.sandboxOnly, false);
-    const live = await lead('+1 555 010 0003', keyRes.body.key.key, 'Live Lead');
-    const byDefault = await admin(app.http, session, 'GET', leadsUrl());
-    assert.equal(byDefault.body.sandbox, false);
-    assert.deepEqual(
-      byDefault.body.leads.map((l: { id: string }) => l.id),
-      [live],
-    );
-    const withSandbox = await admin(app.http, session, 'GET', leadsUrl('?sandbox=true'));
-    assert.deepEqual([withSandbox.body.sandbox, withSandbox.body.leads.length], [true, 3]);
-  });
+  it(
+    'once a live lead exists, the default is live leads only ' + 'and the Providers page no longer says sandbox',
+    async () => {
+      const keyRes = await admin(app.http, session, 'POST', `/api/admin/workspaces/${ws.slug}/keys`, { name: 'live' });
+      assert.equal(keyRes.status, 200, JSON.stringify(keyRes.body));
+      const liveProviders = await admin(app.http, session, 'GET', `/api/admin/workspaces/${ws.slug}/providers`);
+      assert.equal(liveProviders.body.sandboxOnly, false);
+      const live = await lead('+1 555 010 0003', keyRes.body.key.key, 'Live Lead');
+      const byDefault = await admin(app.http, session, 'GET', leadsUrl());
+      assert.equal(byDefault.body.sandbox, false);
+      assert.deepEqual(
+        byDefault.body.leads.map((l: { id: string }) => l.id),
+        [live],
+      );
+      const withSandbox = await admin(app.http, session, 'GET', leadsUrl('?sandbox=true'));
+      assert.deepEqual([withSandbox.body.sandbox, withSandbox.body.leads.length], [true, 3]);
+    },
+  );
 });

@@ -48,27 +48,31 @@ describe('bots', () => {
 });
 
 describe('hourly limits', () => {
-  test(`per address: a POST over ${ADDRESS_HOURLY_LIMIT} in an hour is a friendly 429 page; the hash, not the address, is stored`, async () => {
-    const { slug } = await s.formWorkspace();
-    const ip = '198.51.100.23';
-    for (let i = 0; i < ADDRESS_HOURLY_LIMIT; i++)
-      assert.notEqual((await s.post(slug, { name: 'x' }, { ip })).status, 429, `POST ${i + 1}`);
-    const refused = await s.post(slug, validFields(uniquePhone()), { ip });
-    assert.equal(refused.status, 429);
-    assert.match(String(refused.headers['content-type']), /^text\/html/);
-    assert.match(refused.html, /Please try again later/);
-    assert.ok(Number(refused.headers['retry-after']) > 0);
-    // Another address is not affected.
-    assert.equal((await s.submit(slug, validFields(uniquePhone()), { ip: '198.51.100.24' })).status, 200);
-    const scopes = (await s.app.db.pool.query('SELECT scope FROM intake_rate_counters')).rows.map(
-      (r) => r.scope as string,
-    );
-    assert.ok(scopes.some((x) => x.startsWith('form:addr:')));
-    assert.ok(!scopes.some((x) => x.includes('198.51.100')));
-    // The next hour starts afresh.
-    s.clock.advance(3_600_000);
-    assert.equal((await s.submit(slug, validFields(uniquePhone()), { ip })).status, 200);
-  });
+  test(
+    `per address: a POST over ${ADDRESS_HOURLY_LIMIT} in an hour is a friendly 429 page; ` +
+      'the hash, not the address, is stored',
+    async () => {
+      const { slug } = await s.formWorkspace();
+      const ip = '198.51.100.23';
+      for (let i = 0; i < ADDRESS_HOURLY_LIMIT; i++)
+        assert.notEqual((await s.post(slug, { name: 'x' }, { ip })).status, 429, `POST ${i + 1}`);
+      const refused = await s.post(slug, validFields(uniquePhone()), { ip });
+      assert.equal(refused.status, 429);
+      assert.match(String(refused.headers['content-type']), /^text\/html/);
+      assert.match(refused.html, /Please try again later/);
+      assert.ok(Number(refused.headers['retry-after']) > 0);
+      // Another address is not affected.
+      assert.equal((await s.submit(slug, validFields(uniquePhone()), { ip: '198.51.100.24' })).status, 200);
+      const scopes = (await s.app.db.pool.query('SELECT scope FROM intake_rate_counters')).rows.map(
+        (r) => r.scope as string,
+      );
+      assert.ok(scopes.some((x) => x.startsWith('form:addr:')));
+      assert.ok(!scopes.some((x) => x.includes('198.51.100')));
+      // The next hour starts afresh.
+      s.clock.advance(3_600_000);
+      assert.equal((await s.submit(slug, validFields(uniquePhone()), { ip })).status, 200);
+    },
+  );
 
   test("per workspace: over the form's hourly limit, whatever the address", async () => {
     const { slug, workspaceId } = await s.formWorkspace();

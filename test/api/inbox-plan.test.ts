@@ -28,7 +28,8 @@ async function inboxStatement(workspaceId: string, sandbox: boolean): Promise<{ 
 }
 
 for (const sandbox of [false, true]) {
-  test(`newest first with the Sandbox switch ${sandbox ? 'on' : 'off'}: an index scan of leads_inbox, no sort`, async () => {
+  const mode = sandbox ? 'on' : 'off';
+  test(`newest first with the Sandbox switch ${mode}: an index scan of leads_inbox, no sort`, async () => {
     const ws = await app.createWorkspace('whatsapp');
     const { text, values } = await inboxStatement(ws.workspaceId, sandbox);
     const client = await app.db.pool.connect();

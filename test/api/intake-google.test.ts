@@ -53,63 +53,69 @@ async function logOf(sourceId: string) {
 }
 
 describe('google_key', () => {
-  test('the key the operator chose is what Google must send; a wrong key is 401, stores nothing, and is logged', async () => {
-    const { source, google } = await connect({ key: 'my-google-key-42' });
-    assert.match(source.url, /\/api\/intake\/google\/[A-Za-z0-9_-]{32}$/);
-    const ok = await google.submitLead({ fullName: 'Ada Lovelace', phone: nextPhone() });
-    assert.equal(ok.status, 200, ok.text);
+  test(
+    'the key the operator chose is what Google must send; a ' + 'wrong key is 401, stores nothing, and is logged',
+    async () => {
+      const { source, google } = await connect({ key: 'my-google-key-42' });
+      assert.match(source.url, /\/api\/intake\/google\/[A-Za-z0-9_-]{32}$/);
+      const ok = await google.submitLead({ fullName: 'Ada Lovelace', phone: nextPhone() });
+      assert.equal(ok.status, 200, ok.text);
 
-    const forged = new GoogleLeadsSimulator({ webhookUrl: source.url, googleKey: 'not-the-key-at-all' });
-    const refused = await forged.submitLead({ fullName: 'Eve', phone: nextPhone() });
-    assert.equal(refused.status, 401);
-    assert.equal((await leadsOf(source.id)).length, 1);
-    const log = await logOf(source.id);
-    assert.deepEqual(
-      log.map((e) => [e.outcome, e.http_status]),
-      [
-        ['created', 200],
-        ['rejected', 401],
-      ],
-    );
-    assert.ok(!JSON.stringify(log).includes('my-google-key-42'), 'the key is never logged');
-    assert.ok(!JSON.stringify(log).includes('Eve'), 'a refused body is not stored');
-    assert.equal((await sources.get(ws.workspaceId, source.id))?.status, 'failing');
-  });
+      const forged = new GoogleLeadsSimulator({ webhookUrl: source.url, googleKey: 'not-the-key-at-all' });
+      const refused = await forged.submitLead({ fullName: 'Eve', phone: nextPhone() });
+      assert.equal(refused.status, 401);
+      assert.equal((await leadsOf(source.id)).length, 1);
+      const log = await logOf(source.id);
+      assert.deepEqual(
+        log.map((e) => [e.outcome, e.http_status]),
+        [
+          ['created', 200],
+          ['rejected', 401],
+        ],
+      );
+      assert.ok(!JSON.stringify(log).includes('my-google-key-42'), 'the key is never logged');
+      assert.ok(!JSON.stringify(log).includes('Eve'), 'a refused body is not stored');
+      assert.equal((await sources.get(ws.workspaceId, source.id))?.status, 'failing');
+    },
+  );
 });
 
 describe('mapping and detail', () => {
-  test("Google's standard columns map by default; other answers become metadata; the campaign's ids are kept exactly", async () => {
-    const { source, google } = await connect();
-    const phone = nextPhone();
-    const d = await google.submitLead({
-      fullName: 'Ada Lovelace',
-      phone,
-      email: 'ada@example.com',
-      postalCode: 'SW1A 1AA',
-      questions: [{ columnName: 'Which service?', columnId: 'SERVICE', answer: 'Kitchen' }],
-      campaignId: '12345678901',
-      adGroupId: '9007199254740993',
-      formId: '555',
-      creativeId: '777',
-      gclId: 'gclid-abc',
-    });
-    assert.equal(d.status, 200, d.text);
-    assert.equal(JSON.parse(d.text).outcome, 'created');
-    const [lead] = await leadsOf(source.id);
-    assert.deepEqual(
-      [lead.name, lead.phone, lead.email, lead.source, lead.source_lead_id, lead.livemode],
-      ['Ada Lovelace', phone, 'ada@example.com', 'google', d.leadId, true],
-    );
-    assert.deepEqual(lead.metadata, { postal_code: 'SW1A 1AA', service: 'Kitchen' });
-    assert.deepEqual(lead.source_detail, {
-      campaignId: '12345678901',
-      adGroupId: '9007199254740993',
-      creativeId: '777',
-      formId: '555',
-      gclId: 'gclid-abc',
-      apiVersion: '1.0',
-    });
-  });
+  test(
+    "Google's standard columns map by default; other answers " + "become metadata; the campaign's ids are kept exactly",
+    async () => {
+      const { source, google } = await connect();
+      const phone = nextPhone();
+      const d = await google.submitLead({
+        fullName: 'Ada Lovelace',
+        phone,
+        email: 'ada@example.com',
+        postalCode: 'SW1A 1AA',
+        questions: [{ columnName: 'Which service?', columnId: 'SERVICE', answer: 'Kitchen' }],
+        campaignId: '12345678901',
+        adGroupId: '9007199254740993',
+        formId: '555',
+        creativeId: '777',
+        gclId: 'gclid-abc',
+      });
+      assert.equal(d.status, 200, d.text);
+      assert.equal(JSON.parse(d.text).outcome, 'created');
+      const [lead] = await leadsOf(source.id);
+      assert.deepEqual(
+        [lead.name, lead.phone, lead.email, lead.source, lead.source_lead_id, lead.livemode],
+        ['Ada Lovelace', phone, 'ada@example.com', 'google', d.leadId, true],
+      );
+      assert.deepEqual(lead.metadata, { postal_code: 'SW1A 1AA', service: 'Kitchen' });
+      assert.deepEqual(lead.source_detail, {
+        campaignId: '12345678901',
+        adGroupId: '9007199254740993',
+        creativeId: '777',
+        formId: '555',
+        gclId: 'gclid-abc',
+        apiVersion: '1.0',
+      });
+    },
+  );
 
   test("an operator's mapping overrides the defaults (first and last name, a question as the goal)", async () => {
     const { source, google } = await connect({

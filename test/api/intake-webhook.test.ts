@@ -37,7 +37,8 @@ const bearer = (secret: string) => ({ 'content-type': 'application/json', author
 
 async function leadsOf(sourceId: string) {
   const { rows } = await app.pool.query(
-    `SELECT id, name, phone, email, goal, metadata, livemode, source, source_id, source_lead_id, source_detail, api_key_id
+    `SELECT id, name, phone, email, goal, metadata, livemode, source, source_id, source_lead_id, source_detail,
+            api_key_id
        FROM leads WHERE source_id = $1 ORDER BY created_at`,
     [sourceId],
   );
@@ -114,39 +115,42 @@ describe('secret', () => {
 });
 
 describe('mapping', () => {
-  test('a flat payload maps by default; what no field takes goes into metadata; the source is on the lead', async () => {
-    const { source, secret, path } = await newSource();
-    const phone = nextPhone();
-    const res = await post(
-      path,
-      JSON.stringify({
-        id: 'sub_1',
-        first_name: 'Ada',
-        last_name: 'Lovelace',
-        phone,
-        email: 'ada@example.com',
-        message: 'A kitchen',
-        budget: 5000,
-      }),
-      bearer(secret),
-    );
-    assert.equal(res.status, 200, JSON.stringify(res.json));
-    const [lead] = await leadsOf(source.id);
-    assert.equal(lead.id, res.json.leadId);
-    assert.equal(lead.name, 'Ada Lovelace');
-    assert.equal(lead.phone, phone);
-    assert.equal(lead.email, 'ada@example.com');
-    assert.equal(lead.goal, 'A kitchen');
-    assert.deepEqual(lead.metadata, { budget: 5000 });
-    assert.equal(lead.source, 'webhook');
-    assert.equal(lead.source_lead_id, 'sub_1');
-    assert.equal(lead.livemode, true);
-    const { rows } = await app.pool.query('SELECT kind, livemode FROM api_keys WHERE id = $1', [lead.api_key_id]);
-    assert.deepEqual(rows, [{ kind: 'form', livemode: true }], "submitted with the workspace's form key");
-    const view = await sources.get(ws.workspaceId, source.id);
-    assert.equal(view?.status, 'active');
-    assert.ok(view?.lastLeadAt);
-  });
+  test(
+    'a flat payload maps by default; what no field takes goes ' + 'into metadata; the source is on the lead',
+    async () => {
+      const { source, secret, path } = await newSource();
+      const phone = nextPhone();
+      const res = await post(
+        path,
+        JSON.stringify({
+          id: 'sub_1',
+          first_name: 'Ada',
+          last_name: 'Lovelace',
+          phone,
+          email: 'ada@example.com',
+          message: 'A kitchen',
+          budget: 5000,
+        }),
+        bearer(secret),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      const [lead] = await leadsOf(source.id);
+      assert.equal(lead.id, res.json.leadId);
+      assert.equal(lead.name, 'Ada Lovelace');
+      assert.equal(lead.phone, phone);
+      assert.equal(lead.email, 'ada@example.com');
+      assert.equal(lead.goal, 'A kitchen');
+      assert.deepEqual(lead.metadata, { budget: 5000 });
+      assert.equal(lead.source, 'webhook');
+      assert.equal(lead.source_lead_id, 'sub_1');
+      assert.equal(lead.livemode, true);
+      const { rows } = await app.pool.query('SELECT kind, livemode FROM api_keys WHERE id = $1', [lead.api_key_id]);
+      assert.deepEqual(rows, [{ kind: 'form', livemode: true }], "submitted with the workspace's form key");
+      const view = await sources.get(ws.workspaceId, source.id);
+      assert.equal(view?.status, 'active');
+      assert.ok(view?.lastLeadAt);
+    },
+  );
 
   test('JSON paths: nested keys, positions and list items by label (Tally), form posts too', async () => {
     const mapping = {

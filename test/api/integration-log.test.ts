@@ -175,133 +175,149 @@ describe('retention', () => {
     return rows[0].n;
   }
 
-  test("entries older than the age limit go; beyond the cap, a workspace's oldest go; others are untouched", async () => {
-    const [a, b] = [await workspace(), await workspace()];
-    const old = new Date(Date.now() - 15 * 86_400_000);
-    for (const ws of [a, b, null]) await recordIntegrationEvent(db.pool, entry(ws, { kind: 'old', at: old }));
-    for (let i = 0; i < 5; i++) await recordIntegrationEvent(db.pool, entry(a, { kind: `a${i}` }));
-    for (let i = 0; i < 2; i++) await recordIntegrationEvent(db.pool, entry(b, { kind: `b${i}` }));
-    const nullBefore = await count(null);
-    const deleted = await pruneIntegrationEvents(db.pool, { maxAgeDays: 14, maxPerWorkspace: 3 });
-    assert.ok(deleted >= 3 + 2);
-    assert.deepEqual(
-      (await listIntegrationEvents(db.pool, a)).map((e) => e.kind),
-      ['a4', 'a3', 'a2'],
-    );
-    assert.deepEqual(
-      (await listIntegrationEvents(db.pool, b)).map((e) => e.kind),
-      ['b1', 'b0'],
-    );
-    assert.equal(await count(null), nullBefore - 1, 'rows without a workspace are pruned by age only');
-  });
+  test(
+    'entries older than the age limit go; beyond the cap, a ' + "workspace's oldest go; others are untouched",
+    async () => {
+      const [a, b] = [await workspace(), await workspace()];
+      const old = new Date(Date.now() - 15 * 86_400_000);
+      for (const ws of [a, b, null]) await recordIntegrationEvent(db.pool, entry(ws, { kind: 'old', at: old }));
+      for (let i = 0; i < 5; i++) await recordIntegrationEvent(db.pool, entry(a, { kind: `a${i}` }));
+      for (let i = 0; i < 2; i++) await recordIntegrationEvent(db.pool, entry(b, { kind: `b${i}` }));
+      const nullBefore = await count(null);
+      const deleted = await pruneIntegrationEvents(db.pool, { maxAgeDays: 14, maxPerWorkspace: 3 });
+      assert.ok(deleted >= 3 + 2);
+      assert.deepEqual(
+        (await listIntegrationEvents(db.pool, a)).map((e) => e.kind),
+        ['a4', 'a3', 'a2'],
+      );
+      assert.deepEqual(
+        (await listIntegrationEvents(db.pool, b)).map((e) => e.kind),
+        ['b1', 'b0'],
+      );
+      assert.equal(await count(null), nullBefore - 1, 'rows without a workspace are pruned by age only');
+    },
+  );
 
-  test('the maintenance pass (src/maintenance.ts): one pass prunes the log and runs the tasks given; stop() waits for it', async () => {
-    const ws = await workspace();
-    await recordIntegrationEvent(db.pool, entry(ws, { at: new Date(Date.now() - 40 * 86_400_000) }));
-    const ages: number[] = [];
-    const pruner = startMaintenance({
-      pool: db.pool,
-      log,
-      policy: { maxAgeDays: 30, maxPerWorkspace: 1000 },
-      intervalMs: 3_600_000,
-      tasks: [async (_pool, maxAgeDays) => (ages.push(maxAgeDays), 2)],
-    });
-    const pass = pruner.runOnce();
-    assert.equal(pruner.runOnce(), pass, 'one pass at a time');
-    assert.ok((await pass) >= 3);
-    assert.deepEqual(ages, [30]);
-    assert.equal(await count(ws), 0);
-    await pruner.stop();
-  });
+  test(
+    'the maintenance pass (src/maintenance.ts): one pass prunes the ' +
+      'log and runs the tasks given; stop() waits for it',
+    async () => {
+      const ws = await workspace();
+      await recordIntegrationEvent(db.pool, entry(ws, { at: new Date(Date.now() - 40 * 86_400_000) }));
+      const ages: number[] = [];
+      const pruner = startMaintenance({
+        pool: db.pool,
+        log,
+        policy: { maxAgeDays: 30, maxPerWorkspace: 1000 },
+        intervalMs: 3_600_000,
+        tasks: [async (_pool, maxAgeDays) => (ages.push(maxAgeDays), 2)],
+      });
+      const pass = pruner.runOnce();
+      assert.equal(pruner.runOnce(), pass, 'one pass at a time');
+      assert.ok((await pass) >= 3);
+      assert.deepEqual(ages, [30]);
+      assert.equal(await count(ws), 0);
+      await pruner.stop();
+    },
+  );
 
   // `serve` starts the maintenance with the app and stops it in close() (src/serve.ts); what that
   // relies on: the timer runs a pass each interval, does not keep the process alive, and once
   // stopped runs no more, stop() having waited for the pass in progress.
-  test('the maintenance timer: a pass each interval, not holding the process; stop() ends it and waits for the pass', async (t) => {
-    const ws = await workspace();
-    await recordIntegrationEvent(db.pool, entry(ws, { at: new Date(Date.now() - 40 * 86_400_000) }));
-    const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const policy = { maxAgeDays: 30, maxPerWorkspace: 1000 };
+  test(
+    'the maintenance timer: a pass each interval, not holding the ' + 'process; stop() ends it and waits for the pass',
+    async (t) => {
+      const ws = await workspace();
+      await recordIntegrationEvent(db.pool, entry(ws, { at: new Date(Date.now() - 40 * 86_400_000) }));
+      const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      const policy = { maxAgeDays: 30, maxPerWorkspace: 1000 };
 
-    const before = timeouts();
-    const idle = startMaintenance({ pool: db.pool, log, policy, intervalMs: 3_600_000, tasks: [] });
-    assert.equal(timeouts(), before, 'the timer does not keep the process alive');
-    await idle.stop();
+      const before = timeouts();
+      const idle = startMaintenance({ pool: db.pool, log, policy, intervalMs: 3_600_000, tasks: [] });
+      assert.equal(timeouts(), before, 'the timer does not keep the process alive');
+      await idle.stop();
 
-    t.mock.timers.enable({ apis: ['setInterval'] });
-    // The pool counts the statements it is given: a pass starts with one, synchronously.
-    let statements = 0;
-    const pool = {
-      query: (...args: Parameters<Pool['query']>) => {
-        statements += 1;
-        return db.pool.query(...args);
-      },
-    } as unknown as Pool;
-    let passes = 0;
-    let passStarted!: () => void;
-    const started = new Promise<void>((resolve) => (passStarted = resolve));
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let passEnded = false;
-    const pruner = startMaintenance({
-      pool,
-      log,
-      policy,
-      intervalMs: 60_000,
-      tasks: [
-        async () => {
-          passes += 1;
-          passStarted();
-          await gate;
-          passEnded = true;
-          return 0;
+      t.mock.timers.enable({ apis: ['setInterval'] });
+      // The pool counts the statements it is given: a pass starts with one, synchronously.
+      let statements = 0;
+      const pool = {
+        query: (...args: Parameters<Pool['query']>) => {
+          statements += 1;
+          return db.pool.query(...args);
         },
-      ],
-    });
-    t.mock.timers.tick(59_999);
-    assert.equal(statements, 0, 'no pass before the interval');
-    t.mock.timers.tick(1);
-    assert.equal(statements, 1, 'the interval started a pass');
-    await started;
-    assert.equal(passes, 1, 'the interval ran a pass');
-    assert.equal(await count(ws), 0, 'the pass pruned the old entry');
+      } as unknown as Pool;
+      let passes = 0;
+      let passStarted!: () => void;
+      const started = new Promise<void>((resolve) => (passStarted = resolve));
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let passEnded = false;
+      const pruner = startMaintenance({
+        pool,
+        log,
+        policy,
+        intervalMs: 60_000,
+        tasks: [
+          async () => {
+            passes += 1;
+            passStarted();
+            await gate;
+            passEnded = true;
+            return 0;
+          },
+        ],
+      });
+      t.mock.timers.tick(59_999);
+      assert.equal(statements, 0, 'no pass before the interval');
+      t.mock.timers.tick(1);
+      assert.equal(statements, 1, 'the interval started a pass');
+      await started;
+      assert.equal(passes, 1, 'the interval ran a pass');
+      assert.equal(await count(ws), 0, 'the pass pruned the old entry');
 
-    let stopped = false;
-    const stopping = pruner.stop().then(() => {
-      stopped = true;
-    });
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    assert.equal(stopped, false, 'stop() waits while a pass is in progress');
-    release();
-    await stopping;
-    assert.equal(passEnded, true, 'stop() resolved after the pass in progress ended');
-    const statementsAtStop = statements;
-    t.mock.timers.tick(10 * 60_000);
-    assert.equal(statements, statementsAtStop, 'no pass after stop()');
-    assert.equal(passes, 1);
-  });
+      let stopped = false;
+      const stopping = pruner.stop().then(() => {
+        stopped = true;
+      });
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      assert.equal(stopped, false, 'stop() waits while a pass is in progress');
+      release();
+      await stopping;
+      assert.equal(passEnded, true, 'stop() resolved after the pass in progress ended');
+      const statementsAtStop = statements;
+      t.mock.timers.tick(10 * 60_000);
+      assert.equal(statements, statementsAtStop, 'no pass after stop()');
+      assert.equal(passes, 1);
+    },
+  );
 });
 
 describe('batched writer (src/integration-log/integration-log-writer.ts)', () => {
-  test('entries recorded together are one insert, in the order recorded; each record() resolves once its entry is stored', async () => {
-    const ws = await workspace();
-    const writer = new IntegrationLogWriter(db.pool, log);
-    await Promise.all(
-      Array.from({ length: 12 }, (_, i) =>
-        writer.record(entry(ws, { kind: `kind-${i}`, latencyMs: i + 0.4, payload: { i, authToken: 'secret-token' } })),
-      ),
-    );
-    const rows = (await listIntegrationEvents(db.pool, ws, { limit: 50 })).reverse();
-    assert.deepEqual(
-      rows.map((r) => r.kind),
-      Array.from({ length: 12 }, (_, i) => `kind-${i}`),
-    );
-    assert.deepEqual(
-      rows.map((r) => r.latencyMs),
-      Array.from({ length: 12 }, (_, i) => i),
-    );
-    assert.deepEqual(rows[3]!.payload, { i: 3, authToken: '[redacted]' });
-  });
+  test(
+    'entries recorded together are one insert, in the order ' +
+      'recorded; each record() resolves once its entry is stored',
+    async () => {
+      const ws = await workspace();
+      const writer = new IntegrationLogWriter(db.pool, log);
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          writer.record(
+            entry(ws, { kind: `kind-${i}`, latencyMs: i + 0.4, payload: { i, authToken: 'secret-token' } }),
+          ),
+        ),
+      );
+      const rows = (await listIntegrationEvents(db.pool, ws, { limit: 50 })).reverse();
+      assert.deepEqual(
+        rows.map((r) => r.kind),
+        Array.from({ length: 12 }, (_, i) => `kind-${i}`),
+      );
+      assert.deepEqual(
+        rows.map((r) => r.latencyMs),
+        Array.from({ length: 12 }, (_, i) => i),
+      );
+      assert.deepEqual(rows[3]!.payload, { i: 3, authToken: '[redacted]' });
+    },
+  );
 
   test('an entry the database refuses is a warning line; the others of its insert are stored', async () => {
     const ws = await workspace();

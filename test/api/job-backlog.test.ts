@@ -115,7 +115,9 @@ describe('a backlog of ready turns', () => {
     assert.ok(mostAtOnce <= 8, `${mostAtOnce} turns at once`);
   });
 
-  it('is drained the same way when each fetch takes a batch (WORKER_BATCH_SIZE): in batches, never more turns at once than the concurrency', {
+  it('is drained the same way when each fetch takes a batch ' +
+    '(WORKER_BATCH_SIZE): in batches, never more turns at once than the ' +
+    'concurrency', {
     timeout: 300_000,
   }, async () => {
     // Five pollers of up to four jobs: up to 20 jobs held, at most 5 turns (or batches) running.
@@ -124,7 +126,8 @@ describe('a backlog of ready turns', () => {
     assert.ok(batches > 0, 'first contacts ran in batches');
   });
 
-  it('in batches whose jobs are not first contacts: each runs as its own turn, never more at once than the concurrency', {
+  it('in batches whose jobs are not first contacts: each runs as its ' +
+    'own turn, never more at once than the concurrency', {
     timeout: 300_000,
   }, async () => {
     // Two pollers of up to eight jobs: up to 16 held, at most 2 running.

@@ -42,40 +42,43 @@ describe('lead lock', () => {
       )
     ).rows[0].n as number;
 
-  it("a turn's start clears the flag, and runs no UPDATE of leads when there is none to clear (first contacts)", async () => {
-    // Every UPDATE statement on leads, even of no row, fires the funnel's and the live pages'
-    // statement triggers: counted here by one more such trigger.
-    await db.pool.query(`CREATE TABLE lead_update_statements (at timestamptz NOT NULL DEFAULT now());
+  it(
+    "a turn's start clears the flag, and runs no UPDATE of leads " + 'when there is none to clear (first contacts)',
+    async () => {
+      // Every UPDATE statement on leads, even of no row, fires the funnel's and the live pages'
+      // statement triggers: counted here by one more such trigger.
+      await db.pool.query(`CREATE TABLE lead_update_statements (at timestamptz NOT NULL DEFAULT now());
       CREATE FUNCTION count_lead_updates() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
       INSERT INTO lead_update_statements DEFAULT VALUES; RETURN NULL; END $f$;
       CREATE TRIGGER count_lead_updates AFTER UPDATE
       ON leads FOR EACH STATEMENT EXECUTE FUNCTION count_lead_updates();`);
-    const updates = async () =>
-      (await db.pool.query('SELECT count(*)::int AS n FROM lead_update_statements')).rows[0].n as number;
-    try {
-      const [one, two] = await leads(2, 1);
-      let lock = await lockLead(db.pool, one!, { startTurn: true });
-      await lock.release();
-      assert.equal(await flags([one!]), 0);
-      assert.equal(await updates(), 1);
-      lock = await lockLead(db.pool, two!, { startTurn: true });
-      await lock.release();
-      assert.equal(await updates(), 1, 'no flag: no UPDATE');
+      const updates = async () =>
+        (await db.pool.query('SELECT count(*)::int AS n FROM lead_update_statements')).rows[0].n as number;
+      try {
+        const [one, two] = await leads(2, 1);
+        let lock = await lockLead(db.pool, one!, { startTurn: true });
+        await lock.release();
+        assert.equal(await flags([one!]), 0);
+        assert.equal(await updates(), 1);
+        lock = await lockLead(db.pool, two!, { startTurn: true });
+        await lock.release();
+        assert.equal(await updates(), 1, 'no flag: no UPDATE');
 
-      const batch = await leads(5, 2);
-      const locks = await tryLockLeads(db.pool, batch);
-      assert.deepEqual(locks.leadIds, batch);
-      await locks.release();
-      assert.equal(await flags(batch), 0);
-      assert.equal(await updates(), 2, 'the two flags cleared by one UPDATE');
-      const fresh = await leads(5, 0);
-      const more = await tryLockLeads(db.pool, fresh);
-      await more.release();
-      assert.equal(await updates(), 2, 'no flag in the batch: no UPDATE');
-    } finally {
-      await db.pool.query('DROP TRIGGER count_lead_updates ON leads');
-    }
-  });
+        const batch = await leads(5, 2);
+        const locks = await tryLockLeads(db.pool, batch);
+        assert.deepEqual(locks.leadIds, batch);
+        await locks.release();
+        assert.equal(await flags(batch), 0);
+        assert.equal(await updates(), 2, 'the two flags cleared by one UPDATE');
+        const fresh = await leads(5, 0);
+        const more = await tryLockLeads(db.pool, fresh);
+        await more.release();
+        assert.equal(await updates(), 2, 'no flag in the batch: no UPDATE');
+      } finally {
+        await db.pool.query('DROP TRIGGER count_lead_updates ON leads');
+      }
+    },
+  );
 
   it('says it is lost when its connection is terminated, and the lead is free for the retry at once', async () => {
     const leadId = crypto.randomUUID();

@@ -162,31 +162,34 @@ describe('transition details', () => {
 });
 
 describe('racing transitions', () => {
-  it('20 concurrent agent transitions of one lead to different terminal states: exactly one applies, one event', async () => {
-    for (let round = 0; round < 5; round++) {
-      const id = await leadIn('in_conversation');
-      const targets: LeadStatus[] = Array.from(
-        { length: 20 },
-        (_, i) => (['booked', 'unqualified', 'needs_human'] as const)[i % 3]!,
-      );
-      const results = await Promise.all(
-        targets.map((to, i) =>
-          transitionLead(db.pool, { leadId: id, to, actor: 'agent', event: { type: `race.${to}`, data: { i } } }),
-        ),
-      );
-      const applied = results.filter((r) => r.ok);
-      assert.equal(applied.length, 1, `round ${round}: ${JSON.stringify(results)}`);
-      const winner = applied[0]!;
-      assert.ok(winner.ok);
-      // Every loser saw the winner's status, not a stale one.
-      for (const r of results.filter((x) => !x.ok))
-        assert.deepEqual(r, { ok: false, reason: 'refused', status: winner.to });
-      const events = await leadEvents(db.pool, id);
-      assert.equal(events.length, 1);
-      assert.equal(events[0]!.type, `race.${winner.to}`);
-      assert.equal((await leadRow(db.pool, id)).status, winner.to);
-    }
-  });
+  it(
+    '20 concurrent agent transitions of one lead to different ' + 'terminal states: exactly one applies, one event',
+    async () => {
+      for (let round = 0; round < 5; round++) {
+        const id = await leadIn('in_conversation');
+        const targets: LeadStatus[] = Array.from(
+          { length: 20 },
+          (_, i) => (['booked', 'unqualified', 'needs_human'] as const)[i % 3]!,
+        );
+        const results = await Promise.all(
+          targets.map((to, i) =>
+            transitionLead(db.pool, { leadId: id, to, actor: 'agent', event: { type: `race.${to}`, data: { i } } }),
+          ),
+        );
+        const applied = results.filter((r) => r.ok);
+        assert.equal(applied.length, 1, `round ${round}: ${JSON.stringify(results)}`);
+        const winner = applied[0]!;
+        assert.ok(winner.ok);
+        // Every loser saw the winner's status, not a stale one.
+        for (const r of results.filter((x) => !x.ok))
+          assert.deepEqual(r, { ok: false, reason: 'refused', status: winner.to });
+        const events = await leadEvents(db.pool, id);
+        assert.equal(events.length, 1);
+        assert.equal(events[0]!.type, `race.${winner.to}`);
+        assert.equal((await leadRow(db.pool, id)).status, winner.to);
+      }
+    },
+  );
 
   it('an operator take-over racing an agent booking: one of them wins, never both', async () => {
     const id = await leadIn('in_conversation');

@@ -126,7 +126,8 @@ describe('MetaWhatsAppClient failures', () => {
       code: 131047,
       httpStatus: 400,
       message:
-        '(#131047) Re-engagement message: Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+        '(#131047) Re-engagement message: Message failed to send because more than 24 ' +
+        'hours have passed since the customer last replied to this number.',
     });
     assert.equal(sim.sends.length, 0);
   });
@@ -159,7 +160,8 @@ describe('MetaWhatsAppClient failures', () => {
       code: 132001,
       httpStatus: 404,
       message:
-        '(#132001) Template name does not exist in the translation: template name (lead_first_contact) does not exist in de',
+        '(#132001) Template name does not exist in the translation: ' +
+        'template name (lead_first_contact) does not exist in de',
     });
   });
 

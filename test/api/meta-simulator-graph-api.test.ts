@@ -71,7 +71,10 @@ describe('Meta simulator: Graph auth and validation (direct HTTP)', () => {
     assert.equal(res.status, 400);
     assert.deepEqual(res.json, {
       error: {
-        message: `Unsupported post request. Object with ID '${META_SIM.phoneNumberId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
+        message:
+          `Unsupported post request. Object with ID '${META_SIM.phoneNumberId}' does not exist, ` +
+          'cannot be loaded due to missing permissions, or does not support this operation. ' +
+          'Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api',
         type: 'GraphMethodException',
         code: 100,
         error_subcode: 33,
@@ -108,7 +111,8 @@ describe('Meta simulator: Graph auth and validation (direct HTTP)', () => {
         { ...valid, type: 'fax' },
         400,
         100,
-        '(#100) Param type must be one of {AUDIO, CONTACTS, DOCUMENT, IMAGE, INTERACTIVE, LOCATION, REACTION, STICKER, TEMPLATE, TEXT, VIDEO} - got "fax".',
+        '(#100) Param type must be one of {AUDIO, CONTACTS, DOCUMENT, IMAGE, INTERACTIVE, ' +
+          'LOCATION, REACTION, STICKER, TEMPLATE, TEXT, VIDEO} - got "fax".',
       ],
       [
         { ...valid, type: 'image' },

@@ -87,16 +87,19 @@ describe('Meta simulator: personas answer through signed webhooks', () => {
     assert.equal(meta.sim.sends[0]!.text, TEMPLATE_TEXT);
   });
 
-  it('the reply opens the window: slots offered by text get the first one picked, a confirmation gets silence', async () => {
-    meta.sim.setPersona(LEAD, 'books');
-    await sendTemplate();
-    await meta.sim.idle();
-    assert.ok((await sendText('Great. I can offer:\n1) Tue 4 Mar, 10:00\n2) Tue 4 Mar, 14:00')).ok);
-    await meta.sim.idle();
-    assert.ok((await sendText('You are booked for Tue 4 Mar, 10:00. See you then!')).ok);
-    await meta.sim.idle();
-    assert.deepEqual(replies(), [PERSONA_PHRASES.answer, PERSONA_PHRASES.pickFirstSlot]);
-  });
+  it(
+    'the reply opens the window: slots offered by text get the ' + 'first one picked, a confirmation gets silence',
+    async () => {
+      meta.sim.setPersona(LEAD, 'books');
+      await sendTemplate();
+      await meta.sim.idle();
+      assert.ok((await sendText('Great. I can offer:\n1) Tue 4 Mar, 10:00\n2) Tue 4 Mar, 14:00')).ok);
+      await meta.sim.idle();
+      assert.ok((await sendText('You are booked for Tue 4 Mar, 10:00. See you then!')).ok);
+      await meta.sim.idle();
+      assert.deepEqual(replies(), [PERSONA_PHRASES.answer, PERSONA_PHRASES.pickFirstSlot]);
+    },
+  );
 
   const cases: Array<[LeadPersonaName, string[]]> = [
     ['not-a-fit', [PERSONA_PHRASES.notAFit]],
@@ -211,7 +214,8 @@ describe('Meta simulator: the 24-hour window', () => {
         status: 'failed',
         errorCode: '131047',
         errorMessage:
-          'Re-engagement message: Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+          'Re-engagement message: Message failed to send because more than 24 hours ' +
+          'have passed since the customer last replied to this number.',
         at: meta.clock,
       },
     ]);

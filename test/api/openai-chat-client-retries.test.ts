@@ -53,21 +53,25 @@ describe('retries', () => {
     );
   });
 
-  it('retry-after-ms wins over retry-after; retry-after in seconds or as an HTTP date; over 60 s the backoff is used', async () => {
-    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3', ms: '250' }));
-    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '2.5' }));
-    assert.ok((await client().complete(greetRequest)).ok);
-    assert.deepEqual(delays, [250, 2500]);
+  it(
+    'retry-after-ms wins over retry-after; retry-after in seconds ' +
+      'or as an HTTP date; over 60 s the backoff is used',
+    async () => {
+      chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3', ms: '250' }));
+      chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '2.5' }));
+      assert.ok((await client().complete(greetRequest)).ok);
+      assert.deepEqual(delays, [250, 2500]);
 
-    delays.length = 0;
-    chat.sim.failNext({
-      ...CHAT_FAILURES.rateLimited(),
-      headers: { 'retry-after': new Date(NOW + 7000).toUTCString() },
-    });
-    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '120' }));
-    assert.ok((await client().complete(greetRequest)).ok);
-    assert.deepEqual(delays, [7000, 1000]);
-  });
+      delays.length = 0;
+      chat.sim.failNext({
+        ...CHAT_FAILURES.rateLimited(),
+        headers: { 'retry-after': new Date(NOW + 7000).toUTCString() },
+      });
+      chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '120' }));
+      assert.ok((await client().complete(greetRequest)).ok);
+      assert.deepEqual(delays, [7000, 1000]);
+    },
+  );
 
   it('x-should-retry: false stops a 500 at once (fatal); x-should-retry: true retries even a 400', async () => {
     chat.sim.failNext({ ...CHAT_FAILURES.serverError(), headers: { 'x-should-retry': 'false' } });

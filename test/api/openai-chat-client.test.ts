@@ -33,51 +33,58 @@ describe('answers', () => {
     });
   });
 
-  it('tool calls come back with their JSON arguments; without tools, neither tools nor tool_choice is sent', async () => {
-    const result = await client().complete(stopRequest);
-    assert.ok(result.ok);
-    assert.equal(result.message.content, null);
-    const [call] = result.message.tool_calls ?? [];
-    assert.match(call?.id ?? '', /^call_[0-9a-f]{24}$/);
-    assert.deepEqual(
-      [call?.type, call?.function.name, JSON.parse(call?.function.arguments ?? '')],
-      ['function', 'optOut', { reason: 'The lead asked us to stop messaging them.' }],
-    );
-
-    const plain = await client().complete({ model: 'm', messages: [SYSTEM] });
-    assert.ok(plain.ok);
-    assert.deepEqual(Object.keys(chat.sim.requests[1]!.body as object), ['model', 'messages']);
-  });
-
-  it('servers that differ in details: arguments as an object, no tool-call type, an empty key sends no Authorization', async () => {
-    const open = await startChatSimulator({ apiKeys: [] });
-    try {
-      open.failNext({
-        kind: 'http',
-        status: 200,
-        body: {
-          choices: [
-            { message: { tool_calls: [{ id: 'c1', function: { name: 'listSlots', arguments: { daysAhead: 7 } } }] } },
-          ],
-        },
-      });
-      const result = await new OpenAIChatClient({ baseUrl: `${open.baseUrl}/`, apiKey: '' }).complete(greetRequest);
-      assert.deepEqual(result, {
-        ok: true,
-        message: {
-          content: null,
-          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'listSlots', arguments: '{"daysAhead":7}' } }],
-        },
-      });
-      assert.equal(open.requests[0]?.headers.authorization, undefined);
-      assert.ok(
-        (await new OpenAIChatClient({ baseUrl: open.baseUrl, apiKey: '' }).complete(greetRequest)).ok,
-        'a keyless server answers',
+  it(
+    'tool calls come back with their JSON arguments; without ' + 'tools, neither tools nor tool_choice is sent',
+    async () => {
+      const result = await client().complete(stopRequest);
+      assert.ok(result.ok);
+      assert.equal(result.message.content, null);
+      const [call] = result.message.tool_calls ?? [];
+      assert.match(call?.id ?? '', /^call_[0-9a-f]{24}$/);
+      assert.deepEqual(
+        [call?.type, call?.function.name, JSON.parse(call?.function.arguments ?? '')],
+        ['function', 'optOut', { reason: 'The lead asked us to stop messaging them.' }],
       );
-    } finally {
-      await open.close();
-    }
-  });
+
+      const plain = await client().complete({ model: 'm', messages: [SYSTEM] });
+      assert.ok(plain.ok);
+      assert.deepEqual(Object.keys(chat.sim.requests[1]!.body as object), ['model', 'messages']);
+    },
+  );
+
+  it(
+    'servers that differ in details: arguments as an object, no ' +
+      'tool-call type, an empty key sends no Authorization',
+    async () => {
+      const open = await startChatSimulator({ apiKeys: [] });
+      try {
+        open.failNext({
+          kind: 'http',
+          status: 200,
+          body: {
+            choices: [
+              { message: { tool_calls: [{ id: 'c1', function: { name: 'listSlots', arguments: { daysAhead: 7 } } }] } },
+            ],
+          },
+        });
+        const result = await new OpenAIChatClient({ baseUrl: `${open.baseUrl}/`, apiKey: '' }).complete(greetRequest);
+        assert.deepEqual(result, {
+          ok: true,
+          message: {
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'listSlots', arguments: '{"daysAhead":7}' } }],
+          },
+        });
+        assert.equal(open.requests[0]?.headers.authorization, undefined);
+        assert.ok(
+          (await new OpenAIChatClient({ baseUrl: open.baseUrl, apiKey: '' }).complete(greetRequest)).ok,
+          'a keyless server answers',
+        );
+      } finally {
+        await open.close();
+      }
+    },
+  );
 
   it('a 200 whose body is not a completion is retried like a 5xx, then retryable; a refusal is fatal', async () => {
     chat.sim.failNext({ kind: 'http', status: 200, body: { object: 'list', data: [] } }, 3);
@@ -133,13 +140,16 @@ describe('answers', () => {
     assert.equal(chat.sim.requests.length, 2);
   });
 
-  it('maxWaitMs: a longer Retry-After ends the call at once with retryAfterMs, for the caller to reschedule', async () => {
-    chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3600' }), 3);
-    const result = await client({ maxWaitMs: 2000 }).complete(greetRequest);
-    assert.deepEqual([result.ok, (result as { retryAfterMs?: number }).retryAfterMs], [false, 3_600_000]);
-    assert.equal(chat.sim.requests.length, 1);
-    assert.deepEqual(delays, []);
-  });
+  it(
+    'maxWaitMs: a longer Retry-After ends the call at once with ' + 'retryAfterMs, for the caller to reschedule',
+    async () => {
+      chat.sim.failNext(CHAT_FAILURES.rateLimited({ seconds: '3600' }), 3);
+      const result = await client({ maxWaitMs: 2000 }).complete(greetRequest);
+      assert.deepEqual([result.ok, (result as { retryAfterMs?: number }).retryAfterMs], [false, 3_600_000]);
+      assert.equal(chat.sim.requests.length, 1);
+      assert.deepEqual(delays, []);
+    },
+  );
 });
 
 describe('fatal answers', () => {
@@ -151,7 +161,8 @@ describe('fatal answers', () => {
       kind: 'fatal',
       httpStatus: 401,
       message:
-        'The chat model server answered 401 invalid_api_key: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys.',
+        'The chat model server answered 401 invalid_api_key: Incorrect API key provided: ' +
+        '[redacted]. You can find your API key at https://platform.openai.com/account/api-keys.',
     });
     assert.equal(chat.sim.requests.length, 1);
     const message = (result as { message: string }).message;
@@ -177,7 +188,8 @@ describe('fatal answers', () => {
       kind: 'fatal',
       httpStatus: 400,
       message:
-        "The chat model server answered 400: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        'The chat model server answered 400: Invalid parameter: messages with role ' +
+        "'tool' must be a response to a preceeding message with 'tool_calls'.",
     });
     assert.equal(chat.sim.requests.length, 1);
   });
@@ -194,7 +206,8 @@ describe('fatal answers', () => {
         kind: 'fatal',
         httpStatus: 404,
         message:
-          'The chat model server answered 404 model_not_found: The model `gpt-9` does not exist or you do not have access to it.',
+          'The chat model server answered 404 model_not_found: The model ' +
+          '`gpt-9` does not exist or you do not have access to it.',
       });
     } finally {
       await strict.close();

@@ -26,28 +26,31 @@ async function attemptsOf(endpointId: string) {
 }
 
 describe('retries and order', () => {
-  it('a receiver that fails 3 times then succeeds gets exactly one successful delivery, same webhook-id each time', async () => {
-    const ws = await workspaceWithEndpoint('whatsapp');
-    const leadId = await quietLead(ws);
-    s.receiver.answers.push(500, 503, 302);
-    const results = await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
-    assert.deepEqual(results, ['retrying', 'retrying', 'retrying', 'sent']);
-    const got = ofLead(leadId);
-    assert.deepEqual(
-      got.map((r) => r.answered),
-      [500, 503, 302, 200],
-    );
-    assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 1);
-    const [log] = await attemptsOf(ws.endpointId);
-    assert.equal(log!.status, 'succeeded');
-    assert.deepEqual(
-      log!.attempts.map((a) => a.statusCode),
-      [500, 503, 302, 200],
-    );
-    // Our own line, never the receiver's answer ("receiver says 500").
-    assert.equal(log!.attempts[0]!.response, 'answered HTTP 500');
-    assert.ok(log!.attempts.every((a) => a.latencyMs >= 0));
-  });
+  it(
+    'a receiver that fails 3 times then succeeds gets exactly one ' + 'successful delivery, same webhook-id each time',
+    async () => {
+      const ws = await workspaceWithEndpoint('whatsapp');
+      const leadId = await quietLead(ws);
+      s.receiver.answers.push(500, 503, 302);
+      const results = await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
+      assert.deepEqual(results, ['retrying', 'retrying', 'retrying', 'sent']);
+      const got = ofLead(leadId);
+      assert.deepEqual(
+        got.map((r) => r.answered),
+        [500, 503, 302, 200],
+      );
+      assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 1);
+      const [log] = await attemptsOf(ws.endpointId);
+      assert.equal(log!.status, 'succeeded');
+      assert.deepEqual(
+        log!.attempts.map((a) => a.statusCode),
+        [500, 503, 302, 200],
+      );
+      // Our own line, never the receiver's answer ("receiver says 500").
+      assert.equal(log!.attempts[0]!.response, 'answered HTTP 500');
+      assert.ok(log!.attempts.every((a) => a.latencyMs >= 0));
+    },
+  );
 
   it('a later event of a lead waits until the earlier one of the same endpoint is delivered', async () => {
     const ws = await workspaceWithEndpoint('whatsapp');
@@ -169,29 +172,36 @@ describe('secrets and endpoint health', () => {
 });
 
 describe('safety', () => {
-  it('live events are never sent to loopback, by literal address or by a name that resolves to it, nor over http', async () => {
-    for (const url of [
-      s.receiver.url.replace('http:', 'https:'),
-      s.receiver.url.replace('http://127.0.0.1', 'https://localhost'),
-      s.receiver.url,
-    ]) {
-      const ws = await workspaceWithEndpoint('whatsapp', url);
-      const before = s.receiver.received.length;
-      const created = await postLead(s.app.http, ws.apiKey, { name: 'Live Lead', phone: phone('0001'), consent: true });
-      assert.equal(created.status, 201);
-      await s.app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
-      const results = await drainWebhooks({
-        relay: s.app.relay,
-        boss: s.app.boss,
-        service: deliveryService({ schedule: [], allowPrivateNetworks: false }),
-      });
-      assert.deepEqual(results, ['failed'], url);
-      assert.equal(s.receiver.received.length, before, `nothing reached the receiver for ${url}`);
-      const [log] = await attemptsOf(ws.endpointId);
-      assert.equal(log!.attempts[0]!.outcome, 'refused');
-      assert.match(log!.attempts[0]!.response, /^refused: /);
-    }
-  });
+  it(
+    'live events are never sent to loopback, by literal address ' + 'or by a name that resolves to it, nor over http',
+    async () => {
+      for (const url of [
+        s.receiver.url.replace('http:', 'https:'),
+        s.receiver.url.replace('http://127.0.0.1', 'https://localhost'),
+        s.receiver.url,
+      ]) {
+        const ws = await workspaceWithEndpoint('whatsapp', url);
+        const before = s.receiver.received.length;
+        const created = await postLead(s.app.http, ws.apiKey, {
+          name: 'Live Lead',
+          phone: phone('0001'),
+          consent: true,
+        });
+        assert.equal(created.status, 201);
+        await s.app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
+        const results = await drainWebhooks({
+          relay: s.app.relay,
+          boss: s.app.boss,
+          service: deliveryService({ schedule: [], allowPrivateNetworks: false }),
+        });
+        assert.deepEqual(results, ['failed'], url);
+        assert.equal(s.receiver.received.length, before, `nothing reached the receiver for ${url}`);
+        const [log] = await attemptsOf(ws.endpointId);
+        assert.equal(log!.attempts[0]!.outcome, 'refused');
+        assert.match(log!.attempts[0]!.response, /^refused: /);
+      }
+    },
+  );
 
   it('with private networks allowed, a live event does go to the receiver', async () => {
     const ws = await workspaceWithEndpoint('whatsapp', s.receiver.url.replace('http://127.0.0.1', 'https://localhost'));
@@ -210,7 +220,8 @@ describe('safety', () => {
     assert.deepEqual(await s.endpoints.add(ws.slug, 'http://hooks.example.com/x', []), {
       error: 'bad_url',
       problem:
-        'must be https (http only for a receiver on this machine, 127.0.0.1 or localhost, which gets sandbox events only)',
+        'must be https (http only for a receiver on this machine, ' +
+        '127.0.0.1 or localhost, which gets sandbox events only)',
     });
     assert.deepEqual(await s.endpoints.add(ws.slug, 'https://hooks.example.com/x', ['lead.deleted']), {
       error: 'bad_event_type',

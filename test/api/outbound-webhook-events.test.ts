@@ -55,56 +55,60 @@ async function settleLeads(): Promise<void> {
 }
 
 describe('every event type, end to end on sandbox leads', () => {
-  it('WhatsApp: lead.created, message.sent, message.received, lead.status_changed up to booked — signed, in order, livemode false', async () => {
-    const ws = await workspaceWithEndpoint('whatsapp');
-    const created = await postLead(s.app.http, ws.sandboxKey, {
-      name: 'Ada Hook',
-      phone: phone('0001'),
-      email: 'ada@example.com',
-      consent: true,
-    });
-    assert.equal(created.status, 201);
-    const leadId = created.body.leadId;
-    await settleLeads();
-    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
-    const got = await getLead(s.app.http, ws.sandboxKey, leadId);
-    assert.equal(got.body.lead.status, 'booked');
-    const events = ofLead(leadId);
-    const types = events.map((e) => e.json.type);
-    assert.equal(types[0], 'lead.created');
-    for (const t of ['message.sent', 'message.received', 'lead.status_changed'])
-      assert.ok(types.includes(t), types.join(', '));
-    for (const e of events) {
-      assert.ok(verified(e, ws.secret), 'signature verifies');
-      assert.equal(e.json.livemode, false);
-      assert.match(String(e.headers['webhook-id']), /^msg_[0-9a-f]{32}$/);
-      // The payload's lead is the GET body's lead, field for field.
-      assert.deepEqual(Object.keys(e.json.data.lead), Object.keys(got.body.lead));
-    }
-    // Each event once, in the order the changes happened.
-    assert.equal(new Set(events.map((e) => e.headers['webhook-id'])).size, events.length);
-    const at = events.map((e) => Date.parse(e.json.timestamp));
-    assert.deepEqual(
-      at,
-      [...at].sort((a, b) => a - b),
-    );
-    assert.equal(events[0]!.json.data.lead.status, 'new');
-    const changes = events
-      .filter((e) => e.json.type === 'lead.status_changed')
-      .map((e) => `${e.json.data.previousStatus}→${e.json.data.status}`);
-    assert.deepEqual(changes, ['new→in_conversation', 'in_conversation→booked']);
-    // The first message sent, then the status change it caused.
-    assert.ok(types.indexOf('message.sent') < types.indexOf('lead.status_changed'), types.join(', '));
-    const booked = events.find((e) => e.json.type === 'lead.status_changed' && e.json.data.status === 'booked')!;
-    assert.equal(booked.json.data.bookingUid, got.body.lead.bookingUid);
-    assert.equal(booked.json.data.bookingStart, got.body.lead.bookingStart);
-    assert.equal(booked.json.data.lead.bookingUid, got.body.lead.bookingUid);
-    const sent = events.find((e) => e.json.type === 'message.sent')!;
-    assert.equal(sent.json.data.message.direction, 'outbound');
-    const inbound = events.find((e) => e.json.type === 'message.received')!;
-    assert.equal(inbound.json.data.message.direction, 'inbound');
-    assert.match(inbound.json.data.message.text, /\w/);
-  });
+  it(
+    'WhatsApp: lead.created, message.sent, message.received, ' +
+      'lead.status_changed up to booked — signed, in order, livemode false',
+    async () => {
+      const ws = await workspaceWithEndpoint('whatsapp');
+      const created = await postLead(s.app.http, ws.sandboxKey, {
+        name: 'Ada Hook',
+        phone: phone('0001'),
+        email: 'ada@example.com',
+        consent: true,
+      });
+      assert.equal(created.status, 201);
+      const leadId = created.body.leadId;
+      await settleLeads();
+      await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
+      const got = await getLead(s.app.http, ws.sandboxKey, leadId);
+      assert.equal(got.body.lead.status, 'booked');
+      const events = ofLead(leadId);
+      const types = events.map((e) => e.json.type);
+      assert.equal(types[0], 'lead.created');
+      for (const t of ['message.sent', 'message.received', 'lead.status_changed'])
+        assert.ok(types.includes(t), types.join(', '));
+      for (const e of events) {
+        assert.ok(verified(e, ws.secret), 'signature verifies');
+        assert.equal(e.json.livemode, false);
+        assert.match(String(e.headers['webhook-id']), /^msg_[0-9a-f]{32}$/);
+        // The payload's lead is the GET body's lead, field for field.
+        assert.deepEqual(Object.keys(e.json.data.lead), Object.keys(got.body.lead));
+      }
+      // Each event once, in the order the changes happened.
+      assert.equal(new Set(events.map((e) => e.headers['webhook-id'])).size, events.length);
+      const at = events.map((e) => Date.parse(e.json.timestamp));
+      assert.deepEqual(
+        at,
+        [...at].sort((a, b) => a - b),
+      );
+      assert.equal(events[0]!.json.data.lead.status, 'new');
+      const changes = events
+        .filter((e) => e.json.type === 'lead.status_changed')
+        .map((e) => `${e.json.data.previousStatus}→${e.json.data.status}`);
+      assert.deepEqual(changes, ['new→in_conversation', 'in_conversation→booked']);
+      // The first message sent, then the status change it caused.
+      assert.ok(types.indexOf('message.sent') < types.indexOf('lead.status_changed'), types.join(', '));
+      const booked = events.find((e) => e.json.type === 'lead.status_changed' && e.json.data.status === 'booked')!;
+      assert.equal(booked.json.data.bookingUid, got.body.lead.bookingUid);
+      assert.equal(booked.json.data.bookingStart, got.body.lead.bookingStart);
+      assert.equal(booked.json.data.lead.bookingUid, got.body.lead.bookingUid);
+      const sent = events.find((e) => e.json.type === 'message.sent')!;
+      assert.equal(sent.json.data.message.direction, 'outbound');
+      const inbound = events.find((e) => e.json.type === 'message.received')!;
+      assert.equal(inbound.json.data.message.direction, 'inbound');
+      assert.match(inbound.json.data.message.text, /\w/);
+    },
+  );
 
   it('voice: call.ended carries the voiceCall as GET returns it', async () => {
     const ws = await workspaceWithEndpoint('voice');
@@ -182,40 +186,44 @@ describe('every event type, end to end on sandbox leads', () => {
     assert.ok(events.every((e) => e.livemode === false));
   });
 
-  it('leads POSTed together to workspaces with and without an endpoint: each lead.created once, only where an endpoint listens (migrations/027)', async () => {
-    const listened = await workspaceWithEndpoint('whatsapp');
-    const quiet = await s.app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });
-    // Concurrent POSTs share the statement that inserts their leads and timeline entries.
-    const answers = await Promise.all(
-      [0, 1, 2, 3].map((i) =>
-        postLead(s.app.http, i % 2 === 0 ? listened.sandboxKey : quiet.sandboxKey, {
-          name: `Batch ${i}`,
-          phone: phone('0100'),
-          email: `b${i}@example.com`,
-          consent: true,
-        }),
-      ),
-    );
-    assert.deepEqual(
-      answers.map((a) => a.status),
-      [201, 201, 201, 201],
-    );
-    const ids = answers.map((a) => a.body.leadId as string);
-    const { rows } = await s.app.db.pool.query(
-      `SELECT lead_id, type, workspace_id FROM webhook_events WHERE lead_id = ANY($1::uuid[]) ORDER BY id`,
-      [ids],
-    );
-    assert.deepEqual(
-      rows.map((r) => `${r.lead_id} ${r.type}`).sort(),
-      [`${ids[0]} lead.created`, `${ids[2]} lead.created`].sort(),
-    );
-    assert.ok(rows.every((r) => r.workspace_id === listened.workspaceId));
-    const { rows: none } = await s.app.db.pool.query(
-      `SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1`,
-      [quiet.workspaceId],
-    );
-    assert.equal(none[0].n, 0, 'a workspace without an endpoint gets no events');
-  });
+  it(
+    'leads POSTed together to workspaces with and without an endpoint: each ' +
+      'lead.created once, only where an endpoint listens (migrations/027)',
+    async () => {
+      const listened = await workspaceWithEndpoint('whatsapp');
+      const quiet = await s.app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });
+      // Concurrent POSTs share the statement that inserts their leads and timeline entries.
+      const answers = await Promise.all(
+        [0, 1, 2, 3].map((i) =>
+          postLead(s.app.http, i % 2 === 0 ? listened.sandboxKey : quiet.sandboxKey, {
+            name: `Batch ${i}`,
+            phone: phone('0100'),
+            email: `b${i}@example.com`,
+            consent: true,
+          }),
+        ),
+      );
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [201, 201, 201, 201],
+      );
+      const ids = answers.map((a) => a.body.leadId as string);
+      const { rows } = await s.app.db.pool.query(
+        `SELECT lead_id, type, workspace_id FROM webhook_events WHERE lead_id = ANY($1::uuid[]) ORDER BY id`,
+        [ids],
+      );
+      assert.deepEqual(
+        rows.map((r) => `${r.lead_id} ${r.type}`).sort(),
+        [`${ids[0]} lead.created`, `${ids[2]} lead.created`].sort(),
+      );
+      assert.ok(rows.every((r) => r.workspace_id === listened.workspaceId));
+      const { rows: none } = await s.app.db.pool.query(
+        `SELECT count(*)::int AS n FROM webhook_events WHERE workspace_id = $1`,
+        [quiet.workspaceId],
+      );
+      assert.equal(none[0].n, 0, 'a workspace without an endpoint gets no events');
+    },
+  );
 
   it('an endpoint receives only the event types it asked for', async () => {
     const ws = await workspaceWithEndpoint('whatsapp', s.receiver.url, ['lead.status_changed']);

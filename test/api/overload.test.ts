@@ -67,49 +67,53 @@ const health = async (path: string) => {
 };
 
 describe('past the bound of requests in flight', () => {
-  test('the next request is answered at once: 503 `Service is busy; retry shortly.` with Retry-After; the held ones complete', async () => {
-    const hold = await holdCounters();
-    const held = [post(validLead()), post(validLead())];
-    await untilInFlight(2);
+  test(
+    'the next request is answered at once: 503 `Service is busy; retry ' +
+      'shortly.` with Retry-After; the held ones complete',
+    async () => {
+      const hold = await holdCounters();
+      const held = [post(validLead()), post(validLead())];
+      await untilInFlight(2);
 
-    const shed = await post(validLead());
-    assert.equal(shed.status, 503);
-    assert.deepEqual(shed.body, { ok: false, error: 'Service is busy; retry shortly.' });
-    assert.equal(shed.headers.get('retry-after'), '3');
-    assert.equal(shed.headers.get('content-type'), 'application/json; charset=utf-8');
-    const get = await fetch(`${base}/api/public/leads/00000000-0000-0000-0000-000000000000`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    assert.equal(get.status, 503, 'reads are shed too');
-    await get.arrayBuffer();
+      const shed = await post(validLead());
+      assert.equal(shed.status, 503);
+      assert.deepEqual(shed.body, { ok: false, error: 'Service is busy; retry shortly.' });
+      assert.equal(shed.headers.get('retry-after'), '3');
+      assert.equal(shed.headers.get('content-type'), 'application/json; charset=utf-8');
+      const get = await fetch(`${base}/api/public/leads/00000000-0000-0000-0000-000000000000`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      assert.equal(get.status, 503, 'reads are shed too');
+      await get.arrayBuffer();
 
-    // Health checks are never shed, and report the pressure.
-    const live = await health('/healthz');
-    assert.equal(live.status, 200);
-    assert.equal(live.body.pressure.underPressure, true);
-    assert.equal(live.body.pressure.inFlight, 2);
-    assert.equal(live.body.pressure.maxInFlight, 2);
-    assert.equal(live.body.pressure.shed, 2);
-    // The memory figures are read when the report is rendered (getters), and are real.
-    assert.ok(
-      live.body.pressure.rssBytes > 10e6 && live.body.pressure.heapUsedBytes > 1e6,
-      JSON.stringify(live.body.pressure),
-    );
-    const ready = await health('/readyz');
-    assert.equal(ready.status, 503);
-    assert.equal(ready.body.error, 'Service is busy; retry shortly.');
+      // Health checks are never shed, and report the pressure.
+      const live = await health('/healthz');
+      assert.equal(live.status, 200);
+      assert.equal(live.body.pressure.underPressure, true);
+      assert.equal(live.body.pressure.inFlight, 2);
+      assert.equal(live.body.pressure.maxInFlight, 2);
+      assert.equal(live.body.pressure.shed, 2);
+      // The memory figures are read when the report is rendered (getters), and are real.
+      assert.ok(
+        live.body.pressure.rssBytes > 10e6 && live.body.pressure.heapUsedBytes > 1e6,
+        JSON.stringify(live.body.pressure),
+      );
+      const ready = await health('/readyz');
+      assert.equal(ready.status, 503);
+      assert.equal(ready.body.error, 'Service is busy; retry shortly.');
 
-    await hold.release();
-    assert.deepEqual(
-      (await Promise.all(held)).map((r) => r.status),
-      [201, 201],
-    );
-    assert.equal(app.pressure().inFlight, 0);
-    assert.equal((await post(validLead())).status, 201, 'served again once below the bound');
-    const after = await health('/readyz');
-    assert.equal(after.status, 200);
-    assert.equal(after.body.pressure.underPressure, false);
-  });
+      await hold.release();
+      assert.deepEqual(
+        (await Promise.all(held)).map((r) => r.status),
+        [201, 201],
+      );
+      assert.equal(app.pressure().inFlight, 0);
+      assert.equal((await post(validLead())).status, 201, 'served again once below the bound');
+      const after = await health('/readyz');
+      assert.equal(after.status, 200);
+      assert.equal(after.body.pressure.underPressure, false);
+    },
+  );
 
   test('a shed request stores nothing and is not counted against the key', async () => {
     const hold = await holdCounters();
@@ -162,29 +166,32 @@ describe('the waiting line past the bound', () => {
     return { a, to };
   };
 
-  test('a request past the bound waits for a slot and is served; one the line cannot take is refused at once', async () => {
-    const { a, to } = await lineApp('60000');
-    try {
-      const hold = await holdCounters(a);
-      const held = post(validLead(), to);
-      await untilInFlight(1, a);
-      const waiting = post(validLead(), to);
-      await untilWaiting(1, a);
-      const refused = await post(validLead(), to);
-      assert.equal(refused.status, 503, 'the line is full');
-      assert.deepEqual(refused.body, { ok: false, error: 'Service is busy; retry shortly.' });
-      assert.equal(a.pressure().waiting, 1);
-      await hold.release();
-      assert.deepEqual(
-        [(await held).status, (await waiting).status],
-        [201, 201],
-        'the waiting request is let in when the slot frees',
-      );
-      assert.equal(a.pressure().waiting, 0);
-    } finally {
-      await a.close();
-    }
-  });
+  test(
+    'a request past the bound waits for a slot and is served; ' + 'one the line cannot take is refused at once',
+    async () => {
+      const { a, to } = await lineApp('60000');
+      try {
+        const hold = await holdCounters(a);
+        const held = post(validLead(), to);
+        await untilInFlight(1, a);
+        const waiting = post(validLead(), to);
+        await untilWaiting(1, a);
+        const refused = await post(validLead(), to);
+        assert.equal(refused.status, 503, 'the line is full');
+        assert.deepEqual(refused.body, { ok: false, error: 'Service is busy; retry shortly.' });
+        assert.equal(a.pressure().waiting, 1);
+        await hold.release();
+        assert.deepEqual(
+          [(await held).status, (await waiting).status],
+          [201, 201],
+          'the waiting request is let in when the slot frees',
+        );
+        assert.equal(a.pressure().waiting, 0);
+      } finally {
+        await a.close();
+      }
+    },
+  );
 
   test('a request that waited its limit is answered 503, and the line empties', async () => {
     const { a, to } = await lineApp('1');
@@ -230,47 +237,53 @@ const postEmpty = (url: string) =>
   fetch(`${url}/api/public/leads`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
 
 describe('a lagging event loop', () => {
-  test('while the sampled delay is over MAX_EVENT_LOOP_DELAY_MS, the public API is refused and health still answers', async () => {
-    const { app: lagging, url } = await listening({ MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '0' });
-    try {
-      // A sample after the request could clear the delay first, so a few attempts; one refusal is the proof.
-      let refused = false;
-      for (let attempt = 0; attempt < 5 && !refused; attempt++) {
-        await blockUntilSampled(lagging);
-        const res = await postEmpty(url);
-        const body = await res.json();
-        if (res.status === 503) {
-          refused = true;
-          assert.deepEqual(body, { ok: false, error: 'Service is busy; retry shortly.' });
-          assert.equal((await fetch(`${url}/healthz`)).status, 200);
-        } else {
-          assert.equal(res.status, 401, 'not refused: answered as usual');
+  test(
+    'while the sampled delay is over MAX_EVENT_LOOP_DELAY_MS, the ' + 'public API is refused and health still answers',
+    async () => {
+      const { app: lagging, url } = await listening({ MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '0' });
+      try {
+        // A sample after the request could clear the delay first, so a few attempts; one refusal is the proof.
+        let refused = false;
+        for (let attempt = 0; attempt < 5 && !refused; attempt++) {
+          await blockUntilSampled(lagging);
+          const res = await postEmpty(url);
+          const body = await res.json();
+          if (res.status === 503) {
+            refused = true;
+            assert.deepEqual(body, { ok: false, error: 'Service is busy; retry shortly.' });
+            assert.equal((await fetch(`${url}/healthz`)).status, 200);
+          } else {
+            assert.equal(res.status, 401, 'not refused: answered as usual');
+          }
         }
+        assert.ok(refused, 'a lagging loop must shed the public API');
+      } finally {
+        await lagging.close();
       }
-      assert.ok(refused, 'a lagging loop must shed the public API');
-    } finally {
-      await lagging.close();
-    }
-  });
+    },
+  );
 });
 
 describe('a process just started', () => {
-  test("the start's own work in the delay samples sheds nothing: the first requests after listening are served", async () => {
-    // The grace is longer than this test can take, so it holds whatever the machine's speed.
-    const { app: started, url } = await listening({ MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '600000' });
-    try {
-      // The loop kept busy as by a start's route and schema compilation, until a sample shows it.
-      let seen = false;
-      for (let attempt = 0; attempt < 5 && !seen; attempt++) {
-        if (!(await blockUntilSampled(started))) continue;
-        seen = true;
-        assert.equal((await postEmpty(url)).status, 401, 'served (no key), not refused');
+  test(
+    "the start's own work in the delay samples sheds nothing: " + 'the first requests after listening are served',
+    async () => {
+      // The grace is longer than this test can take, so it holds whatever the machine's speed.
+      const { app: started, url } = await listening({ MAX_EVENT_LOOP_DELAY_MS: '1', EVENT_LOOP_GRACE_MS: '600000' });
+      try {
+        // The loop kept busy as by a start's route and schema compilation, until a sample shows it.
+        let seen = false;
+        for (let attempt = 0; attempt < 5 && !seen; attempt++) {
+          if (!(await blockUntilSampled(started))) continue;
+          seen = true;
+          assert.equal((await postEmpty(url)).status, 401, 'served (no key), not refused');
+        }
+        assert.ok(seen, 'a sample showed the delay');
+      } finally {
+        await started.close();
       }
-      assert.ok(seen, 'a sample showed the delay');
-    } finally {
-      await started.close();
-    }
-  });
+    },
+  );
 });
 
 describe('shutting down', () => {

@@ -42,19 +42,23 @@ after(async () => {
 const dialled = () => (vapi.calls.at(-1)!.requestBody as { customer: { number: string } }).customer.number;
 
 describe('voice: Vapi dials the E.164 number', () => {
-  it('0049 30 2345 6789 is dialled as +493023456789, GET shows it as submitted, and +49 30 2345 6789 is the same lead', async () => {
-    const first = await postLead(h.app.http, voice.apiKey, validLead({ phone: '0049 30 2345 6789' }));
-    assert.equal(first.status, 201, JSON.stringify(first.body));
-    assert.equal(dialled(), '+493023456789');
-    assert.equal((await getLead(h.app.http, voice.apiKey, first.body.leadId)).body.lead.phone, '0049 30 2345 6789');
-    const calls = vapi.calls.length;
-    for (const same of ['+49 30 2345 6789', '+49 (0)30 2345-6789', '011 49 30 23456789']) {
-      const again = await postLead(h.app.http, voice.apiKey, validLead({ phone: same }));
-      assert.equal(again.status, 409, same);
-      assert.equal(again.body.leadId, first.body.leadId);
-    }
-    assert.equal(vapi.calls.length, calls, 'nobody is called twice');
-  });
+  it(
+    '0049 30 2345 6789 is dialled as +493023456789, GET shows it as ' +
+      'submitted, and +49 30 2345 6789 is the same lead',
+    async () => {
+      const first = await postLead(h.app.http, voice.apiKey, validLead({ phone: '0049 30 2345 6789' }));
+      assert.equal(first.status, 201, JSON.stringify(first.body));
+      assert.equal(dialled(), '+493023456789');
+      assert.equal((await getLead(h.app.http, voice.apiKey, first.body.leadId)).body.lead.phone, '0049 30 2345 6789');
+      const calls = vapi.calls.length;
+      for (const same of ['+49 30 2345 6789', '+49 (0)30 2345-6789', '011 49 30 23456789']) {
+        const again = await postLead(h.app.http, voice.apiKey, validLead({ phone: same }));
+        assert.equal(again.status, 409, same);
+        assert.equal(again.body.leadId, first.body.leadId);
+      }
+      assert.equal(vapi.calls.length, calls, 'nobody is called twice');
+    },
+  );
 
   it('a national number is completed with agent.defaultCountry', async () => {
     const res = await postLead(h.app.http, voiceDe.apiKey, validLead({ phone: '030 2345 6788' }));

@@ -155,35 +155,38 @@ test('a connection cut in the middle of the body fails with the socket error, no
   }
 });
 
-test('an answer larger than MAX_RESPONSE_BYTES, even compressed, is refused once past the limit, not read whole', async (t) => {
-  const big = zlib.gzipSync(Buffer.alloc(MAX_RESPONSE_BYTES + 1, 0x20));
-  const { url } = await listen(t, (req, res) => {
-    if (req.url === '/gzip') return res.writeHead(200, { 'content-encoding': 'gzip' }).end(big);
-    res.writeHead(200);
-    // Written in pieces until the client hangs up: an endless answer must not be waited for.
-    const piece = Buffer.alloc(64 * 1024, 0x20);
-    const write = () => {
-      while (!res.destroyed && res.write(piece));
-    };
-    res.on('drain', write);
-    write();
-  });
-  for (const p of ['/endless', '/gzip']) {
-    const err = await get(`${url}${p}`, 10_000).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof ProviderNetworkError, `${p}: ${String(err)}`);
-    assert.equal((err.cause as { code?: string }).code, 'UND_ERR_RES_EXCEEDED_MAX_SIZE', p);
-  }
-  const exact = await listen(t, (req, res) => {
-    const body = Buffer.alloc(MAX_RESPONSE_BYTES, 0x20);
-    if (req.url === '/gzip') return res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync(body));
-    res.end(body);
-  });
-  for (const p of ['/plain', '/gzip'])
-    assert.equal((await get(`${exact.url}${p}`, 10_000)).text.length, MAX_RESPONSE_BYTES, p);
-});
+test(
+  'an answer larger than MAX_RESPONSE_BYTES, even compressed, ' + 'is refused once past the limit, not read whole',
+  async (t) => {
+    const big = zlib.gzipSync(Buffer.alloc(MAX_RESPONSE_BYTES + 1, 0x20));
+    const { url } = await listen(t, (req, res) => {
+      if (req.url === '/gzip') return res.writeHead(200, { 'content-encoding': 'gzip' }).end(big);
+      res.writeHead(200);
+      // Written in pieces until the client hangs up: an endless answer must not be waited for.
+      const piece = Buffer.alloc(64 * 1024, 0x20);
+      const write = () => {
+        while (!res.destroyed && res.write(piece));
+      };
+      res.on('drain', write);
+      write();
+    });
+    for (const p of ['/endless', '/gzip']) {
+      const err = await get(`${url}${p}`, 10_000).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof ProviderNetworkError, `${p}: ${String(err)}`);
+      assert.equal((err.cause as { code?: string }).code, 'UND_ERR_RES_EXCEEDED_MAX_SIZE', p);
+    }
+    const exact = await listen(t, (req, res) => {
+      const body = Buffer.alloc(MAX_RESPONSE_BYTES, 0x20);
+      if (req.url === '/gzip') return res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync(body));
+      res.end(body);
+    });
+    for (const p of ['/plain', '/gzip'])
+      assert.equal((await get(`${exact.url}${p}`, 10_000)).text.length, MAX_RESPONSE_BYTES, p);
+  },
+);
 
 test('a refused connection fails with its code; an unsupported scheme is refused before any request', async () => {
   // Port 9 (discard) is closed on these machines: the connection is refused at once.
@@ -201,25 +204,28 @@ test('a refused connection fails with its code; an unsupported scheme is refused
   assert.match(ftp.message, /unsupported protocol ftp:/);
 });
 
-test('the timeout covers the body: headers then silence is a TimeoutError, and that connection is closed', async (t) => {
-  let stalled: Promise<void> | undefined;
-  const server = await listen(t, (req, res) => {
-    if (req.url !== '/stall') return res.end('{}');
-    stalled = new Promise((resolve) => req.socket.once('close', () => resolve()));
-    res.writeHead(200, { 'content-length': '10' }).write('{');
-  });
-  const err = await get(`${server.url}/stall`, 100).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof DOMException && err.name === 'TimeoutError', String(err));
-  const closed = await Promise.race([
-    stalled!.then(() => true),
-    new Promise((resolve) => setTimeout(resolve, 2000, false)),
-  ]);
-  assert.equal(closed, true, 'the timed-out connection was closed, not left open');
-  assert.equal((await get(`${server.url}/ok`)).text, '{}');
-});
+test(
+  'the timeout covers the body: headers then silence is a ' + 'TimeoutError, and that connection is closed',
+  async (t) => {
+    let stalled: Promise<void> | undefined;
+    const server = await listen(t, (req, res) => {
+      if (req.url !== '/stall') return res.end('{}');
+      stalled = new Promise((resolve) => req.socket.once('close', () => resolve()));
+      res.writeHead(200, { 'content-length': '10' }).write('{');
+    });
+    const err = await get(`${server.url}/stall`, 100).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof DOMException && err.name === 'TimeoutError', String(err));
+    const closed = await Promise.race([
+      stalled!.then(() => true),
+      new Promise((resolve) => setTimeout(resolve, 2000, false)),
+    ]);
+    assert.equal(closed, true, 'the timed-out connection was closed, not left open');
+    assert.equal((await get(`${server.url}/ok`)).text, '{}');
+  },
+);
 
 test('a signal already aborted sends nothing', async (t) => {
   const server = await listen(t, (_req, res) => res.end());
@@ -269,7 +275,11 @@ test('HTTPS: a trusted certificate is answered, an untrusted one is refused', as
   );
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const script = `import { providerRequest } from ${JSON.stringify(MODULE)};
-    try { const r = await providerRequest('test', ${JSON.stringify(url)}, { method: 'GET', headers: {}, signal: AbortSignal.timeout(5000) }); console.log(JSON.stringify({ status: r.status, text: r.text })); }
+    try {
+      const r = await providerRequest('test', ${JSON.stringify(url)},
+        { method: 'GET', headers: {}, signal: AbortSignal.timeout(5000) });
+      console.log(JSON.stringify({ status: r.status, text: r.text }));
+    }
     catch (e) { console.log(JSON.stringify({ name: e.name, code: e.cause?.code })); }`;
   const child = async (env: NodeJS.ProcessEnv) =>
     JSON.parse(

@@ -16,23 +16,27 @@ before(async () => {
 after(() => app.close());
 
 describe('authentication', () => {
-  test('concurrent requests of a key nobody looked up yet share one lookup (a flood after a start does not queue one per request)', async () => {
-    const { apiKey } = await app.createWorkspace('whatsapp');
-    let lookups = 0;
-    const counting = {
-      query: (...args: unknown[]) => {
-        lookups += 1;
-        return (app.db.pool.query as (...a: unknown[]) => unknown)(...args);
-      },
-    } as unknown as typeof app.db.pool;
-    const auth = new Authenticator({ pool: counting, clock: clock.read, log: app.log, cacheTtlMs: 60_000 });
-    const outcomes = await Promise.all(Array.from({ length: 50 }, () => auth.authenticate(`Bearer ${apiKey}`)));
-    assert.ok(outcomes.every((o) => o.ok));
-    // One lookup, and the background write of the key's last use.
-    assert.equal(lookups, 2);
-    await auth.authenticate(`Bearer ${apiKey}`);
-    assert.equal(lookups, 2, 'then served from the cache');
-  });
+  test(
+    'concurrent requests of a key nobody looked up yet share one lookup ' +
+      '(a flood after a start does not queue one per request)',
+    async () => {
+      const { apiKey } = await app.createWorkspace('whatsapp');
+      let lookups = 0;
+      const counting = {
+        query: (...args: unknown[]) => {
+          lookups += 1;
+          return (app.db.pool.query as (...a: unknown[]) => unknown)(...args);
+        },
+      } as unknown as typeof app.db.pool;
+      const auth = new Authenticator({ pool: counting, clock: clock.read, log: app.log, cacheTtlMs: 60_000 });
+      const outcomes = await Promise.all(Array.from({ length: 50 }, () => auth.authenticate(`Bearer ${apiKey}`)));
+      assert.ok(outcomes.every((o) => o.ok));
+      // One lookup, and the background write of the key's last use.
+      assert.equal(lookups, 2);
+      await auth.authenticate(`Bearer ${apiKey}`);
+      assert.equal(lookups, 2, 'then served from the cache');
+    },
+  );
 
   test('the three 401 bodies, on both endpoints', async () => {
     const { apiKey } = await app.createWorkspace('whatsapp');
@@ -270,33 +274,37 @@ describe('rate limit', () => {
     await second.http.close();
   });
 
-  test('a request whose count fails is answered 500 after one counting statement: the error hook does not count it again', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    let counts = 0;
-    const failing = new Proxy(app.db.pool, {
-      get(target, prop) {
-        if (prop !== 'query') return Reflect.get(target, prop, target);
-        return (config: { name?: string }, values?: unknown[]) => {
-          if (config?.name !== 'rate-limit-count') return target.query(config as never, values as never);
-          counts += 1;
-          return Promise.reject(
-            Object.assign(new Error('relation "rate_limit_counters" does not exist'), { code: '42P01' }),
-          );
-        };
-      },
-    });
-    const { buildApp } = await import('../../src/app.ts');
-    const second = buildApp({
-      ...app,
-      pool: failing,
-      log: (await import('../../src/shared/logger.ts')).createLogger('silent'),
-    });
-    try {
-      assert.equal((await getLead(second.http, ws.apiKey, crypto.randomUUID())).status, 500);
-      assert.equal((await postLead(second.http, ws.apiKey, validLead())).status, 500);
-      assert.equal(counts, 2);
-    } finally {
-      await second.http.close();
-    }
-  });
+  test(
+    'a request whose count fails is answered 500 after one counting ' +
+      'statement: the error hook does not count it again',
+    async () => {
+      const ws = await app.createWorkspace('whatsapp');
+      let counts = 0;
+      const failing = new Proxy(app.db.pool, {
+        get(target, prop) {
+          if (prop !== 'query') return Reflect.get(target, prop, target);
+          return (config: { name?: string }, values?: unknown[]) => {
+            if (config?.name !== 'rate-limit-count') return target.query(config as never, values as never);
+            counts += 1;
+            return Promise.reject(
+              Object.assign(new Error('relation "rate_limit_counters" does not exist'), { code: '42P01' }),
+            );
+          };
+        },
+      });
+      const { buildApp } = await import('../../src/app.ts');
+      const second = buildApp({
+        ...app,
+        pool: failing,
+        log: (await import('../../src/shared/logger.ts')).createLogger('silent'),
+      });
+      try {
+        assert.equal((await getLead(second.http, ws.apiKey, crypto.randomUUID())).status, 500);
+        assert.equal((await postLead(second.http, ws.apiKey, validLead())).status, 500);
+        assert.equal(counts, 2);
+      } finally {
+        await second.http.close();
+      }
+    },
+  );
 });

@@ -147,7 +147,9 @@ describe('POST /api/public/leads, messaging workspace', () => {
     const ok = await postLead(app.http, key, { ...validLead(), metadata: { a: nest(31) } });
     assert.equal(ok.status, 201, 'a value 32 levels below the body is stored');
     for (const depth of [32, 5000]) {
-      const body = `{"name":"A","phone":"${uniquePhone()}","consent":true,"metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+      const body =
+        `{"name":"A","phone":"${uniquePhone()}","consent":true,` +
+        `"metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
       const res = await postLead(app.http, key, body);
       assert.equal(res.status, 400, `depth ${depth}`);
       assert.deepEqual(res.body.issues, [

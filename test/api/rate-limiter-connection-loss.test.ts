@@ -126,19 +126,23 @@ describe('a batch statement whose connection is lost', () => {
     assert.equal(await leadsWith(phones), 4);
   });
 
-  test('several dead connections in a row (a failover kills them all at once): tried until one works, three tries more at most', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    const phones = [phone(), phone()];
-    const { statements, batches } = recording();
-    cuts = 3;
-    const answers = await Promise.all(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
-    assert.deepEqual(
-      answers.map((a) => a.kind),
-      ['inserted', 'inserted'],
-    );
-    assert.deepEqual(statements, ['lead-insert', 'lead-insert', 'lead-insert', 'lead-insert']);
-    assert.equal(await leadsWith(phones), 2);
-  });
+  test(
+    'several dead connections in a row (a failover kills them all at ' +
+      'once): tried until one works, three tries more at most',
+    async () => {
+      const ws = await app.createWorkspace('whatsapp');
+      const phones = [phone(), phone()];
+      const { statements, batches } = recording();
+      cuts = 3;
+      const answers = await Promise.all(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
+      assert.deepEqual(
+        answers.map((a) => a.kind),
+        ['inserted', 'inserted'],
+      );
+      assert.deepEqual(statements, ['lead-insert', 'lead-insert', 'lead-insert', 'lead-insert']);
+      assert.equal(await leadsWith(phones), 2);
+    },
+  );
 
   test('lost on every try: every request of the batch gets the error at once, after four statements', async () => {
     const ws = await app.createWorkspace('whatsapp');
@@ -177,75 +181,83 @@ describe('an API key looked up on a connection that is lost', () => {
 });
 
 describe('a database host that does not answer', () => {
-  test('a batch whose connection cannot be made: every request gets the error after one statement (not split request by request, not retried)', async () => {
-    const ws = await app.createWorkspace('whatsapp');
-    // A pool of its own with no connection open yet, and a short connect timeout (the service's
-    // is 5 s): split request by request, eight requests would wait for fifteen timeouts in a row.
-    const url = new URL(app.db.url);
-    url.hostname = '127.0.0.1';
-    url.port = String((proxy.address() as net.AddressInfo).port);
-    const fresh = new pg.Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 200 });
-    fresh.on('error', () => {});
-    blackhole = true;
-    try {
-      const { statements, batches } = recording(fresh);
-      const phones = Array.from({ length: 8 }, phone);
-      const answers = await Promise.allSettled(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
-      for (const a of answers) {
-        assert.equal(a.status, 'rejected');
-        assert.equal(connectionFault(a.reason), 'unreachable', String(a.reason));
+  test(
+    'a batch whose connection cannot be made: every request gets the error ' +
+      'after one statement (not split request by request, not retried)',
+    async () => {
+      const ws = await app.createWorkspace('whatsapp');
+      // A pool of its own with no connection open yet, and a short connect timeout (the service's
+      // is 5 s): split request by request, eight requests would wait for fifteen timeouts in a row.
+      const url = new URL(app.db.url);
+      url.hostname = '127.0.0.1';
+      url.port = String((proxy.address() as net.AddressInfo).port);
+      const fresh = new pg.Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 200 });
+      fresh.on('error', () => {});
+      blackhole = true;
+      try {
+        const { statements, batches } = recording(fresh);
+        const phones = Array.from({ length: 8 }, phone);
+        const answers = await Promise.allSettled(phones.map((p) => batches.insert(newLead(ws.workspaceId, p))));
+        for (const a of answers) {
+          assert.equal(a.status, 'rejected');
+          assert.equal(connectionFault(a.reason), 'unreachable', String(a.reason));
+        }
+        assert.deepEqual(statements, ['lead-insert']);
+        // The count likewise: one statement for the eight.
+        const counting = recordingLimiter(fresh);
+        const counts = await Promise.allSettled(phones.map(() => counting.limiter.admit(ws.apiKeyId, 100)));
+        assert.ok(counts.every((a) => a.status === 'rejected' && connectionFault(a.reason) === 'unreachable'));
+        assert.deepEqual(counting.statements, ['rate-limit-count']);
+      } finally {
+        blackhole = false;
+        await fresh.end();
       }
-      assert.deepEqual(statements, ['lead-insert']);
-      // The count likewise: one statement for the eight.
-      const counting = recordingLimiter(fresh);
-      const counts = await Promise.allSettled(phones.map(() => counting.limiter.admit(ws.apiKeyId, 100)));
-      assert.ok(counts.every((a) => a.status === 'rejected' && connectionFault(a.reason) === 'unreachable'));
-      assert.deepEqual(counting.statements, ['rate-limit-count']);
-    } finally {
-      blackhole = false;
-      await fresh.end();
-    }
-  });
+    },
+  );
 });
 
 describe('which failures are a lost connection', () => {
-  test("a backend terminated under a query (57P01) and a closed socket are lost, a refused connection unreachable; the query's own errors neither", async () => {
-    const client = new pg.Client({ connectionString: app.db.url });
-    await client.connect();
-    client.on('error', () => {});
-    const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
-    const sleeping = client.query('SELECT pg_sleep(30)').then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    await app.db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
-    const terminated = await sleeping;
-    assert.equal((terminated as { code?: string }).code, '57P01');
-    assert.equal(connectionFault(terminated), 'lost');
-    assert.equal(connectionFault(new Error('Connection terminated unexpectedly')), 'lost');
-    await client.end().catch(() => {});
+  test(
+    'a backend terminated under a query (57P01) and a closed socket are lost, a ' +
+      "refused connection unreachable; the query's own errors neither",
+    async () => {
+      const client = new pg.Client({ connectionString: app.db.url });
+      await client.connect();
+      client.on('error', () => {});
+      const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      const sleeping = client.query('SELECT pg_sleep(30)').then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await app.db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      const terminated = await sleeping;
+      assert.equal((terminated as { code?: string }).code, '57P01');
+      assert.equal(connectionFault(terminated), 'lost');
+      assert.equal(connectionFault(new Error('Connection terminated unexpectedly')), 'lost');
+      await client.end().catch(() => {});
 
-    // A port nothing listens on: a closed server, refused at once.
-    const closed = net.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as net.AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const refused = await new pg.Client({ host: '127.0.0.1', port, user: 'postgres' }).connect().then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    assert.equal(connectionFault(refused), 'unreachable', String(refused));
+      // A port nothing listens on: a closed server, refused at once.
+      const closed = net.createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as net.AddressInfo).port;
+      await new Promise((resolve) => closed.close(resolve));
+      const refused = await new pg.Client({ host: '127.0.0.1', port, user: 'postgres' }).connect().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      assert.equal(connectionFault(refused), 'unreachable', String(refused));
 
-    const bad = await app.db.pool.query("SELECT 'x'::uuid").then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    assert.equal((bad as { code?: string }).code, '22P02');
-    assert.equal(connectionFault(bad), null);
-    const division = await app.db.pool.query('SELECT 1/0').then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    assert.equal(connectionFault(division), null);
-  });
+      const bad = await app.db.pool.query("SELECT 'x'::uuid").then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      assert.equal((bad as { code?: string }).code, '22P02');
+      assert.equal(connectionFault(bad), null);
+      const division = await app.db.pool.query('SELECT 1/0').then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      assert.equal(connectionFault(division), null);
+    },
+  );
 });

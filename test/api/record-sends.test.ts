@@ -149,9 +149,11 @@ describe('a batch recorded by one statement per table (migrations/030)', () => {
   // triggers (the funnel's, the live pages', the outbound webhooks' capture) once, whatever the
   // number of rows: a batch's sends are written by one statement per table, counted here by one
   // more such trigger on each.
-  it('runs one UPDATE of leads, one of whatsapp_messages and one INSERT into lead_events for the whole batch', async () => {
-    const sends = await pendingSends(5, 1);
-    await h.app.db.pool.query(`CREATE TABLE record_statements (tbl text NOT NULL, op text NOT NULL);
+  it(
+    'runs one UPDATE of leads, one of whatsapp_messages and one ' + 'INSERT into lead_events for the whole batch',
+    async () => {
+      const sends = await pendingSends(5, 1);
+      await h.app.db.pool.query(`CREATE TABLE record_statements (tbl text NOT NULL, op text NOT NULL);
       CREATE FUNCTION count_record_statements() RETURNS trigger LANGUAGE plpgsql AS $f$
         BEGIN INSERT INTO record_statements VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END $f$;
       CREATE TRIGGER count_leads AFTER UPDATE ON leads FOR EACH STATEMENT EXECUTE FUNCTION count_record_statements();
@@ -159,22 +161,23 @@ describe('a batch recorded by one statement per table (migrations/030)', () => {
       ON whatsapp_messages FOR EACH STATEMENT EXECUTE FUNCTION count_record_statements();
       CREATE TRIGGER count_events AFTER INSERT
       ON lead_events FOR EACH STATEMENT EXECUTE FUNCTION count_record_statements();`);
-    try {
-      assert.deepEqual(await recordAcceptedSends(h.app.db.pool, sends), [null, 'new', 'new', 'new', 'new']);
-      const { rows } = await h.app.db.pool.query(
-        'SELECT tbl, op, count(*)::int AS n FROM record_statements GROUP BY 1, 2 ORDER BY 1, 2',
-      );
-      assert.deepEqual(rows, [
-        { tbl: 'lead_events', op: 'INSERT', n: 1 },
-        { tbl: 'leads', op: 'UPDATE', n: 1 },
-        { tbl: 'whatsapp_messages', op: 'UPDATE', n: 1 },
-      ]);
-    } finally {
-      await h.app.db.pool.query(`DROP TRIGGER count_leads ON leads; DROP TRIGGER count_messages ON whatsapp_messages;
+      try {
+        assert.deepEqual(await recordAcceptedSends(h.app.db.pool, sends), [null, 'new', 'new', 'new', 'new']);
+        const { rows } = await h.app.db.pool.query(
+          'SELECT tbl, op, count(*)::int AS n FROM record_statements GROUP BY 1, 2 ORDER BY 1, 2',
+        );
+        assert.deepEqual(rows, [
+          { tbl: 'lead_events', op: 'INSERT', n: 1 },
+          { tbl: 'leads', op: 'UPDATE', n: 1 },
+          { tbl: 'whatsapp_messages', op: 'UPDATE', n: 1 },
+        ]);
+      } finally {
+        await h.app.db.pool.query(`DROP TRIGGER count_leads ON leads; DROP TRIGGER count_messages ON whatsapp_messages;
         DROP TRIGGER count_events
         ON lead_events; DROP FUNCTION count_record_statements(); DROP TABLE record_statements;`);
-    }
-  });
+      }
+    },
+  );
 
   // Since migrations/043 there is no send-by-send fallback: the second send is in a later wave of
   // the same set statements.

@@ -75,7 +75,8 @@ describe('WhatsApp: scheduleCallback in a turn', () => {
     const { leadId, answer } = await turnCalling('2050-09-05T18:00');
     assert.equal(
       answer,
-      "Callback scheduled: we will write to the lead on Monday, 5 September 2050 at 18:00 (the lead's time, Europe/Berlin). Tell the lead this time.",
+      'Callback scheduled: we will write to the lead on Monday, 5 September 2050 at ' +
+        "18:00 (the lead's time, Europe/Berlin). Tell the lead this time.",
     );
     const step = await pendingStep(h.app, leadId);
     assert.deepEqual([step?.kind, step?.at.toISOString()], ['callback', '2050-09-05T16:00:00.000Z']);

@@ -38,14 +38,16 @@ test('schema/current.sql is the schema the migrations build (npm run schema:dump
   assert.ok(wanted, 'schema/current.sql starts with the line naming the pg_dump that made it');
   if (!pgDump || pgDump.major !== wanted || pgDump.major < server) {
     t.skip(
-      `needs pg_dump ${wanted} and a PostgreSQL server of version ${wanted} or older; found ${pgDump ? `pg_dump ${pgDump.major}` : 'no pg_dump'} and server ${server}`,
+      `needs pg_dump ${wanted} and a PostgreSQL server of version ${wanted} or older; ` +
+        `found ${pgDump ? `pg_dump ${pgDump.major}` : 'no pg_dump'} and server ${server}`,
     );
     return;
   }
   const current = dumpSchema(db.url, pgDump);
   assert.ok(
     current === checkedIn,
-    `schema/current.sql is stale: run \`npm run schema:dump\`. First difference at ${firstDifference(checkedIn, current)}`,
+    'schema/current.sql is stale: run `npm run schema:dump`. ' +
+      `First difference at ${firstDifference(checkedIn, current)}`,
   );
 });
 

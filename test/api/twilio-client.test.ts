@@ -73,48 +73,56 @@ test('a template send posts the exact form with Basic auth and returns the messa
   assert.equal(message.text, 'Hi Ada, thanks for your enquiry! Do you have a minute for a few quick questions?');
 });
 
-test('the StatusCallback carries the idempotency key as a query parameter; several variables keep their positions', async (t) => {
-  const { sim, client } = await setup(
-    t,
-    { templates: { [SIM_TEMPLATE_SID]: '{{1}} at {{2}}' } },
-    { statusCallbackUrl: `${STATUS_URL}?v=1` },
-  );
-  const result = await client.send(
-    template({
-      content: { kind: 'template', variables: ['Ada', 'Acme & Co "quoted"'] },
-      idempotencyKey: 'lead 7/turn:2',
-    }),
-  );
-  assert.ok(result.ok);
-  const params = sim.requests[0]!.params;
-  assert.equal(params.ContentVariables, '{"1":"Ada","2":"Acme & Co \\"quoted\\""}');
-  const callback = new URL(params.StatusCallback!);
-  assert.equal(callback.origin + callback.pathname, STATUS_URL);
-  assert.equal(callback.searchParams.get('v'), '1');
-  assert.equal(callback.searchParams.get(TWILIO_STATUS_KEY_PARAM), 'lead 7/turn:2');
-  assert.equal(sim.messages[0]!.text, 'Ada at Acme & Co "quoted"');
-});
+test(
+  'the StatusCallback carries the idempotency key as a query ' + 'parameter; several variables keep their positions',
+  async (t) => {
+    const { sim, client } = await setup(
+      t,
+      { templates: { [SIM_TEMPLATE_SID]: '{{1}} at {{2}}' } },
+      { statusCallbackUrl: `${STATUS_URL}?v=1` },
+    );
+    const result = await client.send(
+      template({
+        content: { kind: 'template', variables: ['Ada', 'Acme & Co "quoted"'] },
+        idempotencyKey: 'lead 7/turn:2',
+      }),
+    );
+    assert.ok(result.ok);
+    const params = sim.requests[0]!.params;
+    assert.equal(params.ContentVariables, '{"1":"Ada","2":"Acme & Co \\"quoted\\""}');
+    const callback = new URL(params.StatusCallback!);
+    assert.equal(callback.origin + callback.pathname, STATUS_URL);
+    assert.equal(callback.searchParams.get('v'), '1');
+    assert.equal(callback.searchParams.get(TWILIO_STATUS_KEY_PARAM), 'lead 7/turn:2');
+    assert.equal(sim.messages[0]!.text, 'Ada at Acme & Co "quoted"');
+  },
+);
 
-test('a free-form text inside the window sends Body; outside it the REST-mode simulator answers 63016 → window_closed', async (t) => {
-  const { sim, client } = await setup(t, { windowError: 'rest' });
-  const closed = await client.send(text('Are you still there?'));
-  assert.deepEqual(closed, {
-    ok: false,
-    kind: 'window_closed',
-    code: 63016,
-    httpStatus: 400,
-    message:
-      'Failed to send freeform message because you are outside the allowed window. If you are using WhatsApp, please use a Message Template.',
-  });
-  sim.openWindow(LEAD);
-  const open = await client.send(text('Thanks! One more question: how many people?'));
-  assert.ok(open.ok);
-  assert.deepEqual(sim.requests.at(-1)!.params, {
-    To: `whatsapp:${LEAD}`,
-    From: `whatsapp:${sim.sender}`,
-    Body: 'Thanks! One more question: how many people?',
-  });
-});
+test(
+  'a free-form text inside the window sends Body; outside it the ' +
+    'REST-mode simulator answers 63016 → window_closed',
+  async (t) => {
+    const { sim, client } = await setup(t, { windowError: 'rest' });
+    const closed = await client.send(text('Are you still there?'));
+    assert.deepEqual(closed, {
+      ok: false,
+      kind: 'window_closed',
+      code: 63016,
+      httpStatus: 400,
+      message:
+        'Failed to send freeform message because you are outside the allowed ' +
+        'window. If you are using WhatsApp, please use a Message Template.',
+    });
+    sim.openWindow(LEAD);
+    const open = await client.send(text('Thanks! One more question: how many people?'));
+    assert.ok(open.ok);
+    assert.deepEqual(sim.requests.at(-1)!.params, {
+      To: `whatsapp:${LEAD}`,
+      From: `whatsapp:${sim.sender}`,
+      Body: 'Thanks! One more question: how many people?',
+    });
+  },
+);
 
 test("wrong credentials: configuration failure with Twilio's message, never the token", async (t) => {
   const { sim, client } = await setup(t, {}, { authToken: 'wrong-token-0123456789' });
@@ -181,29 +189,32 @@ test('recipient errors: an invalid number (21211), an injected not-on-WhatsApp (
   assert.equal(notOnWhatsapp.code, 63003);
 });
 
-test('transient: 429 (20429), 5xx, a dropped connection; the simulator recovers after the injected count', async (t) => {
-  const { sim, client } = await setup(t);
-  sim.failNextSends(2, { status: 429, code: 20429 });
-  assert.deepEqual(await client.send(template()), {
-    ok: false,
-    kind: 'transient',
-    code: 20429,
-    httpStatus: 429,
-    message: 'Too Many Requests',
-  });
-  assert.equal((await client.send(template())).ok, false);
-  assert.equal((await client.send(template())).ok, true);
-  sim.failNextSends(1, { status: 503, code: 20503, message: 'Service Unavailable' });
-  const unavailable = await client.send(template());
-  assert.ok(!unavailable.ok);
-  assert.equal(unavailable.kind, 'transient');
-  sim.failNextSends(1, { hangUp: true });
-  const dropped = await client.send(template());
-  assert.ok(!dropped.ok);
-  assert.equal(dropped.kind, 'transient');
-  assert.match(dropped.message, /^Could not reach Twilio \(.+\)\.$/);
-  assert.equal(dropped.httpStatus, undefined);
-});
+test(
+  'transient: 429 (20429), 5xx, a dropped connection; the ' + 'simulator recovers after the injected count',
+  async (t) => {
+    const { sim, client } = await setup(t);
+    sim.failNextSends(2, { status: 429, code: 20429 });
+    assert.deepEqual(await client.send(template()), {
+      ok: false,
+      kind: 'transient',
+      code: 20429,
+      httpStatus: 429,
+      message: 'Too Many Requests',
+    });
+    assert.equal((await client.send(template())).ok, false);
+    assert.equal((await client.send(template())).ok, true);
+    sim.failNextSends(1, { status: 503, code: 20503, message: 'Service Unavailable' });
+    const unavailable = await client.send(template());
+    assert.ok(!unavailable.ok);
+    assert.equal(unavailable.kind, 'transient');
+    sim.failNextSends(1, { hangUp: true });
+    const dropped = await client.send(template());
+    assert.ok(!dropped.ok);
+    assert.equal(dropped.kind, 'transient');
+    assert.match(dropped.message, /^Could not reach Twilio \(.+\)\.$/);
+    assert.equal(dropped.httpStatus, undefined);
+  },
+);
 
 test('a server that answers with non-JSON or not at all', async (t) => {
   let mode: 'html-502' | 'html-400' | 'no-sid' | 'silent' = 'html-502';

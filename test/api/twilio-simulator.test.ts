@@ -105,63 +105,67 @@ const say = (text: string, key = 'k1'): SendMessageRequest => ({
   idempotencyKey: key,
 });
 
-test('template first contact: signed queued → sent → delivered callbacks, then the persona answers on the signed inbound webhook', async (t) => {
-  const { sim, client, receiver, verified } = await setup(t);
-  sim.setPersona(LEAD, 'books', { inboundUrl: receiver.inboundUrl, profileName: 'Ada L.' });
-  const sent = await client.send(firstContact());
-  assert.ok(sent.ok);
-  await sim.idle();
-  assert.equal(sim.pending, 0);
+test(
+  'template first contact: signed queued → sent → delivered callbacks, ' +
+    'then the persona answers on the signed inbound webhook',
+  async (t) => {
+    const { sim, client, receiver, verified } = await setup(t);
+    sim.setPersona(LEAD, 'books', { inboundUrl: receiver.inboundUrl, profileName: 'Ada L.' });
+    const sent = await client.send(firstContact());
+    assert.ok(sent.ok);
+    await sim.idle();
+    assert.equal(sim.pending, 0);
 
-  const statuses = receiver.statuses();
-  assert.deepEqual(
-    statuses.map((h) => h.params.get('MessageStatus')),
-    ['queued', 'sent', 'delivered'],
-  );
-  for (const hit of statuses) {
-    assert.ok(verified(hit), 'status callback signature verifies');
-    assert.equal(hit.contentType, 'application/x-www-form-urlencoded; charset=utf-8');
-    assert.equal(new URLSearchParams(hit.url.split('?')[1]).get(TWILIO_STATUS_KEY_PARAM), 'k0');
-    const event = parseTwilioStatus(hit.params, EPOCH);
-    assert.equal(event?.providerMessageId, sent.providerMessageId);
-    assert.equal(event?.errorCode, undefined);
-    assert.equal(hit.params.get('ChannelPrefix'), 'whatsapp');
-    assert.equal(hit.params.get('To'), `whatsapp:${LEAD}`);
-  }
+    const statuses = receiver.statuses();
+    assert.deepEqual(
+      statuses.map((h) => h.params.get('MessageStatus')),
+      ['queued', 'sent', 'delivered'],
+    );
+    for (const hit of statuses) {
+      assert.ok(verified(hit), 'status callback signature verifies');
+      assert.equal(hit.contentType, 'application/x-www-form-urlencoded; charset=utf-8');
+      assert.equal(new URLSearchParams(hit.url.split('?')[1]).get(TWILIO_STATUS_KEY_PARAM), 'k0');
+      const event = parseTwilioStatus(hit.params, EPOCH);
+      assert.equal(event?.providerMessageId, sent.providerMessageId);
+      assert.equal(event?.errorCode, undefined);
+      assert.equal(hit.params.get('ChannelPrefix'), 'whatsapp');
+      assert.equal(hit.params.get('To'), `whatsapp:${LEAD}`);
+    }
 
-  const [reply, ...more] = receiver.inbound();
-  assert.equal(more.length, 0);
-  assert.ok(reply && verified(reply), 'inbound webhook signature verifies');
-  assert.equal(reply.params.get('ProfileName'), 'Ada L.');
-  assert.equal(reply.params.get('WaId'), LEAD.slice(1));
-  assert.equal(reply.params.get('NumMedia'), '0');
-  assert.equal(reply.params.get('AccountSid'), sim.accountSid);
-  assert.equal(reply.params.get('SmsStatus'), 'received');
-  const event = parseTwilioInbound(reply.params, EPOCH);
-  assert.equal(event.from, LEAD);
-  assert.equal(event.to, sim.sender);
-  assert.equal(event.text, PERSONA_PHRASES.answer);
-  assert.match(event.providerMessageId, /^SM[0-9a-f]{32}$/);
+    const [reply, ...more] = receiver.inbound();
+    assert.equal(more.length, 0);
+    assert.ok(reply && verified(reply), 'inbound webhook signature verifies');
+    assert.equal(reply.params.get('ProfileName'), 'Ada L.');
+    assert.equal(reply.params.get('WaId'), LEAD.slice(1));
+    assert.equal(reply.params.get('NumMedia'), '0');
+    assert.equal(reply.params.get('AccountSid'), sim.accountSid);
+    assert.equal(reply.params.get('SmsStatus'), 'received');
+    const event = parseTwilioInbound(reply.params, EPOCH);
+    assert.equal(event.from, LEAD);
+    assert.equal(event.to, sim.sender);
+    assert.equal(event.text, PERSONA_PHRASES.answer);
+    assert.match(event.providerMessageId, /^SM[0-9a-f]{32}$/);
 
-  // A signature checked against another URL (a wrong PUBLIC_BASE_URL) or another token fails.
-  assert.equal(
-    verifyTwilioSignature(
-      sim.authToken,
-      twilioWebhookUrl('https://elsewhere.test', reply.url),
-      reply.params,
-      reply.signature,
-    ),
-    false,
-  );
-  assert.equal(
-    verifyTwilioSignature('other-token', twilioWebhookUrl(receiver.base, reply.url), reply.params, reply.signature),
-    false,
-  );
+    // A signature checked against another URL (a wrong PUBLIC_BASE_URL) or another token fails.
+    assert.equal(
+      verifyTwilioSignature(
+        sim.authToken,
+        twilioWebhookUrl('https://elsewhere.test', reply.url),
+        reply.params,
+        reply.signature,
+      ),
+      false,
+    );
+    assert.equal(
+      verifyTwilioSignature('other-token', twilioWebhookUrl(receiver.base, reply.url), reply.params, reply.signature),
+      false,
+    );
 
-  // The resource GET answers reflects the last status.
-  assert.equal(sim.messages[0]!.resource.status, 'delivered');
-  assert.deepEqual(sim.messages[0]!.statuses, ['queued', 'sent', 'delivered']);
-});
+    // The resource GET answers reflects the last status.
+    assert.equal(sim.messages[0]!.resource.status, 'delivered');
+    assert.deepEqual(sim.messages[0]!.statuses, ['queued', 'sent', 'delivered']);
+  },
+);
 
 test('the "books" persona picks the first offered slot, then goes quiet after the confirmation', async (t) => {
   const { sim, client, receiver } = await setup(t);
@@ -204,53 +208,57 @@ test('every persona answers the first contact its own way; goes-quiet posts noth
   }
 });
 
-test('24-hour window: a free-form text without an inbound message is accepted, then fails with 63016 in the callback', async (t) => {
-  const { sim, client, receiver, clock, verified } = await setup(t);
-  sim.setPersona(LEAD, 'books', { inboundUrl: receiver.inboundUrl });
-  const result = await client.send(say('Hello, are you there?'));
-  assert.ok(result.ok, 'Twilio accepts the create (201 queued) and fails the message later');
-  await sim.idle();
-  const statuses = receiver.statuses();
-  assert.deepEqual(
-    statuses.map((h) => h.params.get('MessageStatus')),
-    ['queued', 'failed'],
-  );
-  const failed = statuses[1]!;
-  assert.ok(verified(failed));
-  assert.deepEqual(parseTwilioStatus(failed.params, EPOCH), {
-    type: 'status',
-    providerMessageId: result.providerMessageId,
-    status: 'failed',
-    at: EPOCH,
-    errorCode: '63016',
-    errorMessage:
-      'Failed to send freeform message because you are outside the allowed window. If you are using WhatsApp, please use a Message Template.',
-  });
-  assert.equal(receiver.inbound().length, 0, 'a lead never sees a failed message, so the persona does not answer');
-  assert.equal(sim.messages[0]!.resource.error_code, 63016);
+test(
+  '24-hour window: a free-form text without an inbound message is ' + 'accepted, then fails with 63016 in the callback',
+  async (t) => {
+    const { sim, client, receiver, clock, verified } = await setup(t);
+    sim.setPersona(LEAD, 'books', { inboundUrl: receiver.inboundUrl });
+    const result = await client.send(say('Hello, are you there?'));
+    assert.ok(result.ok, 'Twilio accepts the create (201 queued) and fails the message later');
+    await sim.idle();
+    const statuses = receiver.statuses();
+    assert.deepEqual(
+      statuses.map((h) => h.params.get('MessageStatus')),
+      ['queued', 'failed'],
+    );
+    const failed = statuses[1]!;
+    assert.ok(verified(failed));
+    assert.deepEqual(parseTwilioStatus(failed.params, EPOCH), {
+      type: 'status',
+      providerMessageId: result.providerMessageId,
+      status: 'failed',
+      at: EPOCH,
+      errorCode: '63016',
+      errorMessage:
+        'Failed to send freeform message because you are outside the allowed ' +
+        'window. If you are using WhatsApp, please use a Message Template.',
+    });
+    assert.equal(receiver.inbound().length, 0, 'a lead never sees a failed message, so the persona does not answer');
+    assert.equal(sim.messages[0]!.resource.error_code, 63016);
 
-  // The lead writes: the window opens; 24 hours later to the millisecond it is closed again. (No
-  // persona meanwhile: its replies would reopen the window.)
-  sim.clearPersona(LEAD);
-  const delivery = await sim.leadSays(LEAD, 'Hi, I filled in your form', { inboundUrl: receiver.inboundUrl });
-  assert.equal(delivery.httpStatus, 200);
-  assert.ok(verified(receiver.inbound()[0]!));
-  clock.advance(WINDOW_MS - 1);
-  assert.ok((await client.send(say('Thanks for writing!'))).ok);
-  await sim.idle();
-  assert.equal(sim.messages[1]!.statuses.at(-1), 'delivered');
-  clock.advance(1);
-  await client.send(say('Still there?'));
-  await sim.idle();
-  assert.deepEqual(sim.messages[2]!.statuses, ['queued', 'failed']);
-  // A template is always allowed, and the persona's reply reopens the window for free-form text.
-  sim.setPersona(LEAD, 'books', { inboundUrl: receiver.inboundUrl });
-  await client.send(firstContact());
-  await sim.idle();
-  await client.send(say('Thanks! Next question.'));
-  await sim.idle();
-  assert.equal(sim.messages[4]!.statuses.at(-1), 'delivered');
-});
+    // The lead writes: the window opens; 24 hours later to the millisecond it is closed again. (No
+    // persona meanwhile: its replies would reopen the window.)
+    sim.clearPersona(LEAD);
+    const delivery = await sim.leadSays(LEAD, 'Hi, I filled in your form', { inboundUrl: receiver.inboundUrl });
+    assert.equal(delivery.httpStatus, 200);
+    assert.ok(verified(receiver.inbound()[0]!));
+    clock.advance(WINDOW_MS - 1);
+    assert.ok((await client.send(say('Thanks for writing!'))).ok);
+    await sim.idle();
+    assert.equal(sim.messages[1]!.statuses.at(-1), 'delivered');
+    clock.advance(1);
+    await client.send(say('Still there?'));
+    await sim.idle();
+    assert.deepEqual(sim.messages[2]!.statuses, ['queued', 'failed']);
+    // A template is always allowed, and the persona's reply reopens the window for free-form text.
+    sim.setPersona(LEAD, 'books', { inboundUrl: receiver.inboundUrl });
+    await client.send(firstContact());
+    await sim.idle();
+    await client.send(say('Thanks! Next question.'));
+    await sim.idle();
+    assert.equal(sim.messages[4]!.statuses.at(-1), 'delivered');
+  },
+);
 
 test('injected delivery failures: undelivered after sent, with the error code; no reply', async (t) => {
   const { sim, client, receiver } = await setup(t);

@@ -157,7 +157,8 @@ describe('scheduled calls', () => {
     assert.equal(res.status, 400);
     assert.deepEqual(((await res.json()) as { message: string[] }).message, [
       'schedulePlan.earliestAt must be a valid ISO 8601 date string',
-      'assistantOverrides.voicemailDetection.provider must be one of the following values: vapi, google, openai, twilio',
+      'assistantOverrides.voicemailDetection.provider must be one of ' +
+        'the following values: vapi, google, openai, twilio',
     ]);
   });
 });

@@ -12,7 +12,8 @@ import {
 
 // Written out literally (not imported) so a drift in the simulator's body makes these tests fail.
 const INVALID_KEY_TEXT =
-  '{"message":"Invalid Key. Hot tip, you may be using the private key instead of the public key, or vice versa.","error":"Unauthorized","statusCode":401}';
+  '{"message":"Invalid Key. Hot tip, you may be using the private key instead of the ' +
+  'public key, or vice versa.","error":"Unauthorized","statusCode":401}';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function request(overrides: Partial<PlaceCallRequest> = {}): PlaceCallRequest {

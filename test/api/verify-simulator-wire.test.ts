@@ -171,34 +171,37 @@ describe('simulated read endpoints', { concurrency: true }, () => {
     assert.deepEqual([key.status, (key.body.error as Record<string, unknown>).code], [401, 'UnauthorizedException']);
   });
 
-  test('OpenAI-compatible: GET /v1/models/{model}, GET /v1/models, 401 invalid_api_key and 404 model_not_found', async () => {
-    const auth = { authorization: `Bearer ${chat.apiKey}` };
-    const one = await get(`${chat.baseUrl}/models/gpt-4o-mini`, auth);
-    assert.equal(one.status, 200);
-    assert.deepEqual(Object.keys(one.body).sort(), ['created', 'id', 'object', 'owned_by']);
-    assert.equal(one.body.object, 'model');
-    const list = await get(`${chat.baseUrl}/models`, auth);
-    assert.equal(list.body.object, 'list');
-    assert.deepEqual(
-      (list.body.data as Array<{ id: string }>).map((m) => m.id),
-      ['gpt-4o-mini'],
-    );
-    const unknown = await get(`${chat.baseUrl}/models/gpt-5-imaginary`, auth);
-    assert.deepEqual(
-      [unknown.status, unknown.body],
-      [
-        404,
-        {
-          error: {
-            message: "The model 'gpt-5-imaginary' does not exist",
-            type: 'invalid_request_error',
-            param: 'model',
-            code: 'model_not_found',
+  test(
+    'OpenAI-compatible: GET /v1/models/{model}, GET /v1/models, ' + '401 invalid_api_key and 404 model_not_found',
+    async () => {
+      const auth = { authorization: `Bearer ${chat.apiKey}` };
+      const one = await get(`${chat.baseUrl}/models/gpt-4o-mini`, auth);
+      assert.equal(one.status, 200);
+      assert.deepEqual(Object.keys(one.body).sort(), ['created', 'id', 'object', 'owned_by']);
+      assert.equal(one.body.object, 'model');
+      const list = await get(`${chat.baseUrl}/models`, auth);
+      assert.equal(list.body.object, 'list');
+      assert.deepEqual(
+        (list.body.data as Array<{ id: string }>).map((m) => m.id),
+        ['gpt-4o-mini'],
+      );
+      const unknown = await get(`${chat.baseUrl}/models/gpt-5-imaginary`, auth);
+      assert.deepEqual(
+        [unknown.status, unknown.body],
+        [
+          404,
+          {
+            error: {
+              message: "The model 'gpt-5-imaginary' does not exist",
+              type: 'invalid_request_error',
+              param: 'model',
+              code: 'model_not_found',
+            },
           },
-        },
-      ],
-    );
-    const key = await get(`${chat.baseUrl}/models/gpt-4o-mini`, { authorization: 'Bearer sk-wrong-0000000000' });
-    assert.deepEqual([key.status, (key.body.error as Record<string, unknown>).code], [401, 'invalid_api_key']);
-  });
+        ],
+      );
+      const key = await get(`${chat.baseUrl}/models/gpt-4o-mini`, { authorization: 'Bearer sk-wrong-0000000000' });
+      assert.deepEqual([key.status, (key.body.error as Record<string, unknown>).code], [401, 'invalid_api_key']);
+    },
+  );
 });

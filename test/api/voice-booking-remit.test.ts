@@ -51,28 +51,31 @@ async function tool(
 const bookingPosts = () => h.cal.requests.filter((r) => r.method === 'POST' && r.path === '/v2/bookings').length;
 
 describe('voice bookings', () => {
-  test("a third party's address is refused; the address the lead said in this call is booked and recorded", async () => {
-    const { leadId, call } = await dispatched();
-    const start = /\(start: ([^)]+)\)/.exec(await tool(call, 'listSlots', {}))![1]!;
-    const posts = bookingPosts();
-    assert.match(
-      await tool(call, 'bookConsult', { start, email: 'attacker@evil.example' }),
-      /^Nothing was booked: the consultation is booked only for the lead/,
-    );
-    assert.equal(bookingPosts(), posts);
-    const conversation = said(
-      'Which address should the confirmation go to?',
-      'Send it to ada dot work at example dot org please.',
-    );
-    assert.match(
-      await tool(call, 'bookConsult', { start, email: 'ada.work@example.org' }, conversation),
-      /^Booked for/,
-    );
-    const booking = [...h.cal.bookings.values()].find((b) => b.metadata.leadId === leadId)!;
-    assert.equal(booking.attendee.email, 'ada.work@example.org');
-    const { rows } = await h.app.db.pool.query(`SELECT email FROM leads WHERE id = $1`, [leadId]);
-    assert.equal(rows[0].email, 'ada.work@example.org');
-  });
+  test(
+    "a third party's address is refused; the address the lead " + 'said in this call is booked and recorded',
+    async () => {
+      const { leadId, call } = await dispatched();
+      const start = /\(start: ([^)]+)\)/.exec(await tool(call, 'listSlots', {}))![1]!;
+      const posts = bookingPosts();
+      assert.match(
+        await tool(call, 'bookConsult', { start, email: 'attacker@evil.example' }),
+        /^Nothing was booked: the consultation is booked only for the lead/,
+      );
+      assert.equal(bookingPosts(), posts);
+      const conversation = said(
+        'Which address should the confirmation go to?',
+        'Send it to ada dot work at example dot org please.',
+      );
+      assert.match(
+        await tool(call, 'bookConsult', { start, email: 'ada.work@example.org' }, conversation),
+        /^Booked for/,
+      );
+      const booking = [...h.cal.bookings.values()].find((b) => b.metadata.leadId === leadId)!;
+      assert.equal(booking.attendee.email, 'ada.work@example.org');
+      const { rows } = await h.app.db.pool.query(`SELECT email FROM leads WHERE id = $1`, [leadId]);
+      assert.equal(rows[0].email, 'ada.work@example.org');
+    },
+  );
 
   test('a start never offered in this call is refused with "call listSlots"', async () => {
     const { leadId, call } = await dispatched();

@@ -17,45 +17,49 @@ const v = voiceWorkspaceSetup();
 const { secret, at } = v;
 
 describe('the crash window: Vapi placed the call, we never recorded it', () => {
-  test("the lead stays new until Vapi's first message names it; then the call becomes its session and runs to the end", async () => {
-    // What a crash leaves: the reserved lead (new, no session) and a call Vapi accepted for it.
-    const workspace = (await v.h.app.workspaces.findBySlug(v.ws.slug))!;
-    const leadId = await insertLead(v.h.app.db.pool, v.ws.workspaceId, {
-      status: 'new',
-      name: 'Grace Hopper',
-      email: 'grace@example.com',
-    });
-    const client = new VapiClient({ baseUrl: v.h.vapi.url, timeoutMs: 2000 });
-    const placed = await client.placeCall({
-      ...VAPI,
-      customer: { number: '+4930123456', name: 'Grace Hopper' },
-      variableValues: { leadName: 'Grace Hopper', leadFirstName: 'Grace', leadEmail: 'grace@example.com' },
-      metadata: { leadId, workspaceId: v.ws.workspaceId },
-      ...vapiCallOptions(v.h.baseUrl, workspace, VAPI),
-    });
-    assert.ok(placed.ok);
-    assert.equal((await leadOf(v.h, leadId)).status, 'new');
+  test(
+    "the lead stays new until Vapi's first message names it; then " +
+      'the call becomes its session and runs to the end',
+    async () => {
+      // What a crash leaves: the reserved lead (new, no session) and a call Vapi accepted for it.
+      const workspace = (await v.h.app.workspaces.findBySlug(v.ws.slug))!;
+      const leadId = await insertLead(v.h.app.db.pool, v.ws.workspaceId, {
+        status: 'new',
+        name: 'Grace Hopper',
+        email: 'grace@example.com',
+      });
+      const client = new VapiClient({ baseUrl: v.h.vapi.url, timeoutMs: 2000 });
+      const placed = await client.placeCall({
+        ...VAPI,
+        customer: { number: '+4930123456', name: 'Grace Hopper' },
+        variableValues: { leadName: 'Grace Hopper', leadFirstName: 'Grace', leadEmail: 'grace@example.com' },
+        metadata: { leadId, workspaceId: v.ws.workspaceId },
+        ...vapiCallOptions(v.h.baseUrl, workspace, VAPI),
+      });
+      assert.ok(placed.ok);
+      assert.equal((await leadOf(v.h, leadId)).status, 'new');
 
-    await v.h.vapi.play(placed.providerCallId, 'books');
-    const got = (await getLead(v.h.app.http, v.ws.apiKey, leadId)).body;
-    assert.equal(got.lead.status, 'booked');
-    assert.equal(got.voiceCall.providerCallId, placed.providerCallId);
-    assert.equal(got.voiceCall.status, 'ended');
-    assert.match(got.voiceCall.transcript, /^Assistant: Hi Grace/);
-    const types = await eventTypes(v.h, leadId);
-    assert.equal(types[0], 'call.reconciled');
-    assert.ok(types.includes('booking.created') && types.includes('call.ended'));
-    const { rows } = await v.h.app.db.pool.query(
-      `SELECT data FROM lead_events WHERE lead_id = $1 AND type = 'call.reconciled'`,
-      [leadId],
-    );
-    assert.deepEqual(rows[0].data, {
-      providerCallId: placed.providerCallId,
-      from: 'new',
-      to: 'in_conversation',
-      actor: 'system',
-    });
-  });
+      await v.h.vapi.play(placed.providerCallId, 'books');
+      const got = (await getLead(v.h.app.http, v.ws.apiKey, leadId)).body;
+      assert.equal(got.lead.status, 'booked');
+      assert.equal(got.voiceCall.providerCallId, placed.providerCallId);
+      assert.equal(got.voiceCall.status, 'ended');
+      assert.match(got.voiceCall.transcript, /^Assistant: Hi Grace/);
+      const types = await eventTypes(v.h, leadId);
+      assert.equal(types[0], 'call.reconciled');
+      assert.ok(types.includes('booking.created') && types.includes('call.ended'));
+      const { rows } = await v.h.app.db.pool.query(
+        `SELECT data FROM lead_events WHERE lead_id = $1 AND type = 'call.reconciled'`,
+        [leadId],
+      );
+      assert.deepEqual(rows[0].data, {
+        providerCallId: placed.providerCallId,
+        from: 'new',
+        to: 'in_conversation',
+        actor: 'system',
+      });
+    },
+  );
 });
 
 describe('the crash window under concurrency', () => {

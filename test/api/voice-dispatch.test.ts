@@ -104,7 +104,8 @@ describe('voice dispatch at submission', () => {
       (m) =>
         assert.equal(
           m,
-          '{"message":"Invalid Key. Hot tip, you may be using the private key instead of the public key, or vice versa.","error":"Unauthorized","statusCode":401}',
+          '{"message":"Invalid Key. Hot tip, you may be using the private key instead of the ' +
+            'public key, or vice versa.","error":"Unauthorized","statusCode":401}',
         ),
     ],
     [

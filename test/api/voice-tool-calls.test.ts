@@ -96,35 +96,38 @@ describe('tool calls', () => {
     assert.equal((await leadOf(v.h, leadId)).status, 'in_conversation');
   });
 
-  test('a tool still running at the deadline is answered "still working", finishes, and its result is kept', async () => {
-    const { call } = await dispatched();
-    // The Cal.com client waits before its retry on a gate this test opens.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const service = new VapiServerService({
-      pool: v.h.app.db.pool,
-      log: v.h.app.http.log as never,
-      clock: v.h.clock.read,
-      workspaces: v.h.app.workspaces,
-      scheduling: new CalcomClient({ baseUrl: v.h.cal.url, sleep: () => gate }),
-      toolDeadlineMs: 100,
-    });
-    const body = Buffer.from(
-      JSON.stringify(
-        toolCallsMessage(call, at(), [{ id: 'call_slow_1', name: 'listSlots', args: { daysAhead: 2 } }], 'string'),
-      ),
-    );
-    v.h.cal.setFailure('down', { times: 1 });
-    const first = await service.receive(v.ws.slug, 'tools', body, secret());
-    assert.deepEqual(first, { results: [{ toolCallId: 'call_slow_1', name: 'listSlots', result: STILL_RUNNING }] });
-    const meanwhile = await service.receive(v.ws.slug, 'tools', body, secret());
-    assert.equal((meanwhile.results as any)[0].result, IN_PROGRESS);
-    open();
-    await service.idle();
-    const later = await service.receive(v.ws.slug, 'tools', body, secret());
-    assert.match(
-      (later.results as any)[0].result,
-      /^Free consultation times in the next 2 days \(Europe\/Berlin\):\n- Monday, 5 September 2050/,
-    );
-  });
+  test(
+    'a tool still running at the deadline is answered "still ' + 'working", finishes, and its result is kept',
+    async () => {
+      const { call } = await dispatched();
+      // The Cal.com client waits before its retry on a gate this test opens.
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const service = new VapiServerService({
+        pool: v.h.app.db.pool,
+        log: v.h.app.http.log as never,
+        clock: v.h.clock.read,
+        workspaces: v.h.app.workspaces,
+        scheduling: new CalcomClient({ baseUrl: v.h.cal.url, sleep: () => gate }),
+        toolDeadlineMs: 100,
+      });
+      const body = Buffer.from(
+        JSON.stringify(
+          toolCallsMessage(call, at(), [{ id: 'call_slow_1', name: 'listSlots', args: { daysAhead: 2 } }], 'string'),
+        ),
+      );
+      v.h.cal.setFailure('down', { times: 1 });
+      const first = await service.receive(v.ws.slug, 'tools', body, secret());
+      assert.deepEqual(first, { results: [{ toolCallId: 'call_slow_1', name: 'listSlots', result: STILL_RUNNING }] });
+      const meanwhile = await service.receive(v.ws.slug, 'tools', body, secret());
+      assert.equal((meanwhile.results as any)[0].result, IN_PROGRESS);
+      open();
+      await service.idle();
+      const later = await service.receive(v.ws.slug, 'tools', body, secret());
+      assert.match(
+        (later.results as any)[0].result,
+        /^Free consultation times in the next 2 days \(Europe\/Berlin\):\n- Monday, 5 September 2050/,
+      );
+    },
+  );
 });

@@ -24,34 +24,37 @@ describe('Vapi delivery quirks', () => {
     };
   }
 
-  test('the report before the last status update, every delivery twice: applied once, the same final state', async () => {
-    const normal = await submit();
-    await env.h.vapi.play(normal.callId, 'hangs-up');
-    const quirky = await submit();
-    const played = await env.h.vapi.play(quirky.callId, 'hangs-up', { reportFirst: true, repeatDeliveries: true });
-    assert.deepEqual(
-      played.deliveries.map((d) => `${d.type}:${JSON.parse(d.responseText!).duplicate ? 'dup' : 'ok'}`),
-      [
-        'status-update:ok',
-        'status-update:dup',
-        'status-update:ok',
-        'status-update:dup',
-        'end-of-call-report:ok',
-        'end-of-call-report:dup',
-        'status-update:ok',
-        'status-update:dup',
-      ],
-    );
-    const a = await finalState(normal.leadId, normal.callId);
-    const b = await finalState(quirky.leadId, quirky.callId);
-    // Same script, same simulated timings: only the ids differ.
-    assert.deepEqual(b, a);
-    assert.equal(b.call.status, 'ended');
-    assert.deepEqual(
-      (await eventTypes(env.h, quirky.leadId)).filter((t) => t.startsWith('call.')),
-      ['call.dispatched', 'call.started', 'call.ended'],
-    );
-  });
+  test(
+    'the report before the last status update, every delivery ' + 'twice: applied once, the same final state',
+    async () => {
+      const normal = await submit();
+      await env.h.vapi.play(normal.callId, 'hangs-up');
+      const quirky = await submit();
+      const played = await env.h.vapi.play(quirky.callId, 'hangs-up', { reportFirst: true, repeatDeliveries: true });
+      assert.deepEqual(
+        played.deliveries.map((d) => `${d.type}:${JSON.parse(d.responseText!).duplicate ? 'dup' : 'ok'}`),
+        [
+          'status-update:ok',
+          'status-update:dup',
+          'status-update:ok',
+          'status-update:dup',
+          'end-of-call-report:ok',
+          'end-of-call-report:dup',
+          'status-update:ok',
+          'status-update:dup',
+        ],
+      );
+      const a = await finalState(normal.leadId, normal.callId);
+      const b = await finalState(quirky.leadId, quirky.callId);
+      // Same script, same simulated timings: only the ids differ.
+      assert.deepEqual(b, a);
+      assert.equal(b.call.status, 'ended');
+      assert.deepEqual(
+        (await eventTypes(env.h, quirky.leadId)).filter((t) => t.startsWith('call.')),
+        ['call.dispatched', 'call.started', 'call.ended'],
+      );
+    },
+  );
 
   test('legacy report fields only, tool arguments as objects: the same booking and call record', async () => {
     const { leadId, callId } = await submit();
@@ -85,75 +88,82 @@ describe('Vapi delivery quirks', () => {
     assert.equal(got.voiceCall.summary, report.analysis.summary);
   });
 
-  test('Vapi rings before our submission has recorded the call: the submission still succeeds, recorded once', async () => {
-    env.h.vapi.setAutoPlay({ persona: 'books', ringBeforeAnswer: true });
-    try {
-      const { leadId, callId } = await submit();
-      await env.h.vapi.settled();
-      const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
-      assert.equal(got.lead.status, 'booked');
-      assert.equal(got.voiceCall.providerCallId, callId);
-      const { rows } = await env.h.app.db.pool.query(
-        'SELECT count(*)::int AS n FROM call_sessions WHERE lead_id = $1',
-        [leadId],
-      );
-      assert.equal(rows[0].n, 1);
-      const types = await eventTypes(env.h, leadId);
-      assert.ok(types.includes('call.reconciled') && !types.includes('call.dispatched'), types.join(', '));
-      assert.ok(!env.h.app.logs.some((l) => l.includes('call placed but not recorded')));
-    } finally {
-      env.h.vapi.setAutoPlay(null);
-    }
-  });
+  test(
+    'Vapi rings before our submission has recorded the call: ' + 'the submission still succeeds, recorded once',
+    async () => {
+      env.h.vapi.setAutoPlay({ persona: 'books', ringBeforeAnswer: true });
+      try {
+        const { leadId, callId } = await submit();
+        await env.h.vapi.settled();
+        const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
+        assert.equal(got.lead.status, 'booked');
+        assert.equal(got.voiceCall.providerCallId, callId);
+        const { rows } = await env.h.app.db.pool.query(
+          'SELECT count(*)::int AS n FROM call_sessions WHERE lead_id = $1',
+          [leadId],
+        );
+        assert.equal(rows[0].n, 1);
+        const types = await eventTypes(env.h, leadId);
+        assert.ok(types.includes('call.reconciled') && !types.includes('call.dispatched'), types.join(', '));
+        assert.ok(!env.h.app.logs.some((l) => l.includes('call placed but not recorded')));
+      } finally {
+        env.h.vapi.setAutoPlay(null);
+      }
+    },
+  );
 });
 
 describe('what dispatch tells Vapi, and the integration log', () => {
-  test('server URL with X-Vapi-Secret, our three message types, the seven tools at the tools URL, labelled form answers', async () => {
-    const { leadId, callId } = await submit({
-      formResponses: { q_bill: '120', q_owner: 'Yes', q_gone: 'kept\nas sent' },
-      metadata: { source: 'ads' },
-    });
-    const body = env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any;
-    const overrides = body.assistantOverrides;
-    const auth = { 'X-Vapi-Secret': env.ws.secret };
-    assert.deepEqual(overrides.server, {
-      url: `${env.h.baseUrl}/api/vapi/${env.ws.slug}/events`,
-      timeoutSeconds: 20,
-      headers: auth,
-    });
-    assert.deepEqual(overrides.serverMessages, ['status-update', 'end-of-call-report', 'tool-calls']);
-    const tools = overrides['tools:append'];
-    assert.deepEqual(
-      tools.map((t: any) => t.function.name),
-      [
-        'updateLeadProfile',
-        'listSlots',
-        'bookConsult',
-        'markUnqualified',
-        'optOut',
-        'escalateToHuman',
-        'scheduleCallback',
-        'endConversation',
-      ],
-    );
-    for (const t of tools)
-      assert.deepEqual(t.server, {
-        url: `${env.h.baseUrl}/api/vapi/${env.ws.slug}/tools`,
+  test(
+    'server URL with X-Vapi-Secret, our three message types, the ' +
+      'seven tools at the tools URL, labelled form answers',
+    async () => {
+      const { leadId, callId } = await submit({
+        formResponses: { q_bill: '120', q_owner: 'Yes', q_gone: 'kept\nas sent' },
+        metadata: { source: 'ads' },
+      });
+      const body = env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any;
+      const overrides = body.assistantOverrides;
+      const auth = { 'X-Vapi-Secret': env.ws.secret };
+      assert.deepEqual(overrides.server, {
+        url: `${env.h.baseUrl}/api/vapi/${env.ws.slug}/events`,
         timeoutSeconds: 20,
         headers: auth,
       });
-    assert.deepEqual(overrides.metadata, { leadId, workspaceId: env.ws.workspaceId });
-    assert.deepEqual(overrides.variableValues, {
-      leadId,
-      leadName: 'Ada Lovelace',
-      leadFirstName: 'Ada',
-      leadEmail: 'ada@example.com',
-      leadGoal: '',
-      leadMetadata: 'source: ads',
-      // Form order with the workspace's labels; an id the form does not have comes last, as sent.
-      formResponses: 'Do you own the property?: Yes\nMonthly electricity bill (EUR): 120\nq_gone: kept as sent',
-    });
-  });
+      assert.deepEqual(overrides.serverMessages, ['status-update', 'end-of-call-report', 'tool-calls']);
+      const tools = overrides['tools:append'];
+      assert.deepEqual(
+        tools.map((t: any) => t.function.name),
+        [
+          'updateLeadProfile',
+          'listSlots',
+          'bookConsult',
+          'markUnqualified',
+          'optOut',
+          'escalateToHuman',
+          'scheduleCallback',
+          'endConversation',
+        ],
+      );
+      for (const t of tools)
+        assert.deepEqual(t.server, {
+          url: `${env.h.baseUrl}/api/vapi/${env.ws.slug}/tools`,
+          timeoutSeconds: 20,
+          headers: auth,
+        });
+      assert.deepEqual(overrides.metadata, { leadId, workspaceId: env.ws.workspaceId });
+      assert.deepEqual(overrides.variableValues, {
+        leadId,
+        leadName: 'Ada Lovelace',
+        leadFirstName: 'Ada',
+        leadEmail: 'ada@example.com',
+        leadGoal: '',
+        leadMetadata: 'source: ads',
+        // Form order with the workspace's labels; an id the form does not have comes last, as sent.
+        formResponses: 'Do you own the property?: Yes\nMonthly electricity bill (EUR): 120\nq_gone: kept as sent',
+      });
+    },
+  );
 
   test('every provider request and server message is logged for the workspace, secrets redacted', async () => {
     const { leadId, callId } = await submit();
@@ -192,32 +202,36 @@ describe('what dispatch tells Vapi, and the integration log', () => {
 });
 
 describe('workspace variants', () => {
-  test('HMAC credential plan: Vapi gets the credential id instead of a header, signs every message, and a bare secret is refused', async () => {
-    const hmacWs = await voiceWorkspace(env.h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
-    const { leadId, callId } = await submit({}, hmacWs.apiKey);
-    const overrides = (env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
-    assert.deepEqual(overrides.server, {
-      url: `${env.h.baseUrl}/api/vapi/${hmacWs.slug}/events`,
-      timeoutSeconds: 20,
-      credentialId: 'cred-hmac-1',
-    });
-    assert.ok(
-      overrides['tools:append'].every((t: any) => t.server.credentialId === 'cred-hmac-1' && !t.server.headers),
-    );
-    const played = await env.h.vapi.play(callId, 'books');
-    assert.ok(played.deliveries.every((d) => d.status === 200));
-    const got = (await getLead(env.h.app.http, hmacWs.apiKey, leadId)).body;
-    assert.equal(got.lead.status, 'booked');
-    assert.equal(got.voiceCall.status, 'ended');
-    const call = env.h.vapi.calls.find((c) => c.call.id === callId)!.call;
-    const forged = await deliver(
-      env.h,
-      hmacWs.slug,
-      { message: { type: 'status-update', status: 'ringing', call } },
-      { 'x-vapi-secret': hmacWs.secret },
-    );
-    assert.equal(forged.status, 401);
-  });
+  test(
+    'HMAC credential plan: Vapi gets the credential id instead of a ' +
+      'header, signs every message, and a bare secret is refused',
+    async () => {
+      const hmacWs = await voiceWorkspace(env.h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
+      const { leadId, callId } = await submit({}, hmacWs.apiKey);
+      const overrides = (env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+      assert.deepEqual(overrides.server, {
+        url: `${env.h.baseUrl}/api/vapi/${hmacWs.slug}/events`,
+        timeoutSeconds: 20,
+        credentialId: 'cred-hmac-1',
+      });
+      assert.ok(
+        overrides['tools:append'].every((t: any) => t.server.credentialId === 'cred-hmac-1' && !t.server.headers),
+      );
+      const played = await env.h.vapi.play(callId, 'books');
+      assert.ok(played.deliveries.every((d) => d.status === 200));
+      const got = (await getLead(env.h.app.http, hmacWs.apiKey, leadId)).body;
+      assert.equal(got.lead.status, 'booked');
+      assert.equal(got.voiceCall.status, 'ended');
+      const call = env.h.vapi.calls.find((c) => c.call.id === callId)!.call;
+      const forged = await deliver(
+        env.h,
+        hmacWs.slug,
+        { message: { type: 'status-update', status: 'ringing', call } },
+        { 'x-vapi-secret': hmacWs.secret },
+      );
+      assert.equal(forged.status, 401);
+    },
+  );
 
   test('HMAC: a timestamp more than the tolerance (300 s) away is refused, in the past and in the future', async () => {
     const hmacWs = await voiceWorkspace(env.h, { hmac: { credentialId: 'cred-hmac-1', secretKey: HMAC_SECRET } });
@@ -235,17 +249,20 @@ describe('workspace variants', () => {
     assert.equal((await signedAt(-290)).status, 200);
   });
 
-  test("appendTools false: no tools are added, and the assistant's own tools are answered at the events URL", async () => {
-    const own = await voiceWorkspace(env.h, { appendTools: false });
-    const { leadId, callId } = await submit({}, own.apiKey);
-    const overrides = (env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
-    assert.equal(overrides['tools:append'], undefined);
-    const played = await env.h.vapi.play(callId, 'not-a-fit');
-    assert.ok(
-      played.deliveries
-        .filter((d) => d.type === 'tool-calls')
-        .every((d) => d.url.endsWith('/events') && d.status === 200),
-    );
-    assert.equal((await getLead(env.h.app.http, own.apiKey, leadId)).body.lead.status, 'unqualified');
-  });
+  test(
+    'appendTools false: no tools are added, and the ' + "assistant's own tools are answered at the events URL",
+    async () => {
+      const own = await voiceWorkspace(env.h, { appendTools: false });
+      const { leadId, callId } = await submit({}, own.apiKey);
+      const overrides = (env.h.vapi.calls.find((c) => c.call.id === callId)!.requestBody as any).assistantOverrides;
+      assert.equal(overrides['tools:append'], undefined);
+      const played = await env.h.vapi.play(callId, 'not-a-fit');
+      assert.ok(
+        played.deliveries
+          .filter((d) => d.type === 'tool-calls')
+          .every((d) => d.url.endsWith('/events') && d.status === 200),
+      );
+      assert.equal((await getLead(env.h.app.http, own.apiKey, leadId)).body.lead.status, 'unqualified');
+    },
+  );
 });

@@ -76,20 +76,23 @@ describe("the providers' limits", () => {
 });
 
 describe("the providers' limits reported later, as a delivery status", () => {
-  test('a follow-up accepted, then failed with the per-user limit (63049): skipped, the lead stays with the agent', async () => {
-    const ws = await f.workspace('twilio');
-    const { leadId } = await f.silentLead(ws);
-    f.setup.h.twilio.failNextDeliveries(1, { errorCode: 63049 });
-    assert.deepEqual(await f.after(24 * HOUR + 10 * 60_000), ['attempted']);
-    assert.equal((await f.lead(leadId)).status, 'in_conversation');
-    const [failed] = await f.events(leadId, ['message.failed']);
-    assert.equal(failed?.data.outcome, 'limit_reached');
-    // The plan goes on: the second follow-up is next.
-    const next = await f.pending(leadId);
-    assert.equal(next?.kind, 'template');
-    assert.equal((await f.events(leadId, ['contact.scheduled'])).at(-1)?.data.followUp, 2);
-    assert.equal((await f.events(leadId, ['conversation.escalated'])).length, 0);
-  });
+  test(
+    'a follow-up accepted, then failed with the per-user limit ' + '(63049): skipped, the lead stays with the agent',
+    async () => {
+      const ws = await f.workspace('twilio');
+      const { leadId } = await f.silentLead(ws);
+      f.setup.h.twilio.failNextDeliveries(1, { errorCode: 63049 });
+      assert.deepEqual(await f.after(24 * HOUR + 10 * 60_000), ['attempted']);
+      assert.equal((await f.lead(leadId)).status, 'in_conversation');
+      const [failed] = await f.events(leadId, ['message.failed']);
+      assert.equal(failed?.data.outcome, 'limit_reached');
+      // The plan goes on: the second follow-up is next.
+      const next = await f.pending(leadId);
+      assert.equal(next?.kind, 'template');
+      assert.equal((await f.events(leadId, ['contact.scheduled'])).at(-1)?.data.followUp, 2);
+      assert.equal((await f.events(leadId, ['conversation.escalated'])).length, 0);
+    },
+  );
 });
 
 describe('first contact in the window', () => {

@@ -9,58 +9,61 @@ import { HOUR, setUpFollowUps } from '../helpers/whatsapp-follow-up-setup.ts';
 const f = setUpFollowUps();
 
 describe('an unanswered first template', () => {
-  test('follow-up 1 at 24 h, follow-up 2 at 72 h, then the lead goes to a person "not reached after 3 attempts"', async () => {
-    const ws = await f.workspace('twilio');
-    const { leadId, phone } = await f.silentLead(ws);
-    assert.equal(f.sentTo(phone).length, 1);
-    // Scheduled in the statement that recorded the first template.
-    const first = await f.pending(leadId);
-    assert.equal(first?.kind, 'template');
-    assert.ok(Math.abs(first!.at.getTime() - (Date.now() + 24 * HOUR)) < 10 * 60_000, String(first!.at));
-    assert.deepEqual(
-      (await f.events(leadId, ['contact.attempted'])).map((e) => [e.data.kind, e.data.outcome, e.data.attempt]),
-      [['first_contact', 'sent', 1]],
-    );
+  test(
+    'follow-up 1 at 24 h, follow-up 2 at 72 h, then the lead ' + 'goes to a person "not reached after 3 attempts"',
+    async () => {
+      const ws = await f.workspace('twilio');
+      const { leadId, phone } = await f.silentLead(ws);
+      assert.equal(f.sentTo(phone).length, 1);
+      // Scheduled in the statement that recorded the first template.
+      const first = await f.pending(leadId);
+      assert.equal(first?.kind, 'template');
+      assert.ok(Math.abs(first!.at.getTime() - (Date.now() + 24 * HOUR)) < 10 * 60_000, String(first!.at));
+      assert.deepEqual(
+        (await f.events(leadId, ['contact.attempted'])).map((e) => [e.data.kind, e.data.outcome, e.data.attempt]),
+        [['first_contact', 'sent', 1]],
+      );
 
-    // Not due yet: nothing happens.
-    assert.deepEqual(await f.after(23 * HOUR), []);
-    assert.deepEqual(await f.after(HOUR + 10 * 60_000), ['attempted']);
-    const sent = f.sentTo(phone);
-    assert.equal(sent.length, 2);
-    assert.equal(sent[1]!.kind, 'template');
-    const second = await f.pending(leadId);
-    assert.equal(second?.kind, 'template');
+      // Not due yet: nothing happens.
+      assert.deepEqual(await f.after(23 * HOUR), []);
+      assert.deepEqual(await f.after(HOUR + 10 * 60_000), ['attempted']);
+      const sent = f.sentTo(phone);
+      assert.equal(sent.length, 2);
+      assert.equal(sent[1]!.kind, 'template');
+      const second = await f.pending(leadId);
+      assert.equal(second?.kind, 'template');
 
-    assert.deepEqual(await f.after(47 * HOUR), []);
-    assert.deepEqual(await f.after(HOUR), ['attempted']);
-    assert.equal(f.sentTo(phone).length, 3);
-    assert.equal((await f.pending(leadId))?.kind, 'give_up');
+      assert.deepEqual(await f.after(47 * HOUR), []);
+      assert.deepEqual(await f.after(HOUR), ['attempted']);
+      assert.equal(f.sentTo(phone).length, 3);
+      assert.equal((await f.pending(leadId))?.kind, 'give_up');
 
-    assert.deepEqual(await f.after(24 * HOUR), ['exhausted']);
-    assert.equal((await f.lead(leadId)).status, 'needs_human');
-    const escalated = await f.events(leadId, ['conversation.escalated']);
-    assert.equal(escalated.at(-1)?.data.detail, 'not reached after 3 attempts');
-    assert.deepEqual(
-      (await f.events(leadId, ['contact.attempted'])).map((e) => [
-        e.data.kind,
-        e.data.followUp ?? null,
-        e.data.attempt,
-      ]),
-      [
-        ['first_contact', null, 1],
-        ['template', 1, 2],
-        ['template', 2, 3],
-      ],
-    );
-    assert.deepEqual(
-      (await f.turns(leadId)).map((t) => [t.kind, t.state]),
-      [
-        ['first_contact', 'sent'],
-        ['follow_up', 'sent'],
-        ['follow_up', 'sent'],
-      ],
-    );
-  });
+      assert.deepEqual(await f.after(24 * HOUR), ['exhausted']);
+      assert.equal((await f.lead(leadId)).status, 'needs_human');
+      const escalated = await f.events(leadId, ['conversation.escalated']);
+      assert.equal(escalated.at(-1)?.data.detail, 'not reached after 3 attempts');
+      assert.deepEqual(
+        (await f.events(leadId, ['contact.attempted'])).map((e) => [
+          e.data.kind,
+          e.data.followUp ?? null,
+          e.data.attempt,
+        ]),
+        [
+          ['first_contact', null, 1],
+          ['template', 1, 2],
+          ['template', 2, 3],
+        ],
+      );
+      assert.deepEqual(
+        (await f.turns(leadId)).map((t) => [t.kind, t.state]),
+        [
+          ['first_contact', 'sent'],
+          ['follow_up', 'sent'],
+          ['follow_up', 'sent'],
+        ],
+      );
+    },
+  );
 
   test("a follow-up's own template goes out with the first template's variables", async () => {
     const sid = `HX${'ab'.repeat(16)}`;
@@ -91,24 +94,27 @@ describe('a reply ends the plan', () => {
     assert.equal(f.sentTo(phone).filter((m) => m.kind === 'template').length, 1);
   });
 
-  test('a reply arriving while the follow-up waits to be sent: the follow-up is not sent and nothing follows it', async () => {
-    const ws = await f.workspace('twilio');
-    const { leadId, phone } = await f.silentLead(ws);
-    f.setup.h.clock.advance(24 * HOUR + 10 * 60_000);
-    const { runDueSteps } = await import('../helpers/contact-plan-harness.ts');
-    // The step queues the follow-up's turn; the lead writes before a worker sends it.
-    assert.deepEqual(await runDueSteps(f.setup.h.app, f.setup.h.clock), ['attempted']);
-    await f.setup.h.leadSays('twilio', ws.slug, phone, 'Sorry, busy week. Yes please');
-    await f.setup.h.settle();
-    assert.equal(f.sentTo(phone).filter((m) => m.kind === 'template').length, 1);
-    const kinds = (await f.turns(leadId)).map((t) => [t.kind, t.state, t.outcome]);
-    assert.deepEqual(kinds.slice(0, 3), [
-      ['first_contact', 'sent', null],
-      ['follow_up', 'cancelled', 'lead_replied'],
-      ['reply', 'sent', null],
-    ]);
-    assert.notEqual((await f.pending(leadId))?.kind, 'template');
-  });
+  test(
+    'a reply arriving while the follow-up waits to be sent: the ' + 'follow-up is not sent and nothing follows it',
+    async () => {
+      const ws = await f.workspace('twilio');
+      const { leadId, phone } = await f.silentLead(ws);
+      f.setup.h.clock.advance(24 * HOUR + 10 * 60_000);
+      const { runDueSteps } = await import('../helpers/contact-plan-harness.ts');
+      // The step queues the follow-up's turn; the lead writes before a worker sends it.
+      assert.deepEqual(await runDueSteps(f.setup.h.app, f.setup.h.clock), ['attempted']);
+      await f.setup.h.leadSays('twilio', ws.slug, phone, 'Sorry, busy week. Yes please');
+      await f.setup.h.settle();
+      assert.equal(f.sentTo(phone).filter((m) => m.kind === 'template').length, 1);
+      const kinds = (await f.turns(leadId)).map((t) => [t.kind, t.state, t.outcome]);
+      assert.deepEqual(kinds.slice(0, 3), [
+        ['first_contact', 'sent', null],
+        ['follow_up', 'cancelled', 'lead_replied'],
+        ['reply', 'sent', null],
+      ]);
+      assert.notEqual((await f.pending(leadId))?.kind, 'template');
+    },
+  );
 });
 
 describe('a retried attempt', () => {

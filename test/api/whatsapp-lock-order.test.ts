@@ -15,6 +15,7 @@ import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-
 // before its message and status rows; with two orders PostgreSQL finds a deadlock (40P01) here.
 
 const ROUNDS = 25;
+const TITLE = `inbound messages, delivery statuses and turns of one lead, concurrently, ${ROUNDS} rounds: no deadlock`;
 
 let h: WhatsappHarness;
 
@@ -25,7 +26,7 @@ before(async () => {
 });
 after(() => h.close());
 
-it(`inbound messages, delivery statuses and turns of one lead, concurrently, ${ROUNDS} rounds: no deadlock`, async () => {
+it(TITLE, async () => {
   const w = await h.workspace('twilio');
   const raw = uniquePhone();
   const phone = `+${raw.replace(/\D/g, '')}`;

@@ -18,71 +18,75 @@ before(async () => {
 });
 after(() => h.close());
 
-test('no whatsapp section: needs_human, the reason on the timeline, a warn line with the job id; jobs retry sends it once configured', async () => {
-  const ws = await h.app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });
-  const raw = uniquePhone();
-  const phone = `+${raw.replace(/\D/g, '')}`;
-  const { leadId } = await h.submit(ws.apiKey, { phone: raw });
+test(
+  'no whatsapp section: needs_human, the reason on the timeline, a warn ' +
+    'line with the job id; jobs retry sends it once configured',
+  async () => {
+    const ws = await h.app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });
+    const raw = uniquePhone();
+    const phone = `+${raw.replace(/\D/g, '')}`;
+    const { leadId } = await h.submit(ws.apiKey, { phone: raw });
 
-  const lead = await eventually(
-    'needs_human',
-    async () => {
-      const res = await getLead(h.app.http, ws.apiKey, leadId);
-      return res.body.lead.status === 'needs_human' ? res.body.lead : undefined;
-    },
-    30_000,
-  );
-  assert.equal(lead.status, 'needs_human');
-  const escalated = (await leadEvents(h.app.db.pool, leadId)).find((e) => e.type === 'conversation.escalated');
-  assert.equal(escalated?.data.outcome, 'whatsapp_not_configured');
-  assert.match(String(escalated?.data.reason), /no whatsapp section[\s\S]*workspace update/);
+    const lead = await eventually(
+      'needs_human',
+      async () => {
+        const res = await getLead(h.app.http, ws.apiKey, leadId);
+        return res.body.lead.status === 'needs_human' ? res.body.lead : undefined;
+      },
+      30_000,
+    );
+    assert.equal(lead.status, 'needs_human');
+    const escalated = (await leadEvents(h.app.db.pool, leadId)).find((e) => e.type === 'conversation.escalated');
+    assert.equal(escalated?.data.outcome, 'whatsapp_not_configured');
+    assert.match(String(escalated?.data.reason), /no whatsapp section[\s\S]*workspace update/);
 
-  const line = await eventually(
-    'the warn line',
-    async () =>
-      h.app.logs
-        .map((l) => JSON.parse(l))
-        .find((l) => l.level === 40 && l.leadId === leadId && /jobs retry/.test(l.msg)),
-    30_000,
-  );
-  assert.match(line.msg, new RegExp(`leadintake jobs retry ${line.jobId}$`));
-  assert.equal(h.twilio.messages.filter((m) => m.to === phone).length, 0);
+    const line = await eventually(
+      'the warn line',
+      async () =>
+        h.app.logs
+          .map((l) => JSON.parse(l))
+          .find((l) => l.level === 40 && l.leadId === leadId && /jobs retry/.test(l.msg)),
+      30_000,
+    );
+    assert.match(line.msg, new RegExp(`leadintake jobs retry ${line.jobId}$`));
+    assert.equal(h.twilio.messages.filter((m) => m.to === phone).length, 0);
 
-  await h.app.workspaces.update(ws.slug, {
-    whatsapp: {
-      provider: 'twilio',
-      accountSid: h.twilio.accountSid,
-      authToken: h.twilio.authToken,
-      from: h.twilio.sender,
-      templateContentSid: h.twilio.templateSid,
-    },
-  });
-  // The id from the log line (the original job's), as an operator would paste it.
-  await eventually(
-    'the dead letter',
-    async () => ((await retryDeadTurns(h.app.boss, [line.jobId])) === 1 ? true : undefined),
-    30_000,
-  );
-  await eventually(
-    'the first message',
-    async () => (h.twilio.messages.some((m) => m.to === phone) ? true : undefined),
-    30_000,
-  );
-  const resumed = await eventually(
-    'in_conversation',
-    async () => {
-      const res = await getLead(h.app.http, ws.apiKey, leadId);
-      return res.body.lead.status === 'in_conversation' ? res.body.lead : undefined;
-    },
-    30_000,
-  );
-  assert.equal(resumed.status, 'in_conversation');
-  const sent = (await leadEvents(h.app.db.pool, leadId)).find((e) => e.type === 'message.sent');
-  assert.deepEqual(
-    [sent?.data.from, sent?.data.to, sent?.data.resumedAfter],
-    ['needs_human', 'in_conversation', 'whatsapp_not_configured'],
-  );
-});
+    await h.app.workspaces.update(ws.slug, {
+      whatsapp: {
+        provider: 'twilio',
+        accountSid: h.twilio.accountSid,
+        authToken: h.twilio.authToken,
+        from: h.twilio.sender,
+        templateContentSid: h.twilio.templateSid,
+      },
+    });
+    // The id from the log line (the original job's), as an operator would paste it.
+    await eventually(
+      'the dead letter',
+      async () => ((await retryDeadTurns(h.app.boss, [line.jobId])) === 1 ? true : undefined),
+      30_000,
+    );
+    await eventually(
+      'the first message',
+      async () => (h.twilio.messages.some((m) => m.to === phone) ? true : undefined),
+      30_000,
+    );
+    const resumed = await eventually(
+      'in_conversation',
+      async () => {
+        const res = await getLead(h.app.http, ws.apiKey, leadId);
+        return res.body.lead.status === 'in_conversation' ? res.body.lead : undefined;
+      },
+      30_000,
+    );
+    assert.equal(resumed.status, 'in_conversation');
+    const sent = (await leadEvents(h.app.db.pool, leadId)).find((e) => e.type === 'message.sent');
+    assert.deepEqual(
+      [sent?.data.from, sent?.data.to, sent?.data.resumedAfter],
+      ['needs_human', 'in_conversation', 'whatsapp_not_configured'],
+    );
+  },
+);
 
 test('an operator who takes the lead over meanwhile keeps it: the retried job sends nothing', async () => {
   const ws = await h.app.createWorkspace('whatsapp', { agent: SOLAR_AGENT });

@@ -156,7 +156,8 @@ describe('markup, placeholders and links', () => {
 const LONG = Array.from(
   { length: 60 },
   (_, i) =>
-    `Point ${i + 1}: our installers ${'check the roof, '.repeat(i % 4)}plan the panels and handle the permits for you 👍.`,
+    `Point ${i + 1}: our installers ${'check the roof, '.repeat(i % 4)}` +
+    'plan the panels and handle the permits for you 👍.',
 ).join(' ');
 
 describe('a long answer is split at sentence boundaries, not cut', () => {

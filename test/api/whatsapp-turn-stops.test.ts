@@ -110,56 +110,62 @@ describe('failures a person must handle', () => {
 });
 
 describe('switches that stop the agent', () => {
-  it('agent switched off: the lead who writes goes to a person with the holding message; the model is not asked', async () => {
-    const { leadId, phone } = await leadWithTemplate();
-    const before = env.h.chat.requests.length;
-    await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [env.tw.workspaceId]);
-    try {
-      await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
-      await env.h.leadSays('twilio', env.tw.slug, phone, 'Are you there?');
-      await env.h.settle();
-    } finally {
-      await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [env.tw.workspaceId]);
-    }
-    assert.equal(env.h.chat.requests.length - before, 0);
-    assert.deepEqual(
-      twilioTo(phone)
-        .map((m) => m.text)
-        .slice(1),
-      [DEFAULT_HOLDING_MESSAGE],
-    );
-    assert.equal((await lead(leadId)).status, 'needs_human');
-    const { rows } = await env.h.app.db.pool.query(
-      `SELECT count(DISTINCT turn_id)::int AS n FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'inbound'`,
-      [leadId],
-    );
-    assert.equal(rows[0].n, 1, 'both messages handed over by the one turn');
-  });
+  it(
+    'agent switched off: the lead who writes goes to a person ' + 'with the holding message; the model is not asked',
+    async () => {
+      const { leadId, phone } = await leadWithTemplate();
+      const before = env.h.chat.requests.length;
+      await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [env.tw.workspaceId]);
+      try {
+        await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
+        await env.h.leadSays('twilio', env.tw.slug, phone, 'Are you there?');
+        await env.h.settle();
+      } finally {
+        await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [env.tw.workspaceId]);
+      }
+      assert.equal(env.h.chat.requests.length - before, 0);
+      assert.deepEqual(
+        twilioTo(phone)
+          .map((m) => m.text)
+          .slice(1),
+        [DEFAULT_HOLDING_MESSAGE],
+      );
+      assert.equal((await lead(leadId)).status, 'needs_human');
+      const { rows } = await env.h.app.db.pool.query(
+        `SELECT count(DISTINCT turn_id)::int AS n FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'inbound'`,
+        [leadId],
+      );
+      assert.equal(rows[0].n, 1, 'both messages handed over by the one turn');
+    },
+  );
 
-  it('agent off when the lead arrived, on when the lead writes: that job sends the template, then answers', async () => {
-    const raw = uniquePhone();
-    const phone = `+${raw.replace(/\D/g, '')}`;
-    await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [env.tw.workspaceId]);
-    let leadId: string;
-    try {
-      ({ leadId } = await env.h.submit(env.tw.apiKey, { phone: raw }));
+  it(
+    'agent off when the lead arrived, on when the lead writes: ' + 'that job sends the template, then answers',
+    async () => {
+      const raw = uniquePhone();
+      const phone = `+${raw.replace(/\D/g, '')}`;
+      await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = false WHERE id = $1', [env.tw.workspaceId]);
+      let leadId: string;
+      try {
+        ({ leadId } = await env.h.submit(env.tw.apiKey, { phone: raw }));
+        await env.h.settle();
+        assert.equal(twilioTo(phone).length, 0, 'the first job ended without a template');
+      } finally {
+        await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [env.tw.workspaceId]);
+      }
+      // The lead's message finds no turn yet: its job sends the template, and must not end there.
+      await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
       await env.h.settle();
-      assert.equal(twilioTo(phone).length, 0, 'the first job ended without a template');
-    } finally {
-      await env.h.app.db.pool.query('UPDATE workspaces SET agent_enabled = true WHERE id = $1', [env.tw.workspaceId]);
-    }
-    // The lead's message finds no turn yet: its job sends the template, and must not end there.
-    await env.h.leadSays('twilio', env.tw.slug, phone, PERSONA_PHRASES.answer);
-    await env.h.settle();
-    assert.equal(twilioTo(phone).length, 2, 'the template, then the answer');
-    assert.deepEqual(
-      (await turns(leadId)).map((t) => [t.kind, t.state]),
-      [
-        ['first_contact', 'sent'],
-        ['reply', 'sent'],
-      ],
-    );
-  });
+      assert.equal(twilioTo(phone).length, 2, 'the template, then the answer');
+      assert.deepEqual(
+        (await turns(leadId)).map((t) => [t.kind, t.state]),
+        [
+          ['first_contact', 'sent'],
+          ['reply', 'sent'],
+        ],
+      );
+    },
+  );
 
   it('a first contact ends its job once sent (no second look at the lead)', async () => {
     const { leadId } = await leadWithTemplate();

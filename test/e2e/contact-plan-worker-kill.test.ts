@@ -50,14 +50,17 @@ describe('a contact plan and a killed worker', () => {
     await app.db.pool.query(`DELETE FROM outbox WHERE queue = 'agent-turn'`);
     // A calling window open around the clock: the test runs whatever the hour.
     await app.db.pool.query(
-      `UPDATE workspaces SET agent = jsonb_build_object('persona', jsonb_build_object('agentName', 'Alex', 'company', 'Acme',
+      `UPDATE workspaces SET agent = jsonb_build_object(
+         'persona', jsonb_build_object('agentName', 'Alex', 'company', 'Acme',
          'offer', 'a consultation', 'tone', 'brief'), 'timeZone', 'UTC', 'questions', '[]'::jsonb, 'criteria', '',
-         'contactPlan', jsonb_build_object('window', jsonb_build_object('days', '["mon","tue","wed","thu","fri","sat","sun"]'::jsonb,
-         'start', '00:00', 'end', '24:00'))) WHERE id = $1`,
+         'contactPlan', jsonb_build_object('window', jsonb_build_object(
+           'days', '["mon","tue","wed","thu","fri","sat","sun"]'::jsonb,
+           'start', '00:00', 'end', '24:00'))) WHERE id = $1`,
       [ws.workspaceId],
     );
     await app.db.pool.query(
-      `SELECT contact_plan_schedule($1, 'template', now() + interval '2 seconds', 'first follow-up', '{"followUp": 1}')`,
+      `SELECT contact_plan_schedule($1, 'template', now() + interval '2 seconds', 'first follow-up',
+         '{"followUp": 1}')`,
       [leadId],
     );
     await app.relay.drain();
@@ -99,7 +102,8 @@ describe('a contact plan and a killed worker', () => {
       [leadId],
     );
     const { rows: sent } = await app.db.pool.query(
-      `SELECT count(*)::int AS n FROM whatsapp_messages WHERE lead_id = $1 AND direction = 'outbound' AND kind = 'template'`,
+      `SELECT count(*)::int AS n FROM whatsapp_messages
+        WHERE lead_id = $1 AND direction = 'outbound' AND kind = 'template'`,
       [leadId],
     );
     assert.equal(again[0].n, 1, second.output());

@@ -71,68 +71,72 @@ async function signInAs(page: Page, email: string, password: string): Promise<vo
 
 const row = (page: Page, name: string) => page.getByRole('row').filter({ hasText: name });
 
-test('sign in → empty inbox → a sandbox lead appears and is booked live → its page → take over, reply, resume, delete on another lead', async () => {
-  const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'agent' }], 'Sam Agent');
-  await app.operators.addMembership(op.email, ws.workspaceId, 'admin');
-  const page = await newPage();
-  await signInAs(page, op.email, op.password);
-  assert.equal(new URL(page.url()).pathname, '/admin/acme/leads');
-  // A workspace with no live lead shows sandbox leads without the switch (its answer, not a click,
-  // sets it: clicking while the first answer arrives could undo it).
-  await page.getByText('No leads yet.').waitFor(WAIT);
-  assert.equal(await page.getByLabel('Sandbox').isChecked(), true);
-  await accessible(page, 'empty inbox');
+test(
+  'sign in → empty inbox → a sandbox lead appears and is booked live → ' +
+    'its page → take over, reply, resume, delete on another lead',
+  async () => {
+    const op = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'agent' }], 'Sam Agent');
+    await app.operators.addMembership(op.email, ws.workspaceId, 'admin');
+    const page = await newPage();
+    await signInAs(page, op.email, op.password);
+    assert.equal(new URL(page.url()).pathname, '/admin/acme/leads');
+    // A workspace with no live lead shows sandbox leads without the switch (its answer, not a click,
+    // sets it: clicking while the first answer arrives could undo it).
+    await page.getByText('No leads yet.').waitFor(WAIT);
+    assert.equal(await page.getByLabel('Sandbox').isChecked(), true);
+    await accessible(page, 'empty inbox');
 
-  const booked = await postLead(app.http, ws.sandboxKey, {
-    name: 'Ada Booker',
-    phone: '+1 555 010 0001',
-    email: 'ada@example.com',
-    consent: true,
-  });
-  assert.equal(booked.status, 201);
-  await row(page, 'Ada Booker').waitFor(WAIT);
-  await row(page, 'Ada Booker').getByText('Booked').waitFor(WAIT);
-  const quiet = await postLead(app.http, ws.sandboxKey, {
-    name: 'Quinn Quiet',
-    phone: '+1 555 011 0004',
-    consent: true,
-  });
-  await row(page, 'Quinn Quiet').getByText('In conversation').waitFor(WAIT);
-  await accessible(page, 'inbox');
-  await page.screenshot({ path: screenshotPath('dashboard-inbox.png') });
+    const booked = await postLead(app.http, ws.sandboxKey, {
+      name: 'Ada Booker',
+      phone: '+1 555 010 0001',
+      email: 'ada@example.com',
+      consent: true,
+    });
+    assert.equal(booked.status, 201);
+    await row(page, 'Ada Booker').waitFor(WAIT);
+    await row(page, 'Ada Booker').getByText('Booked').waitFor(WAIT);
+    const quiet = await postLead(app.http, ws.sandboxKey, {
+      name: 'Quinn Quiet',
+      phone: '+1 555 011 0004',
+      consent: true,
+    });
+    await row(page, 'Quinn Quiet').getByText('In conversation').waitFor(WAIT);
+    await accessible(page, 'inbox');
+    await page.screenshot({ path: screenshotPath('dashboard-inbox.png') });
 
-  await row(page, 'Ada Booker').getByRole('link', { name: 'Ada Booker' }).click();
-  await page.getByRole('heading', { name: /Ada Booker/ }).waitFor(WAIT);
-  const thread = page.locator('.thread');
-  await thread.getByText('Template').first().waitFor(WAIT);
-  assert.ok((await page.locator('.bubble.inbound').count()) >= 2, "the lead's replies are in the thread");
-  await page.getByText(/booking \S+/).waitFor(WAIT);
-  await accessible(page, 'lead page');
-  await page.screenshot({ path: screenshotPath('dashboard-lead.png'), fullPage: true });
+    await row(page, 'Ada Booker').getByRole('link', { name: 'Ada Booker' }).click();
+    await page.getByRole('heading', { name: /Ada Booker/ }).waitFor(WAIT);
+    const thread = page.locator('.thread');
+    await thread.getByText('Template').first().waitFor(WAIT);
+    assert.ok((await page.locator('.bubble.inbound').count()) >= 2, "the lead's replies are in the thread");
+    await page.getByText(/booking \S+/).waitFor(WAIT);
+    await accessible(page, 'lead page');
+    await page.screenshot({ path: screenshotPath('dashboard-lead.png'), fullPage: true });
 
-  // Another lead: take over, reply, resume, delete.
-  await page.goto(`${base}/admin/acme/leads/${quiet.body.leadId}`);
-  await page.getByRole('button', { name: 'Take over' }).click();
-  await page.locator('h1').getByText('Needs human').waitFor(WAIT);
-  // Outside the 24-hour window (Quinn never wrote) only the approved template can go: the composer
-  // keeps the text and offers the template.
-  await page.getByRole('textbox', { name: 'Message' }).fill('Hi Quinn, Sam here from the team.');
-  await page.getByRole('button', { name: 'Send template' }).click();
-  await page
-    .locator('.bubble.outbound')
-    .last()
-    .getByText(/delivered|read/)
-    .waitFor(WAIT);
-  await page.getByText('Sam Agent replied').waitFor(WAIT);
-  await accessible(page, 'lead page after reply');
-  await page.getByRole('button', { name: 'Resume AI' }).click();
-  await page.locator('h1').getByText('In conversation').waitFor(WAIT);
-  await page.getByRole('button', { name: 'Delete lead' }).click();
-  await page.getByRole('heading', { name: 'Leads' }).waitFor(WAIT);
-  await page.getByText('Quinn Quiet').waitFor({ state: 'detached', ...WAIT });
-  assert.equal((await app.db.pool.query('SELECT 1 FROM leads WHERE id = $1', [quiet.body.leadId])).rowCount, 0);
-  assert.deepEqual(problems, []);
-});
+    // Another lead: take over, reply, resume, delete.
+    await page.goto(`${base}/admin/acme/leads/${quiet.body.leadId}`);
+    await page.getByRole('button', { name: 'Take over' }).click();
+    await page.locator('h1').getByText('Needs human').waitFor(WAIT);
+    // Outside the 24-hour window (Quinn never wrote) only the approved template can go: the composer
+    // keeps the text and offers the template.
+    await page.getByRole('textbox', { name: 'Message' }).fill('Hi Quinn, Sam here from the team.');
+    await page.getByRole('button', { name: 'Send template' }).click();
+    await page
+      .locator('.bubble.outbound')
+      .last()
+      .getByText(/delivered|read/)
+      .waitFor(WAIT);
+    await page.getByText('Sam Agent replied').waitFor(WAIT);
+    await accessible(page, 'lead page after reply');
+    await page.getByRole('button', { name: 'Resume AI' }).click();
+    await page.locator('h1').getByText('In conversation').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Delete lead' }).click();
+    await page.getByRole('heading', { name: 'Leads' }).waitFor(WAIT);
+    await page.getByText('Quinn Quiet').waitFor({ state: 'detached', ...WAIT });
+    assert.equal((await app.db.pool.query('SELECT 1 FROM leads WHERE id = $1', [quiet.body.leadId])).rowCount, 0);
+    assert.deepEqual(problems, []);
+  },
+);
 
 test('a viewer sees no action buttons; keyboard reaches the controls', async () => {
   problems.length = 0;

@@ -46,99 +46,107 @@ async function addQuestion(
   if (q.required) await item.getByLabel('Required').check();
 }
 
-test('an owner builds a form, a lead answers it by the ids shown, reorders with the keyboard and by drag, deletes a question, and previews a persona', async () => {
-  const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
-  const page = await watchedPage(browser, base, problems);
-  await signInAs(page, base, owner.email, owner.password);
-  await nav(page, 'Form').click();
-  await page.getByRole('heading', { name: 'Form', level: 1 }).waitFor(WAIT);
-  await page.getByText('No questions yet').waitFor(WAIT);
-  await assertAccessible(page, 'empty Form page');
+test(
+  'an owner builds a form, a lead answers it by the ids shown, ' +
+    'reorders with the keyboard and by drag, deletes a question, and previews a persona',
+  async () => {
+    const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
+    const page = await watchedPage(browser, base, problems);
+    await signInAs(page, base, owner.email, owner.password);
+    await nav(page, 'Form').click();
+    await page.getByRole('heading', { name: 'Form', level: 1 }).waitFor(WAIT);
+    await page.getByText('No questions yet').waitFor(WAIT);
+    await assertAccessible(page, 'empty Form page');
 
-  await addQuestion(page, { label: 'Do you own the house?', type: 'choice', options: 'Yes\nNo', required: true });
-  await addQuestion(page, { label: 'Monthly bill', type: 'number' });
-  await addQuestion(page, { label: 'Roof age' });
-  await page.getByRole('button', { name: 'Save form' }).click();
-  await page.getByText('Form saved.').waitFor(WAIT);
-  const shown = page.getByRole('region', { name: 'formResponses example' });
-  await shown.getByText(/"q_/).first().waitFor(WAIT);
-  const ids = Object.keys(JSON.parse(await shown.innerText()).formResponses);
-  assert.equal(ids.length, 3);
-  const listed = await page.locator('ol.questions code').allInnerTexts();
-  assert.deepEqual(listed, ids, 'the ids in the list are the ones in formResponses');
-  await page.getByRole('region', { name: 'HTML form example' }).getByText('/your-backend/leads').waitFor(WAIT);
-  await assertAccessible(page, 'Form page with three questions');
-  await page.screenshot({ path: screenshotPath('dashboard-form.png'), fullPage: true });
+    await addQuestion(page, { label: 'Do you own the house?', type: 'choice', options: 'Yes\nNo', required: true });
+    await addQuestion(page, { label: 'Monthly bill', type: 'number' });
+    await addQuestion(page, { label: 'Roof age' });
+    await page.getByRole('button', { name: 'Save form' }).click();
+    await page.getByText('Form saved.').waitFor(WAIT);
+    const shown = page.getByRole('region', { name: 'formResponses example' });
+    await shown.getByText(/"q_/).first().waitFor(WAIT);
+    const ids = Object.keys(JSON.parse(await shown.innerText()).formResponses);
+    assert.equal(ids.length, 3);
+    const listed = await page.locator('ol.questions code').allInnerTexts();
+    assert.deepEqual(listed, ids, 'the ids in the list are the ones in formResponses');
+    await page.getByRole('region', { name: 'HTML form example' }).getByText('/your-backend/leads').waitFor(WAIT);
+    await assertAccessible(page, 'Form page with three questions');
+    await page.screenshot({ path: screenshotPath('dashboard-form.png'), fullPage: true });
 
-  // A refused save names the question and the field.
-  await addQuestion(page, { label: '' });
-  await page.getByRole('button', { name: 'Save form' }).click();
-  await page.getByRole('alert').getByText('Not saved. Question 4 (label): label is required.').waitFor(WAIT);
-  await page.getByRole('button', { name: 'Delete: question 4' }).click();
+    // A refused save names the question and the field.
+    await addQuestion(page, { label: '' });
+    await page.getByRole('button', { name: 'Save form' }).click();
+    await page.getByRole('alert').getByText('Not saved. Question 4 (label): label is required.').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Delete: question 4' }).click();
 
-  const [own, bill, roof] = ids as [string, string, string];
-  const lead = await postLead(
-    app.http,
-    ws.sandboxKey,
-    validLead({ phone: '+1 555 501 0001', formResponses: { [own]: 'Yes', [bill]: '120', [roof]: '12 years' } }),
-  );
-  assert.equal(lead.status, 201, JSON.stringify(lead.body));
-  await page.goto(`${base}/admin/${ws.slug}/leads/${lead.body.leadId}`);
-  await answerOf(page, 'Do you own the house?').getByText('Yes', { exact: true }).waitFor(WAIT);
-  assert.equal(await answerOf(page, 'Monthly bill').innerText(), '120');
-  assert.equal(await answerOf(page, 'Roof age').innerText(), '12 years');
+    const [own, bill, roof] = ids as [string, string, string];
+    const lead = await postLead(
+      app.http,
+      ws.sandboxKey,
+      validLead({ phone: '+1 555 501 0001', formResponses: { [own]: 'Yes', [bill]: '120', [roof]: '12 years' } }),
+    );
+    assert.equal(lead.status, 201, JSON.stringify(lead.body));
+    await page.goto(`${base}/admin/${ws.slug}/leads/${lead.body.leadId}`);
+    await answerOf(page, 'Do you own the house?').getByText('Yes', { exact: true }).waitFor(WAIT);
+    assert.equal(await answerOf(page, 'Monthly bill').innerText(), '120');
+    assert.equal(await answerOf(page, 'Roof age').innerText(), '12 years');
 
-  // Reorder with the keyboard: Move down on the first question keeps focus on that button.
-  await nav(page, 'Form').click();
-  const moveDown = page.getByRole('button', { name: 'Move down: Do you own the house?' });
-  await moveDown.focus();
-  await page.keyboard.press('Enter');
-  await page.getByText('Moved "Do you own the house?" to position 2 of 3.').waitFor(WAIT);
-  assert.equal(
-    await page.evaluate('document.activeElement.getAttribute("aria-label")'),
-    'Move down: Do you own the house?',
-  );
-  await page.keyboard.press('Enter');
-  assert.equal(
-    await page.evaluate('document.activeElement.getAttribute("aria-label")'),
-    'Move up: Do you own the house?',
-    'at the end, focus goes to Move up',
-  );
-  // And by drag: Roof age's handle dropped on Monthly bill, the first question.
-  const item = (label: string) =>
-    page.locator('ol.questions > li').filter({ has: page.getByRole('button', { name: `Delete: ${label}` }) });
-  await item('Roof age').locator('.drag-handle').dragTo(item('Monthly bill'));
-  await page.getByText('Moved "Roof age" to position 1 of 3.').waitFor(WAIT);
-  await page.getByRole('button', { name: 'Delete: Monthly bill' }).click();
-  await page.getByRole('button', { name: 'Save form' }).click();
-  await page.getByText('Form saved.').waitFor(WAIT);
-  assert.deepEqual(await page.locator('ol.questions code').allInnerTexts(), [roof, own], 'ids kept, in the new order');
-  await page.getByText('Deleted questions (1)').waitFor(WAIT);
-  await assertAccessible(page, 'Form page after reorder and delete');
+    // Reorder with the keyboard: Move down on the first question keeps focus on that button.
+    await nav(page, 'Form').click();
+    const moveDown = page.getByRole('button', { name: 'Move down: Do you own the house?' });
+    await moveDown.focus();
+    await page.keyboard.press('Enter');
+    await page.getByText('Moved "Do you own the house?" to position 2 of 3.').waitFor(WAIT);
+    assert.equal(
+      await page.evaluate('document.activeElement.getAttribute("aria-label")'),
+      'Move down: Do you own the house?',
+    );
+    await page.keyboard.press('Enter');
+    assert.equal(
+      await page.evaluate('document.activeElement.getAttribute("aria-label")'),
+      'Move up: Do you own the house?',
+      'at the end, focus goes to Move up',
+    );
+    // And by drag: Roof age's handle dropped on Monthly bill, the first question.
+    const item = (label: string) =>
+      page.locator('ol.questions > li').filter({ has: page.getByRole('button', { name: `Delete: ${label}` }) });
+    await item('Roof age').locator('.drag-handle').dragTo(item('Monthly bill'));
+    await page.getByText('Moved "Roof age" to position 1 of 3.').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Delete: Monthly bill' }).click();
+    await page.getByRole('button', { name: 'Save form' }).click();
+    await page.getByText('Form saved.').waitFor(WAIT);
+    assert.deepEqual(
+      await page.locator('ol.questions code').allInnerTexts(),
+      [roof, own],
+      'ids kept, in the new order',
+    );
+    await page.getByText('Deleted questions (1)').waitFor(WAIT);
+    await assertAccessible(page, 'Form page after reorder and delete');
 
-  await page.goto(`${base}/admin/${ws.slug}/leads/${lead.body.leadId}`);
-  await answerOf(page, 'Roof age').getByText('12 years').waitFor(WAIT);
-  assert.equal(await answerOf(page, 'Monthly bill').innerText(), '120', 'the deleted question keeps its label');
+    await page.goto(`${base}/admin/${ws.slug}/leads/${lead.body.leadId}`);
+    await answerOf(page, 'Roof age').getByText('12 years').waitFor(WAIT);
+    assert.equal(await answerOf(page, 'Monthly bill').innerText(), '120', 'the deleted question keeps its label');
 
-  await nav(page, 'Agent').click();
-  await page.getByRole('heading', { name: 'Agent', level: 1 }).waitFor(WAIT);
-  const prompt = page.getByRole('region', { name: 'System prompt' });
-  await prompt.getByText(/You are Alex, speaking for/).waitFor(WAIT);
-  await page.getByText('On a voice workspace this switch changes nothing today').waitFor(WAIT);
-  await page.getByLabel('Agent name').fill('Mia');
-  await prompt.getByText(/You are Mia, speaking for/).waitFor(WAIT);
-  await assertAccessible(page, 'Agent page');
-  await page.getByRole('button', { name: 'Save agent settings' }).click();
-  await page.getByText('Agent settings saved.').waitFor(WAIT);
-  await page.getByRole('button', { name: 'Switch the agent off' }).click();
-  await page.getByRole('heading', { name: 'The agent is off' }).waitFor(WAIT);
-  await page.close();
-  // The sandbox's simulated call carries a recording URL on Vapi's storage; the lead page's audio
-  // player fetches nothing until it is played, so no request leaves the machine.
-  // The one refused request is the save of the question without a label, above.
-  assert.deepEqual(problems, [`400 /api/admin/workspaces/${ws.slug}/form`]);
-  problems.length = 0;
-});
+    await nav(page, 'Agent').click();
+    await page.getByRole('heading', { name: 'Agent', level: 1 }).waitFor(WAIT);
+    const prompt = page.getByRole('region', { name: 'System prompt' });
+    await prompt.getByText(/You are Alex, speaking for/).waitFor(WAIT);
+    await page.getByText('On a voice workspace this switch changes nothing today').waitFor(WAIT);
+    await page.getByLabel('Agent name').fill('Mia');
+    await prompt.getByText(/You are Mia, speaking for/).waitFor(WAIT);
+    await assertAccessible(page, 'Agent page');
+    await page.getByRole('button', { name: 'Save agent settings' }).click();
+    await page.getByText('Agent settings saved.').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Switch the agent off' }).click();
+    await page.getByRole('heading', { name: 'The agent is off' }).waitFor(WAIT);
+    await page.close();
+    // The sandbox's simulated call carries a recording URL on Vapi's storage; the lead page's audio
+    // player fetches nothing until it is played, so no request leaves the machine.
+    // The one refused request is the save of the question without a label, above.
+    assert.deepEqual(problems, [`400 /api/admin/workspaces/${ws.slug}/form`]);
+    problems.length = 0;
+  },
+);
 
 test('a viewer reads the form and the agent settings without edit controls', async () => {
   const viewer = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }], 'Vera Viewer');
@@ -164,59 +172,63 @@ test('a viewer reads the form and the agent settings without edit controls', asy
   assert.deepEqual(problems, []);
 });
 
-test("a WhatsApp workspace: the form notes the agent asks in the chat; the template is edited without the section's secrets", async () => {
-  const authToken = 'twilio-token-not-for-browsers';
-  const chat = await app.createWorkspace(
-    'whatsapp',
-    {
-      whatsapp: {
-        provider: 'twilio',
-        accountSid: `AC${'a'.repeat(32)}`,
-        authToken,
-        from: '+15550009999',
-        templateContentSid: `HX${'b'.repeat(32)}`,
+test(
+  'a WhatsApp workspace: the form notes the agent asks in the chat; ' +
+    "the template is edited without the section's secrets",
+  async () => {
+    const authToken = 'twilio-token-not-for-browsers';
+    const chat = await app.createWorkspace(
+      'whatsapp',
+      {
+        whatsapp: {
+          provider: 'twilio',
+          accountSid: `AC${'a'.repeat(32)}`,
+          authToken,
+          from: '+15550009999',
+          templateContentSid: `HX${'b'.repeat(32)}`,
+        },
       },
-    },
-    'chat',
-  );
-  const owner = await makeOperator(app, [{ workspaceId: chat.workspaceId, role: 'owner' }], 'Otto Owner');
-  const page = await watchedPage(browser, base, problems);
-  const bodies: string[] = [];
-  page.on('response', (r) => {
-    if (r.url().includes('/api/admin/'))
-      void r.text().then(
-        (t) => bodies.push(t),
-        () => undefined,
-      );
-  });
-  await signInAs(page, base, owner.email, owner.password);
-  await nav(page, 'Form').click();
-  await page.getByText('This is a WhatsApp workspace: the agent asks these questions in the chat.').waitFor(WAIT);
-  await page.getByRole('button', { name: 'Add question' }).waitFor(WAIT);
-  await assertAccessible(page, 'WhatsApp Form page');
-  await nav(page, 'Agent').click();
-  await page.getByText(/New leads get no first-contact message/).waitFor(WAIT);
-  const sid = page.getByLabel(/Template Content SID/);
-  assert.equal(await sid.inputValue(), `HX${'b'.repeat(32)}`);
-  await sid.fill(`HX${'c'.repeat(32)}`);
-  await page.getByLabel(/^Template text/).fill('Hi {{1}}, thanks for your request!');
-  await page
-    .getByRole('region', { name: 'System prompt' })
-    .getByText(/You are chatting with the lead on WhatsApp/)
-    .waitFor(WAIT);
-  await assertAccessible(page, 'WhatsApp Agent page');
-  await page.getByRole('button', { name: 'Save agent settings' }).click();
-  await page.getByText('Agent settings saved.').waitFor(WAIT);
-  const settings = app.workspaces.settingsOf((await app.workspaces.findBySlug(chat.slug))!);
-  assert.deepEqual(settings.whatsapp, {
-    provider: 'twilio',
-    accountSid: `AC${'a'.repeat(32)}`,
-    authToken,
-    from: '+15550009999',
-    templateContentSid: `HX${'c'.repeat(32)}`,
-    templateBody: 'Hi {{1}}, thanks for your request!',
-  });
-  await page.close();
-  assert.ok(bodies.length > 0 && bodies.every((b) => !b.includes(authToken)), 'the secret never reaches the browser');
-  assert.deepEqual(problems, []);
-});
+      'chat',
+    );
+    const owner = await makeOperator(app, [{ workspaceId: chat.workspaceId, role: 'owner' }], 'Otto Owner');
+    const page = await watchedPage(browser, base, problems);
+    const bodies: string[] = [];
+    page.on('response', (r) => {
+      if (r.url().includes('/api/admin/'))
+        void r.text().then(
+          (t) => bodies.push(t),
+          () => undefined,
+        );
+    });
+    await signInAs(page, base, owner.email, owner.password);
+    await nav(page, 'Form').click();
+    await page.getByText('This is a WhatsApp workspace: the agent asks these questions in the chat.').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Add question' }).waitFor(WAIT);
+    await assertAccessible(page, 'WhatsApp Form page');
+    await nav(page, 'Agent').click();
+    await page.getByText(/New leads get no first-contact message/).waitFor(WAIT);
+    const sid = page.getByLabel(/Template Content SID/);
+    assert.equal(await sid.inputValue(), `HX${'b'.repeat(32)}`);
+    await sid.fill(`HX${'c'.repeat(32)}`);
+    await page.getByLabel(/^Template text/).fill('Hi {{1}}, thanks for your request!');
+    await page
+      .getByRole('region', { name: 'System prompt' })
+      .getByText(/You are chatting with the lead on WhatsApp/)
+      .waitFor(WAIT);
+    await assertAccessible(page, 'WhatsApp Agent page');
+    await page.getByRole('button', { name: 'Save agent settings' }).click();
+    await page.getByText('Agent settings saved.').waitFor(WAIT);
+    const settings = app.workspaces.settingsOf((await app.workspaces.findBySlug(chat.slug))!);
+    assert.deepEqual(settings.whatsapp, {
+      provider: 'twilio',
+      accountSid: `AC${'a'.repeat(32)}`,
+      authToken,
+      from: '+15550009999',
+      templateContentSid: `HX${'c'.repeat(32)}`,
+      templateBody: 'Hi {{1}}, thanks for your request!',
+    });
+    await page.close();
+    assert.ok(bodies.length > 0 && bodies.every((b) => !b.includes(authToken)), 'the secret never reaches the browser');
+    assert.deepEqual(problems, []);
+  },
+);

@@ -31,62 +31,67 @@ after(async () => {
 const nav = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name, exact: true });
 
-test('an owner links, previews and embeds the hosted form, edits its consent text, makes a publishable key and connects a webhook', async () => {
-  const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
-  const page = await watchedPage(browser, base, problems);
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await signInAs(page, base, owner.email, owner.password);
-  await nav(page, 'Form').click();
-  await page.getByRole('heading', { name: 'Hosted form', level: 2 }).waitFor(WAIT);
-  await page.getByRole('link', { name: `${base}/forms/intake-form` }).waitFor(WAIT);
-  const snippet = page.getByRole('region', { name: 'Embed it in your site' });
-  assert.equal(
-    await snippet.innerText(),
-    `<div data-leadintake-form="intake-form"></div>\n<script src="${base}/forms/intake-form/embed.js" async></script>`,
-  );
-  await page.getByText('Preview', { exact: true }).click();
-  const preview = page.frameLocator('iframe[title="Preview of the hosted form"]');
-  await preview.locator('form').first().waitFor(WAIT);
+test(
+  'an owner links, previews and embeds the hosted form, ' +
+    'edits its consent text, makes a publishable key and connects a webhook',
+  async () => {
+    const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }], 'Olivia Owner');
+    const page = await watchedPage(browser, base, problems);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await signInAs(page, base, owner.email, owner.password);
+    await nav(page, 'Form').click();
+    await page.getByRole('heading', { name: 'Hosted form', level: 2 }).waitFor(WAIT);
+    await page.getByRole('link', { name: `${base}/forms/intake-form` }).waitFor(WAIT);
+    const snippet = page.getByRole('region', { name: 'Embed it in your site' });
+    assert.equal(
+      await snippet.innerText(),
+      '<div data-leadintake-form="intake-form"></div>\n' +
+        `<script src="${base}/forms/intake-form/embed.js" async></script>`,
+    );
+    await page.getByText('Preview', { exact: true }).click();
+    const preview = page.frameLocator('iframe[title="Preview of the hosted form"]');
+    await preview.locator('form').first().waitFor(WAIT);
 
-  // Consent text: the default is version 1; a changed text saves as version 2.
-  await page.getByText('Shown now: version 1.').waitFor(WAIT);
-  await page.getByLabel('Consent text').fill('I agree that Intake Form may call me about my enquiry.');
-  await page.getByRole('button', { name: 'Save settings' }).click();
-  await page.getByText('Form settings saved. The consent text is now version 2.').waitFor(WAIT);
-  await page.getByLabel('Accent colour').waitFor(WAIT);
+    // Consent text: the default is version 1; a changed text saves as version 2.
+    await page.getByText('Shown now: version 1.').waitFor(WAIT);
+    await page.getByLabel('Consent text').fill('I agree that Intake Form may call me about my enquiry.');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Form settings saved. The consent text is now version 2.').waitFor(WAIT);
+    await page.getByLabel('Accent colour').waitFor(WAIT);
 
-  await page.getByLabel('Allowed origins of the new key, one a line').fill('https://www.example.com');
-  await page.getByRole('button', { name: 'Create publishable key' }).click();
-  const shownKey = await page.locator('.once code').first().innerText();
-  assert.match(shownKey, /^li_pub_live_/);
+    await page.getByLabel('Allowed origins of the new key, one a line').fill('https://www.example.com');
+    await page.getByRole('button', { name: 'Create publishable key' }).click();
+    const shownKey = await page.locator('.once code').first().innerText();
+    assert.match(shownKey, /^li_pub_live_/);
 
-  await page.getByLabel('Name', { exact: true }).fill('Typeform');
-  await page.getByRole('button', { name: 'Connect', exact: true }).click();
-  await page.getByText('Connected Typeform.').waitFor(WAIT);
-  await page.getByText('Waiting for the first lead').waitFor(WAIT);
-  const stored = await app.db.pool.query('SELECT kind, name FROM lead_sources WHERE workspace_id = $1', [
-    ws.workspaceId,
-  ]);
-  assert.deepEqual(stored.rows, [{ kind: 'webhook', name: 'Typeform' }]);
+    await page.getByLabel('Name', { exact: true }).fill('Typeform');
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await page.getByText('Connected Typeform.').waitFor(WAIT);
+    await page.getByText('Waiting for the first lead').waitFor(WAIT);
+    const stored = await app.db.pool.query('SELECT kind, name FROM lead_sources WHERE workspace_id = $1', [
+      ws.workspaceId,
+    ]);
+    assert.deepEqual(stored.rows, [{ kind: 'webhook', name: 'Typeform' }]);
 
-  await assertAccessible(page, 'Form page at 1440 px');
-  await page.screenshot({ path: screenshotPath('dashboard-form-intake.png'), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await assertAccessible(page, 'Form page at 390 px');
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
-  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px screen`);
-  await page.screenshot({ path: screenshotPath('dashboard-form-intake-390.png'), fullPage: true });
+    await assertAccessible(page, 'Form page at 1440 px');
+    await page.screenshot({ path: screenshotPath('dashboard-form-intake.png'), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await assertAccessible(page, 'Form page at 390 px');
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px screen`);
+    await page.screenshot({ path: screenshotPath('dashboard-form-intake-390.png'), fullPage: true });
 
-  // Analytics: the sandbox lead counted under its source.
-  assert.equal((await postLead(app.http, ws.sandboxKey, validLead())).status, 201);
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await page.goto(`${base}/admin/intake-form/analytics?sandbox=true`);
-  const bySource = page.getByRole('table', { name: /by where the leads came in/ });
-  await bySource.getByRole('rowheader', { name: 'API (secret key)' }).waitFor(WAIT);
-  await assertAccessible(page, 'Analytics with By source');
-  assert.deepEqual(problems, []);
-  await page.close();
-});
+    // Analytics: the sandbox lead counted under its source.
+    assert.equal((await postLead(app.http, ws.sandboxKey, validLead())).status, 201);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(`${base}/admin/intake-form/analytics?sandbox=true`);
+    const bySource = page.getByRole('table', { name: /by where the leads came in/ });
+    await bySource.getByRole('rowheader', { name: 'API (secret key)' }).waitFor(WAIT);
+    await assertAccessible(page, 'Analytics with By source');
+    assert.deepEqual(problems, []);
+    await page.close();
+  },
+);
 
 test('a viewer reads the Form page without edit controls', async () => {
   const viewer = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'viewer' }], 'Vic Viewer');

@@ -62,7 +62,8 @@ async function expectLeads(page: Page, names: string[]): Promise<void> {
   // A string: the test's TypeScript knows no DOM; the page runs it.
   await page
     .waitForFunction(
-      `JSON.stringify([...document.querySelectorAll('main table tbody td:first-child a')].map((a) => a.textContent).sort()) === ${JSON.stringify(want)}`,
+      "JSON.stringify([...document.querySelectorAll('main table tbody td:first-child a')]" +
+        `.map((a) => a.textContent).sort()) === ${JSON.stringify(want)}`,
       undefined,
       WAIT,
     )
@@ -93,70 +94,73 @@ const FILTERED = {
   summary: 'Showing leads created 2026-05-01 to 2026-05-31. Show all leads',
 };
 
-test('the inbox view survives a reload, opens from its link in a fresh page, and back restores the views before', async () => {
-  const page = await watchedPage(browser, base, problems);
-  await signInAs(page, base, owner.email, owner.password);
-  // The filters as a link from the Analytics page brings them.
-  await page.goto(`${base}/admin/${ws.slug}/leads?${MAY}`);
-  await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Human']);
-  await page.getByRole('button', { name: /^Booked/ }).click();
-  await expectLeads(page, ['Ada Booked', 'Ben Booked']);
-  const search = page.getByRole('searchbox', { name: 'Search leads' });
-  await search.pressSequentially('Ada');
-  await expectLeads(page, ['Ada Booked']);
-  await page.getByRole('checkbox', { name: 'Sandbox' }).check();
-  await expectLeads(page, ['Ada Booked', 'Ada Sandbox']);
-  await page.getByLabel('Sort').selectOption('activity');
-  await page.waitForURL(/sort=activity/, WAIT);
-  const url = new URL(page.url());
-  assert.deepEqual(Object.fromEntries(url.searchParams), {
-    from: '2026-05-01',
-    to: '2026-05-31',
-    status: 'booked',
-    q: 'Ada',
-    sandbox: 'true',
-    sort: 'activity',
-  });
+test(
+  'the inbox view survives a reload, ' + 'opens from its link in a fresh page, and back restores the views before',
+  async () => {
+    const page = await watchedPage(browser, base, problems);
+    await signInAs(page, base, owner.email, owner.password);
+    // The filters as a link from the Analytics page brings them.
+    await page.goto(`${base}/admin/${ws.slug}/leads?${MAY}`);
+    await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Human']);
+    await page.getByRole('button', { name: /^Booked/ }).click();
+    await expectLeads(page, ['Ada Booked', 'Ben Booked']);
+    const search = page.getByRole('searchbox', { name: 'Search leads' });
+    await search.pressSequentially('Ada');
+    await expectLeads(page, ['Ada Booked']);
+    await page.getByRole('checkbox', { name: 'Sandbox' }).check();
+    await expectLeads(page, ['Ada Booked', 'Ada Sandbox']);
+    await page.getByLabel('Sort').selectOption('activity');
+    await page.waitForURL(/sort=activity/, WAIT);
+    const url = new URL(page.url());
+    assert.deepEqual(Object.fromEntries(url.searchParams), {
+      from: '2026-05-01',
+      to: '2026-05-31',
+      status: 'booked',
+      q: 'Ada',
+      sandbox: 'true',
+      sort: 'activity',
+    });
 
-  await page.reload();
-  await expectLeads(page, ['Ada Booked', 'Ada Sandbox']);
-  assert.deepEqual(await view(page), FILTERED);
+    await page.reload();
+    await expectLeads(page, ['Ada Booked', 'Ada Sandbox']);
+    assert.deepEqual(await view(page), FILTERED);
 
-  // A teammate opening the link signs in first and sees the same view.
-  const fresh = await watchedPage(browser, base, problems);
-  await fresh.goto(url.toString());
-  await fresh.getByLabel('E-mail').fill(owner.email);
-  await fresh.getByLabel('Password').fill(owner.password);
-  await fresh.getByRole('button', { name: 'Sign in' }).click();
-  await expectLeads(fresh, ['Ada Booked', 'Ada Sandbox']);
-  assert.deepEqual(await view(fresh), FILTERED);
-  assert.equal(fresh.url(), url.toString());
-  await fresh.close();
+    // A teammate opening the link signs in first and sees the same view.
+    const fresh = await watchedPage(browser, base, problems);
+    await fresh.goto(url.toString());
+    await fresh.getByLabel('E-mail').fill(owner.email);
+    await fresh.getByLabel('Password').fill(owner.password);
+    await fresh.getByRole('button', { name: 'Sign in' }).click();
+    await expectLeads(fresh, ['Ada Booked', 'Ada Sandbox']);
+    assert.deepEqual(await view(fresh), FILTERED);
+    assert.equal(fresh.url(), url.toString());
+    await fresh.close();
 
-  // Back: one step per choice, and the whole search as one step.
-  await page.goBack();
-  await page.waitForURL((u) => !u.searchParams.has('sort'), WAIT);
-  assert.deepEqual(await view(page), { ...FILTERED, sort: 'newest' });
-  await page.goBack();
-  await expectLeads(page, ['Ada Booked']);
-  assert.deepEqual(await view(page), { ...FILTERED, sort: 'newest', sandbox: false });
-  await page.goBack();
-  await expectLeads(page, ['Ada Booked', 'Ben Booked']);
-  assert.deepEqual(await view(page), { ...FILTERED, sort: 'newest', sandbox: false, search: '' });
-  await page.goBack();
-  await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Human']);
-  assert.equal((await view(page)).tab, 'All');
-  // Forward again, then "Show all leads" is a step of its own too.
-  await page.goForward();
-  await expectLeads(page, ['Ada Booked', 'Ben Booked']);
-  await page.getByRole('button', { name: 'Show all leads' }).click();
-  await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Old']);
-  assert.equal(new URL(page.url()).search, '?status=booked');
-  await page.goBack();
-  await expectLeads(page, ['Ada Booked', 'Ben Booked']);
-  await page.close();
-  assert.deepEqual(problems, []);
-});
+    // Back: one step per choice, and the whole search as one step.
+    await page.goBack();
+    await page.waitForURL((u) => !u.searchParams.has('sort'), WAIT);
+    assert.deepEqual(await view(page), { ...FILTERED, sort: 'newest' });
+    await page.goBack();
+    await expectLeads(page, ['Ada Booked']);
+    assert.deepEqual(await view(page), { ...FILTERED, sort: 'newest', sandbox: false });
+    await page.goBack();
+    await expectLeads(page, ['Ada Booked', 'Ben Booked']);
+    assert.deepEqual(await view(page), { ...FILTERED, sort: 'newest', sandbox: false, search: '' });
+    await page.goBack();
+    await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Human']);
+    assert.equal((await view(page)).tab, 'All');
+    // Forward again, then "Show all leads" is a step of its own too.
+    await page.goForward();
+    await expectLeads(page, ['Ada Booked', 'Ben Booked']);
+    await page.getByRole('button', { name: 'Show all leads' }).click();
+    await expectLeads(page, ['Ada Booked', 'Ben Booked', 'Ada Old']);
+    assert.equal(new URL(page.url()).search, '?status=booked');
+    await page.goBack();
+    await expectLeads(page, ['Ada Booked', 'Ben Booked']);
+    await page.close();
+    assert.deepEqual(problems, []);
+  },
+);
 
 test('a lead link opens in the page; with Ctrl or Cmd it opens a new tab and the inbox stays', async () => {
   const page = await watchedPage(browser, base, problems);
@@ -231,7 +235,8 @@ test('the Analytics period and the Logs filters are in the address too', async (
 
 test('the Source select is kept in the address, reaches the CSV link, and the lead page says the source', async () => {
   await app.db.pool.query(
-    `UPDATE leads SET source = 'meta', source_detail = '{"adId": "123", "formId": "456"}' WHERE workspace_id = $1 AND name = 'Ben Booked'`,
+    `UPDATE leads SET source = 'meta', source_detail = '{"adId": "123", "formId": "456"}'
+      WHERE workspace_id = $1 AND name = 'Ben Booked'`,
     [ws.workspaceId],
   );
   const page = await watchedPage(browser, base, problems);

@@ -146,7 +146,8 @@ describe('every backend of the database terminated', { concurrency: false }, () 
   }, SLOW);
 
   it(
-    'during running WhatsApp turns: the worker stays up and the turns whose connection dropped are retried to completion',
+    'during running WhatsApp turns: ' +
+      'the worker stays up and the turns whose connection dropped are retried to completion',
     SLOW,
     async (t) => {
       const LEADS = 3;
@@ -240,7 +241,8 @@ describe('every backend of the database terminated', { concurrency: false }, () 
       assert.equal(unanswered.length, 0, `${JSON.stringify(unanswered[0])}\n${api.output()}`);
       assertOnly201Or500(answers);
       t.diagnostic(
-        `${answers.filter((a) => a.status === 500).length} of ${answers.length} answers were 500, ${terminated.reduce((a, b) => a + b)} backends terminated in ${terminated.length} waves`,
+        `${answers.filter((a) => a.status === 500).length} of ${answers.length} answers were 500, ` +
+          `${terminated.reduce((a, b) => a + b)} backends terminated in ${terminated.length} waves`,
       );
 
       const next = await post(api.url, ws.apiKey);

@@ -12,7 +12,8 @@ import { eventually, runCli, spawnWorker, type WorkerProcess } from '../helpers/
 // Heartbeats of 10 s (pg-boss's minimum) and a monitor pass every second bound how long a killed
 // worker's turns wait before another worker picks them up.
 
-const LEADS = Number(process.env.DURABILITY_LEADS ?? 250); // each has two turns: the first contact and the answer to the lead's reply
+// Each lead has two turns: the first contact and the answer to the lead's reply.
+const LEADS = Number(process.env.DURABILITY_LEADS ?? 250);
 const KILLS = Number(process.env.DURABILITY_KILLS ?? 10);
 
 let h: WhatsappHarness;

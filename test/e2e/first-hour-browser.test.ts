@@ -48,7 +48,8 @@ async function inbox(width: number): Promise<Page> {
 }
 
 for (const width of [390, 1440]) {
-  test(`${width} px: sandbox leads shown by default, a national number finds its lead, an empty search says so`, async () => {
+  const what = 'sandbox leads shown by default, a national number finds its lead, an empty search says so';
+  test(`${width} px: ${what}`, async () => {
     const page = await inbox(width);
     await page.getByRole('link', { name: 'Sandy One' }).waitFor(WAIT);
     await page.getByRole('link', { name: 'Sandy Two' }).waitFor(WAIT);

@@ -126,7 +126,8 @@ async function submitSandboxLead(base: string, key: string, phone: string): Prom
   assert.equal(res.status, 201, await res.text());
 }
 
-test('first start, second start, demo: the password is kept, the second start says where things are, Ctrl-C stops cleanly', {
+test('first start, second start, demo: the password is kept, ' +
+  'the second start says where things are, Ctrl-C stops cleanly', {
   timeout: 300_000,
 }, async () => {
   const port = await freePort();

@@ -43,48 +43,51 @@ async function fill(page: Page, phone: string): Promise<void> {
   await page.getByLabel('Monthly electricity bill (EUR)').fill('120');
 }
 
-test('with JavaScript, under the CSP: errors next to their fields before sending, consent required, then thanks', async () => {
-  // No bypassCSP here: the page's own policy applies, so an inline script or style would fail.
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  // A CSP violation is a console error ("Refused to …"); a failed file, a response ≥ 400 (the
-  // browser's own favicon request aside: the form has none).
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
-  });
-  page.on('response', (r) => {
-    if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) errors.push(`${r.status()} ${r.url()}`);
-  });
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${base}/forms/${slug}`);
-  // form.js ran: it turns the browser's bubbles into our messages.
-  await page.locator('form[novalidate]').waitFor(WAIT);
-  await page.getByRole('button', { name: 'Send' }).click();
-  const nameField = page.getByLabel('Your name');
-  assert.equal(await nameField.getAttribute('aria-invalid'), 'true');
-  assert.equal(await page.locator('#f-name-error').textContent(), 'This field is required.');
-  assert.equal(
-    await page.locator('#f-consent-error').textContent(),
-    'Please agree to be contacted, so that we can answer you.',
-  );
-  assert.equal(await page.evaluate('document.activeElement.id'), 'f-name');
-  await fill(page, uniquePhone());
-  await page.getByRole('button', { name: 'Send' }).click();
-  // Everything but consent: still not sent.
-  assert.equal(
-    await page.locator('#f-consent-error').textContent(),
-    'Please agree to be contacted, so that we can answer you.',
-  );
-  assert.equal(await leadCount(), 0);
-  await page.getByRole('checkbox').check();
-  clock.advance(5_000);
-  await page.getByRole('button', { name: 'Send' }).click();
-  await page.getByRole('heading', { name: 'Thank you!' }).waitFor(WAIT);
-  assert.equal(await leadCount(), 1);
-  assert.deepEqual(errors, []);
-  await context.close();
-});
+test(
+  'with JavaScript, under the CSP: ' + 'errors next to their fields before sending, consent required, then thanks',
+  async () => {
+    // No bypassCSP here: the page's own policy applies, so an inline script or style would fail.
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    // A CSP violation is a console error ("Refused to …"); a failed file, a response ≥ 400 (the
+    // browser's own favicon request aside: the form has none).
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) errors.push(`${r.status()} ${r.url()}`);
+    });
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${base}/forms/${slug}`);
+    // form.js ran: it turns the browser's bubbles into our messages.
+    await page.locator('form[novalidate]').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Send' }).click();
+    const nameField = page.getByLabel('Your name');
+    assert.equal(await nameField.getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.locator('#f-name-error').textContent(), 'This field is required.');
+    assert.equal(
+      await page.locator('#f-consent-error').textContent(),
+      'Please agree to be contacted, so that we can answer you.',
+    );
+    assert.equal(await page.evaluate('document.activeElement.id'), 'f-name');
+    await fill(page, uniquePhone());
+    await page.getByRole('button', { name: 'Send' }).click();
+    // Everything but consent: still not sent.
+    assert.equal(
+      await page.locator('#f-consent-error').textContent(),
+      'Please agree to be contacted, so that we can answer you.',
+    );
+    assert.equal(await leadCount(), 0);
+    await page.getByRole('checkbox').check();
+    clock.advance(5_000);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor(WAIT);
+    assert.equal(await leadCount(), 1);
+    assert.deepEqual(errors, []);
+    await context.close();
+  },
+);
 
 test('without JavaScript: the server renders the errors next to their fields, then the thank-you page', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 390, height: 844 } });

@@ -74,31 +74,37 @@ describe('GET /metrics', () => {
     assert.doesNotMatch(after, /no\/such\/path/);
   });
 
-  test('a WhatsApp lead: created, its job queued, then first contact → speed to lead, provider request, status transition', async () => {
-    const ws = await h.workspace('twilio');
-    const before = await scrape();
-    const { leadId } = await h.submit(ws.apiKey, { name: 'Metric Person', email: 'metric.person@example.com' });
-    await h.app.relay.drain();
-    const queued = await scrape();
-    assert.equal(
-      value(queued, 'leadintake_leads_created_total', { channel: 'whatsapp', mode: 'live' }) -
-        value(before, 'leadintake_leads_created_total', { channel: 'whatsapp', mode: 'live' }),
-      1,
-    );
-    assert.ok(value(queued, 'leadintake_jobs', { queue: 'agent-turn', state: 'queued' }) >= 1);
-    await h.settle();
-    const after = await scrape();
-    const delta = (name: string, labels: Record<string, string>) =>
-      value(after, name, labels) - value(before, name, labels);
-    assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'whatsapp' }), 1);
-    assert.ok(delta('leadintake_provider_requests_total', { provider: 'twilio', outcome: 'ok' }) >= 1);
-    assert.ok(delta('leadintake_provider_request_duration_seconds_count', { provider: 'twilio', outcome: 'ok' }) >= 1);
-    assert.ok(delta('leadintake_lead_status_transitions_total', { from: 'new', to: 'in_conversation' }) >= 1);
-    // Nothing personal or unbounded: no name, phone, e-mail, lead, workspace or key.
-    for (const secret of [leadId, ws.workspaceId, ws.apiKey, 'Metric Person', 'metric.person@example.com', ws.slug])
-      assert.ok(!after.includes(secret), secret);
-    assert.doesNotMatch(after, /\+\d{7,}/);
-  });
+  test(
+    'a WhatsApp lead: created, its job queued, then first contact → ' +
+      'speed to lead, provider request, status transition',
+    async () => {
+      const ws = await h.workspace('twilio');
+      const before = await scrape();
+      const { leadId } = await h.submit(ws.apiKey, { name: 'Metric Person', email: 'metric.person@example.com' });
+      await h.app.relay.drain();
+      const queued = await scrape();
+      assert.equal(
+        value(queued, 'leadintake_leads_created_total', { channel: 'whatsapp', mode: 'live' }) -
+          value(before, 'leadintake_leads_created_total', { channel: 'whatsapp', mode: 'live' }),
+        1,
+      );
+      assert.ok(value(queued, 'leadintake_jobs', { queue: 'agent-turn', state: 'queued' }) >= 1);
+      await h.settle();
+      const after = await scrape();
+      const delta = (name: string, labels: Record<string, string>) =>
+        value(after, name, labels) - value(before, name, labels);
+      assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'whatsapp' }), 1);
+      assert.ok(delta('leadintake_provider_requests_total', { provider: 'twilio', outcome: 'ok' }) >= 1);
+      assert.ok(
+        delta('leadintake_provider_request_duration_seconds_count', { provider: 'twilio', outcome: 'ok' }) >= 1,
+      );
+      assert.ok(delta('leadintake_lead_status_transitions_total', { from: 'new', to: 'in_conversation' }) >= 1);
+      // Nothing personal or unbounded: no name, phone, e-mail, lead, workspace or key.
+      for (const secret of [leadId, ws.workspaceId, ws.apiKey, 'Metric Person', 'metric.person@example.com', ws.slug])
+        assert.ok(!after.includes(secret), secret);
+      assert.doesNotMatch(after, /\+\d{7,}/);
+    },
+  );
 
   test('a voice lead: speed to lead and the Vapi request; a refused call counts as a client error', async () => {
     const { apiKey } = await h.app.createWorkspace('voice', {

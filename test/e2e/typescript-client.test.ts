@@ -287,25 +287,30 @@ describe('the generated types', () => {
     );
   });
 
-  test("a program reading lead.status and voiceCall.transcript type-checks with the client package's TypeScript; a wrong field does not", () => {
-    const tsc = path.join(CLIENT_DIR, 'node_modules/typescript/bin/tsc');
-    const ok = spawnSync(process.execPath, [tsc, '-p', path.join(CLIENT_DIR, 'tsconfig.check.json')], {
-      encoding: 'utf8',
-    });
-    assert.equal(ok.status, 0, ok.stdout + ok.stderr);
-    const wrong = path.join(CLIENT_DIR, 'examples/wrong-field.ts');
-    fs.writeFileSync(
-      wrong,
-      "import type { LeadResponse } from '../src/index.ts';\nexport const f = (r: LeadResponse): string => r.lead.statuz + (r.voiceCall?.transcript ?? '');\n",
-    );
-    try {
-      const bad = spawnSync(process.execPath, [tsc, '-p', path.join(CLIENT_DIR, 'tsconfig.check.json')], {
+  test(
+    'a program reading lead.status and voiceCall.transcript type-checks with ' +
+      "the client package's TypeScript; a wrong field does not",
+    () => {
+      const tsc = path.join(CLIENT_DIR, 'node_modules/typescript/bin/tsc');
+      const ok = spawnSync(process.execPath, [tsc, '-p', path.join(CLIENT_DIR, 'tsconfig.check.json')], {
         encoding: 'utf8',
       });
-      assert.notEqual(bad.status, 0);
-      assert.match(bad.stdout, /Property 'statuz' does not exist/);
-    } finally {
-      fs.rmSync(wrong);
-    }
-  });
+      assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+      const wrong = path.join(CLIENT_DIR, 'examples/wrong-field.ts');
+      fs.writeFileSync(
+        wrong,
+        "import type { LeadResponse } from '../src/index.ts';\n" +
+          "export const f = (r: LeadResponse): string => r.lead.statuz + (r.voiceCall?.transcript ?? '');\n",
+      );
+      try {
+        const bad = spawnSync(process.execPath, [tsc, '-p', path.join(CLIENT_DIR, 'tsconfig.check.json')], {
+          encoding: 'utf8',
+        });
+        assert.notEqual(bad.status, 0);
+        assert.match(bad.stdout, /Property 'statuz' does not exist/);
+      } finally {
+        fs.rmSync(wrong);
+      }
+    },
+  );
 });

@@ -83,7 +83,8 @@ describe('leadintake workspace verify', { concurrency: true }, () => {
         '  PASS  Vapi     API key       accepted by Vapi',
         `  PASS  Vapi     assistant     ${SIM_ASSISTANT_ID} exists`,
         `  PASS  Vapi     phone number  ${SIM_PHONE_NUMBER_ID} exists`,
-        '  SKIP  scheduling not set       no "scheduling" section (optional): the agent offers no times; leads who want to book are handed to a human',
+        '  SKIP  scheduling not set       no "scheduling" section (optional): ' +
+          'the agent offers no times; leads who want to book are handed to a human',
         'Server URLs (sent to Vapi with every call):',
         `  events  https://leads.example.com/api/vapi/${ws.slug}/events`,
         `  tools   https://leads.example.com/api/vapi/${ws.slug}/tools`,
@@ -134,49 +135,52 @@ describe('leadintake workspace verify', { concurrency: true }, () => {
     assert.ok(!r.stdout.includes('vapi-public-key-by-mistake'));
   });
 
-  test('--json and --show-secret; HMAC workspaces name their credential; a local PUBLIC_BASE_URL is a warning', async () => {
-    const ws = await workspace({ voice: VOICE });
-    const r = await cli(
-      { PUBLIC_BASE_URL: 'http://127.0.0.1:3000' },
-      'workspace',
-      'verify',
-      ws.slug,
-      '--json',
-      '--show-secret',
-    );
-    assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(out), [
-      'ok',
-      'checks',
-      'notConfigured',
-      'serverUrls',
-      'serverAuth',
-      'serverSecret',
-      'warnings',
-    ]);
-    assert.equal(out.ok, true);
-    assert.deepEqual(
-      out.checks.map((c: { provider: string; check: string; ok: boolean }) => `${c.provider}/${c.check}/${c.ok}`),
-      ['Vapi/API key/true', 'Vapi/assistant/true', 'Vapi/phone number/true'],
-    );
-    assert.equal(out.serverSecret, serverSecretOf(ws.id, VOICE));
-    assert.deepEqual(out.serverUrls, {
-      events: `http://127.0.0.1:3000/api/vapi/${ws.slug}/events`,
-      tools: `http://127.0.0.1:3000/api/vapi/${ws.slug}/tools`,
-    });
-    assert.match(out.warnings[0], /Vapi cannot reach a local address/);
+  test(
+    '--json and --show-secret; HMAC workspaces name their credential; ' + 'a local PUBLIC_BASE_URL is a warning',
+    async () => {
+      const ws = await workspace({ voice: VOICE });
+      const r = await cli(
+        { PUBLIC_BASE_URL: 'http://127.0.0.1:3000' },
+        'workspace',
+        'verify',
+        ws.slug,
+        '--json',
+        '--show-secret',
+      );
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.deepEqual(Object.keys(out), [
+        'ok',
+        'checks',
+        'notConfigured',
+        'serverUrls',
+        'serverAuth',
+        'serverSecret',
+        'warnings',
+      ]);
+      assert.equal(out.ok, true);
+      assert.deepEqual(
+        out.checks.map((c: { provider: string; check: string; ok: boolean }) => `${c.provider}/${c.check}/${c.ok}`),
+        ['Vapi/API key/true', 'Vapi/assistant/true', 'Vapi/phone number/true'],
+      );
+      assert.equal(out.serverSecret, serverSecretOf(ws.id, VOICE));
+      assert.deepEqual(out.serverUrls, {
+        events: `http://127.0.0.1:3000/api/vapi/${ws.slug}/events`,
+        tools: `http://127.0.0.1:3000/api/vapi/${ws.slug}/tools`,
+      });
+      assert.match(out.warnings[0], /Vapi cannot reach a local address/);
 
-    const hmac = await workspace({
-      voice: { ...VOICE, hmac: { credentialId: 'cred-42', secretKey: 'hmac-secret-0123456789' } },
-    });
-    const h = await cli({}, 'workspace', 'verify', hmac.slug, '--show-secret');
-    assert.match(
-      h.stdout,
-      /\n {2}auth {4}HMAC signature \(credential cred-42, header x-signature\)\nAll 3 checks passed\.\n$/,
-    );
-    assert.ok(!h.stdout.includes('hmac-secret-0123456789'));
-  });
+      const hmac = await workspace({
+        voice: { ...VOICE, hmac: { credentialId: 'cred-42', secretKey: 'hmac-secret-0123456789' } },
+      });
+      const h = await cli({}, 'workspace', 'verify', hmac.slug, '--show-secret');
+      assert.match(
+        h.stdout,
+        /\n {2}auth {4}HMAC signature \(credential cred-42, header x-signature\)\nAll 3 checks passed\.\n$/,
+      );
+      assert.ok(!h.stdout.includes('hmac-secret-0123456789'));
+    },
+  );
 
   test('Vapi unreachable, no voice settings, an unknown slug', async () => {
     const ws = await workspace({ voice: VOICE });

@@ -91,7 +91,8 @@ describe('leadintake webhook', () => {
     assert.match(
       text.stdout,
       new RegExp(
-        `^${added.endpoint.id}\\thttps://hooks\\.example\\.com/leads\\tlead\\.created,lead\\.status_changed\\tenabled\\n$`,
+        `^${added.endpoint.id}\\thttps://hooks\\.example\\.com/leads` +
+          '\\tlead\\.created,lead\\.status_changed\\tenabled\\n$',
       ),
     );
 

@@ -103,16 +103,19 @@ for (const provider of ['twilio', 'meta'] as const) {
 }
 
 describe('what the conversation leaves behind', () => {
-  it('the first accepted message moves the lead to in_conversation; events and logs carry no message text', async () => {
-    const { leadId } = await converse('twilio', 'not-a-fit');
-    const events = await leadEvents(h.app.db.pool, leadId);
-    const first = events.find((e) => e.type === 'message.sent')!;
-    assert.deepEqual([first.data.from, first.data.to, first.data.actor], ['new', 'in_conversation', 'system']);
-    assert.deepEqual(events.filter((e) => e.type === 'message.received').length, 1);
-    const messageEvents = events.filter((e) => e.type.startsWith('message.'));
-    assert.ok(!JSON.stringify(messageEvents).includes('budget'), 'no message text in the message events');
-    assert.ok(!h.app.logs.join('\n').includes('budget'), 'no message text in the process log');
-  });
+  it(
+    'the first accepted message moves the lead to in_conversation; ' + 'events and logs carry no message text',
+    async () => {
+      const { leadId } = await converse('twilio', 'not-a-fit');
+      const events = await leadEvents(h.app.db.pool, leadId);
+      const first = events.find((e) => e.type === 'message.sent')!;
+      assert.deepEqual([first.data.from, first.data.to, first.data.actor], ['new', 'in_conversation', 'system']);
+      assert.deepEqual(events.filter((e) => e.type === 'message.received').length, 1);
+      const messageEvents = events.filter((e) => e.type.startsWith('message.'));
+      assert.ok(!JSON.stringify(messageEvents).includes('budget'), 'no message text in the message events');
+      assert.ok(!h.app.logs.join('\n').includes('budget'), 'no message text in the process log');
+    },
+  );
 
   it('the integration log has each model call and send, with the workspace credentials masked', async () => {
     const { leadId } = await converse('meta', 'wants-human');

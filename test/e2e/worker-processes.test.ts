@@ -78,12 +78,16 @@ function worker(extra: Record<string, string> = {}): WorkerProcess {
 }
 
 describe('where the job handlers run', { concurrency: false }, () => {
-  it('serve runs them in-process: a POST is followed by the first WhatsApp message (the compiled build npm start runs)', async () => {
-    const { url } = await startServe([], COMPILED);
-    const { phone } = await postTo(url);
-    await eventually('the template', async () => (sentTo(phone).length === 1 ? true : undefined), 30_000);
-    assert.equal(sentTo(phone)[0]!.kind, 'template');
-  });
+  it(
+    'serve runs them in-process: ' +
+      'a POST is followed by the first WhatsApp message (the compiled build npm start runs)',
+    async () => {
+      const { url } = await startServe([], COMPILED);
+      const { phone } = await postTo(url);
+      await eventually('the template', async () => (sentTo(phone).length === 1 ? true : undefined), 30_000);
+      assert.equal(sentTo(phone)[0]!.kind, 'template');
+    },
+  );
 
   it('serve --no-worker leaves the turn to a worker process', async () => {
     await stopAll();

@@ -144,7 +144,8 @@ describe('workspace verify: every configured provider', { concurrency: true }, (
         `  PASS  model    API key       accepted by ${chat.baseUrl}`,
         '  PASS  model    model name    gpt-4o-mini exists',
         '  PASS  Cal.com  API key       accepted by Cal.com',
-        `  PASS  Cal.com  event type    ${DEFAULT_EVENT_TYPE.id} "${DEFAULT_EVENT_TYPE.title}" (${DEFAULT_EVENT_TYPE.lengthInMinutes} min)`,
+        `  PASS  Cal.com  event type    ${DEFAULT_EVENT_TYPE.id} "${DEFAULT_EVENT_TYPE.title}" ` +
+          `(${DEFAULT_EVENT_TYPE.lengthInMinutes} min)`,
         'All 6 checks passed.',
         '',
       ].join('\n'),
@@ -204,7 +205,8 @@ describe('workspace verify: every configured provider', { concurrency: true }, (
     assert.equal(token.code, 1);
     assert.equal(
       lineOf(token.stdout, 'Twilio', 'credentials'),
-      'FAIL Twilio credentials the account SID or auth token is wrong (401): check whatsapp.accountSid and whatsapp.authToken',
+      'FAIL Twilio credentials the account SID or auth token is wrong (401): ' +
+        'check whatsapp.accountSid and whatsapp.authToken',
     );
     assert.equal(lineOf(token.stdout, 'Twilio', 'sender'), 'FAIL Twilio sender not checked (credentials not accepted)');
     assert.ok(!token.stdout.includes('wrong-auth-token'));
@@ -215,7 +217,8 @@ describe('workspace verify: every configured provider', { concurrency: true }, (
     );
     assert.equal(
       lineOf(sender.stdout, 'Twilio', 'sender'),
-      "FAIL Twilio sender +15550001111 is not a phone number of this Twilio account: check whatsapp.from (the account's WhatsApp sender, +digits)",
+      'FAIL Twilio sender +15550001111 is not a phone number of this Twilio ' +
+        "account: check whatsapp.from (the account's WhatsApp sender, +digits)",
     );
     assert.equal(sus.code, 1);
     assert.match(
@@ -236,7 +239,8 @@ describe('workspace verify: every configured provider', { concurrency: true }, (
     assert.equal(token.code, 1);
     assert.equal(
       lineOf(token.stdout, 'Meta', 'access token'),
-      'FAIL Meta access token Meta rejected the access token (401, code 190): check whatsapp.accessToken (a system-user token with whatsapp_business_messaging)',
+      'FAIL Meta access token Meta rejected the access token (401, code 190): ' +
+        'check whatsapp.accessToken (a system-user token with whatsapp_business_messaging)',
     );
     assert.equal(
       lineOf(token.stdout, 'Meta', 'phone number'),
@@ -247,7 +251,10 @@ describe('workspace verify: every configured provider', { concurrency: true }, (
     assert.equal(lineOf(number.stdout, 'Meta', 'access token'), 'PASS Meta access token accepted by Meta');
     assert.match(
       lineOf(number.stdout, 'Meta', 'phone number'),
-      /^FAIL Meta phone number 999000111 not found or not visible to this token \(400, code 100\): check whatsapp\.phoneNumberId/,
+      new RegExp(
+        '^FAIL Meta phone number 999000111 not found or not visible to this token ' +
+          String.raw`\(400, code 100\): check whatsapp\.phoneNumberId`,
+      ),
     );
   });
 
@@ -309,32 +316,38 @@ describe('workspace verify: every configured provider', { concurrency: true }, (
     );
   });
 
-  test('absent sections: the channel section fails and says who cannot be contacted; scheduling is only reported', async () => {
-    const [bare, noBooking, voice] = await Promise.all([
-      verify({}),
-      verify({ whatsapp: TWILIO }),
-      verify({}, {}, 'voice'),
-    ]);
-    assert.equal(bare.code, 1);
-    assert.match(
-      bare.stdout,
-      /\n {2}FAIL {2}whatsapp not set {7}no "whatsapp" section: live leads cannot be messaged \(they go to needs_human\)/,
-    );
-    assert.match(
-      bare.stdout,
-      /\n {2}SKIP {2}scheduling not set {7}no "scheduling" section \(optional\): the agent offers no times/,
-    );
-    assert.match(bare.stdout, /\n1 of 3 checks failed: fix the settings named above/);
-    assert.equal(noBooking.code, 0, noBooking.stdout);
-    assert.match(noBooking.stdout, /\n {2}SKIP {2}scheduling not set/);
-    assert.match(noBooking.stdout, /\nAll 4 checks passed\.\n$/);
-    assert.equal(voice.code, 1);
-    assert.match(
-      voice.stdout,
-      /\n {2}FAIL {2}voice {4}not set {7}no "voice" section: live leads cannot be called \(a live POST answers 502\)/,
-    );
-    assert.ok(!voice.stdout.includes('model'), 'a voice workspace has no model of ours to check');
-  });
+  test(
+    'absent sections: the channel section fails and says who cannot be contacted; ' + 'scheduling is only reported',
+    async () => {
+      const [bare, noBooking, voice] = await Promise.all([
+        verify({}),
+        verify({ whatsapp: TWILIO }),
+        verify({}, {}, 'voice'),
+      ]);
+      assert.equal(bare.code, 1);
+      assert.match(
+        bare.stdout,
+        new RegExp(
+          String.raw`\n {2}FAIL {2}whatsapp not set {7}no "whatsapp" section: ` +
+            String.raw`live leads cannot be messaged \(they go to needs_human\)`,
+        ),
+      );
+      assert.match(
+        bare.stdout,
+        /\n {2}SKIP {2}scheduling not set {7}no "scheduling" section \(optional\): the agent offers no times/,
+      );
+      assert.match(bare.stdout, /\n1 of 3 checks failed: fix the settings named above/);
+      assert.equal(noBooking.code, 0, noBooking.stdout);
+      assert.match(noBooking.stdout, /\n {2}SKIP {2}scheduling not set/);
+      assert.match(noBooking.stdout, /\nAll 4 checks passed\.\n$/);
+      assert.equal(voice.code, 1);
+      assert.match(
+        voice.stdout,
+        /\n {2}FAIL {2}voice {4}not set {7}no "voice" section: live leads cannot be called \(a live POST answers 502\)/,
+      );
+      assert.ok(!voice.stdout.includes('model'), 'a voice workspace has no model of ours to check');
+    },
+  );
 
   test('--json lists every check and every absent section; exit 1 when one failed', async () => {
     const slug = await workspace({ whatsapp: { ...META, phoneNumberId: '123' } });

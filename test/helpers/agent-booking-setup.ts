@@ -9,7 +9,9 @@ import { AGENT_TEST_NOW, SOLAR_AGENT, startAgentHarness, type AgentHarness } fro
 
 export const MONDAY_9 = '2050-09-05T09:00:00.000+02:00';
 export const UNAVAILABLE =
-  'Booking is unavailable: this workspace has no scheduling service configured, so there are no times to offer. Tell the lead a colleague will get in touch to arrange the consultation, then call escalateToHuman.';
+  'Booking is unavailable: this workspace has no scheduling service configured, ' +
+  'so there are no times to offer. Tell the lead a colleague will get in touch ' +
+  'to arrange the consultation, then call escalateToHuman.';
 
 // bookConsult books only what listSlots offered in the conversation (test/api/agent-booking-remit.test.ts):
 // here those offers are recorded as listSlots would have.

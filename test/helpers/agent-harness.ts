@@ -34,7 +34,8 @@ export const SOLAR_AGENT: AgentConfigInput = {
     tone: 'warm, plain-spoken, no jargon',
   },
   criteria:
-    'Owns the house (not a tenant), pays at least 80 EUR a month for electricity, and wants the installation within 12 months.',
+    'Owns the house (not a tenant), pays at least 80 EUR a month for electricity, ' +
+    'and wants the installation within 12 months.',
   timeZone: 'Europe/Berlin',
   questions: [
     { id: 'q_owner', label: 'Do you own the property?', type: 'choice', options: ['Yes', 'No'], required: true },

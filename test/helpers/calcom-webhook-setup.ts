@@ -60,7 +60,8 @@ export function setUpCalcomWebhookApp() {
   let slotIndex = 0;
   function nextSlot(): string {
     const day = Math.floor(slotIndex / 16);
-    const start = Date.parse('2050-09-05T07:00:00Z') + day * 86_400_000 + (slotIndex % 16) * 1_800_000; // 09:00 Berlin, Monday
+    // 09:00 Berlin, Monday.
+    const start = Date.parse('2050-09-05T07:00:00Z') + day * 86_400_000 + (slotIndex % 16) * 1_800_000;
     slotIndex += 1;
     assert.ok(day < 5, 'out of weekday slots');
     return new Date(start).toISOString();

@@ -16,7 +16,8 @@ export const bookingTranscript = (time = '09:00') =>
     'Lead: Yes, sure, go ahead.',
     'Assistant: Great. Tell me a little about what you need and how soon you would like to start.',
     'Lead: We are a team of about twenty, the budget is approved and we would like to start next month.',
-    `Assistant: That sounds like a good fit. The first free time is Monday, 5 September 2050 at ${time}. Does that work for you?`,
+    `Assistant: That sounds like a good fit. The first free time is Monday, 5 September 2050 at ${time}. ` +
+      'Does that work for you?',
     'Lead: The first time works for me, please book it.',
     'Assistant: You are booked. The confirmation is on its way by e-mail. Thank you, goodbye!',
     'Lead: Thanks, bye!',

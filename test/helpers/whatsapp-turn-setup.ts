@@ -46,7 +46,8 @@ export function setUpWhatsappTurns() {
     (
       await s.h.app.db.pool.query(
         // The lead's turn jobs (its contact plan's contact-attempt jobs name the lead too).
-        `SELECT name, state, retry_count FROM pgboss.job WHERE data->>'leadId' = $1 AND name = 'agent-turn' ORDER BY created_on`,
+        `SELECT name, state, retry_count FROM pgboss.job
+          WHERE data->>'leadId' = $1 AND name = 'agent-turn' ORDER BY created_on`,
         [id],
       )
     ).rows;

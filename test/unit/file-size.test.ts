@@ -1,11 +1,14 @@
-// No source or test file over 400 lines (the project's rule: most under 200). The formatter wraps
-// long lines, which lengthens files; a file past the limit is split by what it does, not trimmed.
+// No source or test file over 400 lines (the project's rule: most under 200), and no line over 120
+// characters (the formatter's width; it does not break strings and comments, so they are wrapped by
+// hand). The formatter wraps long lines, which lengthens files; a file past the limit is split by
+// what it does, not trimmed.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
 const MAX_LINES = 400;
+const MAX_WIDTH = 120;
 const ROOTS = ['src', 'web/src', 'scripts', 'bench', 'test', 'clients/typescript/src'];
 // Written by generators and compared with their output by tests, never edited by hand.
 const GENERATED = new Set(['web/src/admin-api-types.ts', 'clients/typescript/src/schema.ts']);
@@ -26,6 +29,35 @@ export function oversized(files: string[], max = MAX_LINES): string[] {
     .filter(([, n]) => n > max)
     .map(([f, n]) => `${f}: ${n} lines`);
 }
+
+/** Lines wider than `max` characters (code points), as `file:line: width`. */
+export function wideLines(files: string[], max = MAX_WIDTH): string[] {
+  return files
+    .filter((f) => !GENERATED.has(f.split(path.sep).join('/')))
+    .flatMap((f) =>
+      fs
+        .readFileSync(f, 'utf8')
+        .split('\n')
+        .map((line, i) => [i + 1, [...line].length] as const)
+        .filter(([, width]) => width > max)
+        .map(([n, width]) => `${f}:${n}: ${width}`),
+    );
+}
+
+test(`no line of a source or test file is over ${MAX_WIDTH} characters`, () => {
+  assert.deepEqual(wideLines(ROOTS.flatMap(sourceFiles)), []);
+});
+
+test('the width check sees a wide line (it can fail)', () => {
+  const dir = fs.mkdtempSync(path.join('test', '.width-probe-'));
+  try {
+    const probe = path.join(dir, 'wide.ts');
+    fs.writeFileSync(probe, `// ${'é'.repeat(MAX_WIDTH - 3)}\n// ${'x'.repeat(MAX_WIDTH - 2)}\n`);
+    assert.deepEqual(wideLines([probe]), [`${probe}:2: ${MAX_WIDTH + 1}`]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test(`no source or test file is over ${MAX_LINES} lines`, () => {
   assert.deepEqual(oversized(ROOTS.flatMap(sourceFiles)), []);

@@ -54,15 +54,18 @@ describe('deploy/kubernetes', () => {
     assert.ok(!kustomization.resources?.includes('migrate-job.yaml'), 'the Job runs apart, before a rollout');
   });
 
-  it('the serve Deployment runs serve --no-worker with liveness /healthz, readiness /readyz and the metrics port', () => {
-    const c = container('serve-deployment.yaml');
-    assert.deepEqual(c.args, ['serve', '--no-worker']);
-    assert.deepEqual(c.livenessProbe?.httpGet, { path: '/healthz', port: 'http' });
-    assert.deepEqual(c.readinessProbe?.httpGet, { path: '/readyz', port: 'http' });
-    const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
-    assert.equal(ports.http, Number(configMap.data?.PORT));
-    assert.equal(ports.metrics, Number(configMap.data?.METRICS_PORT));
-  });
+  it(
+    'the serve Deployment runs serve --no-worker with liveness /healthz, ' + 'readiness /readyz and the metrics port',
+    () => {
+      const c = container('serve-deployment.yaml');
+      assert.deepEqual(c.args, ['serve', '--no-worker']);
+      assert.deepEqual(c.livenessProbe?.httpGet, { path: '/healthz', port: 'http' });
+      assert.deepEqual(c.readinessProbe?.httpGet, { path: '/readyz', port: 'http' });
+      const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
+      assert.equal(ports.http, Number(configMap.data?.PORT));
+      assert.equal(ports.metrics, Number(configMap.data?.METRICS_PORT));
+    },
+  );
 
   it('the worker Deployment runs worker, and the Job runs migrate', () => {
     assert.deepEqual(container('worker-deployment.yaml').args, ['worker']);

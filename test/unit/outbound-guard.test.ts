@@ -88,7 +88,8 @@ describe('outbound guard: what is repaired', () => {
   it('links only to the allowed domains and their subdomains; others removed, their host recorded', () => {
     const changes = noChanges();
     const out = cleanText(
-      'Book at https://book.solar.example/slot?x=1, not http://evil.example/p or www.phish.test/login or evil.com. [Here](https://evil.example/a).',
+      'Book at https://book.solar.example/slot?x=1, ' +
+        'not http://evil.example/p or www.phish.test/login or evil.com. [Here](https://evil.example/a).',
       ['solar.example'],
       changes,
     );

@@ -58,7 +58,8 @@ describe('callbackTime', () => {
   });
 
   it('the window holds in every zone the lead may be in', () => {
-    // 18:00 in Berlin is 12:00 in New York; 19:30 Berlin is 13:30 there: both open. 09:30 Berlin is 03:30 in New York: moved.
+    // 18:00 in Berlin is 12:00 in New York; 19:30 Berlin is 13:30 there: both open. 09:30 Berlin is
+    // 03:30 in New York: moved.
     const t = decide('2026-12-05T09:30', [BERLIN, 'America/New_York']);
     assert.ok(t.ok);
     assert.equal(t.at.toISOString(), '2026-12-05T14:00:00.000Z', '09:00 in New York, 15:00 in Berlin');

@@ -9,29 +9,32 @@ import { StatementBatcher } from '../../src/db/statement-batcher.ts';
 
 const sqlError = (code: string) => Object.assign(new Error(`sqlstate ${code}`), { code });
 
-test('items submitted together go in one statement; those submitted meanwhile in the next; outputs in order', async () => {
-  const batches: number[][] = [];
-  let release!: () => void;
-  const first = new Promise<void>((r) => (release = r));
-  const b = new StatementBatcher<number, number>({
-    run: async (items) => {
-      batches.push(items);
-      if (batches.length === 1) await first;
-      return items.map((i) => i * 10);
-    },
-  });
-  const a = [1, 2, 3].map((i) => b.submit(i));
-  await new Promise((r) => setImmediate(r));
-  await new Promise((r) => setImmediate(r));
-  const later = [4, 5].map((i) => b.submit(i));
-  assert.equal(b.waiting, 2, 'waiting for the statement in flight');
-  release();
-  assert.deepEqual(await Promise.all([...a, ...later]), [10, 20, 30, 40, 50]);
-  assert.deepEqual(batches, [
-    [1, 2, 3],
-    [4, 5],
-  ]);
-});
+test(
+  'items submitted together go in one statement; ' + 'those submitted meanwhile in the next; outputs in order',
+  async () => {
+    const batches: number[][] = [];
+    let release!: () => void;
+    const first = new Promise<void>((r) => (release = r));
+    const b = new StatementBatcher<number, number>({
+      run: async (items) => {
+        batches.push(items);
+        if (batches.length === 1) await first;
+        return items.map((i) => i * 10);
+      },
+    });
+    const a = [1, 2, 3].map((i) => b.submit(i));
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const later = [4, 5].map((i) => b.submit(i));
+    assert.equal(b.waiting, 2, 'waiting for the statement in flight');
+    release();
+    assert.deepEqual(await Promise.all([...a, ...later]), [10, 20, 30, 40, 50]);
+    assert.deepEqual(batches, [
+      [1, 2, 3],
+      [4, 5],
+    ]);
+  },
+);
 
 test('at most maxBatch items per statement', async () => {
   const sizes: number[] = [];
@@ -97,33 +100,36 @@ test('a statement that returns the wrong number of outputs fails its items inste
   assert.ok(results.every((r) => r.status === 'rejected'));
 });
 
-test('with maxInFlight 2: what arrives while one statement runs starts a second; later items wait for either to end', async () => {
-  const batches: number[][] = [];
-  const gates: Array<() => void> = [];
-  const b = new StatementBatcher<number, number>({
-    maxInFlight: 2,
-    run: async (items) => {
-      batches.push(items);
-      await new Promise<void>((open) => gates.push(open));
-      return items;
-    },
-  });
-  const pass = async () => {
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
-  };
-  const first = [1, 2].map((i) => b.submit(i));
-  await pass();
-  const second = [3].map((i) => b.submit(i));
-  await pass();
-  const third = [4, 5].map((i) => b.submit(i));
-  await pass();
-  assert.deepEqual(batches, [[1, 2], [3]], 'two statements in flight, the third batch waits');
-  assert.equal(b.waiting, 2);
-  gates.shift()!();
-  assert.deepEqual(await Promise.all(first), [1, 2]);
-  await pass();
-  assert.deepEqual(batches, [[1, 2], [3], [4, 5]], 'the waiting items went in one statement once the first ended');
-  gates.splice(0).forEach((open) => open());
-  assert.deepEqual(await Promise.all([...second, ...third]), [3, 4, 5]);
-});
+test(
+  'with maxInFlight 2: what arrives while one statement runs starts a second; ' + 'later items wait for either to end',
+  async () => {
+    const batches: number[][] = [];
+    const gates: Array<() => void> = [];
+    const b = new StatementBatcher<number, number>({
+      maxInFlight: 2,
+      run: async (items) => {
+        batches.push(items);
+        await new Promise<void>((open) => gates.push(open));
+        return items;
+      },
+    });
+    const pass = async () => {
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+    };
+    const first = [1, 2].map((i) => b.submit(i));
+    await pass();
+    const second = [3].map((i) => b.submit(i));
+    await pass();
+    const third = [4, 5].map((i) => b.submit(i));
+    await pass();
+    assert.deepEqual(batches, [[1, 2], [3]], 'two statements in flight, the third batch waits');
+    assert.equal(b.waiting, 2);
+    gates.shift()!();
+    assert.deepEqual(await Promise.all(first), [1, 2]);
+    await pass();
+    assert.deepEqual(batches, [[1, 2], [3], [4, 5]], 'the waiting items went in one statement once the first ended');
+    gates.splice(0).forEach((open) => open());
+    assert.deepEqual(await Promise.all([...second, ...third]), [3, 4, 5]);
+  },
+);

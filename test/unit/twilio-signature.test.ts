@@ -23,7 +23,8 @@ const DOC_SIGNATURE = 'RSOYDt4T1cUTdK1PDd93/VVr8B8=';
 test("Twilio's documented example signs to its documented header", () => {
   assert.equal(
     twilioSignedString(DOC_URL, DOC_PARAMS),
-    'https://mycompany.com/myapp.php?foo=1&bar=2CallSidCA1234567890ABCDECaller+14158675309Digits1234From+14158675309To+18005551212',
+    'https://mycompany.com/myapp.php?foo=1&bar=2' +
+      'CallSidCA1234567890ABCDECaller+14158675309Digits1234From+14158675309To+18005551212',
   );
   assert.equal(computeTwilioSignature(DOC_TOKEN, DOC_URL, DOC_PARAMS), DOC_SIGNATURE);
   assert.equal(verifyTwilioSignature(DOC_TOKEN, DOC_URL, DOC_PARAMS, DOC_SIGNATURE), true);

@@ -12,8 +12,10 @@ const AT = new Date('2026-11-22T10:00:00.000Z');
 
 // Shaped like a captured WhatsApp inbound body (Twilio's Messages API docs), as it arrives on the wire.
 const INBOUND_RAW =
-  'SmsMessageSid=SM0123456789abcdef0123456789abcdef&NumMedia=0&ProfileName=Ada+L.&MessageType=text&SmsSid=SM0123456789abcdef0123456789abcdef' +
-  '&WaId=15550001111&SmsStatus=received&Body=Ol%C3%A1%2C+yes+please+%F0%9F%91%8D&To=whatsapp%3A%2B15557770100&NumSegments=1' +
+  'SmsMessageSid=SM0123456789abcdef0123456789abcdef&NumMedia=0&ProfileName=Ada+L.&MessageType=text' +
+  '&SmsSid=SM0123456789abcdef0123456789abcdef' +
+  '&WaId=15550001111&SmsStatus=received&Body=Ol%C3%A1%2C+yes+please+%F0%9F%91%8D' +
+  '&To=whatsapp%3A%2B15557770100&NumSegments=1' +
   '&ReferralNumMedia=0&MessageSid=SM0123456789abcdef0123456789abcdef&AccountSid=AC5f0c3d9a1b7e42c8a6d0e9f1b2c3d4e5' +
   '&From=whatsapp%3A%2B15550001111&ApiVersion=2010-04-01';
 

@@ -93,36 +93,39 @@ describe('reading server messages', () => {
     });
   });
 
-  test('end-of-call-report: legacy fields, the call object and the mono recording as fallbacks; durations rounded', () => {
-    const m = parse({
-      type: 'end-of-call-report',
-      call: { ...call, endedReason: 'voicemail', startedAt: '2050-01-01T10:00:00Z', endedAt: '2050-01-01T10:00:20Z' },
-      artifact: { recording: { mono: { combinedUrl: 'https://r.example/mono.wav' } } },
-      analysis: {},
-      summary: '  ',
-      transcript: 'AI: Please call back.',
-      durationMs: 20_499,
-    });
-    assert.ok(m.type === 'end-of-call-report');
-    assert.deepEqual(m.report, {
-      endedReason: 'voicemail',
-      startedAt: new Date('2050-01-01T10:00:00Z'),
-      endedAt: new Date('2050-01-01T10:00:20Z'),
-      durationSeconds: 20,
-      summary: null,
-      transcript: 'Assistant: Please call back.',
-      recordingUrl: 'https://r.example/mono.wav',
-    });
-    const legacy = parse({
-      type: 'end-of-call-report',
-      call,
-      durationSeconds: 87.6,
-      recordingUrl: 'javascript:alert(1)',
-    });
-    assert.ok(legacy.type === 'end-of-call-report');
-    assert.equal(legacy.report.durationSeconds, 88);
-    assert.equal(legacy.report.recordingUrl, null, 'only http(s) URLs are kept');
-  });
+  test(
+    'end-of-call-report: ' + 'legacy fields, the call object and the mono recording as fallbacks; durations rounded',
+    () => {
+      const m = parse({
+        type: 'end-of-call-report',
+        call: { ...call, endedReason: 'voicemail', startedAt: '2050-01-01T10:00:00Z', endedAt: '2050-01-01T10:00:20Z' },
+        artifact: { recording: { mono: { combinedUrl: 'https://r.example/mono.wav' } } },
+        analysis: {},
+        summary: '  ',
+        transcript: 'AI: Please call back.',
+        durationMs: 20_499,
+      });
+      assert.ok(m.type === 'end-of-call-report');
+      assert.deepEqual(m.report, {
+        endedReason: 'voicemail',
+        startedAt: new Date('2050-01-01T10:00:00Z'),
+        endedAt: new Date('2050-01-01T10:00:20Z'),
+        durationSeconds: 20,
+        summary: null,
+        transcript: 'Assistant: Please call back.',
+        recordingUrl: 'https://r.example/mono.wav',
+      });
+      const legacy = parse({
+        type: 'end-of-call-report',
+        call,
+        durationSeconds: 87.6,
+        recordingUrl: 'javascript:alert(1)',
+      });
+      assert.ok(legacy.type === 'end-of-call-report');
+      assert.equal(legacy.report.durationSeconds, 88);
+      assert.equal(legacy.report.recordingUrl, null, 'only http(s) URLs are kept');
+    },
+  );
 
   test('fields of the wrong type are treated as absent, never a failed delivery', () => {
     const m = parse({
@@ -139,36 +142,40 @@ describe('reading server messages', () => {
     assert.deepEqual(Object.values(m.report), [null, null, null, null, null, null, null]);
   });
 
-  test("tool-calls: the spec shape, the docs' shape, or only toolWithToolCallList; an item without an id is kept, id null", () => {
-    const spec = parse({
-      type: 'tool-calls',
-      call,
-      toolCallList: [
-        { id: 't1', type: 'function', function: { name: 'listSlots', arguments: '{"daysAhead":3}' } },
-        { type: 'function' },
-      ],
-    });
-    assert.ok(spec.type === 'tool-calls');
-    // Kept so that it is answered (with an error), not left for Vapi to wait on.
-    assert.deepEqual(spec.toolCalls, [
-      { id: 't1', name: 'listSlots', arguments: '{"daysAhead":3}' },
-      { id: null, name: '', arguments: undefined },
-    ]);
-    const docs = parse({
-      type: 'tool-calls',
-      call,
-      toolCallList: [{ id: 't2', name: 'endConversation', arguments: {} }],
-    });
-    assert.ok(docs.type === 'tool-calls');
-    assert.deepEqual(docs.toolCalls, [{ id: 't2', name: 'endConversation', arguments: {} }]);
-    const nested = parse({
-      type: 'tool-calls',
-      call,
-      toolWithToolCallList: [{ type: 'function', toolCall: { id: 't3', function: { name: 'listSlots' } } }],
-    });
-    assert.ok(nested.type === 'tool-calls');
-    assert.deepEqual(nested.toolCalls, [{ id: 't3', name: 'listSlots', arguments: undefined }]);
-  });
+  test(
+    "tool-calls: the spec shape, the docs' shape, or only " +
+      'toolWithToolCallList; an item without an id is kept, id null',
+    () => {
+      const spec = parse({
+        type: 'tool-calls',
+        call,
+        toolCallList: [
+          { id: 't1', type: 'function', function: { name: 'listSlots', arguments: '{"daysAhead":3}' } },
+          { type: 'function' },
+        ],
+      });
+      assert.ok(spec.type === 'tool-calls');
+      // Kept so that it is answered (with an error), not left for Vapi to wait on.
+      assert.deepEqual(spec.toolCalls, [
+        { id: 't1', name: 'listSlots', arguments: '{"daysAhead":3}' },
+        { id: null, name: '', arguments: undefined },
+      ]);
+      const docs = parse({
+        type: 'tool-calls',
+        call,
+        toolCallList: [{ id: 't2', name: 'endConversation', arguments: {} }],
+      });
+      assert.ok(docs.type === 'tool-calls');
+      assert.deepEqual(docs.toolCalls, [{ id: 't2', name: 'endConversation', arguments: {} }]);
+      const nested = parse({
+        type: 'tool-calls',
+        call,
+        toolWithToolCallList: [{ type: 'function', toolCall: { id: 't3', function: { name: 'listSlots' } } }],
+      });
+      assert.ok(nested.type === 'tool-calls');
+      assert.deepEqual(nested.toolCalls, [{ id: 't3', name: 'listSlots', arguments: undefined }]);
+    },
+  );
 
   test("status-update: timestamps in ms (or seconds), the call's own start and end", () => {
     const m = parse({
@@ -211,37 +218,40 @@ describe('server URL and its authentication', () => {
     assert.equal(serverSecretOf('w1', { apiKey: 'key-1', serverSecret: 'pinned-0123456789' }), 'pinned-0123456789');
   });
 
-  test('HMAC: Vapi\'s default plan (hex of "{timestamp}.{body}"), seconds or milliseconds, within the tolerance', () => {
-    const plan = hmacPlanWithDefaults({ secretKey: 'hmac-secret-0123456789' });
-    const body = Buffer.from('{"message":{"type":"hang"}}');
-    const now = new Date('2050-01-01T00:00:00Z');
-    for (const ts of [String(now.getTime()), String(now.getTime() / 1000)]) {
-      const headers = { 'x-signature': signVapiHmac(plan, body, ts), 'x-timestamp': ts };
-      assert.deepEqual(verifyVapiHmac(plan, body, headers, now, 300), { ok: true });
-      assert.deepEqual(verifyVapiHmac(plan, Buffer.from(`${body} `), headers, now, 300), {
+  test(
+    'HMAC: Vapi\'s default plan (hex of "{timestamp}.{body}"), ' + 'seconds or milliseconds, within the tolerance',
+    () => {
+      const plan = hmacPlanWithDefaults({ secretKey: 'hmac-secret-0123456789' });
+      const body = Buffer.from('{"message":{"type":"hang"}}');
+      const now = new Date('2050-01-01T00:00:00Z');
+      for (const ts of [String(now.getTime()), String(now.getTime() / 1000)]) {
+        const headers = { 'x-signature': signVapiHmac(plan, body, ts), 'x-timestamp': ts };
+        assert.deepEqual(verifyVapiHmac(plan, body, headers, now, 300), { ok: true });
+        assert.deepEqual(verifyVapiHmac(plan, Buffer.from(`${body} `), headers, now, 300), {
+          ok: false,
+          reason: 'bad signature',
+        });
+        assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() + 301_000), 300), {
+          ok: false,
+          reason: 'stale timestamp',
+        });
+        // Both directions of the tolerance: a timestamp from the future is refused as well.
+        assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() - 301_000), 300), {
+          ok: false,
+          reason: 'stale timestamp',
+        });
+        assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() - 299_000), 300), { ok: true });
+        assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() + 299_000), 300), { ok: true });
+      }
+      const expected = crypto.createHmac('sha256', 'hmac-secret-0123456789').update(`123.${body}`).digest('hex');
+      assert.equal(signVapiHmac(plan, body, '123'), expected);
+      assert.deepEqual(verifyVapiHmac(plan, body, { 'x-signature': expected }, now, 300), {
         ok: false,
-        reason: 'bad signature',
+        reason: 'missing timestamp',
       });
-      assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() + 301_000), 300), {
-        ok: false,
-        reason: 'stale timestamp',
-      });
-      // Both directions of the tolerance: a timestamp from the future is refused as well.
-      assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() - 301_000), 300), {
-        ok: false,
-        reason: 'stale timestamp',
-      });
-      assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() - 299_000), 300), { ok: true });
-      assert.deepEqual(verifyVapiHmac(plan, body, headers, new Date(now.getTime() + 299_000), 300), { ok: true });
-    }
-    const expected = crypto.createHmac('sha256', 'hmac-secret-0123456789').update(`123.${body}`).digest('hex');
-    assert.equal(signVapiHmac(plan, body, '123'), expected);
-    assert.deepEqual(verifyVapiHmac(plan, body, { 'x-signature': expected }, now, 300), {
-      ok: false,
-      reason: 'missing timestamp',
-    });
-    assert.deepEqual(verifyVapiHmac(plan, body, {}, now, 300), { ok: false, reason: 'missing signature' });
-  });
+      assert.deepEqual(verifyVapiHmac(plan, body, {}, now, 300), { ok: false, reason: 'missing signature' });
+    },
+  );
 
   test('HMAC: prefix, base64, sha512 and a body-only payload', () => {
     const plan = hmacPlanWithDefaults({

@@ -114,25 +114,29 @@ describe('endpoint URLs and addresses (src/shared/egress-policy.ts)', () => {
     }
   });
 
-  it('IPv6 that carries or tunnels IPv4, multicast and metadata addresses are refused even when private networks are allowed', () => {
-    for (const url of [
-      'https://[::7f00:1]/x',
-      'https://[::a9fe:a9fe]/x',
-      'https://[64:ff9b::7f00:1]/x',
-      'https://[64:ff9b::a9fe:a9fe]/x',
-      'https://[2002:7f00:1::]/x',
-      'https://[2001:0:4136:e378::1]/x',
-      'https://[ff02::1]/x',
-      'https://[fd00:ec2::254]/x',
-      'https://169.254.169.254/x',
-      'https://[::ffff:169.254.169.254]/x',
-      'https://224.0.0.1/x',
-      'https://255.255.255.255/x',
-    ]) {
-      assert.ok(webhookUrlProblem(url, closed), url);
-      assert.match(webhookUrlProblem(url, open)!, /never allowed/, url);
-    }
-  });
+  it(
+    'IPv6 that carries or tunnels IPv4, ' +
+      'multicast and metadata addresses are refused even when private networks are allowed',
+    () => {
+      for (const url of [
+        'https://[::7f00:1]/x',
+        'https://[::a9fe:a9fe]/x',
+        'https://[64:ff9b::7f00:1]/x',
+        'https://[64:ff9b::a9fe:a9fe]/x',
+        'https://[2002:7f00:1::]/x',
+        'https://[2001:0:4136:e378::1]/x',
+        'https://[ff02::1]/x',
+        'https://[fd00:ec2::254]/x',
+        'https://169.254.169.254/x',
+        'https://[::ffff:169.254.169.254]/x',
+        'https://224.0.0.1/x',
+        'https://255.255.255.255/x',
+      ]) {
+        assert.ok(webhookUrlProblem(url, closed), url);
+        assert.match(webhookUrlProblem(url, open)!, /never allowed/, url);
+      }
+    },
+  );
 
   it('addresses: public ones always; private ones only with the switch', () => {
     for (const a of [

@@ -13,31 +13,35 @@ import { contactPlanSchema, DEFAULT_CONTACT_PLAN } from '../../src/workspaces/co
 const HOUR = 3_600_000;
 const w = DEFAULT_CONTACT_PLAN.whatsapp;
 
-test('the first template is followed up at 24 h, the second follow-up at 72 h from it, then the plan gives up 24 h later', () => {
-  const first = firstContactOnSent(w, true);
-  assert.deepEqual(first.attempt, { kind: 'first_contact', data: {} });
-  assert.deepEqual(first.next, {
-    kind: 'template',
-    afterMs: 24 * HOUR,
-    reason: 'first follow-up',
-    data: { followUp: 1 },
-  });
-  const one = followUpOnSent(w, 1, true);
-  assert.deepEqual(one.attempt, { kind: 'template', data: { followUp: 1 } });
-  // 72 h from the first template: 48 h after the first follow-up.
-  assert.deepEqual(one.next, {
-    kind: 'template',
-    afterMs: 48 * HOUR,
-    reason: 'second follow-up',
-    data: { followUp: 2 },
-  });
-  assert.deepEqual(followUpOnSent(w, 2, true).next, {
-    kind: 'give_up',
-    afterMs: 24 * HOUR,
-    reason: 'no answer',
-    data: {},
-  });
-});
+test(
+  'the first template is followed up at 24 h, ' +
+    'the second follow-up at 72 h from it, then the plan gives up 24 h later',
+  () => {
+    const first = firstContactOnSent(w, true);
+    assert.deepEqual(first.attempt, { kind: 'first_contact', data: {} });
+    assert.deepEqual(first.next, {
+      kind: 'template',
+      afterMs: 24 * HOUR,
+      reason: 'first follow-up',
+      data: { followUp: 1 },
+    });
+    const one = followUpOnSent(w, 1, true);
+    assert.deepEqual(one.attempt, { kind: 'template', data: { followUp: 1 } });
+    // 72 h from the first template: 48 h after the first follow-up.
+    assert.deepEqual(one.next, {
+      kind: 'template',
+      afterMs: 48 * HOUR,
+      reason: 'second follow-up',
+      data: { followUp: 2 },
+    });
+    assert.deepEqual(followUpOnSent(w, 2, true).next, {
+      kind: 'give_up',
+      afterMs: 24 * HOUR,
+      reason: 'no answer',
+      data: {},
+    });
+  },
+);
 
 test('a workspace without follow-ups gives up after the first template', () => {
   const none = contactPlanSchema.parse({ whatsapp: { followUps: [], giveUpAfterHours: 6 } }).whatsapp;

@@ -221,7 +221,10 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
         value={draft.links}
         onChange={(v) => set({ links: v })}
         canEdit={canEdit}
-        hint="Such as sunnyroofs.example, separated by spaces: the only sites (and their subdomains) the agent's WhatsApp messages may link to; other links are removed before sending. Empty: no links."
+        hint={
+          'Such as sunnyroofs.example, separated by spaces: the only sites (and their subdomains) ' +
+          "the agent's WhatsApp messages may link to; other links are removed before sending. Empty: no links."
+        }
       />
       {saved.channel === 'whatsapp' && (
         <Field

@@ -60,7 +60,10 @@ export function ReachSection({ data }: { data: Analytics }) {
         <ChartFigure
           title="Leads reached by attempt"
           config={chart}
-          summary={`Bar chart: leads reached on each attempt. ${ATTEMPTS.map((a, i) => `${a}: ${reach.byAttempt[i] ?? 0}`).join('; ')}.`}
+          summary={
+            'Bar chart: leads reached on each attempt. ' +
+            `${ATTEMPTS.map((a, i) => `${a}: ${reach.byAttempt[i] ?? 0}`).join('; ')}.`
+          }
           table={{
             caption: 'Leads reached by attempt number',
             columns: ['Reached on', 'Leads', 'Of the leads reached'],

@@ -269,7 +269,10 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
               <ChartFigure
                 title="Speed to lead, distribution"
                 config={charts.histogram}
-                summary={`Bar chart: leads by time from arrival to first contact. ${charts.labels.map((l, i) => `${l}: ${data.speedHistogram[i]}`).join('; ')}.`}
+                summary={
+                  'Bar chart: leads by time from arrival to first contact. ' +
+                  `${charts.labels.map((l, i) => `${l}: ${data.speedHistogram[i]}`).join('; ')}.`
+                }
                 leads={link({ reached: 'contacted' }, 'Show the contacted leads')}
                 table={{
                   caption: 'Speed to lead, leads per bucket',
@@ -280,7 +283,10 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
               <ChartFigure
                 title="Speed to lead per day, p50 and p90"
                 config={charts.speedDays}
-                summary={`Line chart: median and 90th percentile of the time to first contact per day; over the period p50 ${duration(t.speedP50Seconds)}, p90 ${duration(t.speedP90Seconds)}.`}
+                summary={
+                  'Line chart: median and 90th percentile of the time to first contact per day; ' +
+                  `over the period p50 ${duration(t.speedP50Seconds)}, p90 ${duration(t.speedP90Seconds)}.`
+                }
                 leads={link({ reached: 'contacted' }, 'Show the contacted leads')}
                 table={{
                   caption: 'Speed to lead per day (seconds)',
@@ -317,7 +323,8 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
             <DataTable
               table={{
                 caption:
-                  "Outcomes reached by the AI alone, and after a person stepped in (a hand-over or take-over in the lead's history)",
+                  'Outcomes reached by the AI alone, and after a person stepped in ' +
+                  "(a hand-over or take-over in the lead's history)",
                 columns: ['Outcome', 'AI alone', 'After a person', 'Share by the AI alone'],
                 rows: (['booked', 'unqualified'] as const).map((o) => {
                   const name = o === 'booked' ? 'Booked' : 'Unqualified';
@@ -346,7 +353,10 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
               <ChartFigure
                 title="Booking rate per day"
                 config={charts.bookingRate}
-                summary={`Line chart: booked leads as a share of the day's leads; ${pct(t.booked, t.leads)} over the period.`}
+                summary={
+                  "Line chart: booked leads as a share of the day's leads; " +
+                  `${pct(t.booked, t.leads)} over the period.`
+                }
                 leads={link({ status: 'booked' }, 'Show the booked leads')}
                 table={{
                   caption: 'Booking rate per day',

@@ -147,7 +147,10 @@ export function FollowUpSettings({
           </Row>
           <Row
             label="Call again after (minutes)"
-            hint="After a ring-out, such as 2, 30: the 2nd call 2 minutes later, the 3rd 30 minutes later; later ones on the next calling day."
+            hint={
+              'After a ring-out, such as 2, 30: the 2nd call 2 minutes later, the 3rd 30 minutes later; ' +
+              'later ones on the next calling day.'
+            }
           >
             <Parsed
               initial={v.retryAfterMinutes.join(', ')}
@@ -167,7 +170,10 @@ export function FollowUpSettings({
           </Row>
           <Row
             label="Voicemail message"
-            hint="Left at most once a day; {{leadFirstName}}, {{agentName}} and {{businessName}} are filled in. Empty: hang up on a machine."
+            hint={
+              'Left at most once a day; {{leadFirstName}}, {{agentName}} and {{businessName}} are filled in. ' +
+              'Empty: hang up on a machine.'
+            }
           >
             <textarea
               rows={3}

@@ -62,10 +62,10 @@ export function describeContactEvent(type: string, data: Record<string, unknown>
       return `Next attempt planned: ${stepWords(str(data.kind))}${data.at ? ` at ${dateTime(str(data.at))}` : ''}${
         data.reason ? ` (${str(data.reason)})` : ''
       }`;
-    case 'contact.attempted':
-      return `Attempt ${data.attempt ?? ''}: ${str(data.kind) === 'first_contact' ? 'first contact' : stepWords(str(data.kind))}, ${
-        OUTCOMES[str(data.outcome)] ?? str(data.outcome)
-      }`;
+    case 'contact.attempted': {
+      const kind = str(data.kind) === 'first_contact' ? 'first contact' : stepWords(str(data.kind));
+      return `Attempt ${data.attempt ?? ''}: ${kind}, ${OUTCOMES[str(data.outcome)] ?? str(data.outcome)}`;
+    }
     case 'contact.reached':
       return `Lead reached on attempt ${data.attempt ?? ''}`;
     case 'contact.skipped':

@@ -181,8 +181,8 @@ export function FormSettingsSection({ base, canEdit }: { base: string; canEdit: 
               </select>
             </label>
             <label>
-              <input type="checkbox" checked={draft.showGoal} onChange={(e) => set({ showGoal: e.target.checked })} />{' '}
-              Ask for the lead's goal
+              <input type="checkbox" checked={draft.showGoal} onChange={(e) => set({ showGoal: e.target.checked })} />
+              {" Ask for the lead's goal"}
             </label>
             <label className="setting">
               Consent text
@@ -259,7 +259,8 @@ export function FormSettingsSection({ base, canEdit }: { base: string; canEdit: 
       <h3>Logo</h3>
       <p>
         {saved.logo
-          ? `A ${saved.logo.contentType.replace('image/', '').toUpperCase()} of ${Math.ceil(saved.logo.bytes / 1024)} KiB.`
+          ? `A ${saved.logo.contentType.replace('image/', '').toUpperCase()} ` +
+            `of ${Math.ceil(saved.logo.bytes / 1024)} KiB.`
           : 'No logo: the form shows the workspace name.'}
       </p>
       {canEdit && (

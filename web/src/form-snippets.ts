@@ -20,9 +20,13 @@ function field(q: Question): string {
   const required = q.required ? ' required' : '';
   if (q.type === 'choice') {
     const options = (q.options ?? []).map((o) => `      <option>${escapeHtml(o)}</option>`).join('\n');
-    return `  <label>${escapeHtml(q.label)}\n    <select name="${q.id}"${required}>\n${options}\n    </select>\n  </label>`;
+    return (
+      `  <label>${escapeHtml(q.label)}\n    <select name="${q.id}"${required}>\n${options}\n` +
+      '    </select>\n  </label>'
+    );
   }
-  return `  <label>${escapeHtml(q.label)} <input name="${q.id}"${q.type === 'number' ? ' type="number"' : ''}${required}></label>`;
+  const type = q.type === 'number' ? ' type="number"' : '';
+  return `  <label>${escapeHtml(q.label)} <input name="${q.id}"${type}${required}></label>`;
 }
 
 export function htmlSnippet(questions: Question[], leadsUrl: string): string {

@@ -164,8 +164,9 @@ export function SourcesSection({ base, canEdit }: { base: string; canEdit: boole
           </p>
           {created.secret && (
             <p>
-              Its {created.source.kind === 'google' ? 'key' : 'secret'}, shown this once: <code>{created.secret}</code>{' '}
-              <CopyButton text={created.secret} label="Copy the secret" />
+              Its {created.source.kind === 'google' ? 'key' : 'secret'}
+              {', shown this once: '}
+              <code>{created.secret}</code> <CopyButton text={created.secret} label="Copy the secret" />
             </p>
           )}
         </div>

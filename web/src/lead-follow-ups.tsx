@@ -70,7 +70,8 @@ export function FollowUps({
       <p>
         {plan === null
           ? 'No attempt made or planned yet.'
-          : `${plan.attempts} attempt${plan.attempts === 1 ? '' : 's'} so far${plan.reachedAt ? `; reached ${dateTime(plan.reachedAt)}` : ''}.`}
+          : `${plan.attempts} attempt${plan.attempts === 1 ? '' : 's'} so far` +
+            `${plan.reachedAt ? `; reached ${dateTime(plan.reachedAt)}` : ''}.`}
       </p>
       {attempts.length > 0 && (
         <ol className="attempts" aria-label="Attempts">

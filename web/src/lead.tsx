@@ -67,7 +67,8 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
   const remove = async () => {
     if (
       !confirm(
-        `Delete lead ${l.name} (${l.phone})? Their conversation, calls and personal data are erased; this cannot be undone.`,
+        `Delete lead ${l.name} (${l.phone})? ` +
+          'Their conversation, calls and personal data are erased; this cannot be undone.',
       )
     )
       return;

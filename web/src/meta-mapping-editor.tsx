@@ -160,8 +160,8 @@ export function MetaMappingEditor(props: {
       </table>
       <p className="hint">A field in no row is kept in the lead's metadata under its Meta name.</p>
       <label>
-        <input type="checkbox" checked={organic} disabled={!canEdit} onChange={(e) => setOrganic(e.target.checked)} />{' '}
-        Leads not from an ad (the Lead Ads Testing Tool) go to the sandbox
+        <input type="checkbox" checked={organic} disabled={!canEdit} onChange={(e) => setOrganic(e.target.checked)} />
+        {' Leads not from an ad (the Lead Ads Testing Tool) go to the sandbox'}
       </label>
       {canEdit && (
         <span className="toolbar">

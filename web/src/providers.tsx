@@ -197,7 +197,8 @@ function ProviderForm({
           const value = sameProvider ? get(stored, f.path) : undefined;
           const hint = f.secret
             ? isMasked(value)
-              ? `Set${value.last4 ? `, ending …${value.last4}` : ''}. Type a new one to replace it; leave empty to keep it.`
+              ? `Set${value.last4 ? `, ending …${value.last4}` : ''}. ` +
+                'Type a new one to replace it; leave empty to keep it.'
               : 'Not set.'
             : '';
           return (

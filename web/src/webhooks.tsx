@@ -101,7 +101,8 @@ function Deliveries({ base, endpoint, onError }: { base: string; endpoint: Endpo
                   <ol className="attempts">
                     {d.attempts.map((a, i) => (
                       <li key={i}>
-                        <time dateTime={a.at}>{dateTime(a.at)}</time> {a.statusCode ?? a.outcome} · {a.latencyMs} ms{' '}
+                        <time dateTime={a.at}>{dateTime(a.at)}</time> {a.statusCode ?? a.outcome} · {a.latencyMs}
+                        {' ms '}
                         {a.response && <code>{a.response.slice(0, 120)}</code>}
                       </li>
                     ))}

@@ -7,7 +7,8 @@ import { analyticsQuery, analyticsSchema } from './analytics-admin-schemas.ts';
 
 const errors = errorResponses({
   '400':
-    'A bad period: unknown preset, from/to without period=custom, a missing or malformed date, to before from, or longer than a year.',
+    'A bad period: unknown preset, from/to without period=custom, a missing or malformed date, ' +
+    'to before from, or longer than a year.',
   '401': 'Not signed in, or the session expired after inactivity.',
   '404': 'Not a workspace of the operator.',
   '500': 'An unanticipated failure.',

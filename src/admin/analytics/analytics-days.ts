@@ -47,10 +47,12 @@ const DAY_SUMMARIES = (daysSql: string) => `
   facts AS (
     SELECT days.day, ${LEAD_FACTS('f')}
       FROM days JOIN lead_funnel f
-        ON f.workspace_id = $1 AND f.livemode = ANY($2::boolean[]) AND f.created_at >= days.starts_at AND f.created_at < days.ends_at),
+        ON f.workspace_id = $1 AND f.livemode = ANY($2::boolean[])
+       AND f.created_at >= days.starts_at AND f.created_at < days.ends_at),
   agg AS (
     SELECT day, ${FUNNEL_AGGREGATES('$4')},
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS speed_p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS speed_p90
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS speed_p50,
+           percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS speed_p90
       FROM facts GROUP BY day),
   speed AS (${PAIRS('speed')}),
   booking AS (${PAIRS('to_booking')}),
@@ -90,7 +92,8 @@ async function foldChanges(db: Queryable, workspaceId: string): Promise<number> 
             DELETE FROM analytics_days d USING changed c
              WHERE d.workspace_id = $1 AND (d.with_sandbox OR c.livemode)
                -- A local day is at most 25 hours: the bound on starts_at keeps the index range short.
-               AND d.starts_at <= c.created_at AND d.starts_at > c.created_at - interval '26 hours' AND c.created_at < d.ends_at)
+               AND d.starts_at <= c.created_at AND d.starts_at > c.created_at - interval '26 hours'
+               AND c.created_at < d.ends_at)
      SELECT count(*)::int AS n FROM gone`,
     [workspaceId],
   );
@@ -134,11 +137,13 @@ async function fillDays(
   await tx.query(
     `INSERT INTO analytics_days (workspace_id, time_zone, with_sandbox,
        day, starts_at, ends_at, leads, contacted, conversation, booked,
-       unqualified, needs_human, booked_after_person, unqualified_after_person, new, in_conversation, speed_p50, speed_p90,
+       unqualified, needs_human, booked_after_person, unqualified_after_person, new, in_conversation,
+       speed_p50, speed_p90,
        speed_histogram, speed_values, speed_counts, booking_values, booking_counts,
        reached, reached_by_attempt, never_reached, reach_values, reach_counts)
      SELECT $1, $3, $6, s.* FROM (${DAY_SUMMARIES(`SELECT d FROM unnest($5::date[]) d
-         WHERE NOT EXISTS (SELECT 1 FROM analytics_days a WHERE a.workspace_id = $1 AND a.time_zone = $3 AND a.with_sandbox = $6 AND a.day = d)`)}) s`,
+         WHERE NOT EXISTS (SELECT 1 FROM analytics_days a WHERE a.workspace_id = $1 AND a.time_zone = $3
+                             AND a.with_sandbox = $6 AND a.day = d)`)}) s`,
     [q.workspaceId, q.sandbox ? [true, false] : [true], q.timeZone, SPEED_BUCKETS, past, q.sandbox],
   );
 }

@@ -129,7 +129,8 @@ export type AnalyticsSource = keyof typeof SOURCES;
 
 /**
  * A lead's figures from its moments (the columns status, created_at, contacted_at, conversed_at,
- * booked_at, human_at, reached_at, reached_attempt and plan_ended_at of `t`), shared by this query and the day summaries (analytics-days.ts).
+ * booked_at, human_at, reached_at, reached_attempt and plan_ended_at of `t`), shared by this query
+ * and the day summaries (analytics-days.ts).
  */
 export const LEAD_FACTS = (
   t: string,
@@ -154,7 +155,10 @@ export const FUNNEL_AGGREGATES = (
            count(*) FILTER (WHERE status = 'unqualified' AND after_person)::int AS unqualified_after_person,
            count(*) FILTER (WHERE status = 'new')::int AS "new", count(*)
            FILTER (WHERE status = 'in_conversation')::int AS in_conversation, ${REACH_AGGREGATES},
-           ARRAY[${Array.from({ length: SPEED_BUCKETS.length + 1 }, (_, i) => `count(*) FILTER (WHERE width_bucket(speed, ${buckets}::float8[]) = ${i})::int`).join(', ')}] AS speed_histogram`;
+           ARRAY[${Array.from(
+             { length: SPEED_BUCKETS.length + 1 },
+             (_, i) => `count(*) FILTER (WHERE width_bucket(speed, ${buckets}::float8[]) = ${i})::int`,
+           ).join(', ')}] AS speed_histogram`;
 
 const FACTS = (source: AnalyticsSource) => `
     SELECT (created_at AT TIME ZONE $3)::date AS day, ${LEAD_FACTS('s')}
@@ -168,7 +172,8 @@ export async function analyticsFromLeads(
   const { rows: groups } = await db.query(
     // One pass: GROUPING SETS gives each day's row and the period's (day NULL) from the same scan.
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, grouping(day) = 1 AS total, ${FUNNEL_AGGREGATES('$6')},
-            percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50, percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY speed) AS p50,
+            percentile_cont(0.9) WITHIN GROUP (ORDER BY speed) AS p90,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY to_booking) AS to_booking,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY to_reach) AS reach_p50,
             percentile_cont(0.9) WITHIN GROUP (ORDER BY to_reach) AS reach_p90

@@ -16,11 +16,15 @@ export const REACH_FACTS = (t: string) => `CASE WHEN ${t}.reached_at IS NOT NULL
            CASE WHEN ${t}.reached_at IS NOT NULL THEN greatest(0, extract(epoch
            FROM ${t}.reached_at - ${t}.created_at))::float8 END AS to_reach,
            -- Never reached: contacted, the plan is over, and no answer or reply at all.
-           (${t}.contacted_at IS NOT NULL AND ${t}.plan_ended_at IS NOT NULL AND ${t}.reached_at IS NULL) AS never_reached`;
+           (${t}.contacted_at IS NOT NULL AND ${t}.plan_ended_at IS NOT NULL
+            AND ${t}.reached_at IS NULL) AS never_reached`;
 
 /** The reach counts over REACH_FACTS rows. */
 export const REACH_AGGREGATES = `count(*) FILTER (WHERE reached_on IS NOT NULL)::int AS reached,
-           ARRAY[${Array.from({ length: REACH_ATTEMPT_BUCKETS }, (_, i) => `count(*) FILTER (WHERE reached_on = ${i + 1})::int`).join(', ')}] AS reached_by_attempt,
+           ARRAY[${Array.from(
+             { length: REACH_ATTEMPT_BUCKETS },
+             (_, i) => `count(*) FILTER (WHERE reached_on = ${i + 1})::int`,
+           ).join(', ')}] AS reached_by_attempt,
            count(*) FILTER (WHERE never_reached)::int AS never_reached`;
 
 /**

@@ -23,7 +23,8 @@ export const saveFormSettingsRoute = adminRoute({
   operationId: 'saveFormSettings',
   summary: "Replace the hosted form's settings",
   description:
-    'A consent text that differs from the one shown now becomes a new version at once; leads keep the version they agreed to. ' +
+    'A consent text that differs from the one shown now becomes a new version at once; ' +
+    'leads keep the version they agreed to. ' +
     "Turnstile's secret is sent only to set or change it; leaving it out keeps the saved one.",
   params: slugParams,
   headers: csrfHeaders,

@@ -16,8 +16,10 @@ const metaId = z.string().regex(/^\d{1,30}$/, 'Use the numeric id Meta shows.');
 export const metaSettingsSchema = z.object({
   fieldMapping: z.record(z.string(), z.string()).meta({
     description:
-      "Meta field name → target, as the intake maps: the defaults for Meta's standard fields with the saved mapping over them. " +
-      'A target is name, first_name, last_name, phone, email, goal, ignore, question:<question id> or metadata:<key>; ' +
+      'Meta field name → target, as the intake maps: ' +
+      "the defaults for Meta's standard fields with the saved mapping over them. " +
+      'A target is name, first_name, last_name, phone, email, goal, ignore, ' +
+      'question:<question id> or metadata:<key>; ' +
       "a field in no row is kept in the lead's metadata under its Meta name.",
   }),
   defaults: z
@@ -34,7 +36,8 @@ const metaSettingsInput = {
   fieldMapping: metaFieldMappingSchema.optional().meta({
     description:
       'Meta field name → name, first_name, last_name, phone, email, goal, ignore, question:<id of a question of the ' +
-      "workspace's form> or metadata:<key>; replaces the saved mapping (the standard fields keep their defaults unless named).",
+      "workspace's form> or metadata:<key>; replaces the saved mapping " +
+      '(the standard fields keep their defaults unless named).',
   }),
   organicToSandbox: z.boolean().optional(),
 };

@@ -31,7 +31,8 @@ const errors = errorResponses({
   '403': 'CSRF token missing or wrong, or the role does not allow the action.',
   '404': 'Not a workspace of the operator, or no such lead in it.',
   '409':
-    "The lead's status does not allow the action, or (Take over) another operator took the lead first: `message` says who.",
+    "The lead's status does not allow the action, or (Take over) another operator took the lead first: " +
+    '`message` says who.',
   '413': 'The body is over 64 KiB.',
   '415': 'The body is not JSON.',
   '429': 'Too many failed sign-ins for this account or address; retry after `Retry-After` seconds.',
@@ -45,7 +46,8 @@ export const signInRoute = adminRoute({
   operationId: 'signIn',
   summary: 'Sign in',
   description:
-    'Checks e-mail and password and sets the HttpOnly session cookie. Failed attempts are throttled per account and per client address.',
+    'Checks e-mail and password and sets the HttpOnly session cookie. ' +
+    'Failed attempts are throttled per account and per client address.',
   body: ref.signIn,
   responses: {
     '200': answer('Signed in: the operator, the CSRF token and the workspaces with roles.', ref.session),
@@ -156,7 +158,8 @@ export const leadEventsRoute = adminRoute({
   operationId: 'leadEvents',
   summary: 'Live updates (Server-Sent Events)',
   description:
-    'A `ready` event first (and after any gap: refetch), then a `change` event `{kind, leadIds}` for each change of the workspace.',
+    'A `ready` event first (and after any gap: refetch), then a `change` event `{kind, leadIds}` ' +
+    'for each change of the workspace.',
   params: slugParams,
   responses: {
     '200': {

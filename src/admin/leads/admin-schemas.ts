@@ -201,10 +201,14 @@ export const leadPageSchema = z.object({
       }),
     createdAt: timestamp,
     updatedAt: timestamp,
-    apiKey: z.object({ name: z.string(), prefix: z.string() }).nullable().meta({
-      description:
-        'The API key that created the lead (its name and prefix, never the key); null when not created through the public API or before keys were recorded.',
-    }),
+    apiKey: z
+      .object({ name: z.string(), prefix: z.string() })
+      .nullable()
+      .meta({
+        description:
+          'The API key that created the lead (its name and prefix, never the key); ' +
+          'null when not created through the public API or before keys were recorded.',
+      }),
   }),
   owner: ownerSchema,
   timeZone: z.string().nullable().meta({ description: "The workspace's time zone (the agent's), for the booking." }),

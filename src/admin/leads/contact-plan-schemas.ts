@@ -26,10 +26,14 @@ export const contactPlanViewSchema = z
       .nullable(),
     inFlight: z.boolean().meta({ description: 'An attempt is being made right now.' }),
     endedAt: timestamp.nullable(),
-    endedReason: z.string().nullable().meta({
-      description:
-        'replied, answered, booked, unqualified, needs_human, not_reached, agent_off, do_not_contact, operator_stopped…',
-    }),
+    endedReason: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'replied, answered, booked, unqualified, needs_human, not_reached, agent_off, do_not_contact, ' +
+          'operator_stopped…',
+      }),
     reachedAt: timestamp.nullable(),
   })
   .nullable()

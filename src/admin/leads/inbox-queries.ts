@@ -21,7 +21,8 @@ export const COUNT_CAP = 10_000;
  * its digits ("+1 2" is two), an e-mail search is an exact look-up and needs only the `@`.
  */
 export const MIN_SEARCH_LENGTH = 3;
-export const SEARCH_TOO_SHORT = `Search needs at least ${MIN_SEARCH_LENGTH} characters (${MIN_SEARCH_LENGTH} digits for a phone number).`;
+export const SEARCH_TOO_SHORT =
+  `Search needs at least ${MIN_SEARCH_LENGTH} characters ` + `(${MIN_SEARCH_LENGTH} digits for a phone number).`;
 
 /** Whether `search` (trimmed; empty means no search) is too short to run. */
 export function searchTooShort(search: string): boolean {

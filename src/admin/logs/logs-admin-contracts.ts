@@ -25,7 +25,8 @@ const errors = errorResponses({
   '400': 'Bad JSON, or a query parameter that fails its checks.',
   '401': 'Not signed in, or the session expired after inactivity.',
   '403':
-    'CSRF token missing or wrong, or the role does not allow it (logs: agent and up; retry and the audit log: admin and owner).',
+    'CSRF token missing or wrong, or the role does not allow it ' +
+    '(logs: agent and up; retry and the audit log: admin and owner).',
   '404': 'Not a workspace of the operator, or no such dead-lettered turn in it.',
   '413': 'The body is over 16 KiB.',
   '415': 'The body is not JSON.',
@@ -39,7 +40,8 @@ export const integrationLogRoute = adminRoute({
   operationId: 'listIntegrationLog',
   summary: 'The integration log: provider traffic, newest first',
   description:
-    'Every request sent to a provider and every provider message received, secrets masked as stored. Keyset pages (`nextCursor`).',
+    'Every request sent to a provider and every provider message received, secrets masked as stored. ' +
+    'Keyset pages (`nextCursor`).',
   params: slugParams,
   query: s.integrationLogQuery,
   responses: { '200': answer('A page of entries.', ref.log), ...errors('400', '401', '403', '404', '500') },

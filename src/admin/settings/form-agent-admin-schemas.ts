@@ -15,10 +15,14 @@ const version = z
 export const formBody = z
   .object({
     version,
-    questions: z.array(qualificationQuestionSchema).max(50, 'a form has at most 50 questions').meta({
-      description:
-        "The whole ordered list. Keep each existing question's `id`; leave it out for a new question. A question left out is retired.",
-    }),
+    questions: z
+      .array(qualificationQuestionSchema)
+      .max(50, 'a form has at most 50 questions')
+      .meta({
+        description:
+          "The whole ordered list. Keep each existing question's `id`; leave it out for a new question. " +
+          'A question left out is retired.',
+      }),
   })
   .strict();
 export type FormBody = z.output<typeof formBody>;
@@ -53,7 +57,8 @@ export const agentDraft = z
     }),
     holdingMessage: optionalText(500).meta({
       description:
-        'What a WhatsApp lead hears when the agent hands it to a person without an answer; empty or null: the default. Omitted: unchanged.',
+        'What a WhatsApp lead hears when the agent hands it to a person without an answer; ' +
+        'empty or null: the default. Omitted: unchanged.',
     }),
     whatsappTemplate: templateFields.optional().meta({ description: 'WhatsApp workspaces whose provider is set.' }),
     contactPlan: contactPlanSchema.optional().meta({

@@ -112,7 +112,9 @@ export function pasteUrls(publicBaseUrl: string, workspace: Pick<WorkspaceRow, '
       provider: 'Vapi',
       label: 'Server URL (events)',
       url: vapi.events,
-      note: "Sent to Vapi with every call; paste it as the assistant's Server URL to receive events for calls started elsewhere.",
+      note:
+        "Sent to Vapi with every call; paste it as the assistant's Server URL " +
+        'to receive events for calls started elsewhere.',
     },
     {
       provider: 'Vapi',
@@ -151,10 +153,16 @@ export function pasteUrls(publicBaseUrl: string, workspace: Pick<WorkspaceRow, '
 export function publicUrlWarning(publicBaseUrl: string): string | null {
   const url = new URL(publicBaseUrl);
   if (isLocalHost(url.hostname)) {
-    return `PUBLIC_BASE_URL is ${publicBaseUrl}, a local address: Vapi, Twilio, Meta and Cal.com cannot reach it, so their webhooks will not arrive. Set PUBLIC_BASE_URL to the service's public https address.`;
+    return (
+      `PUBLIC_BASE_URL is ${publicBaseUrl}, a local address: Vapi, Twilio, Meta and Cal.com cannot reach it, ` +
+      "so their webhooks will not arrive. Set PUBLIC_BASE_URL to the service's public https address."
+    );
   }
   if (url.protocol !== 'https:')
-    return `PUBLIC_BASE_URL is ${publicBaseUrl}, not https: providers would send their secrets and your leads' data in clear. Use an https address.`;
+    return (
+      `PUBLIC_BASE_URL is ${publicBaseUrl}, not https: ` +
+      "providers would send their secrets and your leads' data in clear. Use an https address."
+    );
   return null;
 }
 

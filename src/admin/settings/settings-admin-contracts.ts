@@ -29,7 +29,8 @@ export const SETTINGS_ERRORS = {
   '400': 'Bad JSON, or a field that fails its checks (each named in `issues`).',
   '401': 'Not signed in, or the session expired after inactivity.',
   '403':
-    'CSRF token missing or wrong, or the role does not allow this (Providers and API keys: owners and admins; Team: owners).',
+    'CSRF token missing or wrong, or the role does not allow this ' +
+    '(Providers and API keys: owners and admins; Team: owners).',
   '404': 'Not a workspace of the operator, or no such key, member or invitation in it.',
   '409':
     'The workspace would be left without an owner, the address is already a member, an account with the address ' +

@@ -16,7 +16,8 @@ export const providerParams = z.object({
 });
 export const providerBody = z.record(z.string(), z.unknown()).meta({
   description:
-    'The section as in the workspace config file (docs/WORKSPACE-CONFIG.md). A secret left out or sent as "" keeps the stored one; null removes an optional one.',
+    'The section as in the workspace config file (docs/WORKSPACE-CONFIG.md). ' +
+    'A secret left out or sent as "" keeps the stored one; null removes an optional one.',
 });
 
 const maskedSecret = z.object({

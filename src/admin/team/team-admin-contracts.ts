@@ -96,7 +96,8 @@ export const acceptInviteRoute = adminRoute({
   operationId: 'acceptInvite',
   summary: 'Accept an invitation',
   description:
-    'Signed in (with the CSRF token): joins the account, whose e-mail must be the invited one. Not signed in: creates the account with `name` and `password` and signs it in (sets the session cookie).',
+    'Signed in (with the CSRF token): joins the account, whose e-mail must be the invited one. ' +
+    'Not signed in: creates the account with `name` and `password` and signs it in (sets the session cookie).',
   params: slugParams,
   body: ref.accept,
   responses: {

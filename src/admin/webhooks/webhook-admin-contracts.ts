@@ -27,7 +27,8 @@ const ref = {
 };
 const errors = errorResponses({
   '400':
-    'Bad JSON, or a field that fails its checks (the URL must be https; http only for 127.0.0.1 or localhost, which receive sandbox events only).',
+    'Bad JSON, or a field that fails its checks (the URL must be https; ' +
+    'http only for 127.0.0.1 or localhost, which receive sandbox events only).',
   '401': 'Not signed in, or the session expired after inactivity.',
   '403': 'CSRF token missing or wrong, or the role is not owner or admin.',
   '404': 'Not a workspace of the operator, or no such webhook endpoint in it.',

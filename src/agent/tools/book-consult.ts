@@ -132,7 +132,10 @@ async function outsideBookingWindow(
     outside === 'too_soon'
       ? 'is too soon to book now (the calendar needs more notice)'
       : 'is further ahead than this calendar takes bookings';
-  return `Nothing was booked: that time ${why}. Call listSlots for the times that can be booked now, and offer the lead those.`;
+  return (
+    `Nothing was booked: that time ${why}. ` +
+    'Call listSlots for the times that can be booked now, and offer the lead those.'
+  );
 }
 
 /** The lead's booking at exactly this start (found by metadata.leadId), if Cal.com has one. */
@@ -158,5 +161,6 @@ async function findOwnBooking(
 }
 
 async function slotTaken(ctx: ToolContext, scheduling: CalcomSettings, tz: string): Promise<string> {
-  return `That time was taken by someone else in the meantime; nothing was booked.\n${await describeFreeSlots(ctx, scheduling, tz, 7)}`;
+  const free = await describeFreeSlots(ctx, scheduling, tz, 7);
+  return `That time was taken by someone else in the meantime; nothing was booked.\n${free}`;
 }

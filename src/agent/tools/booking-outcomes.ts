@@ -112,13 +112,16 @@ export async function bookingUncertain(
       data: {
         start: new Date(a.startMs).toISOString(),
         reason:
-          'The scheduling service failed while booking and could not be asked whether the booking exists: check the calendar.',
+          'The scheduling service failed while booking and could not be asked whether the booking exists: ' +
+          'check the calendar.',
       },
     },
   });
   if (!moved.ok) return refusalAnswer(moved);
   return (
-    `It is not certain whether ${formatLocalDateTime(new Date(a.startMs), a.tz)} was booked: the scheduling service failed while booking and cannot be asked right now. ` +
-    'The lead is now with a colleague (needs_human) who will check the calendar and confirm. Tell the lead exactly that, do not offer other times, and end the conversation.'
+    `It is not certain whether ${formatLocalDateTime(new Date(a.startMs), a.tz)} was booked: ` +
+    'the scheduling service failed while booking and cannot be asked right now. ' +
+    'The lead is now with a colleague (needs_human) who will check the calendar and confirm. ' +
+    'Tell the lead exactly that, do not offer other times, and end the conversation.'
   );
 }

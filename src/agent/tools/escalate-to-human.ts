@@ -25,6 +25,9 @@ export const escalateToHuman = defineTool({
       event: { type: 'lead.escalated', data: { reason: args.reason } },
     });
     if (!moved.ok) return refusalAnswer(moved);
-    return 'The lead is now with a human colleague (needs_human). Tell the lead a colleague will get back to them soon, then end the conversation.';
+    return (
+      'The lead is now with a human colleague (needs_human). ' +
+      'Tell the lead a colleague will get back to them soon, then end the conversation.'
+    );
   },
 });

@@ -6,7 +6,8 @@ import { defineTool, loadActiveLead } from './tool-context.ts';
 export const listSlots = defineTool({
   name: 'listSlots',
   description:
-    `Free consultation times from the calendar, in the workspace's time zone (at most ${MAX_OFFERED_SLOTS}, spread over the days). ` +
+    "Free consultation times from the calendar, in the workspace's time zone " +
+    `(at most ${MAX_OFFERED_SLOTS}, spread over the days). ` +
     'Call it before offering any time; never invent times.',
   args: z.object({
     daysAhead: z.number().int().min(1).max(30).default(7).describe('How many days ahead to look, 1 to 30 (default 7)'),

@@ -26,7 +26,8 @@ export const scheduleCallback = defineTool({
   description:
     'The lead asks to be contacted again later at a time they name ("call me tomorrow after six"). Schedules our ' +
     'next call (on WhatsApp: message) at that time, moved into our contact hours, and answers with the confirmed ' +
-    'time: tell the lead that time, never another. Not for booking a consultation (use bookConsult) nor for a lead who wants no contact (use optOut).',
+    'time: tell the lead that time, never another. Not for booking a consultation (use bookConsult) ' +
+    'nor for a lead who wants no contact (use optOut).',
   args: z.object({
     at: z
       .string()
@@ -34,7 +35,8 @@ export const scheduleCallback = defineTool({
       .min(1, 'give the date and time')
       .max(40)
       .describe(
-        "When, in the lead's own local time, as ISO 8601 without offset (2026-12-01T18:00), or with an offset (2026-12-01T18:00+01:00)",
+        "When, in the lead's own local time, as ISO 8601 without offset (2026-12-01T18:00), " +
+          'or with an offset (2026-12-01T18:00+01:00)',
       ),
     leadWords: z
       .string()
@@ -99,21 +101,37 @@ async function callbacksArranged(db: Queryable, leadId: string): Promise<number>
 }
 
 const PAUSED =
-  'Nothing was scheduled: the team has paused automatic contact for now. Do not promise a callback; tell the lead a colleague will be in touch.';
+  'Nothing was scheduled: the team has paused automatic contact for now. ' +
+  'Do not promise a callback; tell the lead a colleague will be in touch.';
 const SUPPRESSED =
-  'Nothing was scheduled: this number is on the do-not-contact list, so we will not call or write to it. Do not promise a callback.';
-const TOO_MANY = `Nothing was scheduled: this lead already asked for ${MAX_CALLBACKS_PER_LEAD} callbacks, the most we arrange. Offer to book a consultation now, or call escalateToHuman so a colleague follows up.`;
+  'Nothing was scheduled: this number is on the do-not-contact list, so we will not call or write to it. ' +
+  'Do not promise a callback.';
+const TOO_MANY =
+  `Nothing was scheduled: this lead already asked for ${MAX_CALLBACKS_PER_LEAD} callbacks, the most we arrange. ` +
+  'Offer to book a consultation now, or call escalateToHuman so a colleague follows up.';
 
 function refusal(time: Extract<CallbackTime, { ok: false }>, now: Date, zone: string): string {
   switch (time.problem) {
     case 'unreadable':
-      return 'Nothing was scheduled: "at" must be a date and time such as 2026-12-01T18:00 (the lead\'s local time) or 2026-12-01T18:00+01:00. Call scheduleCallback again with one.';
+      return (
+        'Nothing was scheduled: "at" must be a date and time such as 2026-12-01T18:00 ' +
+        "(the lead's local time) or 2026-12-01T18:00+01:00. Call scheduleCallback again with one."
+      );
     case 'past':
-      return `Nothing was scheduled: that time has already passed (it is now ${formatLocalDateTime(now, zone)} for the lead, ${zone}). Ask the lead for a time in the future.`;
+      return (
+        `Nothing was scheduled: that time has already passed (it is now ${formatLocalDateTime(now, zone)} ` +
+        `for the lead, ${zone}). Ask the lead for a time in the future.`
+      );
     case 'too_far':
-      return `Nothing was scheduled: a callback can be at most ${MAX_CALLBACK_DAYS} days ahead. Ask the lead for an earlier time, or offer to book a consultation now.`;
+      return (
+        `Nothing was scheduled: a callback can be at most ${MAX_CALLBACK_DAYS} days ahead. ` +
+        'Ask the lead for an earlier time, or offer to book a consultation now.'
+      );
     case 'no_window':
-      return 'Nothing was scheduled: there is no time within our contact hours after that. Ask the lead for another time.';
+      return (
+        'Nothing was scheduled: there is no time within our contact hours after that. ' +
+        'Ask the lead for another time.'
+      );
   }
 }
 

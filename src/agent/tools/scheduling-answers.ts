@@ -47,7 +47,10 @@ export async function describeFreeSlots(
     from,
   );
   if (offer.length === 0) {
-    return `No free consultation times in the next ${daysAhead} days. Call listSlots with a larger daysAhead (at most 30), or call escalateToHuman if nothing suits the lead.`;
+    return (
+      `No free consultation times in the next ${daysAhead} days. ` +
+      'Call listSlots with a larger daysAhead (at most 30), or call escalateToHuman if nothing suits the lead.'
+    );
   }
   return [
     `Free consultation times in the next ${daysAhead} days (${tz}):`,
@@ -63,12 +66,14 @@ export function schedulingTrouble(error: ProviderFailure, action: 'fetch free ti
     case 'unauthorized':
     case 'not_found':
       return (
-        `Could not ${action}: the scheduling service refused this workspace's settings (${error.kind}).${nothingBooked} ` +
+        `Could not ${action}: the scheduling service refused this workspace's settings ` +
+        `(${error.kind}).${nothingBooked} ` +
         'This needs a human: tell the lead a colleague will arrange the consultation, then call escalateToHuman.'
       );
     case 'bad_request':
       return (
-        `Could not ${action}: the scheduling service refused the request (${error.message.slice(0, 300)}).${nothingBooked} ` +
+        `Could not ${action}: the scheduling service refused the request ` +
+        `(${error.message.slice(0, 300)}).${nothingBooked} ` +
         'If the start was not one listSlots gave, call listSlots and offer those times; otherwise call escalateToHuman.'
       );
     case 'rate_limited':
@@ -76,7 +81,8 @@ export function schedulingTrouble(error: ProviderFailure, action: 'fetch free ti
     case 'network':
       return (
         `Could not ${action}: the scheduling service is not answering right now.${nothingBooked} ` +
-        'Try once more in a minute; if it fails again, tell the lead a colleague will follow up and call escalateToHuman.'
+        'Try once more in a minute; if it fails again, ' +
+        'tell the lead a colleague will follow up and call escalateToHuman.'
       );
   }
 }

@@ -46,7 +46,10 @@ export const LEAD_NOT_FOUND = 'Lead not found in this workspace; nothing was don
 
 /** What the agent is told when the lead is in a status only an operator can change. */
 export function alreadyTerminal(status: LeadStatus): string {
-  return `Nothing changed: the lead is already ${status}, and only a human operator can change that now. Do not retry; close the conversation politely.`;
+  return (
+    `Nothing changed: the lead is already ${status}, and only a human operator can change that now. ` +
+    'Do not retry; close the conversation politely.'
+  );
 }
 
 /** The answer when a change was not applied: the lead is gone, or a racing change won. */

@@ -94,7 +94,9 @@ export function toUtcIso(value: string): string | undefined {
 export function badStart(value: string): ProviderFailure {
   return {
     kind: 'bad_request',
-    message: `Booking start must be an ISO 8601 date-time with Z or an offset, got ${JSON.stringify(value)}; nothing was sent to Cal.com.`,
+    message:
+      `Booking start must be an ISO 8601 date-time with Z or an offset, got ${JSON.stringify(value)}; ` +
+      'nothing was sent to Cal.com.',
   };
 }
 

@@ -16,10 +16,10 @@ export type Validation = { ok: true; request: ValidChatRequest } | { ok: false; 
 
 const KNOWN_PARAMETERS = new Set(
   (
-    'model messages tools tool_choice parallel_tool_calls temperature top_p max_tokens max_completion_tokens n stop stream ' +
-    'stream_options seed user response_format frequency_penalty presence_penalty logprobs top_logprobs logit_bias metadata ' +
-    'store service_tier reasoning_effort modalities audio prediction web_search_options safety_identifier prompt_cache_key ' +
-    'verbosity function_call functions'
+    'model messages tools tool_choice parallel_tool_calls temperature top_p max_tokens max_completion_tokens n ' +
+    'stop stream stream_options seed user response_format frequency_penalty presence_penalty logprobs ' +
+    'top_logprobs logit_bias metadata store service_tier reasoning_effort modalities audio prediction ' +
+    'web_search_options safety_identifier prompt_cache_key verbosity function_call functions'
   ).split(' '),
 );
 const ROLES = ['system', 'assistant', 'user', 'function', 'tool', 'developer'];
@@ -60,8 +60,10 @@ export function validateChatRequest(rawBody: string): Validation {
     return {
       ok: false,
       body: openAIError(
-        "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. " +
-          'The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, ' +
+        'We could not parse the JSON body of your request. ' +
+          "(HINT: This likely means you aren't using your HTTP library correctly. " +
+          'The OpenAI API expects a JSON payload, but what was sent was not valid JSON. ' +
+          'If you have trouble figuring out how to fix this, ' +
           'please contact us through our help center at help.openai.com.)',
         'invalid_request_error',
       ),
@@ -135,7 +137,8 @@ function checkTools(value: unknown): ChatToolDeclaration[] {
     if (typeof fn.name !== 'string') throw wrongType(`${at}.function.name`, 'a string', fn.name);
     if (!FUNCTION_NAME.test(fn.name) || fn.name.length > 64) {
       throw new Invalid(
-        `Invalid '${at}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
+        `Invalid '${at}.function.name': string does not match pattern. ` +
+          "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
         `${at}.function.name`,
         'invalid_value',
       );
@@ -171,7 +174,8 @@ function checkMessages(value: unknown): ChatMessage[] {
     if (m.role === undefined) throw missing(`${at}.role`);
     if (!ROLES.includes(m.role as string)) {
       throw new Invalid(
-        `Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`,
+        `Invalid value: '${String(m.role)}'. ` +
+          "Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
         `${at}.role`,
         'invalid_value',
       );
@@ -212,7 +216,8 @@ function checkMessages(value: unknown): ChatMessage[] {
 
 function unansweredCalls(index: number, ids: string[]): Invalid {
   return new Invalid(
-    `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${ids.join(', ')}`,
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+      `The following tool_call_ids did not have response messages: ${ids.join(', ')}`,
     `messages.[${index}].role`,
     null,
   );

@@ -42,7 +42,8 @@ export const CHAT_FAILURES = {
     kind: 'http',
     status: 429,
     body: openAIError(
-      'Rate limit reached for gpt-4o-mini in organization org-sim on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.',
+      'Rate limit reached for gpt-4o-mini in organization org-sim on requests per min (RPM): ' +
+        'Limit 3, Used 3, Requested 1. Please try again in 20s.',
       'requests',
       'requests',
       'rate_limit_exceeded',
@@ -56,7 +57,9 @@ export const CHAT_FAILURES = {
     kind: 'http',
     status: 429,
     body: openAIError(
-      'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.',
+      'You exceeded your current quota, please check your plan and billing details. ' +
+        'For more information on this error, read the docs: ' +
+        'https://platform.openai.com/docs/guides/error-codes/api-errors.',
       'insufficient_quota',
       null,
       'insufficient_quota',
@@ -135,8 +138,10 @@ function maskKey(key: string): string {
 }
 
 const NO_KEY =
-  "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), " +
-  "or as the password field (with blank username) if you're accessing the API from your browser and are prompting for a username and password. " +
+  "You didn't provide an API key. You need to provide your API key in an Authorization header " +
+  'using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), ' +
+  "or as the password field (with blank username) if you're accessing the API from your browser " +
+  'and are prompting for a username and password. ' +
   'You can obtain an API key from https://platform.openai.com/account/api-keys.';
 
 export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promise<ChatSimulator> {
@@ -232,7 +237,9 @@ export async function startChatSimulator(opts: ChatSimulatorOptions = {}): Promi
       const key = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
       if (key === undefined) return send(res, 401, openAIError(NO_KEY, 'invalid_request_error'));
       if (!apiKeys.includes(key)) {
-        const message = `Incorrect API key provided: ${maskKey(key)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
+        const message =
+          `Incorrect API key provided: ${maskKey(key)}. ` +
+          'You can find your API key at https://platform.openai.com/account/api-keys.';
         return send(res, 401, openAIError(message, 'invalid_request_error', null, 'invalid_api_key'));
       }
     }

@@ -23,8 +23,10 @@ export interface PromptFacts {
 }
 
 // `describeQuestion`: "q_abc: Do you own the property? (required; one of: Yes, No)".
-const QUESTION_LINE =
-  /^- (q_[A-Za-z0-9_-]+): (.+) \((?:required|optional); (one of: (.*)|a number(?:, at least [-\d.]+| from [-\d.]+ to [-\d.]+)?|free text)\)$/;
+const QUESTION_LINE = new RegExp(
+  String.raw`^- (q_[A-Za-z0-9_-]+): (.+) \((?:required|optional); ` +
+    String.raw`(one of: (.*)|a number(?:, at least [-\d.]+| from [-\d.]+ to [-\d.]+)?|free text)\)$`,
+);
 
 /** Questions listed as `describeQuestion` lines (the prompt's open section, updateLeadProfile's "Still open:"). */
 export function questionLines(text: string): OpenQuestion[] {
@@ -138,10 +140,14 @@ export function optsOut(text: string): boolean {
   );
 }
 
+const WANTS_HUMAN = new RegExp(
+  String.raw`\b(real|actual|live) (person|human)\b|` +
+    String.raw`\b(talk|speak|chat) (to|with) (a |an )?(person|human|someone|somebody|representative|colleague)\b`,
+  'i',
+);
+
 export function wantsHuman(text: string): boolean {
-  return /\b(real|actual|live) (person|human)\b|\b(talk|speak|chat) (to|with) (a |an )?(person|human|someone|somebody|representative|colleague)\b/i.test(
-    text,
-  );
+  return WANTS_HUMAN.test(text);
 }
 
 export function notAFit(text: string): boolean {

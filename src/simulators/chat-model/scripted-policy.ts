@@ -97,7 +97,8 @@ function render(
   if (!request.tools?.some((t) => t.function.name === d.call))
     return render({ say: closing(s, 'human') }, s, { messages: request.messages });
   // Same request, same id: the simulator stays deterministic.
-  const id = `call_${createHash('sha256').update(JSON.stringify(request.messages)).update(d.call).digest('hex').slice(0, 24)}`;
+  const digest = createHash('sha256').update(JSON.stringify(request.messages)).update(d.call).digest('hex');
+  const id = `call_${digest.slice(0, 24)}`;
   return {
     content: null,
     tool_calls: [{ id, type: 'function', function: { name: d.call, arguments: JSON.stringify(d.args) } }],
@@ -314,10 +315,18 @@ function closing(s: State, why: 'human' | 'unqualified' | 'uncertain' | 'done'):
     case 'human':
       return `Thanks! A colleague from ${team} will get back to you soon. Goodbye!`;
     case 'unqualified':
-      return 'Thank you for your time. It sounds like we are not the right fit at the moment, so I will leave it here. All the best, goodbye!';
+      return (
+        'Thank you for your time. It sounds like we are not the right fit at the moment, ' +
+        'so I will leave it here. All the best, goodbye!'
+      );
     case 'uncertain':
-      return `I could not confirm the booking just now. A colleague from ${team} will check the calendar and get back to you shortly. Goodbye!`;
-    case 'done':
-      return `Thanks for your message. ${team.charAt(0).toUpperCase()}${team.slice(1)} will take it from here. Goodbye!`;
+      return (
+        `I could not confirm the booking just now. A colleague from ${team} will check the calendar ` +
+        'and get back to you shortly. Goodbye!'
+      );
+    case 'done': {
+      const capitalised = `${team.charAt(0).toUpperCase()}${team.slice(1)}`;
+      return `Thanks for your message. ${capitalised} will take it from here. Goodbye!`;
+    }
   }
 }

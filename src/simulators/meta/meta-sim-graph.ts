@@ -50,7 +50,10 @@ export const unknownObject = (id: string, method: 'get' | 'post' = 'post'): Grap
   code: 100,
   subcode: 33,
   type: 'GraphMethodException',
-  message: `Unsupported ${method} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
+  message:
+    `Unsupported ${method} request. Object with ID '${id}' does not exist, ` +
+    'cannot be loaded due to missing permissions, or does not support this operation. ' +
+    'Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api',
 });
 
 export const unknownPath = (path: string): GraphErrorSpec => ({
@@ -225,7 +228,9 @@ function validateTemplate(
         status: 400,
         code: 132000,
         message: '(#132000) Number of parameters does not match the expected number of params',
-        details: `${kind}: number of localizable_params (${values.length}) does not match the expected number of params (${want})`,
+        details:
+          `${kind}: number of localizable_params (${values.length}) ` +
+          `does not match the expected number of params (${want})`,
       });
     }
   }

@@ -175,5 +175,6 @@ export class SerialQueues {
 
 /** A Meta-looking message id: `wamid.` + base64 of the wa_id and a random tail. */
 export function newWamid(waId: string): string {
-  return `wamid.${Buffer.from(`${waId}\u0015\u0002\u0000\u0011\u0018\u0012${crypto.randomBytes(9).toString('hex').toUpperCase()}`).toString('base64')}`;
+  const tail = crypto.randomBytes(9).toString('hex').toUpperCase();
+  return `wamid.${Buffer.from(`${waId}\u0015\u0002\u0000\u0011\u0018\u0012${tail}`).toString('base64')}`;
 }

@@ -49,7 +49,8 @@ export interface CallScript {
 
 /** The line Vapi's assistant opens with (the assistant's firstMessage with the variables filled). */
 const greeting = (c: Conversation) =>
-  `Hi ${c.vars.leadFirstName || 'there'}, this is Mia calling about the consultation you asked for. Do you have two minutes?`;
+  `Hi ${c.vars.leadFirstName || 'there'}, this is Mia calling about the consultation you asked for. ` +
+  'Do you have two minutes?';
 
 /** The first `(start: …)` listSlots offered, and the words before it. */
 function firstSlot(listed: string): { start: string; spoken: string } | null {
@@ -159,7 +160,8 @@ const SCRIPTS: Record<VapiPersona, CallScript> = {
         return 'voicemail';
       }
       c.assistant(
-        `Hi ${c.vars.leadFirstName || 'there'}, this is Mia about the consultation you asked for. Please call us back. Thank you!`,
+        `Hi ${c.vars.leadFirstName || 'there'}, this is Mia about the consultation you asked for. ` +
+          'Please call us back. Thank you!',
       );
       return 'voicemail';
     },

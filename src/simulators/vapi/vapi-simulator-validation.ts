@@ -72,7 +72,8 @@ const customerNumber: Rule = (v, k, parent) => {
   return ok
     ? []
     : [
-        `${k} must be a valid phone number in the E.164 format. Hot tip, you may be missing the country code (Eg. US: +1).`,
+        `${k} must be a valid phone number in the E.164 format. ` +
+          'Hot tip, you may be missing the country code (Eg. US: +1).',
       ];
 };
 

@@ -22,9 +22,11 @@ export const MISSING_TOOL_CALL_ID =
   'This tool call came without an id, so it was not run and nothing was done. Call the tool again.';
 
 export const NOT_LINKED =
-  'This call is not linked to a lead in this workspace, so nothing was done and nothing will be saved. Do not call tools again; end the call politely.';
+  'This call is not linked to a lead in this workspace, so nothing was done and nothing will be saved. ' +
+  'Do not call tools again; end the call politely.';
 export const STILL_RUNNING =
-  'This is taking longer than expected and is still being processed. Do not call this tool again; tell the lead a colleague will confirm by e-mail or phone.';
+  'This is taking longer than expected and is still being processed. ' +
+  'Do not call this tool again; tell the lead a colleague will confirm by e-mail or phone.';
 export const IN_PROGRESS = 'This tool call is already being processed. Do not call it again; wait for its result.';
 
 export interface ToolCallsDeps {

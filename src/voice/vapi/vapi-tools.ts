@@ -61,7 +61,8 @@ function constraintNotes(s: Schema, types: string[]): string {
   if (typeof values === 'object' && values !== null && !s.properties) {
     const valueTypes = (values as Schema).type;
     notes.push(
-      `(an object: keys are ids, values are ${Array.isArray(valueTypes) ? valueTypes.join(' or ') : String(valueTypes ?? 'any')})`,
+      `(an object: keys are ids, values are ` +
+        `${Array.isArray(valueTypes) ? valueTypes.join(' or ') : String(valueTypes ?? 'any')})`,
     );
   }
   return notes.join(' ');

@@ -8,7 +8,8 @@ import type { SendFailureKind } from '../messaging-provider.ts';
 export const TWILIO_WINDOW_CLOSED = 63016;
 /** Twilio's ErrorMessage for 63016 (twilio.com/docs/api/errors/63016). */
 export const TWILIO_WINDOW_CLOSED_MESSAGE =
-  'Failed to send freeform message because you are outside the allowed window. If you are using WhatsApp, please use a Message Template.';
+  'Failed to send freeform message because you are outside the allowed window. ' +
+  'If you are using WhatsApp, please use a Message Template.';
 
 /** Twilio's REST error body, e.g. `{"code":20003,"message":"Authenticate","more_info":"…/20003","status":401}`. */
 export interface TwilioErrorBody {

@@ -38,7 +38,8 @@ export async function verifyCalcom(
       line(
         'event type',
         false,
-        `${s.eventTypeId} not found for this key (${r.httpStatus}): check scheduling.eventTypeId (the number in the event type's URL in Cal.com)`,
+        `${s.eventTypeId} not found for this key (${r.httpStatus}): ` +
+          "check scheduling.eventTypeId (the number in the event type's URL in Cal.com)",
       ),
     ];
   }

@@ -22,5 +22,8 @@ export interface MissingSection {
 /** The generic note for a failure no specific rule explains: the provider's own words. */
 export function otherFailure(provider: string, r: LookupFailure, settings: string): string {
   if (r.httpStatus === undefined) return `${r.message} Nothing more could be checked.`;
-  return `${provider} answered ${r.httpStatus}${r.code ? ` (code ${r.code})` : ''}: ${r.message.slice(0, 200)} (check ${settings})`;
+  return (
+    `${provider} answered ${r.httpStatus}${r.code ? ` (code ${r.code})` : ''}: ` +
+    `${r.message.slice(0, 200)} (check ${settings})`
+  );
 }

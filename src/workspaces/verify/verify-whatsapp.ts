@@ -46,7 +46,8 @@ async function verifyTwilio(
       : line(
           'credentials',
           false,
-          `account ${s.accountSid} is ${account.value.status}: nothing can be sent until it is active again (Twilio Console)`,
+          `account ${s.accountSid} is ${account.value.status}: ` +
+            'nothing can be sent until it is active again (Twilio Console)',
         );
   const number = await client.hasIncomingNumber(s.from);
   let sender: VerifyLine;
@@ -62,7 +63,8 @@ async function verifyTwilio(
     sender = line(
       'sender',
       false,
-      `${s.from} is not a phone number of this Twilio account: check whatsapp.from (the account's WhatsApp sender, +digits)`,
+      `${s.from} is not a phone number of this Twilio account: ` +
+        "check whatsapp.from (the account's WhatsApp sender, +digits)",
     );
   return [credentials, sender];
 }
@@ -91,7 +93,8 @@ async function verifyMeta(s: Extract<WhatsappSettings, { provider: 'meta' }>, co
       line(
         'access token',
         false,
-        `Meta rejected the access token (${r.httpStatus ?? 401}${r.code ? `, code ${r.code}` : ''}): check whatsapp.accessToken (a system-user token with whatsapp_business_messaging)`,
+        `Meta rejected the access token (${r.httpStatus ?? 401}${r.code ? `, code ${r.code}` : ''}): ` +
+          'check whatsapp.accessToken (a system-user token with whatsapp_business_messaging)',
       ),
       line('phone number', false, 'not checked (access token rejected)'),
     ];
@@ -102,7 +105,9 @@ async function verifyMeta(s: Extract<WhatsappSettings, { provider: 'meta' }>, co
       line(
         'phone number',
         false,
-        `${s.phoneNumberId} not found or not visible to this token (${r.httpStatus}${r.code ? `, code ${r.code}` : ''}): check whatsapp.phoneNumberId (WhatsApp Manager → API Setup) and the token's access to it`,
+        `${s.phoneNumberId} not found or not visible to this token ` +
+          `(${r.httpStatus}${r.code ? `, code ${r.code}` : ''}): ` +
+          "check whatsapp.phoneNumberId (WhatsApp Manager → API Setup) and the token's access to it",
       ),
     ];
   }

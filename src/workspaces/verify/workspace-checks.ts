@@ -65,7 +65,9 @@ export async function checkWorkspace(
       missing.push({
         section: 'voice',
         required: workspace.channel === 'voice',
-        note: 'no "voice" section: live leads cannot be called (a live POST answers 502) until it is added with workspace update',
+        note:
+          'no "voice" section: live leads cannot be called (a live POST answers 502) ' +
+          'until it is added with workspace update',
       });
     }
   }
@@ -75,7 +77,9 @@ export async function checkWorkspace(
       missing.push({
         section: 'whatsapp',
         required: workspace.channel === 'whatsapp',
-        note: 'no "whatsapp" section: live leads cannot be messaged (they go to needs_human) until it is added with workspace update',
+        note:
+          'no "whatsapp" section: live leads cannot be messaged (they go to needs_human) ' +
+          'until it is added with workspace update',
       });
   }
   if (wants('model')) runs.push(verifyModel(settings.llm, config));
@@ -85,7 +89,9 @@ export async function checkWorkspace(
       missing.push({
         section: 'scheduling',
         required: false,
-        note: 'no "scheduling" section (optional): the agent offers no times; leads who want to book are handed to a human',
+        note:
+          'no "scheduling" section (optional): the agent offers no times; ' +
+          'leads who want to book are handed to a human',
       });
   }
 
@@ -94,8 +100,11 @@ export async function checkWorkspace(
   return { lines, missing, failed };
 }
 
-const PRIVATE_HOST =
-  /^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|0\.0\.0\.0$|\[?::1\]?$|\[?f[cd][0-9a-f]{2}:|\[?fe80:)/i;
+const PRIVATE_HOST = new RegExp(
+  String.raw`^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|0\.0\.0\.0$|` +
+    String.raw`\[?::1\]?$|\[?f[cd][0-9a-f]{2}:|\[?fe80:)`,
+  'i',
+);
 
 /** Whether providers on the internet can reach the host (loopback, private ranges and .local cannot). */
 export function isLocalHost(host: string): boolean {
