@@ -3,6 +3,7 @@
 // connections. Its peak RSS and throughput are reported beside those of the unlimited run, which
 // on a large build machine shows what V8 takes when the host has memory to spare.
 import path from 'node:path';
+import { apiLoads } from '../lib/api-loads.ts';
 import { loadGenerator, type LoadResult } from '../lib/load.ts';
 import { createMemoryCgroup } from '../lib/memory-limit.ts';
 import { freePort, procStatusMb, progress, RssSampler, startChild, stopChild, waitForHttp200 } from '../lib/procs.ts';
@@ -52,22 +53,8 @@ export async function runMemoryLimitPart(o: MemoryLimitOptions): Promise<MemoryL
       const pid = child.child.pid!;
       const sampler = new RssSampler(pid, 250);
       const load = loadGenerator();
-      const headers = { authorization: `Bearer ${o.apiKey}`, 'content-type': 'application/json' };
       // Runs numbered apart from the API part's (its POST phones must not repeat).
-      let run = 900;
-      const post = (c: number, s: number) =>
-        load.run({ url, connections: c, seconds: s, headers, workload: { kind: 'lead-post', run: ++run } });
-      const postMulti = (c: number, s: number) =>
-        load.run({
-          url,
-          connections: c,
-          seconds: s,
-          workload: { kind: 'lead-post-multi', run: ++run, keys: o.tenantKeys },
-        });
-      const get = (c: number, s: number) =>
-        load.run({ url, connections: c, seconds: s, headers, workload: { kind: 'lead-get', ids: o.seeded } });
-      const getMulti = (c: number, s: number) =>
-        load.run({ url, connections: c, seconds: s, workload: { kind: 'lead-get-multi', pairs: o.tenantPairs } });
+      const { post, get, postMulti, getMulti } = apiLoads(load, url, o, 900);
       await post(16, o.warmupSeconds);
       await get(16, o.warmupSeconds);
       const results: Record<keyof MemoryLimitOptions['unlimited'], LoadResult> = {

@@ -6,9 +6,10 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Pool } from '../../src/db/pool.ts';
 import { alternate, describeAlternated } from '../lib/alternated.ts';
+import { apiLoads } from '../lib/api-loads.ts';
 import { CpuMeter, postmasterPid, type CpuUse } from '../lib/cpu.ts';
 import { dbCounters, outboxBacklog, settle, type BenchServer } from '../lib/db.ts';
-import { loadGenerator, type LoadResult, type Workload } from '../lib/load.ts';
+import { loadGenerator, type LoadResult } from '../lib/load.ts';
 import {
   benchNodeFlags,
   freePort,
@@ -49,7 +50,7 @@ export interface ApiPartResult {
 }
 
 export async function runApiPart(o: ApiPartOptions): Promise<ApiPartResult> {
-  const { root: ROOT, server, pool, env, workspaceId, apiKey, seeded, tenantPairs } = o;
+  const { root: ROOT, server, pool, env, workspaceId, seeded } = o;
   const { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, altPairs: ALT_PAIRS, altSeconds: ALT_SECONDS } = o;
   const TENANTS = o.tenantKeys.length;
   const SERVICE = path.join(ROOT, 'dist', 'cli', 'main.js');
@@ -139,20 +140,8 @@ export async function runApiPart(o: ApiPartOptions): Promise<ApiPartResult> {
   const sampler = new RssSampler(pid, 250);
   const afterStartMb = sampler.last;
 
-  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  // Each POST run gets its own `run` number, so no two runs submit the same phone.
-  let postRuns = 0;
-  const getLeads: Workload = { kind: 'lead-get', ids: seeded };
-  const post = (connections: number, seconds: number) =>
-    load.run({ url, connections, seconds, headers, workload: { kind: 'lead-post', run: ++postRuns } });
-  const get = (connections: number, seconds: number) =>
-    load.run({ url, connections, seconds, headers, workload: getLeads });
-  // The multi-tenant load: each request with one of TENANTS keys at random (its own workspace's lead for a GET).
-  const keys = o.tenantKeys;
-  const postMulti = (connections: number, seconds: number) =>
-    load.run({ url, connections, seconds, workload: { kind: 'lead-post-multi', run: ++postRuns, keys } });
-  const getMulti = (connections: number, seconds: number) =>
-    load.run({ url, connections, seconds, workload: { kind: 'lead-get-multi', pairs: tenantPairs } });
+  // The POST runs are numbered from 1 (the memory-limit part's from 900).
+  const { post, get, postMulti, getMulti } = apiLoads(load, url, o, 0);
 
   progress(`service: warm-up ${WARMUP_SECONDS} s POST + ${WARMUP_SECONDS} s GET, one key and ${TENANTS} keys`);
   await post(16, WARMUP_SECONDS);
