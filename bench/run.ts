@@ -33,12 +33,14 @@ const MESSAGING_LEADS = positiveNumber(process.env.BENCH_MESSAGING_LEADS, QUICK 
 /** Workspaces with one key each of the multi-tenant load and the burst. */
 const TENANTS = positiveNumber(process.env.BENCH_TENANTS, 200);
 const BURST_LEADS = positiveNumber(process.env.BENCH_BURST_LEADS, QUICK ? 2000 : 10_000);
+/** Earlier leads sent before the burst, unmeasured, so that it meets an aged database. */
+const BURST_HISTORY = positiveNumber(process.env.BENCH_BURST_HISTORY, QUICK ? 500 : 2000);
 /** The alternated multi-tenant ratio (bench/lib/alternated.ts): pairs of runs at 64 connections, seconds each. */
 const ALT_PAIRS = positiveNumber(process.env.BENCH_ALT_PAIRS, QUICK ? 2 : 6);
 const ALT_SECONDS = positiveNumber(process.env.BENCH_ALT_SECONDS, QUICK ? 2 : 3);
-/** Longest wait for the burst's first messages after its last 201. */
 // The API loads again with the service in this memory limit (MB); 0: not run.
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 1024);
+/** Longest wait for the burst's first messages after its last 201. */
 const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, 300);
 /**
  * BENCH_PARTS=messaging,burst,overload,inbox (the default: all of them) picks the parts that run
@@ -53,9 +55,9 @@ const PARTS = new Set(
 const skipped = (part: string) => `\n## ${part}\n\nNot run (BENCH_PARTS=${[...PARTS].join(',')}).\n`;
 // Hard bound on the whole run: 14 measured runs, 7 warm-ups, settling, waits for a quiet
 // machine (at most 15 s before each run) and start-up; the alternated runs (4 × ALT_PAIRS).
-// Plus the messaging latency run (1,000 leads at 50/s and its own start-up), the burst, and the
-// overload run (20 s of load, a minute of watching RSS, its own start-up), and the API's four loads
-// again in a memory limit (its own start-up).
+// Plus the messaging latency run (1,000 leads at 50/s and its own start-up), the burst (and its
+// history's wait, at most 120 s), the overload run (20 s of load, a minute of watching RSS, its own
+// start-up), and the API's four loads again in a memory limit (its own start-up).
 // Plus the inbox on 1,000,000 leads (seeding, indexes, 300 runs of each query).
 const DEADLINE_MS =
   (18 * SECONDS * 1.5 +
@@ -66,6 +68,7 @@ const DEADLINE_MS =
     300 +
     120 +
     BURST_WAIT_SECONDS +
+    120 +
     300 +
     180 +
     900) *
@@ -215,6 +218,7 @@ async function main(): Promise<void> {
       encryptionKey: env.LEADINTAKE_ENCRYPTION_KEY,
       leads: BURST_LEADS,
       tenants: TENANTS,
+      history: BURST_HISTORY,
       waitSeconds: BURST_WAIT_SECONDS,
       pgDataDir: server.pgDataDir,
     });
