@@ -13,6 +13,7 @@ if (process.features.typescript) {
   await import('../src/cli/main.ts');
 } else {
   const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-  const res = spawnSync(process.execPath, [...process.execArgv, '--experimental-strip-types', '--no-warnings', cli, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const args = [...process.execArgv, '--experimental-strip-types', '--no-warnings', cli, ...process.argv.slice(2)];
+  const res = spawnSync(process.execPath, args, { stdio: 'inherit' });
   process.exit(res.status ?? 1);
 }

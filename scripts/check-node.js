@@ -18,7 +18,8 @@ export const MINIMUM_TYPESCRIPT = [22, 18];
 /** The README's one-liner that puts Node 24 into ~/.cache/leadintake-node and on the PATH. */
 export function installHint(platform = process.platform, arch = process.arch) {
   const pkg = `node-${platform === 'win32' ? 'win' : platform}-${arch}`;
-  return `npm install --prefix ~/.cache/leadintake-node ${pkg}@24 && export PATH=~/.cache/leadintake-node/node_modules/${pkg}/bin:$PATH`;
+  const prefix = '~/.cache/leadintake-node';
+  return `npm install --prefix ${prefix} ${pkg}@24 && export PATH=${prefix}/node_modules/${pkg}/bin:$PATH`;
 }
 
 /**
@@ -37,7 +38,10 @@ export function nodeVersionProblem(version, options) {
   if (newEnough) return null;
   const need = `>=${min[0]}.${min[1]}${typescript ? ' (runs TypeScript directly)' : ''}`;
   const where = opts.execPath ? ` (${opts.execPath})` : '';
-  return `leadintake: found Node.js ${version}${where}; needs Node.js ${need}, Node 24 recommended. Get Node 24: ${installHint(opts.platform, opts.arch)}`;
+  return (
+    `leadintake: found Node.js ${version}${where}; needs Node.js ${need}, Node 24 recommended. ` +
+    `Get Node 24: ${installHint(opts.platform, opts.arch)}`
+  );
 }
 
 /** Prints the line and exits 1 when this Node is too old. */

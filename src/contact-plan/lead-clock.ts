@@ -31,8 +31,8 @@ function knownZone(value: unknown): value is string {
 type TimeZonesOfNumber = (number: string) => Promise<string[] | null>;
 let phoneTimeZones: Promise<TimeZonesOfNumber> | undefined;
 
-// Loaded on first use: the package (and bson) cost ~7 MB of RSS that a process which never plans
-// a contact should not pay. Its lookup reads and decodes its 100 KB prefix table on each call.
+// Loaded on first use: the package (and bson) cost megabytes of RSS that a process which never
+// plans a contact should not pay. Its lookup reads and decodes its 100 KB prefix table on each call.
 function loadPhoneTimeZones(): Promise<TimeZonesOfNumber> {
   phoneTimeZones ??= import('libphonenumber-geo-carrier').then((mod) => async (e164: string) => {
     const parsed = parsePhoneNumberFromString(e164);

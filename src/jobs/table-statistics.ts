@@ -2,14 +2,14 @@ import type { Queryable } from '../db/pool.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 
-// Keeps PostgreSQL's statistics of pg-boss's job table in step with a burst of jobs. pg-boss
-// settles a job with an UPDATE joined to a JSON recordset of ids, and PostgreSQL keeps the plan of
-// a statement it has run five times for as long as the connection lives: planned while the table
-// held a few dozen jobs, the join read every job of the queue (22 ms at 10,000 jobs) instead of
-// looking each id up (0.1 ms). Only an ANALYZE of the table makes PostgreSQL drop that plan, and
-// autovacuum analyzes a table a minute after it grew at the earliest; a job table's jobs come and
-// go (a burst's backlog is created, then completed), so the relay, which creates every job, has
-// it analyzed by time while jobs are being created.
+// Keeps PostgreSQL's statistics of pg-boss's job table in step with a burst of jobs
+// (docs/decisions/0010-analyze-the-job-table.md). pg-boss settles a job with an UPDATE joined to a
+// JSON recordset of ids, and PostgreSQL keeps the plan of a statement it has run five times for as
+// long as the connection lives: planned while the table held a few dozen jobs, the join reads every
+// job of the queue instead of looking each id up. Only an ANALYZE of the table makes PostgreSQL
+// drop that plan, and autovacuum analyzes a table a minute after it grew at the earliest; a job
+// table's jobs come and go (a burst's backlog is created, then completed), so the relay, which
+// creates every job, has it analyzed by time while jobs are being created.
 
 /** Jobs created since the last ANALYZE that make another one worth it. */
 export const ANALYZE_AFTER_JOBS = 1000;
@@ -40,10 +40,9 @@ export class TableStatistics {
     this.#created = 0;
     this.#last = now;
     // pgboss.job is partitioned: ANALYZE of the parent takes every queue's partition with it. The
-    // plan needs the table's size and a rough shape, not the detail of a full ANALYZE: sampling
-    // 3,000 rows instead of 30,000 took an ANALYZE of 62,000 jobs from 227 to 22 ms. Autovacuum's
-    // own ANALYZE brings the full detail back. SET LOCAL ends with the statement string's
-    // implicit transaction.
+    // plan needs the table's size and a rough shape, not the detail of a full ANALYZE, so it
+    // samples a tenth of the default (a tenth of the time). Autovacuum's own ANALYZE brings the
+    // full detail back. SET LOCAL ends with the statement string's implicit transaction.
     this.#running = this.#db
       .query(`SET LOCAL default_statistics_target = ${SAMPLE_TARGET}; ANALYZE pgboss.job`)
       .then(() => undefined)

@@ -2,7 +2,10 @@
 // (LEADINTAKE_URL and LEADINTAKE_API_KEY in the environment).
 import { LeadIntakeClient, LeadIntakeError } from '../src/index.ts';
 
-const client = new LeadIntakeClient({ baseUrl: process.env.LEADINTAKE_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.LEADINTAKE_API_KEY ?? '' });
+const client = new LeadIntakeClient({
+  baseUrl: process.env.LEADINTAKE_URL ?? 'http://127.0.0.1:3000',
+  apiKey: process.env.LEADINTAKE_API_KEY ?? '',
+});
 
 try {
   const { leadId } = await client.submitLead({ name: 'Ada Lovelace', phone: '+44 20 7946 0958', consent: true });
@@ -11,6 +14,8 @@ try {
   const transcript: string | null = voiceCall ? voiceCall.transcript : null;
   console.log(status, lead.bookingStart ?? '-', transcript ?? '(no call)');
 } catch (err) {
-  if (err instanceof LeadIntakeError) console.error(err.status, err.error, err.issues ?? '', `request ${err.requestId}`);
+  if (err instanceof LeadIntakeError) {
+    console.error(err.status, err.error, err.issues ?? '', `request ${err.requestId}`);
+  }
   else throw err;
 }
