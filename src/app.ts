@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Authenticator } from './auth/authenticator.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
+import { IntakeLimits } from './auth/intake-limits.ts';
+import { PublishableOrigins } from './auth/public-key-policy.ts';
 import { fastifyTrustProxy } from './config/trust-proxy.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { clientErrorHandler, errorHandler, isUnroutable, notFoundHandler } from './http/error-handler.ts';
@@ -47,14 +49,15 @@ import type { Composition } from './composition.ts';
 import { observeHttpRequest } from './metrics/metrics.ts';
 import { LeadBatches } from './leads/lead-batch-statement.ts';
 import { leadRoutes, unroutableLeadId } from './leads/lead-routes.ts';
-import { browserIntakeOf } from './leads/publishable-intake.ts';
 import { embedRoutes } from './forms/embed-routes.ts';
+import { ADDRESS_HOURLY_LIMIT as FORM_ADDRESS_HOURLY_LIMIT, FormAbuseGuard } from './forms/form-abuse.ts';
 import { hostedForm } from './forms/hosted-form.ts';
 import { LeadService } from './leads/lead-service.ts';
 import { whatsappWebhookRoutes } from './whatsapp/whatsapp-webhook-routes.ts';
 import { calcomWebhookRoutes } from './scheduling/booking-webhook-routes.ts';
 import { intakeParts } from './intake/intake-parts.ts';
-import { metaIntake } from './intake/meta/meta-intake.ts';
+import { metaIntake, metaIntakePorts } from './intake/meta/meta-intake.ts';
+import { MetaIntakeService } from './intake/meta/meta-intake-service.ts';
 import { createAccessLogger } from './shared/logger.ts';
 
 /** The process's clients and services, built once by the composition root (src/composition.ts). */
@@ -124,7 +127,34 @@ export function buildApp(deps: AppDeps): App {
     clock: deps.clock,
   });
   const unroutedLead = unroutableLeadId({ authenticator, leads });
-  const browserIntake = browserIntakeOf(deps.pool, deps.clock, deps.config, deps.secrets);
+  // Browser intake's hourly limits (docs/INTAKE.md): the hosted form's and the publishable keys'
+  // are counted apart (their own scope and limits), visitors' addresses hashed with one derived key.
+  const addressKey = deps.secrets.derive('intake-address');
+  const browserIntake = {
+    origins: new PublishableOrigins({
+      pool: deps.pool,
+      clock: deps.clock,
+      cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
+    }),
+    limits: new IntakeLimits({
+      db: deps.pool,
+      clock: deps.clock,
+      addressKey,
+      scope: 'publishable',
+      limits: {
+        perAddress: deps.config.PUBLISHABLE_ADDRESS_HOURLY_LIMIT,
+        perWorkspace: deps.config.PUBLISHABLE_WORKSPACE_HOURLY_LIMIT,
+      },
+    }),
+  };
+  const formLimits = new IntakeLimits({
+    db: deps.pool,
+    clock: deps.clock,
+    addressKey,
+    scope: 'form',
+    // The workspace's limit is its form setting (hourlyLimit), given with each admit.
+    limits: { perAddress: FORM_ADDRESS_HOURLY_LIMIT },
+  });
   // The Form page's settings: read by the hosted form, edited on the dashboard.
   const formSettings = new FormSettingsService(deps.pool, deps.secrets);
 
@@ -170,7 +200,14 @@ export function buildApp(deps: AppDeps): App {
   http.register(leadRoutes({ authenticator, leads, workspaces: deps.workspaces, browser: browserIntake }));
   http.register(embedRoutes({ workspaces: deps.workspaces }));
   // The hosted form: the same LeadService, behind its own abuse checks (docs/INTAKE.md).
-  http.register(hostedForm(deps, { leads, formSettings }));
+  http.register(
+    hostedForm(deps, {
+      leads,
+      formSettings,
+      abuse: new FormAbuseGuard(deps.secrets.derive('hosted-form')),
+      limits: formLimits,
+    }),
+  );
   http.register(voice.routes);
   // The providers' callbacks about sandbox leads come from the simulators, to the same routes under /sandbox.
   http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });
@@ -179,13 +216,20 @@ export function buildApp(deps: AppDeps): App {
   const intake = intakeParts(deps, leads);
   http.register(intake.routes);
   // Meta Lead Ads' `leadgen` webhook, read from the Graph API and submitted through the same intake.
-  const meta = metaIntake({
+  const metaParts = metaIntakePorts({
     pool: deps.pool,
     secrets: deps.secrets,
     clock: deps.clock,
-    integrationLog: deps.integrationLog,
     intake: intake.intake,
-    graphBaseUrl: deps.config.WHATSAPP_GRAPH_BASE_URL,
+  });
+  const meta = metaIntake({
+    pool: deps.pool,
+    ...metaParts,
+    service: new MetaIntakeService({
+      ...metaParts.ports,
+      integrationLog: deps.integrationLog,
+      leadClient: deps.metaLeadClient,
+    }),
   });
   http.register(meta.routes);
   http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.live, workspaces: deps.workspaces }));

@@ -7,6 +7,9 @@ import { gateConversation, gateSandbox, gateVoice } from './contact-plan/suppres
 import type { Pool } from './db/pool.ts';
 import { IntegrationLogWriter } from './integration-log/integration-log-writer.ts';
 import { OutboxRelay } from './jobs/outbox-relay.ts';
+import { TurnstileClient } from './forms/turnstile-client.ts';
+import { MetaLeadClient } from './intake/meta/meta-lead-client.ts';
+import type { MetaSourceSecret } from './intake/meta/meta-source-settings.ts';
 import { composeCore, installationKey, type Core } from './runtime.ts';
 import { verifyClients } from './verify-clients.ts';
 import { lazySandbox, type Sandbox } from './sandbox/sandbox.ts';
@@ -112,6 +115,15 @@ export function compose(
     contactPlans,
     calcomWebhooks: new CalcomWebhookService({ pool, log, workspaces: core.workspaces }),
     voiceChannel: voiceParts,
+    /** The hosted form's Turnstile check (TURNSTILE_VERIFY_URL). */
+    turnstile: new TurnstileClient(config.TURNSTILE_VERIFY_URL),
+    /** Meta Lead Ads' Graph client of one source: each connected Page has its own token. */
+    metaLeadClient: (secret: MetaSourceSecret): MetaLeadClient =>
+      new MetaLeadClient({
+        baseUrl: config.WHATSAPP_GRAPH_BASE_URL,
+        pageAccessToken: secret.pageAccessToken,
+        appSecret: secret.appSecret,
+      }),
   };
 }
 

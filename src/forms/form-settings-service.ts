@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { withTransaction, type Pool } from '../db/pool.ts';
-import { parse } from '../http/request-parse.ts';
+import { parse } from '../shared/schema-parse.ts';
 import { AppError } from '../shared/errors.ts';
 import {
   formSettingsOf,

@@ -1,6 +1,8 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { parse } from './request-parse.ts';
+// Fastify's own schema compilers are off (app.ts): every route validates through the one mapping
+// of src/shared/schema-parse.ts, so every error has our shape.
+import { parse } from '../shared/schema-parse.ts';
 
 // One contract per route: the method, URL, zod schemas of what the client sends and the answers
 // the route gives. The route is registered from it (registerRoute) and the OpenAPI document is

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../shared/errors.ts';
+import { validationIssues } from '../shared/schema-parse.ts';
 import { isStorableText } from '../shared/storable-text.ts';
 import { isPhoneShaped, normalizePhone, PHONE_JSON_SCHEMA, PHONE_MESSAGE } from './phone.ts';
 
@@ -140,10 +141,9 @@ export function parseLeadSubmission(body: unknown, defaultCountry?: string): Lea
       : nul;
   if (result.success && other.length === 0 && consentOk) return normalise(result.data, e164!);
   if (result.success && other.length === 0) throw new AppError('consent_required');
-  const issues: ValidationIssue[] = result.success
-    ? []
-    : result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
-  issues.push(...other);
+  // Not parse(): the schema's issues join the storage, phone and consent ones in one answer (or
+  // consent_required alone), so only the issue mapping is shared.
+  const issues = [...(result.success ? [] : validationIssues(result.error)), ...other];
   if (!consentOk) issues.push({ path: ['consent'], message: CONSENT_MESSAGE });
   throw new AppError('validation_failed', { issues });
 }

@@ -1,10 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { IntakeLimits } from '../auth/intake-limits.ts';
-import { corsHeaders, keyUseRefusal, preflightHeaders, PublishableOrigins } from '../auth/public-key-policy.ts';
-import type { Config } from '../config/config.ts';
-import type { Pool } from '../db/pool.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { SecretBox } from '../workspaces/secret-box.ts';
+import type { IntakeLimits } from '../auth/intake-limits.ts';
+import { corsHeaders, keyUseRefusal, preflightHeaders, type PublishableOrigins } from '../auth/public-key-policy.ts';
 import { AppError } from '../shared/errors.ts';
 import type { ApiKeyRecord } from '../workspaces/api-key-queries.ts';
 import type { LeadIntake } from './lead-queries.ts';
@@ -16,26 +12,11 @@ import type { LeadIntake } from './lead-queries.ts';
 /** A field a site's form may carry, hidden from people: a bot that fills it is refused. */
 export const HONEYPOT_FIELD = 'leadintake_hp';
 
+/** Built once per app (src/app.ts). */
 export interface BrowserIntakeDeps {
   origins: PublishableOrigins;
+  /** The publishable keys' per-address and per-workspace hourly limits. */
   limits: IntakeLimits;
-}
-
-/** Built once per app (src/app.ts); the address hash's key is derived from the installation's. */
-export function browserIntakeOf(pool: Pool, clock: Clock, config: Config, secrets: SecretBox): BrowserIntakeDeps {
-  return {
-    origins: new PublishableOrigins({ pool, clock, cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
-    limits: new IntakeLimits({
-      db: pool,
-      clock,
-      addressKey: secrets.derive('intake-address'),
-      scope: 'publishable',
-      limits: {
-        perAddress: config.PUBLISHABLE_ADDRESS_HOURLY_LIMIT,
-        perWorkspace: config.PUBLISHABLE_WORKSPACE_HOURLY_LIMIT,
-      },
-    }),
-  };
 }
 
 const originOf = (request: FastifyRequest): string | undefined => {

@@ -176,6 +176,13 @@ export const BUILT_ONLY_IN: Record<string, readonly string[]> = {
   'new OutboxRelay(': ['composition.ts'],
   'new CalcomClient(': ['composition.ts', 'sandbox/sandbox-providers.ts', 'verify-clients.ts'],
   'new VapiClient(': ['composition.ts', 'sandbox/sandbox-providers.ts', 'verify-clients.ts'],
+  'new TurnstileClient(': ['composition.ts'],
+  'new MetaLeadClient(': ['composition.ts'],
+  // The app's own services over the composition's parts: buildApp builds them once per app.
+  'new IntakeLimits(': ['app.ts'],
+  'new FormAbuseGuard(': ['app.ts'],
+  'new PublishableOrigins(': ['app.ts'],
+  'new MetaIntakeService(': ['app.ts'],
 };
 
 export function strayConstructions(files: string[]): string[] {

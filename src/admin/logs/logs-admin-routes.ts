@@ -4,7 +4,7 @@ import type { OperatorService } from '../../operators/operator-service.ts';
 import type { Permission } from '../../operators/roles.ts';
 import { AppError } from '../../shared/errors.ts';
 import { requireMembership, requireSession } from '../admin-auth.ts';
-import { parse } from '../../http/request-parse.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import { registerRoute } from '../../http/route-contract.ts';
 import * as c from './logs-admin-contracts.ts';
 import type { DeadLetterAdmin } from './dead-letter-admin.ts';

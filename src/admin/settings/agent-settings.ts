@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import { agentConfigOf, agentConfigSchema, withQuestionIds, type AgentConfig } from '../../workspaces/agent-config.ts';
 import { buildAgentPrompt, type PromptLead } from '../../agent/prompt.ts';
 import type { Queryable } from '../../db/pool.ts';
-import { AppError, type ValidationIssue } from '../../shared/errors.ts';
+import { AppError } from '../../shared/errors.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import {
   whatsappSettingsSchema,
   type WhatsappSettings,
@@ -66,15 +67,11 @@ export function agentView(workspace: WorkspaceRow, settings: WorkspaceSettings, 
   };
 }
 
-function failed(issues: ValidationIssue[]): never {
-  throw new AppError('validation_failed', { issues });
-}
-
 /** The draft as a full agent section (the current questions kept), or 400 naming each bad field. */
 export function draftAgent(workspace: WorkspaceRow, draft: AgentDraft): AgentConfig {
   const current = agentConfigOf(workspace);
   const country = draft.defaultCountry?.trim();
-  const r = agentConfigSchema.safeParse({
+  const agent = parse(agentConfigSchema, {
     persona: draft.persona,
     criteria: draft.criteria,
     timeZone: draft.timeZone,
@@ -85,8 +82,7 @@ export function draftAgent(workspace: WorkspaceRow, draft: AgentDraft): AgentCon
     // Kept when the draft leaves it out (a page that does not edit follow-ups must not drop them).
     ...((draft.contactPlan ?? current.contactPlan) ? { contactPlan: draft.contactPlan ?? current.contactPlan } : {}),
   });
-  if (!r.success) failed(r.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })));
-  return withQuestionIds(r.data, workspace.agent);
+  return withQuestionIds(agent, workspace.agent);
 }
 
 /** The link domains to keep; none is the same as an empty list. */
@@ -106,14 +102,18 @@ function withTemplate(settings: WorkspaceSettings, draft: AgentDraft): Workspace
   const t = draft.whatsappTemplate;
   if (!t) return undefined;
   const current = settings.whatsapp;
-  if (!current)
-    failed([
-      {
-        path: ['whatsappTemplate'],
-        message:
-          'The WhatsApp provider is not set for this workspace: set its `whatsapp` settings first, then the template.',
-      },
-    ]);
+  if (!current) {
+    throw new AppError('validation_failed', {
+      issues: [
+        {
+          path: ['whatsappTemplate'],
+          message:
+            'The WhatsApp provider is not set for this workspace: ' +
+            'set its `whatsapp` settings first, then the template.',
+        },
+      ],
+    });
+  }
   const body = t.templateBody ? { templateBody: t.templateBody } : {};
   const { templateBody: _old, ...rest } = current;
   const next =
@@ -125,12 +125,8 @@ function withTemplate(settings: WorkspaceSettings, draft: AgentDraft): Workspace
           templateLanguage: t.templateLanguage ?? (current as { templateLanguage: string }).templateLanguage,
           ...body,
         };
-  const r = whatsappSettingsSchema.safeParse(next);
-  if (!r.success) {
-    // Name the field of this page (whatsappTemplate.x), whatever the config file calls it.
-    failed(r.error.issues.map((i) => ({ path: ['whatsappTemplate', ...i.path.map(String)], message: i.message })));
-  }
-  return { ...settings, whatsapp: r.data };
+  // Name the field of this page (whatsappTemplate.x), whatever the config file calls it.
+  return { ...settings, whatsapp: parse(whatsappSettingsSchema, next, ['whatsappTemplate']) };
 }
 
 /** The new agent section and settings of a save; throws on a stale version or a bad field. */

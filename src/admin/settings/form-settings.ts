@@ -8,7 +8,7 @@ import {
 } from '../../workspaces/agent-config.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { WorkspaceRow } from '../../workspaces/workspace-queries.ts';
-import { parse } from '../../http/request-parse.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import type { FormBody } from './form-agent-admin-schemas.ts';
 import { requireVersion, versionOf } from '../settings-version.ts';
 

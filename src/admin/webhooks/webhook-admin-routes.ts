@@ -9,7 +9,7 @@ import {
 } from '../../webhooks/webhook-endpoint-service.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/webhook-payload.ts';
 import { requireMembership, requireSession } from '../admin-auth.ts';
-import { parse } from '../../http/request-parse.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import { registerRoute } from '../../http/route-contract.ts';
 import * as c from './webhook-admin-contracts.ts';
 import * as s from './webhook-admin-schemas.ts';

@@ -8,7 +8,7 @@ import {
 } from '../../whatsapp/meta/meta-signature.ts';
 import { INTAKE_PROVIDER, type IntakeDelivery, type IntakeOutcome } from '../intake-service.ts';
 import type { LeadSourceRow } from '../lead-source-queries.ts';
-import { MetaLeadClient, type MetaLead } from './meta-lead-client.ts';
+import type { MetaLead, MetaLeadClient } from './meta-lead-client.ts';
 import { mapMetaLead, metaLeadDetail } from './meta-lead-mapping.ts';
 import { parseLeadgenWebhook, type LeadgenNotice } from './meta-leadgen-webhook.ts';
 import { readMetaConfig, type MetaSourceConfig, type MetaSourceSecret } from './meta-source-settings.ts';
@@ -48,9 +48,8 @@ export interface MetaIntakePorts {
 
 export interface MetaIntakeDeps extends MetaIntakePorts {
   integrationLog: Pick<IntegrationLogWriter, 'record'>;
-  /** The Graph API's base URL with its version (WHATSAPP_GRAPH_BASE_URL). */
-  graphBaseUrl: string;
-  graphTimeoutMs?: number;
+  /** The Graph client of a source's Page token (src/composition.ts builds it). */
+  leadClient(secret: MetaSourceSecret): MetaLeadClient;
 }
 
 export type LeadOutcome =
@@ -104,12 +103,7 @@ export class MetaIntakeService {
 
   /** The Graph client of a source (the backfill pages through forms with it). */
   client(source: MetaSource): MetaLeadClient {
-    return new MetaLeadClient({
-      baseUrl: this.#d.graphBaseUrl,
-      pageAccessToken: source.secret.pageAccessToken,
-      appSecret: source.secret.appSecret,
-      ...(this.#d.graphTimeoutMs ? { timeoutMs: this.#d.graphTimeoutMs } : {}),
-    });
+    return this.#d.leadClient(source.secret);
   }
 
   async #notice(source: MetaSource, config: MetaSourceConfig, notice: LeadgenNotice): Promise<LeadOutcome> {

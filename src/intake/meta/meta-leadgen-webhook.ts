@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../shared/errors.ts';
+import { validationIssues } from '../../shared/schema-parse.ts';
 
 // Meta's Page `leadgen` webhook (Meta's Webhooks for Lead Ads docs): `{object: 'page', entry[]:
 // {id: <page id>, time, changes[]: {field: 'leadgen', value: {leadgen_id, page_id, form_id,
@@ -74,6 +75,6 @@ export function parseLeadgenWebhook(raw: Buffer | string): LeadgenNotice[] {
 
 function invalid(error: z.ZodError): AppError {
   return new AppError('validation_failed', {
-    issues: error.issues.map((i) => ({ path: i.path.map(String), message: i.message })),
+    issues: validationIssues(error),
   });
 }

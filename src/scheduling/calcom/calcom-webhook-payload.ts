@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AppError, type ValidationIssue } from '../../shared/errors.ts';
+import { AppError } from '../../shared/errors.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import { parseStorableJson } from '../../shared/storable-text.ts';
 
 // Cal.com webhook bodies (Cal.com's API v2 docs): `{triggerEvent, createdAt, payload}`. Parsed only
@@ -71,11 +72,11 @@ export function parseCalcomWebhook(raw: Buffer): CalcomWebhookEvent {
 }
 
 function parseEvent(json: unknown): ParsedEvent {
-  const envelope = check(envelopeSchema, json, []);
+  const envelope = parse(envelopeSchema, json);
   const trigger = envelope.triggerEvent;
   const payload = envelope.payload ?? {};
   if (trigger === 'BOOKING_RESCHEDULED') {
-    const p = check(rescheduledSchema, payload, ['payload']);
+    const p = parse(rescheduledSchema, payload, ['payload']);
     const bookingStart = new Date(p.startTime);
     return {
       kind: 'rescheduled',
@@ -89,11 +90,11 @@ function parseEvent(json: unknown): ParsedEvent {
     };
   }
   if (trigger === 'BOOKING_CANCELLED') {
-    const p = check(cancelledSchema, payload, ['payload']);
+    const p = parse(cancelledSchema, payload, ['payload']);
     const reason = p.cancellationReason?.trim() ? p.cancellationReason : null;
     return { kind: 'cancelled', trigger, dedupeKey: `${trigger}:${p.uid}`, bookingUid: p.uid, reason };
   }
-  const p = check(otherSchema, payload, ['payload']);
+  const p = parse(otherSchema, payload, ['payload']);
   if (p.uid === undefined) return { kind: 'unsupported', trigger };
   // createdAt too: triggers such as BOOKING_NO_SHOW_UPDATED can legitimately repeat for a
   // booking, while a replay of one delivery still carries the same value.
@@ -110,14 +111,4 @@ function parseEvent(json: unknown): ParsedEvent {
 function leadIdOf(metadata: Record<string, unknown> | null | undefined): string | null {
   const parsed = z.uuid().safeParse(metadata?.leadId);
   return parsed.success ? parsed.data : null;
-}
-
-function check<T extends z.ZodType>(schema: T, value: unknown, prefix: string[]): z.output<T> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issues: ValidationIssue[] = result.error.issues.map((i) => ({
-    path: [...prefix, ...i.path.map(String)],
-    message: i.message,
-  }));
-  throw new AppError('validation_failed', { issues });
 }

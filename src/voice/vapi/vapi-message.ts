@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AppError, type ValidationIssue } from '../../shared/errors.ts';
+import { AppError } from '../../shared/errors.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import { parseStorableJson } from '../../shared/storable-text.ts';
 import { buildTranscript, transcriptTurns } from '../call-transcript.ts';
 
@@ -147,15 +148,7 @@ function parseBody(raw: Buffer): { json: unknown; repaired: boolean } {
 }
 
 function parseJson(json: unknown): { message: VapiMessage; json: unknown } {
-  const parsed = envelopeSchema.safeParse(json);
-  if (!parsed.success) {
-    const issues: ValidationIssue[] = parsed.error.issues.map((i) => ({
-      path: i.path.map(String),
-      message: i.message,
-    }));
-    throw new AppError('validation_failed', { issues });
-  }
-  const m = parsed.data.message;
+  const m = parse(envelopeSchema, json).message;
   const call = callRef(m.call);
   const body = m as Record<string, unknown>;
   switch (m.type) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AppError, type ValidationIssue } from '../../shared/errors.ts';
+import { AppError } from '../../shared/errors.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import { storableJson, storableText } from '../../shared/storable-text.ts';
 import type { InboundEvent } from '../messaging-provider.ts';
 import { coordinates, mediaMessage, type Media } from '../media-description.ts';
@@ -76,19 +77,19 @@ export function parseMetaWebhook(raw: Buffer | string): InboundEvent[] {
   } catch {
     throw new AppError('invalid_json');
   }
-  const body = check(bodySchema, json, []);
+  const body = parse(bodySchema, json);
   const events: InboundEvent[] = [];
   body.entry.forEach((entry, e) => {
     entry.changes.forEach((change, c) => {
       if (change.field !== 'messages') return;
       const path = ['entry', String(e), 'changes', String(c), 'value'];
-      const value = check(valueSchema, change.value, path);
+      const value = parse(valueSchema, change.value, path);
       const phoneNumberId = storableText(value.metadata.phone_number_id);
       // Each message and status is made storable on its own, so only the one that needed it is
       // marked repaired (its lead's timeline says so).
       (value.messages ?? []).forEach((raw, i) => {
         const item = storableJson(raw);
-        const m = check(messageSchema, item.value, [...path, 'messages', String(i)]);
+        const m = parse(messageSchema, item.value, [...path, 'messages', String(i)]);
         if (m.type === 'system') return;
         if (m.from === undefined) throw invalid([...path, 'messages', String(i), 'from'], 'Required');
         events.push({
@@ -103,7 +104,7 @@ export function parseMetaWebhook(raw: Buffer | string): InboundEvent[] {
       });
       (value.statuses ?? []).forEach((raw, i) => {
         const item = storableJson(raw);
-        const s = check(statusSchema, item.value, [...path, 'statuses', String(i)]);
+        const s = parse(statusSchema, item.value, [...path, 'statuses', String(i)]);
         // Meta has sent other values over the years (`deleted`, `warning`); none changes our state.
         if (!STATUSES.has(s.status)) return;
         const error = s.errors?.[0];
@@ -180,14 +181,4 @@ function describeError(error: {
 
 function invalid(path: string[], message: string): AppError {
   return new AppError('validation_failed', { issues: [{ path, message }] });
-}
-
-function check<T extends z.ZodType>(schema: T, value: unknown, prefix: string[]): z.output<T> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issues: ValidationIssue[] = result.error.issues.map((i) => ({
-    path: [...prefix, ...i.path.map(String)],
-    message: i.message,
-  }));
-  throw new AppError('validation_failed', { issues });
 }

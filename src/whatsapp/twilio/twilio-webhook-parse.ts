@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../../shared/errors.ts';
+import { parse } from '../../shared/schema-parse.ts';
 import { storableText } from '../../shared/storable-text.ts';
 import type { InboundEvent } from '../messaging-provider.ts';
 import { coordinates, mediaMessage, type Media } from '../media-description.ts';
@@ -64,7 +65,7 @@ export function parseTwilioInbound(
   receivedAt: Date,
 ): Extract<InboundEvent, { type: 'message' }> {
   const { values, repaired } = storableForm(params);
-  const form = check(inboundSchema, values);
+  const form = parse(inboundSchema, values);
   const from = normalizeWhatsappAddress(form.From);
   const to = normalizeWhatsappAddress(form.To);
   const issues: ValidationIssue[] = [];
@@ -122,7 +123,7 @@ function mediaOfType(contentType: string): Media {
  */
 export function parseTwilioStatus(params: URLSearchParams, at: Date): Extract<InboundEvent, { type: 'status' }> | null {
   const { values, repaired } = storableForm(params);
-  const form = check(statusSchema, values);
+  const form = parse(statusSchema, values);
   const status = form.MessageStatus;
   if (!isTracked(status)) return null;
   const event: Extract<InboundEvent, { type: 'status' }> = {
@@ -154,11 +155,4 @@ function storableForm(params: URLSearchParams): { values: Record<string, string>
 
 function isTracked(status: string): status is (typeof STATUS_VALUES)[number] {
   return (STATUS_VALUES as readonly string[]).includes(status);
-}
-
-function check<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issues: ValidationIssue[] = result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
-  throw new AppError('validation_failed', { issues });
 }
