@@ -56,8 +56,7 @@ import { LeadService } from './leads/lead-service.ts';
 import { whatsappWebhookRoutes } from './whatsapp/whatsapp-webhook-routes.ts';
 import { calcomWebhookRoutes } from './scheduling/booking-webhook-routes.ts';
 import { intakeParts } from './intake/intake-parts.ts';
-import { metaIntake, metaIntakePorts } from './intake/meta/meta-intake.ts';
-import { MetaIntakeService } from './intake/meta/meta-intake-service.ts';
+import { metaIntake } from './intake/meta/meta-intake.ts';
 import { createAccessLogger } from './shared/logger.ts';
 
 /** The process's clients and services, built once by the composition root (src/composition.ts). */
@@ -216,20 +215,13 @@ export function buildApp(deps: AppDeps): App {
   const intake = intakeParts(deps, leads);
   http.register(intake.routes);
   // Meta Lead Ads' `leadgen` webhook, read from the Graph API and submitted through the same intake.
-  const metaParts = metaIntakePorts({
+  const meta = metaIntake({
     pool: deps.pool,
     secrets: deps.secrets,
     clock: deps.clock,
+    integrationLog: deps.integrationLog,
     intake: intake.intake,
-  });
-  const meta = metaIntake({
-    pool: deps.pool,
-    ...metaParts,
-    service: new MetaIntakeService({
-      ...metaParts.ports,
-      integrationLog: deps.integrationLog,
-      leadClient: deps.metaLeadClient,
-    }),
+    leadClient: deps.metaLeadClient,
   });
   http.register(meta.routes);
   http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.live, workspaces: deps.workspaces }));
