@@ -146,14 +146,17 @@ export function buildApp(deps: AppDeps): App {
       },
     }),
   };
-  const formLimits = new IntakeLimits({
-    db: deps.pool,
-    clock: deps.clock,
-    addressKey,
-    scope: 'form',
-    // The workspace's limit is its form setting (hourlyLimit), given with each admit.
-    limits: { perAddress: FORM_ADDRESS_HOURLY_LIMIT },
-  });
+  const formAbuse = {
+    abuse: new FormAbuseGuard(deps.secrets.derive('hosted-form')),
+    limits: new IntakeLimits({
+      db: deps.pool,
+      clock: deps.clock,
+      addressKey,
+      scope: 'form',
+      // The workspace's limit is its form setting (hourlyLimit), given with each admit.
+      limits: { perAddress: FORM_ADDRESS_HOURLY_LIMIT },
+    }),
+  };
   // The Form page's settings: read by the hosted form, edited on the dashboard.
   const formSettings = new FormSettingsService(deps.pool, deps.secrets);
 
@@ -199,14 +202,7 @@ export function buildApp(deps: AppDeps): App {
   http.register(leadRoutes({ authenticator, leads, workspaces: deps.workspaces, browser: browserIntake }));
   http.register(embedRoutes({ workspaces: deps.workspaces }));
   // The hosted form: the same LeadService, behind its own abuse checks (docs/INTAKE.md).
-  http.register(
-    hostedForm(deps, {
-      leads,
-      formSettings,
-      abuse: new FormAbuseGuard(deps.secrets.derive('hosted-form')),
-      limits: formLimits,
-    }),
-  );
+  http.register(hostedForm(deps, { leads, formSettings, ...formAbuse }));
   http.register(voice.routes);
   // The providers' callbacks about sandbox leads come from the simulators, to the same routes under /sandbox.
   http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });

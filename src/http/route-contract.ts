@@ -1,7 +1,5 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-// Fastify's own schema compilers are off (app.ts): every route validates through the one mapping
-// of src/shared/schema-parse.ts, so every error has our shape.
 import { parse } from '../shared/schema-parse.ts';
 
 // One contract per route: the method, URL, zod schemas of what the client sends and the answers
@@ -106,6 +104,8 @@ export function registerRoute<C extends RouteContract>(
 }
 
 function inputOf<C extends RouteContract>(contract: C, request: FastifyRequest): RouteInput<C> {
+  // Fastify's own schema compilers are off (app.ts): every route validates through the one mapping
+  // of src/shared/schema-parse.ts, so every error has our shape.
   const of = (schema: z.ZodType | undefined, value: unknown) => (schema ? parse(schema, value) : undefined);
   return {
     params: () => of(contract.params, request.params),
