@@ -13,7 +13,7 @@ import { createPool, type Pool } from '../src/db/pool.ts';
 import { openBenchServer, seededId, seedLeads, type BenchServer } from './lib/db.ts';
 import { runApiPart } from './suite/api.ts';
 import { runMemoryLimitPart } from './suite/api-memory-limit.ts';
-import { renderBurstDrain, runBurstDrain } from './suite/burst-drain.ts';
+import { BURST_DEFAULTS, renderBurstDrain, runBurstDrain } from './suite/burst-drain.ts';
 import { renderMessagingLatency, runMessagingLatency } from './suite/messaging-latency.ts';
 import { renderOverload, runOverload } from './suite/overload.ts';
 import { PGBENCH } from './suite/pgbench.ts';
@@ -31,17 +31,17 @@ const WARMUP_SECONDS = 3;
 const SEEDED = 10_000;
 const MESSAGING_LEADS = positiveNumber(process.env.BENCH_MESSAGING_LEADS, QUICK ? 200 : 1000);
 /** Workspaces with one key each of the multi-tenant load and the burst. */
-const TENANTS = positiveNumber(process.env.BENCH_TENANTS, 200);
-const BURST_LEADS = positiveNumber(process.env.BENCH_BURST_LEADS, QUICK ? 2000 : 10_000);
+const TENANTS = positiveNumber(process.env.BENCH_TENANTS, BURST_DEFAULTS.tenants);
+const BURST_LEADS = positiveNumber(process.env.BENCH_BURST_LEADS, QUICK ? 2000 : BURST_DEFAULTS.leads);
 /** Earlier leads sent before the burst, unmeasured, so that it meets an aged database. */
-const BURST_HISTORY = positiveNumber(process.env.BENCH_BURST_HISTORY, QUICK ? 500 : 2000);
+const BURST_HISTORY = positiveNumber(process.env.BENCH_BURST_HISTORY, QUICK ? 500 : BURST_DEFAULTS.history);
 /** The alternated multi-tenant ratio (bench/lib/alternated.ts): pairs of runs at 64 connections, seconds each. */
 const ALT_PAIRS = positiveNumber(process.env.BENCH_ALT_PAIRS, QUICK ? 2 : 6);
 const ALT_SECONDS = positiveNumber(process.env.BENCH_ALT_SECONDS, QUICK ? 2 : 3);
 // The API loads again with the service in this memory limit (MB); 0: not run.
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 1024);
 /** Longest wait for the burst's first messages after its last 201. */
-const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, 300);
+const BURST_WAIT_SECONDS = positiveNumber(process.env.BENCH_BURST_WAIT_SECONDS, BURST_DEFAULTS.waitSeconds);
 /**
  * BENCH_PARTS=messaging,burst,overload,inbox (the default: all of them) picks the parts that run
  * after the API's figures and their baselines, which always run; e.g. BENCH_PARTS= for those alone.

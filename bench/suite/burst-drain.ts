@@ -38,18 +38,21 @@ import { createTenants } from '../lib/tenants.ts';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = path.join(ROOT, 'dist', 'cli', 'main.js');
 
+/** The burst's defaults, for `npm run bench` (bench/run.ts) and this file run alone. */
+export const BURST_DEFAULTS = { leads: 10_000, tenants: 200, history: 2_000, waitSeconds: 300 } as const;
+
 export interface BurstOptions {
   databaseUrl: string;
   encryptionKey: string;
-  /** Leads in the burst. Default 10,000. */
+  /** Leads in the burst. (Defaults of these four: BURST_DEFAULTS.) */
   leads?: number;
-  /** Workspaces (one key each) the leads are spread over at random. Default 200. */
+  /** Workspaces (one key each) the leads are spread over at random. */
   tenants?: number;
-  /** Earlier leads sent (unmeasured) before the burst, so that it meets an aged database. Default 2,000. */
+  /** Earlier leads sent (unmeasured) before the burst, so that it meets an aged database. */
   history?: number;
   /** Concurrent POSTs. Default 64. */
   connections?: number;
-  /** Longest wait for the first messages after the last 201, seconds. Default 300. */
+  /** Longest wait for the first messages after the last 201, seconds. */
   waitSeconds?: number;
   /** Data folder of the embedded server, for its CPU time (null: not ours, not measured). */
   pgDataDir?: string | null;
@@ -86,8 +89,8 @@ export interface BurstResult {
 }
 
 export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
-  const leads = opts.leads ?? 10_000;
-  const tenantCount = opts.tenants ?? 200;
+  const leads = opts.leads ?? BURST_DEFAULTS.leads;
+  const tenantCount = opts.tenants ?? BURST_DEFAULTS.tenants;
   const connections = opts.connections ?? 64;
   const pool = createPool(opts.databaseUrl, 2, 'leadintake-bench-burst');
   const [twilio, chat] = await Promise.all([startTwilioSimulator(), startChatSimulator()]);
@@ -212,7 +215,7 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
     // table, and a connection keeps it until the table is analyzed: on a brand-new database the
     // burst would pay for that until autovacuum first came by, a minute in. The ANALYZE is
     // autovacuum's, a minute after the history.
-    const history = Math.max(opts.history ?? 2_000, tenantCount);
+    const history = Math.max(opts.history ?? BURST_DEFAULTS.history, tenantCount);
     progress(`burst: history, ${history} leads, then ANALYZE`);
     await postAll(0, history);
     await waitForFirstMessages(0, history, 120);
@@ -226,7 +229,7 @@ export async function runBurstDrain(opts: BurstOptions): Promise<BurstResult> {
     const { answered, non201 } = await postAll(history, leads);
     const postMs = Math.max(...answered) - t0;
     progress(`  burst: last 201 after ${(postMs / 1000).toFixed(1)} s`);
-    await waitForFirstMessages(history, leads, opts.waitSeconds ?? 300);
+    await waitForFirstMessages(history, leads, opts.waitSeconds ?? BURST_DEFAULTS.waitSeconds);
 
     const latencies: number[] = [];
     let lastArrival = t0;
@@ -329,10 +332,10 @@ if (import.meta.main) {
     const result = await runBurstDrain({
       databaseUrl: external ?? server!.url,
       encryptionKey: crypto.randomBytes(32).toString('hex'),
-      leads: Number(process.env.BENCH_BURST_LEADS ?? 10_000),
-      tenants: Number(process.env.BENCH_TENANTS ?? 200),
-      history: Number(process.env.BENCH_BURST_HISTORY ?? 2_000),
-      waitSeconds: Number(process.env.BENCH_BURST_WAIT_SECONDS ?? 300),
+      leads: Number(process.env.BENCH_BURST_LEADS ?? BURST_DEFAULTS.leads),
+      tenants: Number(process.env.BENCH_TENANTS ?? BURST_DEFAULTS.tenants),
+      history: Number(process.env.BENCH_BURST_HISTORY ?? BURST_DEFAULTS.history),
+      waitSeconds: Number(process.env.BENCH_BURST_WAIT_SECONDS ?? BURST_DEFAULTS.waitSeconds),
       pgDataDir: server?.pgDataDir ?? null,
     });
     console.log(renderBurstDrain(result));
