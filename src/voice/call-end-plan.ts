@@ -36,8 +36,8 @@ export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<vo
     if (!callbackScheduledInCall(before, c.providerCallId)) await plans.endPlan(tx, c.leadId, 'answered');
     return;
   }
-  // A call Vapi could not place (call.start.error-*, pipeline errors): the lead goes to a person
-  // as before this plan existed (call-events.ts), nothing is retried.
+  // A call Vapi could not place (call.start.error-*) or that broke off on a fault (pipeline,
+  // transport, carrier errors): the lead goes to a person (call-events.ts), nothing is retried.
   if (outcome === 'failed') return;
   const lead = await plans.readAttemptContext(tx, c.leadId);
   if (!lead) return;

@@ -2,7 +2,8 @@ import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { insertWebhookReceipt } from '../integration-log/webhook-receipt-queries.ts';
 import { planAfterCallEnd } from './call-end-plan.ts';
-import { isStartError, mergeReport, mergeStatusUpdate, type SessionState } from './call-session-merge.ts';
+import { mergeReport, mergeStatusUpdate, type SessionState } from './call-session-merge.ts';
+import { classifyCallEnd } from './call-outcome.ts';
 import * as q from './call-session-queries.ts';
 import type { CallRef, VapiMessage } from './vapi/vapi-message.ts';
 
@@ -109,16 +110,14 @@ async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionS
     await recordLeadEvent(tx, leadId, 'call.started', { providerCallId, actor: 'system' });
   }
   const endedNow = before.status !== 'ended' && next.status === 'ended';
-  const startErrorNow =
-    next.status === 'ended' &&
-    isStartError(next.endedReason) &&
-    !(before.status === 'ended' && isStartError(before.endedReason));
   // The contact plan learns each call's outcome once (call-end-plan.ts): counted, then retried or ended.
   const decided = outcomeKnown(next) && !outcomeKnown(before);
   const ended = { leadId, providerCallId, endedReason: next.endedReason, wasInProgress: answered(next), now };
-  if (startErrorNow) {
-    if (decided) await planAfterCallEnd(tx, ended);
-    // Vapi accepted the call (201) and then could not place it: a person has to follow up.
+  // Vapi could not place the call (a start error after its 201), or the call broke off on a fault
+  // (a pipeline, transport or carrier error): no retry ladder applies, so a person follows up.
+  const failedNow = decided && classifyCallEnd(next.endedReason, answered(next)) === 'failed';
+  if (failedNow) {
+    await planAfterCallEnd(tx, ended);
     const data = { providerCallId, endedReason: next.endedReason };
     const moved = await transitionLead(tx, {
       leadId,
@@ -145,5 +144,5 @@ async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionS
     ...(withoutOutcome ? { withoutOutcome: true } : {}),
     actor: 'system',
   });
-  if (decided && !startErrorNow) await planAfterCallEnd(tx, ended);
+  if (decided && !failedNow) await planAfterCallEnd(tx, ended);
 }

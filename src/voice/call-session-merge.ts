@@ -73,8 +73,3 @@ export function derivedDuration(startedAt: Date | null, endedAt: Date | null): n
   if (!startedAt || !endedAt) return null;
   return Math.max(0, Math.round((endedAt.getTime() - startedAt.getTime()) / 1000));
 }
-
-/** Vapi ended the call before dialling (no credits, frozen subscription, …; Vapi's API docs). */
-export function isStartError(endedReason: string | null): boolean {
-  return endedReason?.startsWith('call.start.error-') === true;
-}

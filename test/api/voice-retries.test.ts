@@ -172,6 +172,39 @@ describe('calling again', () => {
     assert.equal(escalated[0]?.data.reason, 'invalid_number');
   });
 
+  for (const c of [
+    { endedReason: 'call.in-progress.error-providerfault-outbound-sip-503-service-unavailable', picked: false },
+    { endedReason: 'pipeline-error-openai-llm-failed', picked: true },
+  ]) {
+    test(`a call that breaks off on a fault goes to a person, nothing is scheduled: ${c.endedReason}`, async () => {
+      h.clock.now = MONDAY_0930;
+      const { leadId } = await submit();
+      const call = callsOf(leadId)[0]!;
+      const at = new Date(h.clock.now).toISOString();
+      const report = {
+        endedReason: c.endedReason,
+        startedAt: c.picked ? at : null,
+        endedAt: at,
+        messages: [],
+        summary: null,
+        recordingUrl: null,
+        cost: 0,
+      };
+      const res = await deliver(h, ws.slug, endOfCallReportMessage(call, h.clock.now, report as any), {
+        'x-vapi-secret': ws.secret,
+      });
+      assert.equal(res.status, 200);
+      assert.equal((await leadOf(h, leadId)).status, 'needs_human');
+      assert.equal(await pendingStep(h.app, leadId), null);
+      assert.ok((await planOf(leadId)).ended_at, 'the plan has ended');
+      const failed = await timeline(h.app, leadId, ['call.failed']);
+      assert.equal(failed[0]?.data.endedReason, c.endedReason);
+      const attempted = await timeline(h.app, leadId, ['contact.attempted']);
+      assert.equal(attempted.length, 1);
+      assert.equal(attempted[0]?.data.outcome, 'failed');
+    });
+  }
+
   test('an answered call ends the plan; GET shows the latest call session', async () => {
     h.clock.now = MONDAY_0930;
     const { leadId, callId } = await submit();

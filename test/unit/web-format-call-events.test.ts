@@ -1,0 +1,16 @@
+// The lead page's timeline puts each voice call's entries in words (web/src/format.ts): an operator
+// reads "Call failed (…); handed to a person", not the event's type.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { describeEvent } from '../../web/src/format.ts';
+
+test('each call event of the timeline is in words', () => {
+  const data = { providerCallId: 'call_1', endedReason: 'pipeline-error-openai-llm-failed', actor: 'system' };
+  for (const type of ['call.dispatched', 'call.reconciled', 'call.started', 'call.ended', 'call.failed']) {
+    assert.ok(!describeEvent(type, data).includes(type), `${type}: ${describeEvent(type, data)}`);
+  }
+  assert.equal(
+    describeEvent('call.failed', data),
+    'Call failed (pipeline-error-openai-llm-failed); handed to a person',
+  );
+});
