@@ -2542,7 +2542,7 @@ CREATE TRIGGER leads_end_contact_plan AFTER UPDATE OF status ON public.leads FOR
 -- Name: leads leads_opt_out_suppresses; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER leads_opt_out_suppresses AFTER UPDATE OF opted_out_at ON public.leads FOR EACH ROW WHEN (((old.opted_out_at IS NULL) AND (new.opted_out_at IS NOT NULL))) EXECUTE FUNCTION public.suppress_on_opt_out();
+CREATE TRIGGER leads_opt_out_suppresses AFTER UPDATE OF opted_out_at ON public.leads FOR EACH ROW WHEN (((old.opted_out_at IS NULL) AND (new.opted_out_at IS NOT NULL) AND new.livemode)) EXECUTE FUNCTION public.suppress_on_opt_out();
 
 --
 -- Name: leads leads_track_waiting; Type: TRIGGER; Schema: public; Owner: -

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DO_NOT_CONTACT_MESSAGE, DO_NOT_CONTACT_NOTES } from '../../src/contact-plan/suppression.ts';
+import { recordOptOut } from '../../src/leads/lead-opt-out.ts';
 import { admin, makeOperator, signIn, type AdminSession } from '../helpers/admin.ts';
 import { uniquePhone } from '../helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-harness.ts';
@@ -11,7 +12,7 @@ import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-
 // An opt-out puts the number on the list, and a new lead with that number is never contacted.
 
 let h: WhatsappHarness;
-let ws: { slug: string; apiKey: string; workspaceId: string };
+let ws: { slug: string; apiKey: string; sandboxKey: string; workspaceId: string };
 let op: AdminSession;
 
 before(async () => {
@@ -133,5 +134,27 @@ describe('a WhatsApp message to a number on the do-not-contact list', () => {
     await h.settle();
     assert.equal(sentTo(phone), before);
     assert.equal((await leadOf(again.leadId)).status, 'unqualified');
+  });
+
+  it("a sandbox lead's opt-out leaves the list alone: the live lead with that number is still answered", async () => {
+    const raw = uniquePhone();
+    const live = await h.submit(ws.apiKey, { phone: raw });
+    await h.settle();
+    const planBefore = await h.app.db.pool.query('SELECT ended_at FROM contact_plans WHERE lead_id = $1', [
+      live.leadId,
+    ]);
+    // Anyone with a sandbox key (a publishable one sits in web pages) can make a sandbox lead with
+    // any number opt out (…0005 does it in the sandbox): that must not reach the live lead.
+    const sandbox = await h.submit(ws.sandboxKey, { phone: raw });
+    await recordOptOut(h.app.db.pool, { leadId: sandbox.leadId, actor: 'system', data: { via: 'keyword' } });
+    const listed = await h.app.db.pool.query('SELECT 1 FROM suppressed_numbers WHERE phone_e164 = $1', [live.phone]);
+    assert.equal(listed.rowCount, 0);
+    const planAfter = await h.app.db.pool.query('SELECT ended_at FROM contact_plans WHERE lead_id = $1', [live.leadId]);
+    assert.deepEqual(planAfter.rows, planBefore.rows);
+    const before = sentTo(live.phone);
+    await h.leadSays('twilio', ws.slug, live.phone, 'Hi, what does a panel cost?');
+    await h.settle();
+    assert.ok(sentTo(live.phone) > before, 'the live lead is answered');
+    assert.equal((await leadOf(live.leadId)).status, 'in_conversation');
   });
 });

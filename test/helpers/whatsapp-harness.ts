@@ -40,7 +40,7 @@ export interface WhatsappHarness {
   workspace(
     provider: WhatsappProvider,
     extra?: Partial<WorkspaceConfig>,
-  ): Promise<{ slug: string; apiKey: string; workspaceId: string }>;
+  ): Promise<{ slug: string; apiKey: string; sandboxKey: string; workspaceId: string }>;
   /** The lead at `phone` answers as `persona` through the workspace's webhook URL. */
   persona(provider: WhatsappProvider, slug: string, phone: string, persona: LeadPersonaName): void;
   /** The lead writes a message of its own (outside the persona script). */
@@ -188,7 +188,7 @@ async function startHarnessOnce(opts: WhatsappHarnessOptions): Promise<WhatsappH
         ...extra,
       };
       const created = await app.createWorkspace('whatsapp', config, slug);
-      return { slug, apiKey: created.apiKey, workspaceId: created.workspaceId };
+      return { slug, apiKey: created.apiKey, sandboxKey: created.sandboxKey, workspaceId: created.workspaceId };
     },
     persona(provider, slug, phone, persona) {
       if (provider === 'twilio') h().twilio.setPersona(phone, persona, { inboundUrl: twilioInboundUrl(slug) });
