@@ -2,7 +2,13 @@
 // reads "Call failed (…); handed to a person", not the event's type.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeEvent } from '../../web/src/format.ts';
+
+// Imported by a computed address: the dashboard's sources are type-checked by web/tsconfig.json (DOM
+// types), not by this project's.
+const format = new URL('../../web/src/format.ts', import.meta.url).href;
+const { describeEvent } = (await import(format)) as {
+  describeEvent: (type: string, data: Record<string, unknown>) => string;
+};
 
 test('each call event of the timeline is in words', () => {
   const data = { providerCallId: 'call_1', endedReason: 'pipeline-error-openai-llm-failed', actor: 'system' };
