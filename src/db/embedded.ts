@@ -3,7 +3,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Logger } from '../shared/logger.ts';
+import { type Logger, scrubText } from '../shared/logger.ts';
 import { readOrCreateSecretFile } from '../shared/secret-file.ts';
 import { DATABASE, ensureServiceRole, roleUrl, SERVICE_ROLE, SUPERUSER } from './embedded-roles.ts';
 
@@ -90,8 +90,8 @@ export async function ensureEmbeddedPostgres(
       ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
       ...(opts.throwaway ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
     ],
-    onLog: (message) => log.debug({ pg: String(message).trim() }, 'embedded postgres'),
-    onError: (message) => log.debug({ pg: String(message).trim() }, 'embedded postgres'),
+    onLog: (message) => log.debug({ pg: pgOutputLine(message) }, 'embedded postgres'),
+    onError: (message) => log.debug({ pg: pgOutputLine(message) }, 'embedded postgres'),
   });
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
     log.info({ dataDir: root }, 'initialising embedded PostgreSQL');
@@ -126,6 +126,21 @@ export async function ensureEmbeddedPostgres(
       await server.stop();
     },
   };
+}
+
+// Row values in PostgreSQL's DETAIL lines: `Key (email)=(ada@example.com) already exists.`,
+// `... conflicts with existing key (a)=(b).`, `Failing row contains (1, Ada, +4915...).`
+const KEY_VALUES = /(\b[Kk]ey \([^\n]*?\)=\()[\s\S]*?(\)(?= [a-z]|\.?$))/gm;
+const FAILING_ROW = /(Failing row contains \()[\s\S]*?(\)\.?$)/gm;
+
+/**
+ * What of the server's output (a chunk of its log, or an error) goes into our log: row values
+ * dropped, and the rest scrubbed like any free text (src/shared/logger.ts), since its errors,
+ * DETAIL and STATEMENT lines can hold a lead's data.
+ */
+export function pgOutputLine(message: unknown): string {
+  const text = String(message).trim().replace(KEY_VALUES, '$1[redacted]$2').replace(FAILING_ROW, '$1[redacted]$2');
+  return scrubText(text);
 }
 
 /**

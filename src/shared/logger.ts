@@ -12,7 +12,12 @@ const REDACT_PATHS = [
   'req.headers["x-hub-signature-256"]',
   'req.headers["x-cal-signature-256"]',
   'req.headers.cookie',
-  ...['phone', 'email', 'apiKey', 'key', 'token', 'authToken', 'secret'].flatMap((field) => [field, `*.${field}`]),
+  // At the top level and up to two objects (or arrays) down: `lead.phone`, `job.data.email`.
+  ...['phone', 'email', 'apiKey', 'key', 'token', 'accessToken', 'authToken', 'secret', 'password'].flatMap((field) => [
+    field,
+    `*.${field}`,
+    `*.*.${field}`,
+  ]),
   'err.detail',
   'err.where',
 ];
@@ -44,12 +49,23 @@ export function createAccessLogger(log: Logger): Logger {
 }
 
 const PHONE_LIKE = /\+?\d[\d\s().-]{5,}\d/g;
-const EMAIL_LIKE = /[^\s@"'<>(),;:]+@[^\s@"'<>(),;:]+\.[^\s@"'<>(),;:]+/g;
-const KEY_LIKE = /\b(li_live_|li_test_|sk-|cal_live_|Bearer\s+)[A-Za-z0-9_\-.]+/g;
+// `[` and `]` cannot be in an address's local part unquoted: `postgres://[redacted]@db.example.com` stays.
+const EMAIL_LIKE = /[^\s@"'<>(),;:[\]]+@[^\s@"'<>(),;:]+\.[^\s@"'<>(),;:]+/g;
+// The prefix stays, so the line still says what kind of credential it was.
+const KEY_LIKE = /\b(li_live_|li_test_|sk-|cal_live_|whsec_|Bearer\s+)[A-Za-z0-9_\-.]+/g;
+// Meta (WhatsApp Cloud API) access tokens: `EAA` and a long run of base62.
+const META_TOKEN_LIKE = /\b(EAA)[A-Za-z0-9]{20,}/g;
+// Credentials in a URL (`postgres://user:password@host/db`): the whole user-info part.
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]+@/gi;
 
-/** Masks phone numbers, e-mail addresses and API keys inside free text. */
+/** Masks phone numbers, e-mail addresses, API keys, tokens and URL credentials inside free text. */
 export function scrubText(text: string): string {
-  return text.replace(KEY_LIKE, '$1[redacted]').replace(EMAIL_LIKE, '[email]').replace(PHONE_LIKE, '[phone]');
+  return text
+    .replace(URL_CREDENTIALS, '$1[redacted]@')
+    .replace(KEY_LIKE, '$1[redacted]')
+    .replace(META_TOKEN_LIKE, '$1[redacted]')
+    .replace(EMAIL_LIKE, '[email]')
+    .replace(PHONE_LIKE, '[phone]');
 }
 
 function serializeError(err: unknown): Record<string, unknown> {
