@@ -20,6 +20,8 @@ export interface ConversationLead {
   createdAt: Date;
   /** The actor, time and (when the system escalated) outcome of the latest status change, from the timeline. */
   lastTransition: { actor: string; at: Date; outcome?: string } | null;
+  /** An operator took the lead over (Take over sets the owner, even of a lead already with a person). */
+  owned: boolean;
 }
 
 export interface TurnSubject {
@@ -50,6 +52,7 @@ export async function loadTurnSubjects(db: Queryable, leadIds: string[]): Promis
     text: `SELECT w.*, l.id AS lead_id, l.status AS lead_status, l.name AS lead_name, l.phone_normalized AS lead_phone,
                   l.livemode AS lead_livemode, l.opted_out_at AS lead_opted_out_at,
                   l.last_inbound_at AS lead_last_inbound_at, l.created_at AS lead_created_at,
+                  l.owner_operator_id IS NOT NULL AS lead_owned,
                   t.data->>'actor' AS lead_transition_actor, t.at AS lead_transition_at,
                   t.data->>'outcome' AS lead_transition_outcome,
                   (SELECT state FROM agent_turns WHERE lead_id = l.id
@@ -87,6 +90,7 @@ function subjectFromRow(r: Record<string, any>): TurnSubject {
             ...(r.lead_transition_outcome ? { outcome: r.lead_transition_outcome } : {}),
           }
         : null,
+      owned: r.lead_owned,
     },
     workspace: workspaceFromRow(r),
     agentEnabled: r.agent_enabled,

@@ -105,6 +105,35 @@ export async function handOver(tx: Queryable, h: HandOverInput): Promise<boolean
   return false;
 }
 
+/**
+ * In the caller's transaction: a lead whose turn cannot go on until an operator acts (the
+ * provider refused the workspace's settings, the send or the turn kept failing until the job's
+ * last attempt) goes to `needs_human` with `conversation.escalated` (`outcome`, `reason`). A lead
+ * that is not `new` or `in_conversation` keeps its status (a booked lead stays booked) and gets
+ * the event only. The turn is left as it is: the job is dead-lettered, and `leadintake jobs retry`
+ * resumes it once the cause is fixed (turn-rules.ts, waitingForRetry). False: no such lead.
+ */
+export async function handOverUntilRetried(
+  tx: Queryable,
+  leadId: string,
+  h: { outcome: string; reason: string; turnId?: number },
+): Promise<boolean> {
+  const { rows } = await tx.query({
+    name: 'hand-over-lock-status',
+    text: 'SELECT status FROM leads WHERE id = $1 FOR UPDATE',
+    values: [leadId],
+  });
+  const status: string | undefined = rows[0]?.status;
+  if (!status) return false;
+  const data = { reason: h.reason, outcome: h.outcome, ...(h.turnId !== undefined ? { turnId: h.turnId } : {}) };
+  const event = { type: 'conversation.escalated', data };
+  const moved =
+    (status === 'new' || status === 'in_conversation') &&
+    (await transitionLead(tx, { leadId, to: 'needs_human', actor: 'system', event })).ok;
+  if (!moved) await recordLeadEvent(tx, leadId, event.type, { ...data, status, actor: 'system' });
+  return true;
+}
+
 /** Whether `turn` is the one that handed the lead over just now: its holding message may go out. */
 export function isHandOverTurn(s: TurnSubject, turn: AgentTurn): boolean {
   const t = s.lead.lastTransition;

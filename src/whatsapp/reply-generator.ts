@@ -20,8 +20,10 @@ export const MAX_TOOL_ROUNDS = 5;
 export type GenerateResult =
   /** `text` includes what the model said along with this turn's tool calls (reply-guard.ts). */
   | { kind: 'text'; text: string; finishReason?: string | undefined }
-  /** The model answered with no text: nothing to send (e.g. after endConversation). */
+  /** The model answered with no text after calling endConversation in this turn: nothing to send. */
   | { kind: 'silent' }
+  /** The model answered with no text and no tool call, without having ended the conversation: no answer at all. */
+  | { kind: 'empty' }
   | { kind: 'too_many_rounds' }
   | { kind: 'model_failed'; failure: Extract<ChatResult, { ok: false }> };
 
@@ -70,9 +72,10 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
         .filter((t) => t !== '')
         .join('\n\n');
       // A cut answer is the guard's to refuse, even an empty one.
-      return text === '' && result.finishReason !== 'length'
-        ? { kind: 'silent' }
-        : { kind: 'text', text, finishReason: result.finishReason };
+      if (text !== '' || result.finishReason === 'length')
+        return { kind: 'text', text, finishReason: result.finishReason };
+      // Nothing to say is an answer only once the conversation is over; otherwise the lead would wait for ever.
+      return endedConversation(transcript) ? { kind: 'silent' } : { kind: 'empty' };
     }
     // Within its bounds before it is checkpointed or sent back (transcript-caps.ts).
     transcript.push(
@@ -80,4 +83,11 @@ export async function generateReply(input: GenerateInput): Promise<GenerateResul
     );
     await saveTranscript(input.db, input.turnId, transcript, 1);
   }
+}
+
+/** Whether the model called endConversation in this turn (the transcript holds this turn's rounds only). */
+function endedConversation(transcript: ChatMessage[]): boolean {
+  return transcript.some(
+    (m) => m.role === 'assistant' && (m.tool_calls ?? []).some((c) => c.function.name === 'endConversation'),
+  );
 }

@@ -79,12 +79,13 @@ export class TurnContext {
   }
 
   /**
-   * Hands the lead to a person, saying why, in one transaction (hand-over.ts). A turn that has no
-   * message yet gets the holding message instead while the window is open: the next step sends it.
+   * Hands the lead to a person, saying why, in one transaction (hand-over.ts). A reply turn that
+   * has no message yet gets the holding message instead while the window is open: the next step
+   * sends it. A nudge gets none: the lead asked nothing (and the send would refuse it: isHandOverTurn).
    */
   async escalate(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string): Promise<Step> {
     const provider =
-      turn.state === 'generating' && !this.windowClosed(s)
+      turn.kind === 'reply' && turn.state === 'generating' && !this.windowClosed(s)
         ? (await this.mode(s))?.settings.whatsapp?.provider
         : undefined;
     const holding = provider ? { provider, text: holdingMessageOf(agentConfigOf(s.workspace)) } : null;

@@ -2,18 +2,19 @@ import { agentConfigOf } from '../workspaces/agent-config.ts';
 import { findAgentLead } from '../agent/agent-lead-queries.ts';
 import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../leads/lead-state.ts';
 import { buildAgentPrompt } from '../agent/prompt.ts';
-import type { PoolClient } from '../db/pool.ts';
+import { withTransaction, type PoolClient } from '../db/pool.ts';
 import { historyMessages } from './chat-history.ts';
 import { loadTurnSubject, requestTurn, type TurnSubject } from './conversation-queries.ts';
 import { gated } from '../agent/model-gate.ts';
-import { AGENT_OFF, planForFailure } from './hand-over.ts';
+import { AGENT_OFF, handOverUntilRetried, planForFailure } from './hand-over.ts';
+import { scrubText } from '../shared/logger.ts';
 import { inTransaction, lockLead, lockLeadRow } from '../leads/lead-lock.ts';
 import { conversationHistory } from './message-queries.ts';
 import { checkReply } from './reply-guard.ts';
 import { generateReply } from './reply-generator.ts';
 import { agentTurnsSinceOperator, AGENT_TURN_LIMIT, escalateAtTurnLimit } from './turn-cap.ts';
 import * as q from './turn-queries.ts';
-import { blockedReason, firstContact, NOT_CONFIGURED } from './turn-rules.ts';
+import { blockedReason, firstContact, NOT_CONFIGURED, TURN_FAILED } from './turn-rules.ts';
 import {
   CONTINUE,
   done,
@@ -57,7 +58,10 @@ export class TurnEngine {
     this.#sender = new TurnSender(this.#c);
   }
 
-  /** The lead's pending work; waits while another turn of the lead runs. `lastAttempt`: a failing model hands over. */
+  /**
+   * The lead's pending work; waits while another turn of the lead runs. `lastAttempt`: a failing
+   * model or send hands the lead over instead of failing again.
+   */
   async run(leadId: string, signal?: AbortSignal, opts: { lastAttempt?: boolean } = {}): Promise<TurnJobResult> {
     // From the lock on, a new message must enqueue a job of its own: this one may already be past it.
     const lock = await lockLead(this.#d.pool, leadId, { startTurn: true });
@@ -78,6 +82,19 @@ export class TurnEngine {
     }
   }
 
+  /**
+   * The job's last attempt failed with an error thrown out of run(): the lead goes to a person
+   * (handOverUntilRetried) and the job is dead-lettered, for `leadintake jobs retry` once the
+   * cause is fixed. Throws when the hand-over itself fails (the caller logs it).
+   */
+  async handOverFailedTurn(leadId: string, error: string): Promise<void> {
+    const reason =
+      `The agent's turn kept failing; the last time: ${scrubText(error).slice(0, 300)}. ` +
+      "Once the cause is fixed, `leadintake jobs retry` with this job's id resumes the turn.";
+    await withTransaction(this.#d.pool, (tx) => handOverUntilRetried(tx, leadId, { outcome: TURN_FAILED, reason }));
+    this.#d.log.warn({ leadId, outcome: TURN_FAILED }, 'whatsapp turn escalated to a person');
+  }
+
   /** The first contacts of several leads at once, for a batch of fetched jobs (first-contacts.ts). */
   runFirstContacts(leadIds: string[], signal?: AbortSignal): Promise<Map<string, TurnJobResult>> {
     return runFirstContacts(this.#c, this.#sender, leadIds, signal);
@@ -89,7 +106,7 @@ export class TurnEngine {
     if (subject.openTurn) {
       const open = await q.findOpenTurn(db, leadId);
       if (open?.state === 'generating') return this.#generate(db, subject, open, signal, lastAttempt);
-      if (open?.state === 'ready') return this.#sender.send(db, subject, open, signal);
+      if (open?.state === 'ready') return this.#sender.send(db, subject, open, signal, undefined, lastAttempt);
       return CONTINUE; // finished meanwhile (cannot happen under the lead lock; harmless)
     }
     const blocked = blockedReason(subject, null);
@@ -109,7 +126,7 @@ export class TurnEngine {
     if (!subject.anyTurn) {
       const { turn, message } = await q.createFirstContactTurn(db, firstContact(subject, whatsapp, this.#d.clock()));
       // Straight to the send: nothing about the lead changed since it was read.
-      const sent = await this.#sender.send(db, subject, turn, signal, message);
+      const sent = await this.#sender.send(db, subject, turn, signal, message, lastAttempt);
       // Sent, and nothing more to do: the job ends without reading the lead again, one round trip
       // less per first contact (docs/decisions/0004-record-sends-by-set.md). A message that arrives after
       // the lock was taken requests a job of its own (taking the lock cleared the lead's turn
@@ -209,6 +226,15 @@ export class TurnEngine {
       case 'silent':
         await q.finishTurn(db, { turnId: turn.id, from: ['generating'], to: 'silent', modelCalls: 1 });
         return CONTINUE;
+      case 'empty':
+        // Not a failure to retry: the model answered, with nothing (docs/WHATSAPP.md, "When something fails").
+        return this.#c.escalate(
+          db,
+          s,
+          turn,
+          'model_answer_unusable',
+          'The chat model answered with neither text nor a tool call.',
+        );
       case 'too_many_rounds':
         return this.#c.escalate(
           db,

@@ -19,11 +19,34 @@ import type { AgentTurn, FirstContact, OutboundMessage } from './turn-queries.ts
  * sends the first message after all (docs/WHATSAPP.md).
  */
 export const NOT_CONFIGURED = 'whatsapp_not_configured';
+/** The provider refused the workspace's settings (credentials, sender, template) for a send. */
+export const PROVIDER_REFUSED_SETTINGS = 'provider_refused_settings';
+/** The provider kept failing (429, 5xx, network) until the job's last attempt. */
+export const SEND_FAILED = 'send_failed';
+/** The turn kept failing with an error (a bug, the database) until the job's last attempt (turn-worker.ts). */
+export const TURN_FAILED = 'turn_failed';
 
-/** The lead is with a person only because its workspace had no `whatsapp` section (and nobody took it over since). */
-export function waitingForSettings(s: TurnSubject): boolean {
+/**
+ * Hand-overs whose dead-lettered job an operator retries once the cause is fixed
+ * (hand-over.ts, handOverUntilRetried): the retried turn goes on where it stopped.
+ */
+const WAITING_FOR_RETRY: ReadonlySet<string> = new Set([
+  NOT_CONFIGURED,
+  PROVIDER_REFUSED_SETTINGS,
+  SEND_FAILED,
+  TURN_FAILED,
+]);
+
+/**
+ * The lead is with a person only because its turn could not go on (no `whatsapp` section, the
+ * provider refused the settings or kept failing, the turn kept failing) and nobody took it over
+ * since: the outcome of that hand-over, else null.
+ */
+export function waitingForRetry(s: TurnSubject): string | null {
   const t = s.lead.lastTransition;
-  return s.lead.status === 'needs_human' && t?.actor === 'system' && t.outcome === NOT_CONFIGURED;
+  const waiting =
+    s.lead.status === 'needs_human' && !s.lead.owned && t?.actor === 'system' && WAITING_FOR_RETRY.has(t.outcome ?? '');
+  return waiting ? t!.outcome! : null;
 }
 
 /**
@@ -44,8 +67,8 @@ export function blockedReason(s: TurnSubject, turn: AgentTurn | null): string | 
   if (turn?.kind === 'operator' || handingOver) return null;
   if (!TERMINAL_STATUSES.has(s.lead.status)) return null;
   const t = s.lead.lastTransition;
-  // Waiting only for the workspace's settings: the operator's retry of the job goes ahead.
-  if (waitingForSettings(s)) return null;
+  // Waiting only for the cause to be fixed: the operator's retry of the job goes ahead.
+  if (waitingForRetry(s)) return null;
   const ownDoing = turn !== null && t !== null && t.actor === 'agent' && t.at >= turn.createdAt;
   return ownDoing ? null : `lead_${s.lead.status}`;
 }
@@ -84,8 +107,9 @@ export function acceptedSend(
     actor: turn.kind === 'operator' ? 'operator' : 'agent',
   };
   // The first message the provider accepts starts the conversation; for a lead that waited for
-  // its workspace's settings, the operator's `jobs retry` is what resumed it.
-  const resumed = waitingForSettings(s);
+  // the cause of its hand-over to be fixed, the operator's `jobs retry` is what resumed it. An
+  // operator's own reply leaves the lead with the operator.
+  const resumed = turn.kind === 'operator' ? null : waitingForRetry(s);
   return {
     provider,
     providerMessageId,
@@ -93,6 +117,6 @@ export function acceptedSend(
     turnId: turn.id,
     leadId: s.lead.id,
     actor: resumed ? 'operator' : 'system',
-    data: resumed ? { ...data, resumedAfter: NOT_CONFIGURED } : data,
+    data: resumed ? { ...data, resumedAfter: resumed } : data,
   };
 }

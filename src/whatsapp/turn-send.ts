@@ -5,10 +5,13 @@ import type { MessagingProvider, SendMessageRequest, SendMessageResult } from '.
 import { recordAcceptedSend } from './delivery-status.ts';
 import type { TurnSubject } from './conversation-queries.ts';
 import { CONTINUE, NO_SANDBOX, NO_WHATSAPP, type Step, type TurnContext } from './turn-context.ts';
-import { acceptedSend, blockedReason } from './turn-rules.ts';
+import { acceptedSend, blockedReason, PROVIDER_REFUSED_SETTINGS, SEND_FAILED } from './turn-rules.ts';
 import * as q from './turn-queries.ts';
 import { isPlanTurn, skippedBecause } from './follow-up-turns.ts';
 import { settleSuppressedSend } from './suppressed-send.ts';
+import { handOverUntilRetried } from './hand-over.ts';
+import { inTransaction } from '../leads/lead-lock.ts';
+import { scrubText } from '../shared/logger.ts';
 
 // The send path of a turn (docs/WHATSAPP.md): checks that the stored message may still go out,
 // calls the provider, and records the accepted send or settles the refusal. Used by the turn of
@@ -30,13 +33,14 @@ export class TurnSender {
     this.#c = ctx;
   }
 
-  /** `stored`: the turn's message when the caller has just written it. */
+  /** `stored`: the turn's message when the caller has just written it. `lastAttempt`: the job has no retry left. */
   async send(
     db: PoolClient,
     s: TurnSubject,
     turn: q.AgentTurn,
     signal?: AbortSignal,
     stored?: q.OutboundMessage,
+    lastAttempt = false,
   ): Promise<Step> {
     const message = stored ?? (await q.findOutbound(db, turn.id));
     if (!message) return this.#c.end(db, turn, 'failed', 'message_missing');
@@ -47,7 +51,7 @@ export class TurnSender {
     const { answer, journaled } = await this.deliver(s, ready);
     const step = answer.ok
       ? this.#accepted(db, s, turn, message, answer.providerMessageId)
-      : this.sendFailed(db, s, turn, ready.provider.name, answer);
+      : this.sendFailed(db, s, turn, ready.provider.name, answer, lastAttempt);
     return (await Promise.all([step, journaled]))[0];
   }
 
@@ -123,7 +127,14 @@ export class TurnSender {
     this.#c.d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
   }
 
-  async sendFailed(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, provider: string, r: SendRefusal): Promise<Step> {
+  async sendFailed(
+    db: PoolClient,
+    s: TurnSubject,
+    turn: q.AgentTurn,
+    provider: string,
+    r: SendRefusal,
+    lastAttempt = false,
+  ): Promise<Step> {
     this.#c.warn(s, {
       provider,
       kind: r.kind,
@@ -137,13 +148,34 @@ export class TurnSender {
     // counted as skipped and the plan goes on to its next step (migrations/046), not retried.
     const skipped = isPlanTurn(turn) ? skippedBecause(r) : null;
     if (skipped) return this.#c.end(db, turn, 'failed', `skipped:${skipped}`);
+    const status = r.httpStatus ? ` (HTTP ${r.httpStatus})` : '';
+    const refusal = `${provider}${status}: ${scrubText(r.message).slice(0, 300)}`;
     switch (r.kind) {
       case 'transient':
-        return { kind: 'retry', reason: r.message };
+        // Retried with back-off; on the job's last attempt the lead goes to a person and the job
+        // to the dead-letter queue, the turn still ready: retrying it later sends the message.
+        if (!lastAttempt) return { kind: 'retry', reason: r.message };
+        return this.#untilRetried(
+          db,
+          s,
+          turn,
+          SEND_FAILED,
+          `The provider kept failing to send the message (the last answer: ${refusal}). Once it works again, ` +
+            "`leadintake jobs retry` with this job's id sends the message.",
+        );
       case 'configuration':
-        // Nothing changes until an operator fixes the settings; the turn stays ready, so retrying
-        // the dead job afterwards sends it.
-        return { kind: 'dead', reason: `${provider} refused the workspace's settings: ${r.message}` };
+        // Nothing changes until an operator fixes the settings: the lead goes to a person now, and
+        // the turn stays ready, so retrying the dead job afterwards sends it.
+        return this.#untilRetried(
+          db,
+          s,
+          turn,
+          PROVIDER_REFUSED_SETTINGS,
+          `The provider refused the workspace's settings (credentials, sender or template): ${refusal}. ` +
+            `Fix them with \`leadintake workspace update ${s.workspace.slug} --config FILE\` ` +
+            '(`leadintake workspace verify` checks them), ' +
+            "then `leadintake jobs retry` with this job's id sends the message.",
+        );
       case 'window_closed':
         return this.#c.escalate(
           db,
@@ -161,5 +193,12 @@ export class TurnSender {
           'The lead cannot be reached on WhatsApp at this number.',
         );
     }
+  }
+
+  /** The lead to a person, the turn left ready and the job dead-lettered for `leadintake jobs retry` (hand-over.ts). */
+  async #untilRetried(db: PoolClient, s: TurnSubject, turn: q.AgentTurn, outcome: string, reason: string) {
+    await inTransaction(db, (tx) => handOverUntilRetried(tx, s.lead.id, { outcome, reason, turnId: turn.id }));
+    this.#c.d.log.warn({ leadId: s.lead.id, turnId: turn.id, outcome }, 'whatsapp turn escalated to a person');
+    return { kind: 'dead' as const, reason };
   }
 }

@@ -106,7 +106,9 @@ export class TurnWorker {
   async runBatch(jobs: Job<unknown>[]): Promise<JobResult[]> {
     for (const job of jobs) this.#o.onJobStart?.(job);
     const leadIds = jobs.map(leadIdOf);
-    const valid = leadIds.filter((id): id is string => id !== null);
+    // A job on its last attempt runs on its own (runJob): a send that fails then hands the lead over.
+    const batched = jobs.map((job, i) => leadIds[i] !== null && attemptsLeft(job) !== 0);
+    const valid = leadIds.filter((id, i): id is string => batched[i]!);
     const signal = AbortSignal.any(jobs.map((job) => job.signal));
     let batch = new Map<string, TurnJobResult>();
     if (valid.length > 1 && (await this.#turnToRun(signal))) {
@@ -121,7 +123,7 @@ export class TurnWorker {
     // A lead named by two jobs of the batch: the first one's job has the batch's result.
     return Promise.all(
       jobs.map((job, i) => {
-        const result = leadIds[i] ? batch.get(leadIds[i]) : undefined;
+        const result = batched[i] ? batch.get(leadIds[i]!) : undefined;
         if (!result) return this.runJob(job, { started: true });
         batch.delete(leadIds[i]!);
         return this.#settle(job, leadIds[i]!, result);
@@ -140,15 +142,30 @@ export class TurnWorker {
     if (!(await this.#turnToRun(job.signal)))
       return { id: job.id, status: 'failed', output: { reason: 'stopped while waiting to run' } };
     let result: TurnJobResult;
+    const lastAttempt = attemptsLeft(job) === 0;
     try {
-      result = await this.#o.engine.run(leadId, job.signal, { lastAttempt: attemptsLeft(job) === 0 });
+      result = await this.#o.engine.run(leadId, job.signal, { lastAttempt });
     } catch (err) {
       this.#o.log.error({ err, jobId: turnIdOf(job), leadId, attempt: job.retryCount }, 'agent turn failed');
       result = { kind: 'retry', reason: (err as Error).message ?? String(err) };
+      // No retry left: the lead goes to a person, and the job to the dead-letter queue. Should
+      // the hand-over fail too, the failed job is dead-lettered by pg-boss all the same.
+      if (lastAttempt) result = await this.#handOver(job, leadId, result.reason);
     } finally {
       this.#turnEnded();
     }
     return this.#settle(job, leadId, result);
+  }
+
+  /** The last attempt's error: `dead` once the lead is handed over, else the retry pg-boss dead-letters. */
+  async #handOver(job: Job<unknown>, leadId: string, reason: string): Promise<TurnJobResult> {
+    try {
+      await this.#o.engine.handOverFailedTurn(leadId, reason);
+      return { kind: 'dead', reason };
+    } catch (err) {
+      this.#o.log.error({ err, jobId: turnIdOf(job), leadId }, 'handing a failed agent turn over failed');
+      return { kind: 'retry', reason };
+    }
   }
 
   /** The turn's result as pg-boss settles it, with the job's log line. */

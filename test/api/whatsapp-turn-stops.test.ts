@@ -93,7 +93,7 @@ describe('failures a person must handle', () => {
     assert.equal((await turns(leadId))[0].outcome, 'recipient_unreachable');
   });
 
-  it('settings the provider refuses: the turn waits in the dead-letter queue, its message stored', async () => {
+  it('settings the provider refuses: the lead goes to a person, the turn waits in the dead-letter queue', async () => {
     const raw = uniquePhone();
     env.h.twilio.failNextSends(1, { status: 401, code: 20003 });
     const { leadId } = await env.h.submit(env.tw.apiKey, { phone: raw });
@@ -104,7 +104,10 @@ describe('failures a person must handle', () => {
     assert.equal(result.status, 'deadletter');
     assert.match(String((result.output as { reason: string }).reason), /Authenticate/);
     assert.equal((await turns(leadId))[0].state, 'ready');
-    assert.equal((await lead(leadId)).status, 'new');
+    // Not left `new` unseen: with a person, the reason on its timeline (whatsapp-turn-send-last-attempt.test.ts).
+    assert.equal((await lead(leadId)).status, 'needs_human');
+    const escalated = (await leadEvents(env.h.app.db.pool, leadId)).find((e) => e.type === 'conversation.escalated');
+    assert.equal(escalated?.data.outcome, 'provider_refused_settings');
     await env.h.app.boss.complete('agent-turn', job!.id);
   });
 });
