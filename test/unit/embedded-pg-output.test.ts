@@ -9,7 +9,8 @@ test('row values of unique and check violations are dropped', () => {
     [
       '2025-01-01 10:00:00.000 UTC [42] ERROR:  duplicate key value violates unique constraint "leads_email_key"',
       '2025-01-01 10:00:00.000 UTC [42] DETAIL:  Key (workspace_id, email)=(7, ada@example.com) already exists.',
-      '2025-01-01 10:00:00.000 UTC [43] ERROR:  new row for relation "leads" violates check constraint "leads_name_check"',
+      '2025-01-01 10:00:00.000 UTC [43] ERROR:  new row for relation "leads" ' +
+        'violates check constraint "leads_name_check"',
       '2025-01-01 10:00:00.000 UTC [43] DETAIL:  Failing row contains (12, Ada Lovelace, +49 151 1234 5678, (none)).',
       '2025-01-01 10:00:00.000 UTC [43] STATEMENT:  insert into leads values ($1, $2, $3)',
       '',

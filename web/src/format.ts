@@ -52,6 +52,7 @@ function messageChecked(data: Record<string, unknown>): string {
 export function describeEvent(type: string, data: Record<string, unknown>): string {
   const who =
     typeof data.operator === 'string' ? data.operator : typeof data.actor === 'string' ? data.actor : 'system';
+  const endedReason = typeof data.endedReason === 'string' ? data.endedReason : null;
   const words: Record<string, string> = {
     'lead.created': 'Lead submitted',
     'message.sent': `Message sent (${who})`,
@@ -64,8 +65,8 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
     'call.dispatched': 'Call placed',
     'call.reconciled': 'Call placed (recorded when Vapi first reported it)',
     'call.started': 'Call answered',
-    'call.ended': `Call ended${typeof data.endedReason === 'string' ? `: ${data.endedReason}` : ''}`,
-    'call.failed': `Call failed${typeof data.endedReason === 'string' ? ` (${data.endedReason})` : ''}; handed to a person`,
+    'call.ended': `Call ended${endedReason ? `: ${endedReason}` : ''}`,
+    'call.failed': `Call failed${endedReason ? ` (${endedReason})` : ''}; handed to a person`,
     'message.received': 'Message from the lead',
     'lead.profile_updated': 'Agent noted answers',
     'booking.created': 'Consultation booked',
