@@ -225,7 +225,7 @@ export class OpenAIChatClient implements ChatModel {
       const message = `The chat model server sent an unexpected response body${error} (${where}).`;
       return { ok: false, kind: 'retryable', message, httpStatus: status };
     }
-    return toResult(parsed.data, status, (t) => this.#redact(t));
+    return toResult(parsed.data, status);
   }
 
   #describe(status: number, error: { message?: string; code?: string }, text: string): string {
@@ -250,7 +250,7 @@ export class OpenAIChatClient implements ChatModel {
   }
 }
 
-function toResult(data: ChatCompletionBody, status: number, redact: (t: string) => string): ChatResult {
+function toResult(data: ChatCompletionBody, status: number): ChatResult {
   const choice = data.choices[0]!;
   const { content, refusal } = choice.message;
   const toolCalls: ChatToolCall[] = (choice.message.tool_calls ?? []).map((c) => ({
@@ -266,9 +266,9 @@ function toResult(data: ChatCompletionBody, status: number, redact: (t: string) 
   if (toolCalls.length > 0)
     return { ok: true, message: { content: content ?? null, tool_calls: toolCalls }, ...finish };
   if (typeof content === 'string') return { ok: true, message: { content }, ...finish };
-  const why = refusal
-    ? `the model refused: ${redact(refusal).slice(0, 300)}`
-    : `finish_reason ${choice.finish_reason ?? 'missing'}`;
+  // A refusal's words are not repeated: they can quote the lead's name and messages, and this
+  // message reaches the process's log.
+  const why = refusal ? 'the model refused' : `finish_reason ${choice.finish_reason ?? 'missing'}`;
   return {
     ok: false,
     kind: 'fatal',
