@@ -189,7 +189,7 @@ export class LeadService {
       this.#d.log.info({ leadId, httpStatus: result.httpStatus }, 'voice provider rejected the call; lead rolled back');
       throw new AppError('voice_dispatch_failed', { message: result.message });
     }
-    observeSpeedToLead('voice', (performance.now() - reservedAt) / 1000);
+    observeSpeedToLead('voice', ctx.livemode, (performance.now() - reservedAt) / 1000);
     try {
       await q.recordDispatchedCall(this.#d.pool, {
         leadId,

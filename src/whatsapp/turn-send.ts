@@ -123,7 +123,8 @@ export class TurnSender {
 
   /** `from`: the status the recording moved the lead from (`new`: this was its first contact). */
   sentNow(s: TurnSubject, turn: q.AgentTurn, from: string | null): void {
-    if (from === 'new') observeSpeedToLead('whatsapp', (Date.now() - s.lead.createdAt.getTime()) / 1000);
+    if (from === 'new')
+      observeSpeedToLead('whatsapp', s.lead.livemode, (Date.now() - s.lead.createdAt.getTime()) / 1000);
     this.#c.d.log.info({ leadId: s.lead.id, turnId: turn.id, kind: turn.kind }, 'whatsapp message sent');
   }
 

@@ -93,7 +93,7 @@ describe('GET /metrics', () => {
       const after = await scrape();
       const delta = (name: string, labels: Record<string, string>) =>
         value(after, name, labels) - value(before, name, labels);
-      assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'whatsapp' }), 1);
+      assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'whatsapp', mode: 'live' }), 1);
       assert.ok(delta('leadintake_provider_requests_total', { provider: 'twilio', outcome: 'ok' }) >= 1);
       assert.ok(
         delta('leadintake_provider_request_duration_seconds_count', { provider: 'twilio', outcome: 'ok' }) >= 1,
@@ -107,7 +107,7 @@ describe('GET /metrics', () => {
   );
 
   test('a voice lead: speed to lead and the Vapi request; a refused call counts as a client error', async () => {
-    const { apiKey } = await h.app.createWorkspace('voice', {
+    const { apiKey, sandboxKey } = await h.app.createWorkspace('voice', {
       voice: {
         provider: 'vapi',
         apiKey: SIM_API_KEY,
@@ -123,11 +123,18 @@ describe('GET /metrics', () => {
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) =>
       value(after, name, labels) - value(before, name, labels);
-    assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'voice' }), 1);
+    assert.equal(delta('leadintake_speed_to_lead_seconds_count', { channel: 'voice', mode: 'live' }), 1);
     assert.equal(delta('leadintake_leads_created_total', { channel: 'voice', mode: 'live' }), 1);
     assert.equal(delta('leadintake_provider_requests_total', { provider: 'vapi', outcome: 'ok' }), 1);
     assert.equal(delta('leadintake_provider_requests_total', { provider: 'vapi', outcome: 'client_error' }), 1);
     assert.equal(delta('leadintake_lead_status_transitions_total', { from: 'new', to: 'in_conversation' }), 1);
+    // A sandbox lead's simulated call is counted apart: it cannot hide a slow live channel.
+    assert.equal((await postLead(h.app.http, sandboxKey, validLead())).status, 201);
+    const sandbox = await scrape();
+    const speed = (text: string, mode: string) =>
+      value(text, 'leadintake_speed_to_lead_seconds_count', { channel: 'voice', mode });
+    assert.equal(speed(sandbox, 'sandbox') - speed(after, 'sandbox'), 1);
+    assert.equal(speed(sandbox, 'live'), speed(after, 'live'));
   });
 
   test('transitions by old and new status; dead letters by source queue', async () => {
