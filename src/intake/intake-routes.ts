@@ -78,9 +78,9 @@ export function intakeRoutes(deps: { sources: LeadSourceService; intake: IntakeS
         payload = null;
       }
       if (!isGooglePayload(payload)) {
-        await deps.intake.rejected(source, 400, 'The body is not a JSON object.', {
-          text: raw.toString('utf8').slice(0, 2000),
-        });
+        // Only the size: a body that does not parse has no key to check, so it is an
+        // unauthenticated request (anyone with the URL), and its text may hold the key itself.
+        await deps.intake.rejected(source, 400, 'The body is not a JSON object.', { bytes: raw.length });
         throw new AppError('invalid_json');
       }
       // Google sends its key in the body, not in a header: checked before anything else of it is used.

@@ -78,6 +78,25 @@ describe('google_key', () => {
       assert.equal((await sources.get(ws.workspaceId, source.id))?.status, 'failing');
     },
   );
+
+  test('a body that does not parse is a 400 logged by its size only: the key in it is never stored', async () => {
+    const { source, secret } = await connect({ key: 'truncated-body-key-77' });
+    // Cut off mid-body: no object to read the key from, but the key is in the text.
+    const res = await fetch(source.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"google_key":"${secret}", "lead_id":`,
+    });
+    assert.equal(res.status, 400);
+    const log = await logOf(source.id);
+    assert.deepEqual(
+      log.map((e) => [e.provider, e.outcome, e.http_status]),
+      [['google-ads', 'rejected', 400]],
+    );
+    assert.ok(!JSON.stringify(log).includes(secret), 'the key is never logged');
+    assert.deepEqual(log[0].payload.request, { bytes: `{"google_key":"${secret}", "lead_id":`.length });
+    assert.equal((await sources.get(ws.workspaceId, source.id))?.status, 'failing');
+  });
 });
 
 describe('mapping and detail', () => {

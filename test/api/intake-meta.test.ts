@@ -1,17 +1,21 @@
 // Meta Lead Ads through the real route, the real Graph client and the Meta Lead Ads simulator:
-// the subscription handshake, the signature, a `leadgen` webhook read from Graph, mapped and
+// the subscription handshake, the signature (a refusal on the Logs page and the source's status,
+// as a malformed change is), a `leadgen` webhook read from Graph, mapped and
 // stored as a lead of source `meta`, idempotency, test leads to the sandbox, a Graph failure on
 // the source and in the integration log, and the backfill (all forms, or only after `--since`).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sourceCommand } from '../../src/cli/source-commands.ts';
 import type { LeadSourceRow } from '../../src/intake/lead-source-queries.ts';
+import { LeadSourceService } from '../../src/intake/lead-source-service.ts';
 import {
   META_LEADS_SIM,
   startMetaLeadsSimulator,
   type MetaLeadsSimulator,
+  leadgenWebhook,
   type SimLead,
 } from '../../src/simulators/meta-leads/meta-leads-simulator.ts';
+import { META_SIGNATURE_HEADER, signMetaBody } from '../../src/whatsapp/meta/meta-signature.ts';
 import { startListeningApp, type TestApp } from '../helpers/test-app.ts';
 
 let sim: MetaLeadsSimulator;
@@ -47,6 +51,42 @@ async function sourceRow(id: string) {
   const { rows } = await app.db.pool.query('SELECT last_error, last_lead_at FROM lead_sources WHERE id = $1', [id]);
   return rows[0];
 }
+
+/** The refusals recorded for a source (IntakeService.rejected), oldest first. */
+async function rejectedOf(sourceId: string) {
+  const { rows } = await app.db.pool.query(
+    `SELECT provider, kind, http_status, outcome, error, payload FROM integration_events
+      WHERE payload->>'sourceId' = $1 AND outcome = 'rejected' ORDER BY id`,
+    [sourceId],
+  );
+  return rows;
+}
+
+/** The source's status as the Form page and the admin API show it. */
+async function statusOf(sourceId: string) {
+  const sources = new LeadSourceService({
+    pool: app.db.pool,
+    secrets: app.secrets,
+    publicBaseUrl: app.config.PUBLIC_BASE_URL,
+  });
+  return (await sources.get(workspaceId, sourceId))?.status;
+}
+
+/** POSTs `body` to the source's webhook, signed with the app secret unless `signature` is given. */
+async function postSigned(body: string, signature?: string | null) {
+  const sig = signature === undefined ? signMetaBody(secret.appSecret, body) : signature;
+  const res = await fetch(hookUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(sig === null ? {} : { [META_SIGNATURE_HEADER]: sig }) },
+    body,
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+const noSecretIn = (value: unknown) => {
+  const text = JSON.stringify(value);
+  for (const s of Object.values(secret)) assert.equal(text.includes(s), false, 'no secret or token is stored');
+};
 
 before(async () => {
   sim = await startMetaLeadsSimulator();
@@ -94,6 +134,25 @@ describe('leadgen webhooks', () => {
     const res = await sim.sendLeadgen(hookUrl, lead, { appSecret: 'not-the-app-secret' });
     assert.equal(res.status, 401);
     assert.equal(sim.requests.length, reads);
+    assert.equal((await leadsOf(source.id)).length, 0);
+    // The operator sees it: on the Logs page and as the source's status (a wrong app secret).
+    const log = await rejectedOf(source.id);
+    assert.deepEqual(
+      log.map((e) => [e.provider, e.kind, e.outcome, e.http_status]),
+      [['meta-leads', 'meta lead', 'rejected', 401]],
+    );
+    assert.match(log[0].error, /X-Hub-Signature-256 does not match/);
+    assert.deepEqual(Object.keys(log[0].payload.request), ['bytes'], 'only the size of an unauthenticated body');
+    noSecretIn(log);
+    assert.equal(await statusOf(source.id), 'failing');
+    assert.match((await sourceRow(source.id)).last_error, /X-Hub-Signature-256/);
+
+    // Without the header at all: the same.
+    const unsigned = await postSigned(JSON.stringify(leadgenWebhook(lead)), null);
+    assert.equal(unsigned.status, 401);
+    const again = await rejectedOf(source.id);
+    assert.equal(again.length, 2);
+    assert.deepEqual([again[1].http_status, again[1].error], [401, 'X-Hub-Signature-256 is missing.']);
     assert.equal((await leadsOf(source.id)).length, 0);
   });
 
@@ -184,6 +243,67 @@ describe('leadgen webhooks', () => {
       false,
     );
   });
+
+  /** A signed `leadgen` body whose changes announce these leadgen ids. */
+  const batch = (...ids: unknown[]) =>
+    JSON.stringify({
+      object: 'page',
+      entry: [
+        {
+          id: META_LEADS_SIM.pageId,
+          time: 1,
+          changes: ids.map((id) => ({
+            field: 'leadgen',
+            value: { leadgen_id: id, page_id: META_LEADS_SIM.pageId, form_id: META_LEADS_SIM.formId },
+          })),
+        },
+      ],
+    });
+
+  test('a signed change with a malformed leadgen id is on the Logs page and the source status', async () => {
+    const before = (await rejectedOf(source.id)).length;
+    const reads = sim.requests.length;
+    const res = await postSigned(batch('abc'));
+    // Answered 200 like a lead the service refuses: Meta's retries would carry the same change.
+    assert.equal(res.status, 200, res.text);
+    assert.equal(sim.requests.length, reads, 'nothing to read');
+    const log = (await rejectedOf(source.id)).slice(before);
+    assert.deepEqual(
+      log.map((e) => [e.provider, e.outcome]),
+      [['meta-leads', 'rejected']],
+    );
+    assert.match(log[0].error, /entry\.0\.changes\.0\.value\.leadgen_id/);
+    assert.deepEqual(log[0].payload.request.issues[0].path, ['entry', '0', 'changes', '0', 'value', 'leadgen_id']);
+    noSecretIn(log);
+    assert.equal(await statusOf(source.id), 'failing');
+    assert.match((await sourceRow(source.id)).last_error, /leadgen_id/);
+  });
+
+  test("a malformed change does not refuse the batch's valid ones", async () => {
+    const lead = sim.addLead({ fieldData: answers('+4915111110005') });
+    const before = (await rejectedOf(source.id)).length;
+    const res = await postSigned(batch(lead.id, 'abc'));
+    assert.equal(res.status, 200, res.text);
+    assert.equal((await leadsOf(source.id)).filter((l) => l.source_lead_id === lead.id).length, 1, 'the valid one');
+    const log = (await rejectedOf(source.id)).slice(before);
+    assert.equal(log.length, 1);
+    assert.deepEqual(log[0].payload.request.issues[0].path, ['entry', '0', 'changes', '1', 'value', 'leadgen_id']);
+    // Recorded after the batch's lead: the source shows the failure, not only the lead.
+    assert.equal(await statusOf(source.id), 'failing');
+  });
+
+  test('a signed body that is not a leadgen webhook is a 400, recorded without its text', async () => {
+    const before = (await rejectedOf(source.id)).length;
+    const res = await postSigned('{"object":"page","entry":');
+    assert.equal(res.status, 400);
+    const log = (await rejectedOf(source.id)).slice(before);
+    assert.deepEqual(
+      log.map((e) => [e.provider, e.outcome, e.http_status]),
+      [['meta-leads', 'rejected', 400]],
+    );
+    assert.deepEqual(Object.keys(log[0].payload.request).sort(), ['bytes', 'issues'], 'the body is not stored');
+    assert.equal(await statusOf(source.id), 'failing');
+  });
 });
 
 describe('backfill', () => {
@@ -200,7 +320,8 @@ describe('backfill', () => {
     // one announced for another Page (the simulator keeps every lead in the one form).
     assert.equal(report.created, 5);
     assert.equal(report.known, known + 1);
-    assert.equal(sim.requests.filter((r) => r.path.endsWith('/leads')).length - pagesBefore, 4, '8 leads, 2 a page');
+    // 9 leads (the 6 above, and the 3 the webhook made: the first, the dummy one, the malformed batch's valid one).
+    assert.equal(sim.requests.filter((r) => r.path.endsWith('/leads')).length - pagesBefore, 5, '9 leads, 2 a page');
     const ids = (await leadsOf(source.id)).map((l) => l.source_lead_id);
     assert.equal(ids.length, known + 6);
     for (const l of missed) assert.equal(ids.filter((id) => id === l.id).length, 1);

@@ -1,5 +1,5 @@
 import type { IntegrationLogWriter } from '../../integration-log/integration-log-writer.ts';
-import { AppError } from '../../shared/errors.ts';
+import { AppError, type ValidationIssue } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import {
   answerMetaVerification,
@@ -10,7 +10,7 @@ import { INTAKE_PROVIDER, type IntakeDelivery, type IntakeOutcome } from '../int
 import type { LeadSourceRow } from '../lead-source-queries.ts';
 import type { MetaLead, MetaLeadClient } from './meta-lead-client.ts';
 import { mapMetaLead, metaLeadDetail } from './meta-lead-mapping.ts';
-import { parseLeadgenWebhook, type LeadgenNotice } from './meta-leadgen-webhook.ts';
+import { type LeadgenNotice, type LeadgenWebhook, parseLeadgenWebhook } from './meta-leadgen-webhook.ts';
 import { readMetaConfig, type MetaSourceConfig, type MetaSourceSecret } from './meta-source-settings.ts';
 
 // Meta Lead Ads (docs/INTAKE.md, "Meta Lead Ads"): the `leadgen` webhook of a connected Page,
@@ -44,6 +44,12 @@ export interface MetaIntakePorts {
   submit(source: MetaSource, delivery: IntakeDelivery): Promise<IntakeOutcome>;
   /** Sets last_error / last_error_at on the source (the message is token-free). */
   recordError(sourceId: string, message: string): Promise<void>;
+  /**
+   * IntakeService.rejected: a delivery (or part of one) refused before it was read as a lead, in
+   * the integration log (provider `meta-leads`, outcome `rejected`) and as last_error. `payload`
+   * is stored as given (unmasked): never the body's text, never a secret.
+   */
+  rejected(source: MetaSource, httpStatus: number, reason: string, payload: unknown): Promise<void>;
 }
 
 export interface MetaIntakeDeps extends MetaIntakePorts {
@@ -73,16 +79,37 @@ export class MetaIntakeService {
     return answerMetaVerification(query, source.secret.verifyToken);
   }
 
-  /** A `leadgen` webhook POST. Throws route_not_found (no such source) or webhook_signature_invalid. */
+  /**
+   * A `leadgen` webhook POST. Throws route_not_found (no such source), webhook_signature_invalid,
+   * or invalid_json / validation_failed (a signed body that is not Meta's); each refusal is recorded
+   * (integration log, last_error) before it is thrown. A malformed change does not refuse the
+   * batch: the others are read, and it is recorded the same way.
+   */
   async webhook(token: string, raw: Buffer, signature: string | undefined, log: Logger): Promise<LeadOutcome[]> {
     const started = performance.now();
     const source = await this.#d.findSource(token);
     if (!source) throw new AppError('route_not_found');
     if (!verifyMetaSignature(source.secret.appSecret, raw, signature)) {
       log.warn({ workspaceId: source.workspaceId, sourceId: source.id }, 'meta leadgen webhook signature rejected');
+      // Only the size: nothing of an unauthenticated body is kept (anyone with the URL can send one).
+      const reason = signature
+        ? 'X-Hub-Signature-256 does not match the body signed with the app secret of this source.'
+        : 'X-Hub-Signature-256 is missing.';
+      await this.#d.rejected(source, 401, reason, { bytes: raw.length });
       throw new AppError('webhook_signature_invalid');
     }
-    const notices = parseLeadgenWebhook(raw);
+    let body: LeadgenWebhook;
+    try {
+      body = parseLeadgenWebhook(raw);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      // The issues (paths and messages), not the body: what is wrong without what was sent.
+      const issues = err.details.issues ?? [];
+      const reason = `The body is not a Meta leadgen webhook: ${issueLine(issues, err.message)}`;
+      await this.#d.rejected(source, 400, reason, { bytes: raw.length, issues });
+      throw err;
+    }
+    const { notices, invalid } = body;
     const config = readMetaConfig(source.config);
     const outcomes: LeadOutcome[] = [];
     // One after the other: a batch is small, and each lead's Graph read is its own request.
@@ -98,6 +125,12 @@ export class MetaIntakeService {
       payload: { request: { notices }, response: { outcomes } },
       secrets: secretsOf(source),
     });
+    // After the batch's leads, so the source shows as failing. Answered 200 all the same: the
+    // change would be as malformed on every retry, and retries end with the subscription off.
+    if (invalid.length > 0) {
+      const reason = `A leadgen change of the webhook is malformed and was not read: ${issueLine(invalid, 'invalid')}`;
+      await this.#d.rejected(source, 200, reason, { bytes: raw.length, issues: invalid });
+    }
     return outcomes;
   }
 
@@ -165,6 +198,11 @@ export class MetaIntakeService {
 
 function secretsOf(source: MetaSource): string[] {
   return [source.secret.pageAccessToken, source.secret.appSecret, source.secret.verifyToken];
+}
+
+/** A refusal's line for the Logs page and the Form page: the issues by path. */
+function issueLine(issues: ValidationIssue[], otherwise: string): string {
+  return issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') || otherwise;
 }
 
 function summary(outcomes: LeadOutcome[]): string {

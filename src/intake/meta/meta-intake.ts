@@ -17,7 +17,7 @@ export interface MetaIntakeParts {
   secrets: SecretBox;
   clock: Clock;
   integrationLog: Pick<IntegrationLogWriter, 'record'>;
-  intake: Pick<IntakeService, 'submit'>;
+  intake: Pick<IntakeService, 'submit' | 'rejected'>;
   /** The Graph client of a source's Page token (src/composition.ts builds it). */
   leadClient: MetaIntakeDeps['leadClient'];
 }
@@ -29,6 +29,7 @@ export function metaIntake(p: MetaIntakeParts) {
     findSource: (token) => sources.byToken(token),
     submit: (source, delivery) => p.intake.submit(source.row, delivery),
     recordError,
+    rejected: (source, httpStatus, reason, payload) => p.intake.rejected(source.row, httpStatus, reason, payload),
     integrationLog: p.integrationLog,
     leadClient: p.leadClient,
   });

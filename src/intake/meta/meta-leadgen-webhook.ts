@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../shared/errors.ts';
+import { AppError, type ValidationIssue } from '../../shared/errors.ts';
 import { validationIssues } from '../../shared/schema-parse.ts';
 
 // Meta's Page `leadgen` webhook (Meta's Webhooks for Lead Ads docs): `{object: 'page', entry[]:
@@ -40,11 +40,20 @@ export interface LeadgenNotice {
   adgroupId?: string;
 }
 
+/** What a verified `leadgen` body announces: its well-formed leads, and what was wrong with the rest. */
+export interface LeadgenWebhook {
+  /** The leads of the well-formed `leadgen` changes, in body order. */
+  notices: LeadgenNotice[];
+  /** The issues of the malformed `leadgen` changes, each path from the body's root (`entry.0.changes.1.value.leadgen_id`). */
+  invalid: ValidationIssue[];
+}
+
 /**
- * The leads a verified webhook body announces, in body order. Throws AppError invalid_json /
- * validation_failed for a body that is not Meta's; other objects and fields yield nothing.
+ * The leads a verified webhook body announces. Throws AppError invalid_json / validation_failed
+ * for a body that is not Meta's; a malformed `leadgen` change does not refuse the others of the
+ * batch, its issues are in `invalid`. Other objects and fields yield nothing.
  */
-export function parseLeadgenWebhook(raw: Buffer | string): LeadgenNotice[] {
+export function parseLeadgenWebhook(raw: Buffer | string): LeadgenWebhook {
   let json: unknown;
   try {
     json = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
@@ -52,14 +61,18 @@ export function parseLeadgenWebhook(raw: Buffer | string): LeadgenNotice[] {
     throw new AppError('invalid_json');
   }
   const body = bodySchema.safeParse(json);
-  if (!body.success) throw invalid(body.error);
-  if (body.data.object !== 'page') return [];
+  if (!body.success) throw new AppError('validation_failed', { issues: validationIssues(body.error) });
   const notices: LeadgenNotice[] = [];
-  for (const entry of body.data.entry) {
-    for (const change of entry.changes ?? []) {
-      if (change.field !== 'leadgen') continue;
+  const invalid: ValidationIssue[] = [];
+  if (body.data.object !== 'page') return { notices, invalid };
+  body.data.entry.forEach((entry, e) => {
+    (entry.changes ?? []).forEach((change, c) => {
+      if (change.field !== 'leadgen') return;
       const value = leadgenValueSchema.safeParse(change.value);
-      if (!value.success) throw invalid(value.error);
+      if (!value.success) {
+        invalid.push(...validationIssues(value.error, ['entry', String(e), 'changes', String(c), 'value']));
+        return;
+      }
       const v = value.data;
       notices.push({
         leadgenId: v.leadgen_id,
@@ -68,13 +81,7 @@ export function parseLeadgenWebhook(raw: Buffer | string): LeadgenNotice[] {
         ...(v.ad_id ? { adId: v.ad_id } : {}),
         ...(v.adgroup_id ? { adgroupId: v.adgroup_id } : {}),
       });
-    }
-  }
-  return notices;
-}
-
-function invalid(error: z.ZodError): AppError {
-  return new AppError('validation_failed', {
-    issues: validationIssues(error),
+    });
   });
+  return { notices, invalid };
 }
