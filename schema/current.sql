@@ -2055,7 +2055,7 @@ ALTER TABLE ONLY public.suppressed_numbers
 --
 
 ALTER TABLE ONLY public.voice_tool_calls
-    ADD CONSTRAINT voice_tool_calls_pkey PRIMARY KEY (workspace_id, tool_call_id);
+    ADD CONSTRAINT voice_tool_calls_pkey PRIMARY KEY (workspace_id, provider_call_id, tool_call_id);
 
 --
 -- Name: webhook_attempts webhook_attempts_pkey; Type: CONSTRAINT; Schema: public; Owner: -

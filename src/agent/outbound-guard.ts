@@ -134,14 +134,28 @@ export function cleanText(text: string, allowedDomains: readonly string[], chang
     .trim();
 }
 
-// A URL with a scheme, a `www.` host, or a bare host with a path or a common top-level domain.
-// An e-mail address is not a link: its domain is preceded by `@`.
+// A URL with a scheme, a `www.` host, or a bare host (or IPv4 address) with a path, or a bare host
+// with a common top-level domain. A link does not start inside a word (`xample.com`), but does
+// right after WhatsApp's `_italic_` (or `*bold*`, `~strike~`) marker, dots, a dash or a lone `@`
+// (`_evil.com/pay_`, `...evil.com/pay`, `-evil.com/pay`, `@evil.com/pay`). An e-mail address is not
+// a link: a bare host without a path after `name@` is (part of) its domain, one before `@` part of
+// its local part, and both stay (`ada@mail.example.com`, `info.de+x@example.org`).
 const COMMON_TLD =
   'com|net|org|info|biz|io|co|me|ly|app|dev|link|xyz|site|online|shop|' + 'de|uk|fr|es|pt|br|nl|it|eu|us|ru|cn';
+const STARTS_WORD = '(?<![a-z0-9])';
+const NOT_IN_EMAIL = String.raw`(?<![\w.+-]@[\w.-]*)`;
+const LABELS = String.raw`(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+`;
+const OCTET = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`;
+const PORT = String.raw`(?::\d{1,5})?`;
+const URL_CHARS = String.raw`[^\s<>"']`;
 const LINK = new RegExp(
-  String.raw`(?<![@\w.-])(?:[a-z][a-z0-9+.-]{1,20}:\/\/[^\s<>"']+|www\.[^\s<>"']+|` +
-    String.raw`(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+` +
-    String.raw`(?:[a-z]{2,24}\/[^\s<>"']*|(?:${COMMON_TLD})\b(?![@\w-]|\.\w)))`,
+  // 1: an emphasis marker right before the link (removed with it when it also closes after it), or
+  // a lone `@` (removed with it).
+  `(?:(?<![a-z0-9])([_*~@]))?${STARTS_WORD}(?:` +
+    String.raw`[a-z][a-z0-9+.-]{1,20}:\/\/${URL_CHARS}+|` +
+    String.raw`www\.${URL_CHARS}*\/${URL_CHARS}*|` +
+    String.raw`(?:${LABELS}[a-z]{2,24}|(?:${OCTET}\.){3}${OCTET})${PORT}\/${URL_CHARS}*|` +
+    String.raw`${NOT_IN_EMAIL}(?:www\.${URL_CHARS}+|${LABELS}(?:${COMMON_TLD})(?![@a-z0-9-]|\.[a-z0-9]|[\w.+-]*@)\1?))`,
   'gi',
 );
 
@@ -150,14 +164,18 @@ const mdLink = (_whole: string, label?: string, url?: string) => (label && label
 
 function removeLinks(text: string, allowed: readonly string[], changes: GuardChanges): string {
   const domains = allowed.map((d) => d.toLowerCase().replace(/^\.+|\.+$/g, ''));
-  return text.replace(LINK, (match) => {
-    const url = match.replace(/[.,;:!?)\]}'"]+$/, '');
-    const rest = match.slice(url.length);
+  return text.replace(LINK, (match: string, marker: string | undefined) => {
+    const lead = marker ?? '';
+    const link = match.slice(lead.length);
+    const url = link.replace(/[.,;:!?)\]}'"_*~]+$/, '');
+    const rest = link.slice(url.length);
     const host = hostOf(url);
     if (host && domains.some((d) => host === d || host.endsWith(`.${d}`))) return match;
     if (host && !changes.links.includes(host) && changes.links.length < 10) changes.links.push(host);
     if (!host) changes.links.length < 10 && changes.links.push('(unparsable)');
-    return rest;
+    // `_evil.com/pay_`: the emphasis around the link goes with it; so does `@` in `@evil.com/pay`.
+    if (lead === '@') return rest;
+    return lead && rest.startsWith(lead) ? rest.slice(1) : lead + rest;
   });
 }
 

@@ -114,35 +114,53 @@ export async function callSessionExists(db: Queryable, leadId: string, providerC
 
 // ---- tool calls ----
 
-export type ToolCallClaim = { claimed: true } | { claimed: false; result: string | null };
+/**
+ * What claiming a tool call found: `claimed` (run it), `repeat` (the same tool call again: its
+ * stored result, null while it runs) or `reused` (its id was used in this call for another tool:
+ * not the same tool call, and it has no result of its own to give).
+ */
+export type ToolCallClaim =
+  | { kind: 'claimed' }
+  | { kind: 'repeat'; result: string | null }
+  | { kind: 'reused'; storedName: string };
 
-/** Claims a tool call before it runs; a repeat learns the stored result (null while it runs). */
+/**
+ * Claims a tool call before it runs. A tool call is identified by the workspace, the provider's
+ * call and its id (ids are not unique across calls: migrations/052); a repeat is one with the same
+ * tool name (and lead) too.
+ */
 export async function claimToolCall(
   db: Queryable,
   c: { workspaceId: string; toolCallId: string; providerCallId: string; leadId: string; name: string },
 ): Promise<ToolCallClaim> {
+  const name = c.name.slice(0, 200);
   const { rows } = await db.query(
     `WITH claim AS (
        INSERT INTO voice_tool_calls (workspace_id, tool_call_id, provider_call_id, lead_id, name)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace_id, tool_call_id) DO NOTHING RETURNING 1
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace_id, provider_call_id, tool_call_id) DO NOTHING RETURNING 1
      )
-     SELECT EXISTS (SELECT 1 FROM claim) AS claimed,
-            (SELECT result FROM voice_tool_calls WHERE workspace_id = $1 AND tool_call_id = $2) AS result`,
-    [c.workspaceId, c.toolCallId, c.providerCallId, c.leadId, c.name.slice(0, 200)],
+     SELECT EXISTS (SELECT 1 FROM claim) AS claimed, t.result, t.name, t.lead_id
+       FROM (SELECT 1) one
+       LEFT JOIN voice_tool_calls t ON t.workspace_id = $1 AND t.provider_call_id = $3 AND t.tool_call_id = $2`,
+    [c.workspaceId, c.toolCallId, c.providerCallId, c.leadId, name],
   );
   const r = rows[0];
-  return r.claimed ? { claimed: true } : { claimed: false, result: r.result };
+  if (r.claimed) return { kind: 'claimed' };
+  // Claimed by a concurrent statement this one's snapshot does not see yet: still running.
+  if (r.name === null) return { kind: 'repeat', result: null };
+  if (r.name !== name || (r.lead_id !== null && r.lead_id !== c.leadId)) return { kind: 'reused', storedName: r.name };
+  return { kind: 'repeat', result: r.result };
 }
 
 export async function finishToolCall(
   db: Queryable,
-  workspaceId: string,
-  toolCallId: string,
+  c: { workspaceId: string; providerCallId: string; toolCallId: string },
   result: string,
 ): Promise<void> {
   await db.query(
-    'UPDATE voice_tool_calls SET result = $3, finished_at = now() WHERE workspace_id = $1 AND tool_call_id = $2',
-    [workspaceId, toolCallId, result],
+    `UPDATE voice_tool_calls SET result = $4, finished_at = now()
+      WHERE workspace_id = $1 AND provider_call_id = $2 AND tool_call_id = $3`,
+    [c.workspaceId, c.providerCallId, c.toolCallId, result],
   );
 }
 

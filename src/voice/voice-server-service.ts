@@ -218,9 +218,13 @@ export class VapiServerService {
   }
 }
 
-/** Vapi's answer; a call without an id also sets the message's `error`, which Vapi shows for the whole message. */
+/**
+ * Vapi's answer; a call answered with an error (no id, an id reused for another tool) also sets the
+ * message's `error`, which Vapi shows for the whole message: the first such error.
+ */
 function withError(results: ToolResult[]): Record<string, unknown> {
-  return results.some((r) => 'error' in r) ? { results, error: MISSING_TOOL_CALL_ID } : { results };
+  const failed = results.find((r) => 'error' in r);
+  return failed && 'error' in failed ? { results, error: failed.error } : { results };
 }
 
 function kindOf(m: VapiMessage): string {

@@ -1,6 +1,7 @@
 // Vapi's tool-calls messages delivered one by one (crafted in the simulator's exact shapes): the
-// error paths (unknown tool, bad arguments), both item shapes, repeats, Cal.com down, and a tool
-// still running at the deadline.
+// error paths (unknown tool, bad arguments), both item shapes, repeats, Cal.com down, a tool
+// still running at the deadline, and tool-call ids that are not unique (another call's, or this
+// call's for another tool).
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -8,7 +9,8 @@ import { describe, test } from 'node:test';
 import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
 import { VapiServerService } from '../../src/voice/voice-server-service.ts';
 import { toolCallsMessage, type VapiCall } from '../../src/simulators/vapi/vapi-sim-messages.ts';
-import { IN_PROGRESS, STILL_RUNNING } from '../../src/voice/vapi/vapi-tool-calls.ts';
+import { IN_PROGRESS, STILL_RUNNING, TOOL_CALL_ID_REUSED } from '../../src/voice/vapi/vapi-tool-calls.ts';
+import { postLead, validLead } from '../helpers/http.ts';
 import { deliver, eventTypes, leadOf } from '../helpers/voice-harness.ts';
 import { voiceWorkspaceSetup } from '../helpers/voice-workspace-setup.ts';
 
@@ -130,4 +132,89 @@ describe('tool calls', () => {
       );
     },
   );
+
+  describe('tool-call ids are per call, and per tool', () => {
+    // A custom LLM behind Vapi numbers its tool calls `call_1`, `call_2`, … in every call.
+    async function dispatchedWith(email: string) {
+      const res = await postLead(v.h.app.http, v.ws.apiKey, validLead({ email }));
+      assert.equal(res.status, 201);
+      const call = v.h.vapi.calls.find((c) => c.call.id === res.body.providerCallId)!.call;
+      return { leadId: res.body.leadId as string, call };
+    }
+    async function send(call: VapiCall, id: string, name: string, args: Record<string, unknown>) {
+      const res = await deliver(
+        v.h,
+        v.ws.slug,
+        toolCallsMessage(call, at(), [{ id, name, args }], 'string'),
+        secret(),
+        'tools',
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.body.results.length, 1);
+      assert.equal(res.body.results[0].toolCallId, id);
+      return res.body as { results: { result?: string; error?: string }[]; error?: string };
+    }
+    const firstStart = (slots: string) => /\(start: ([^)]+)\)/.exec(slots)![1]!;
+    const bookingOf = (leadId: string) => [...v.h.cal.bookings.values()].find((b) => b.metadata.leadId === leadId);
+
+    test("two calls' tool calls with the same id: each runs for its own lead, B never gets A's answer", async () => {
+      const a = await dispatchedWith('a.first@example.com');
+      const b = await dispatchedWith('b.second@example.com');
+      const slotsA = (await send(a.call, 'call_1', 'listSlots', { daysAhead: 3 })).results[0]!.result!;
+      const bookedA = (await send(a.call, 'call_2', 'bookConsult', { start: firstStart(slotsA) })).results[0]!.result!;
+      assert.match(bookedA, /^Booked for .*The confirmation goes to a\.first@example\.com\./s);
+
+      const slotsB = (await send(b.call, 'call_1', 'listSlots', { daysAhead: 3 })).results[0]!.result!;
+      assert.match(slotsB, /\(start: /);
+      const bookedB = (await send(b.call, 'call_2', 'bookConsult', { start: firstStart(slotsB) })).results[0]!.result!;
+      assert.match(bookedB, /^Booked for .*The confirmation goes to b\.second@example\.com\./s);
+      assert.ok(!bookedB.includes('a.first@example.com'), bookedB);
+      assert.notEqual(bookedB, bookedA);
+
+      // B's tool ran: B is booked, in Cal.com and in the lead, with a booking of its own.
+      const [leadA, leadB] = [await leadOf(v.h, a.leadId), await leadOf(v.h, b.leadId)];
+      assert.equal(leadB.status, 'booked');
+      assert.equal(bookingOf(b.leadId)?.attendee.email, 'b.second@example.com');
+      assert.equal(leadB.booking_uid, bookingOf(b.leadId)!.uid);
+      assert.notEqual(leadB.booking_uid, leadA.booking_uid);
+      assert.ok(bookedB.includes(leadB.booking_uid));
+
+      // A repeat of either tool call gets its own call's stored answer, and does not book again.
+      assert.equal(
+        (await send(b.call, 'call_2', 'bookConsult', { start: firstStart(slotsB) })).results[0]!.result,
+        bookedB,
+      );
+      assert.equal(
+        (await send(a.call, 'call_2', 'bookConsult', { start: firstStart(slotsA) })).results[0]!.result,
+        bookedA,
+      );
+      assert.deepEqual(
+        (await eventTypes(v.h, b.leadId)).filter((t) => t === 'booking.created'),
+        ['booking.created'],
+      );
+      const { rows } = await v.h.app.db.pool.query(
+        `SELECT provider_call_id, name FROM voice_tool_calls WHERE workspace_id = $1 AND tool_call_id = 'call_2'
+          AND provider_call_id = ANY($2) ORDER BY name`,
+        [v.ws.workspaceId, [a.call.id, b.call.id]],
+      );
+      assert.equal(rows.length, 2);
+    });
+
+    test("an id this call used for another tool: an error, not the first tool's answer; nothing run", async () => {
+      const { leadId, call } = await dispatchedWith('c.third@example.com');
+      const slots = (await send(call, 'call_7', 'listSlots', { daysAhead: 3 })).results[0]!.result!;
+      const posts = v.h.cal.requests.filter((r) => r.method === 'POST' && r.path === '/v2/bookings').length;
+      const reused = await send(call, 'call_7', 'bookConsult', { start: firstStart(slots) });
+      assert.deepEqual(reused.results[0], { toolCallId: 'call_7', name: 'bookConsult', error: TOOL_CALL_ID_REUSED });
+      assert.equal(reused.error, TOOL_CALL_ID_REUSED);
+      assert.equal(v.h.cal.requests.filter((r) => r.method === 'POST' && r.path === '/v2/bookings').length, posts);
+      assert.equal((await leadOf(v.h, leadId)).status, 'in_conversation');
+      // The first tool call's repeat still gets its own answer; a new id books.
+      assert.equal((await send(call, 'call_7', 'listSlots', { daysAhead: 3 })).results[0]!.result, slots);
+      assert.match(
+        (await send(call, 'call_8', 'bookConsult', { start: firstStart(slots) })).results[0]!.result!,
+        /^Booked for .*c\.third@example\.com/s,
+      );
+    });
+  });
 });

@@ -99,6 +99,53 @@ describe('outbound guard: what is repaired', () => {
   });
 });
 
+describe('outbound guard: links right after italics, dots, a dash or @', () => {
+  const send = (text: string, allowedDomains: string[] = []) => {
+    const v = checkOutbound({ ...base, allowedDomains, text });
+    assert.equal(v.kind, 'send', text);
+    return v.kind === 'send' ? { text: v.parts.join(' '), links: v.changes.links } : { text: '', links: [] };
+  };
+
+  it('are links: removed and their host recorded', () => {
+    for (const [text, out, host] of [
+      ['Pay here: _www.evil.com/pay_', 'Pay here:', 'www.evil.com'],
+      ['Pay here: _evil.com/pay_', 'Pay here:', 'evil.com'],
+      ['Pay here: ...evil.com/pay', 'Pay here:...', 'evil.com'],
+      ['Pay at @evil.com/pay', 'Pay at', 'evil.com'],
+      ['Pay at -evil.com/pay', 'Pay at -', 'evil.com'],
+      ['Pay at 192.168.0.1/pay', 'Pay at', '192.168.0.1'],
+      ['Pay at _evil.com_ today.', 'Pay at today.', 'evil.com'],
+      ['Pay at *evil.com/pay* today.', 'Pay at today.', 'evil.com'],
+      ['Pay at bank.com@evil.com/pay', 'Pay at bank.com@', 'evil.com'],
+    ] as const)
+      assert.deepEqual(send(text), { text: out, links: [host] }, text);
+    const changes = noChanges();
+    assert.equal(cleanText('192.168.0.1/pay', [], changes), '');
+    assert.deepEqual(changes.links, ['192.168.0.1']);
+    const bare = checkOutbound({ ...base, text: '192.168.0.1/pay' });
+    assert.equal(bare.kind === 'refuse' && bare.problem, 'empty');
+  });
+
+  it('a link to an allowed domain in italics is kept, with its markers', () => {
+    for (const text of [
+      'Book here: _www.solar.example/book_',
+      'Book here: _solar.example/book_ or _https://book.solar.example/slot_.',
+    ])
+      assert.deepEqual(send(text, ['solar.example']), { text, links: [] }, text);
+  });
+
+  it('e-mail addresses, numbers, times and abbreviations are not links', () => {
+    for (const text of [
+      'Write to ada@example.com, ada@mail.example.com or jane.doe@my-site.co.uk.',
+      'Or _ada@example.com_, john.me@example.com, ada_b@example.de, ada+solar@example.org or info.de+leads@example.org.',
+      'It takes 1.5 hours, e.g. at 10.30 or 14:00, i.e. soon. About 5.99/month, 2.5kW/m2, version 2.0.1.',
+      'The inverter runs firmware v1.2.3.4/arm64.',
+      '_Thanks_ for your time... talk soon - the team.',
+    ])
+      assert.deepEqual(send(text), { text, links: [] }, text);
+  });
+});
+
 describe('outbound guard: long answers split at sentence boundaries', () => {
   it('parts within the limit, each ending a sentence, nothing lost or cut', () => {
     const sentences = Array.from({ length: 80 }, (_, i) => `Sentence number ${i + 1} tells you something useful 👍.`);

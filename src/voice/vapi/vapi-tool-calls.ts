@@ -7,8 +7,10 @@ import type { ToolCallItem } from './vapi-message.ts';
 // the agent-core tool of that name for the call's lead; the answer is
 // `{"results":[{"toolCallId","name","result"}]}`. Vapi gives up after 20 s, so the whole message
 // is answered by a deadline: a tool still running then is answered "still working" and finishes
-// in the background (its effect and result are kept). A repeated tool call is not run again: it
-// gets the stored result.
+// in the background (its effect and result are kept). A repeated tool call (same call, id and
+// tool) is not run again: it gets the stored result. An id this call already used for another
+// tool is answered with an error and not run: it is not that tool call, and a repeat of it could
+// not be told apart from the first.
 
 /** One entry of Vapi's answer: `result` for a tool that ran, `error` for a call we could not run. */
 export type ToolResult =
@@ -20,6 +22,10 @@ export type ToolResult =
 // a repeat could not be recognised, so a booking could be made twice.
 export const MISSING_TOOL_CALL_ID =
   'This tool call came without an id, so it was not run and nothing was done. Call the tool again.';
+
+export const TOOL_CALL_ID_REUSED =
+  'This tool call has the id of an earlier call of another tool in this call, so it was not run and nothing ' +
+  'was done. Call the tool again with a new tool call id.';
 
 export const NOT_LINKED =
   'This call is not linked to a lead in this workspace, so nothing was done and nothing will be saved. ' +
@@ -53,8 +59,8 @@ export async function answerToolCalls(
       results.push({ toolCallId: '', name: call.name, error: MISSING_TOOL_CALL_ID });
       continue;
     }
-    const result = await answerOne(ctx, providerCallId, { ...call, id: call.id }, deadline, deps);
-    results.push({ toolCallId: call.id, name: call.name, result });
+    const answer = await answerOne(ctx, providerCallId, { ...call, id: call.id }, deadline, deps);
+    results.push({ toolCallId: call.id, name: call.name, ...answer });
   }
   return results;
 }
@@ -65,7 +71,7 @@ async function answerOne(
   call: ToolCallItem & { id: string },
   deadline: number,
   deps: ToolCallsDeps,
-): Promise<string> {
+): Promise<{ result: string } | { error: string }> {
   const claim = await claimToolCall(ctx.pool, {
     workspaceId: ctx.workspace.id,
     toolCallId: call.id,
@@ -73,10 +79,18 @@ async function answerOne(
     leadId: ctx.leadId,
     name: call.name,
   });
-  if (!claim.claimed) return claim.result ?? IN_PROGRESS;
+  if (claim.kind === 'repeat') return { result: claim.result ?? IN_PROGRESS };
+  if (claim.kind === 'reused') {
+    ctx.log.warn(
+      { leadId: ctx.leadId, tool: call.name.slice(0, 64), first: claim.storedName.slice(0, 64) },
+      'voice tool call id reused for another tool in the call: answered with an error',
+    );
+    return { error: TOOL_CALL_ID_REUSED };
+  }
+  const key = { workspaceId: ctx.workspace.id, providerCallId, toolCallId: call.id };
   const run = runTool(ctx, call.name, call.arguments).then(async (result) => {
     try {
-      await finishToolCall(ctx.pool, ctx.workspace.id, call.id, result);
+      await finishToolCall(ctx.pool, key, result);
     } catch (err) {
       // The answer still goes to Vapi; only a repeat of this tool call would miss it.
       ctx.log.warn({ err, leadId: ctx.leadId, tool: call.name.slice(0, 64) }, 'tool result not stored');
@@ -85,10 +99,10 @@ async function answerOne(
   });
   deps.track(run);
   const remaining = deadline - Date.now();
-  if (remaining <= 0) return STILL_RUNNING;
+  if (remaining <= 0) return { result: STILL_RUNNING };
   const timer = new AbortController();
   try {
-    return await Promise.race([run, sleep(remaining, STILL_RUNNING, { signal: timer.signal })]);
+    return { result: await Promise.race([run, sleep(remaining, STILL_RUNNING, { signal: timer.signal })]) };
   } finally {
     timer.abort();
   }
