@@ -242,6 +242,84 @@ describe('outcomes by the AI alone and after a person', () => {
   });
 });
 
+describe('a conversation counts only for a contacted lead', () => {
+  test('a lead that wrote without being contacted is in no Conversation: page, days, by source, inbox', async () => {
+    const ws = await workspace();
+    // Created three days ago (a past day: its summary is written to analytics_days) and today.
+    const lead = async (daysAgo: number, types: string[]) => {
+      const { rows } = await h.app.db.pool.query(
+        `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, status, created_at, updated_at)
+         VALUES ($1, 'Ada', $2, $2, now(), 'in_conversation', now() - make_interval(days => $3),
+                 now() - make_interval(days => $3)) RETURNING id, created_at`,
+        [ws.workspaceId, `+4930${crypto.randomInt(1e6, 9e6)}`, daysAgo],
+      );
+      for (const [i, type] of types.entries()) {
+        await h.app.db.pool.query(
+          `INSERT INTO lead_events (lead_id, type, data, at)
+           VALUES ($1, $2, '{}', $3::timestamptz + make_interval(secs => $4))`,
+          [rows[0].id, type, rows[0].created_at, 10 * (i + 1)],
+        );
+      }
+      return rows[0].id as string;
+    };
+    // Wrote first (its number on the do-not-contact list, or the first send failed): never contacted.
+    const wroteOnlyPast = await lead(3, ['message.received']);
+    const wroteOnlyToday = await lead(0, ['message.received']);
+    const answeredPast = await lead(3, ['message.sent', 'message.received']);
+    const answeredToday = await lead(0, ['message.sent', 'message.received']);
+    const contactedOnly = await lead(0, ['message.sent']);
+
+    const period = `from=${dayOffset(-5)}&to=${dayOffset(1)}`;
+    const a = await admin(
+      h.app.http,
+      owner,
+      'GET',
+      `/api/admin/workspaces/${ws.slug}/analytics?period=custom&${period}`,
+    );
+    assert.equal(a.status, 200, JSON.stringify(a.body));
+    const { totals } = a.body;
+    assert.deepEqual([totals.leads, totals.contacted, totals.conversation], [5, 3, 2]);
+    assert.ok(totals.conversation <= totals.contacted);
+    for (const d of a.body.days as Array<{ day: string; contacted: number; conversation: number }>) {
+      assert.ok(d.conversation <= d.contacted, `${d.day}: ${d.conversation} conversations, ${d.contacted} contacted`);
+    }
+    const past = a.body.days.find((d: { day: string }) => d.day === dayOffset(-3));
+    assert.deepEqual([past.leads, past.contacted, past.conversation], [2, 1, 1]);
+    const stored = await h.app.db.pool.query(
+      `SELECT conversation FROM analytics_days WHERE workspace_id = $1 AND day = $2`,
+      [ws.workspaceId, dayOffset(-3)],
+    );
+    assert.deepEqual(
+      stored.rows.map((r) => r.conversation),
+      [1],
+      'the past day was summarised with the same definition',
+    );
+    assert.deepEqual(
+      a.body.bySource.map((s: { leads: number; contacted: number; conversation: number }) => [
+        s.leads,
+        s.contacted,
+        s.conversation,
+      ]),
+      [[5, 3, 2]],
+    );
+
+    // The figure's link lists exactly the leads it counts.
+    const ids = async (query: string) => {
+      const r = await admin(h.app.http, owner, 'GET', `/api/admin/workspaces/${ws.slug}/leads?${query}`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return (r.body.leads as Array<{ id: string }>).map((l) => l.id).sort();
+    };
+    const conversation = await ids(`${period}&reached=conversation&sandbox=false`);
+    assert.deepEqual(conversation, [answeredPast, answeredToday].sort());
+    assert.equal(conversation.length, totals.conversation);
+    assert.ok(!conversation.includes(wroteOnlyPast) && !conversation.includes(wroteOnlyToday));
+    assert.deepEqual(
+      await ids(`${period}&reached=contacted&sandbox=false`),
+      [answeredPast, answeredToday, contactedOnly].sort(),
+    );
+  });
+});
+
 describe('migration 042 on existing leads', () => {
   test('reconciled calls become contacts, answered calls conversations, a person stepping in is known', async () => {
     const adminPool = createPool(adminUrl(), 1);

@@ -117,6 +117,16 @@ describe('the counts per status follow the search and filters', () => {
     assert.deepEqual(none.counts, none.listed);
   });
 
+  test('the "Waiting longest" sort: each tab counts the waiting leads it lists', async () => {
+    // The sort lists only the leads waiting for a person (needs_human): D alone; the other tabs list none.
+    const r = await countsAndLists('sort=waiting');
+    assert.deepEqual(r.counts, counts({ needs_human: 1, all: 1 }));
+    assert.deepEqual(r.counts, r.listed);
+    const searched = await countsAndLists('sort=waiting&q=Counted');
+    assert.deepEqual(searched.counts, counts({}));
+    assert.deepEqual(searched.counts, searched.listed);
+  });
+
   test('without a search or filter, every lead of the workspace', async () => {
     const r = await countsAndLists('');
     assert.deepEqual(

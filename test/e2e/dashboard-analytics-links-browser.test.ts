@@ -67,7 +67,13 @@ for (const width of [1440, 390]) {
     await page.getByText(`Showing leads created ${HISTORY_FROM} to ${HISTORY_TO}.`).waitFor(WAIT);
     const url = new URL(page.url());
     assert.equal(url.pathname, `/admin/${ws.slug}/leads`);
-    assert.deepEqual(Object.fromEntries(url.searchParams), { status: 'booked', from: HISTORY_FROM, to: HISTORY_TO });
+    // The Sandbox switch is off: the link says so (sandbox=false), as it counted live leads only.
+    assert.deepEqual(Object.fromEntries(url.searchParams), {
+      status: 'booked',
+      from: HISTORY_FROM,
+      to: HISTORY_TO,
+      sandbox: 'false',
+    });
     assert.equal(await page.getByRole('button', { name: /^Booked/ }).getAttribute('aria-pressed'), 'true');
     await page.getByRole('link', { name: 'History A' }).waitFor(WAIT);
     assert.deepEqual(await leadNames(page), ['History A', 'History F']);
@@ -102,9 +108,41 @@ for (const width of [1440, 390]) {
     // Back to every lead.
     await page.getByRole('button', { name: 'Show all leads' }).click();
     await page.getByRole('link', { name: 'History E' }).waitFor(WAIT);
-    assert.equal(new URL(page.url()).search, '');
+    // The filters are gone; the Sandbox switch the link carried stays (it is no filter).
+    assert.equal(new URL(page.url()).search, '?sandbox=false');
     await assertAccessible(page, `inbox after clearing the filter, ${width} px`);
     await page.close();
     assert.deepEqual(problems, []);
   });
 }
+
+test('in a workspace with sandbox leads only, a link keeps the Sandbox switch it counted with', async () => {
+  // Without `sandbox` in its address the inbox would show this workspace's sandbox leads (it has
+  // no live one), while the figure with the switch off counted live leads only: none.
+  const only = await app.createWorkspace('whatsapp', undefined, 'analytics-sandbox-only');
+  await app.db.pool.query(
+    `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, status, livemode, created_at)
+     VALUES ($1, 'Sandbox Sam', '+15577009001', '+15577009001', $2, 'new', false, $2)`,
+    [only.workspaceId, `${HISTORY_FROM}T12:00:00Z`],
+  );
+  const owner = await makeOperator(app, [{ workspaceId: only.workspaceId, role: 'owner' }]);
+  const page = await watchedPage(browser, base, problems);
+  await signInAs(page, base, owner.email, owner.password);
+  await openPeriod(page);
+
+  await page.getByRole('link', { name: '0 leads: Leads' }).click();
+  await page.getByText('No leads with these filters.').waitFor(WAIT);
+  assert.equal(new URL(page.url()).searchParams.get('sandbox'), 'false');
+  assert.equal(await page.getByRole('checkbox', { name: 'Sandbox' }).isChecked(), false);
+  assert.deepEqual(await leadNames(page), []);
+
+  // With the switch on, the same link counts and lists the sandbox lead.
+  await openPeriod(page);
+  await page.getByRole('checkbox', { name: 'Sandbox' }).check();
+  await page.getByRole('link', { name: '1 leads: Leads' }).click();
+  await page.getByRole('link', { name: 'Sandbox Sam' }).waitFor(WAIT);
+  assert.equal(new URL(page.url()).searchParams.get('sandbox'), 'true');
+  assert.deepEqual(await leadNames(page), ['Sandbox Sam']);
+  await page.close();
+  assert.deepEqual(problems, []);
+});

@@ -179,13 +179,17 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
 
   const t = data?.totals;
   type Filter = UrlFilters & { status?: Status };
-  /** A link to the period's leads of a figure (same days, same Sandbox switch). */
+  /**
+   * A link to the period's leads of a figure (same days, same Sandbox switch): `sandbox` is always
+   * in it, `false` too, or the inbox would apply its own default (sandbox leads while there is no
+   * live lead) and list leads the figure did not count.
+   */
   const link = (f: Filter, text: string | number, label?: string) =>
     data && (
       <LeadsLink
         slug={workspace.slug}
         {...(label ? { label } : {})}
-        filter={{ from: data.from, to: data.to, ...(data.sandbox ? { sandbox: true } : {}), ...f }}
+        filter={{ from: data.from, to: data.to, sandbox: data.sandbox, ...f }}
       >
         {text}
       </LeadsLink>

@@ -74,12 +74,16 @@ export function addFilters(p: URLSearchParams, f: UrlFilters): void {
   for (const k of FILTER_KEYS) if (f[k]) p.set(k, f[k]!);
 }
 
-/** The inbox's address for these filters (the Analytics page's links). */
+/**
+ * The inbox's address for these filters (the Analytics page's links). A `sandbox` given is always
+ * written, `false` too: the inbox's default without one (sandbox leads while the workspace has no
+ * live lead) is not the "live leads only" a figure counted.
+ */
 export function inboxHref(slug: string, f: UrlFilters & { status?: Status; sandbox?: boolean }): string {
   const p = new URLSearchParams();
   if (f.status) p.set('status', f.status);
   addFilters(p, f);
-  if (f.sandbox) p.set('sandbox', 'true');
+  if (f.sandbox !== undefined) p.set('sandbox', String(f.sandbox));
   const q = p.toString();
   return `/admin/${slug}/leads${q ? `?${q}` : ''}`;
 }

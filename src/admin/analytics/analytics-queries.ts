@@ -17,8 +17,11 @@ import {
 // - contacted: a first contact went out — `message.sent` (WhatsApp), `call.dispatched` or
 //   `call.reconciled` (voice: a call whose first server message came before we recorded it);
 //   speed to lead (here and in the inbox) is the time to the first one;
-// - conversation: the lead answered — `message.received` (a WhatsApp message from the lead) or
-//   `call.started` (the call was picked up: Vapi reported it in progress);
+// - conversation: a contacted lead answered — `message.received` (a WhatsApp message from the
+//   lead) or `call.started` (the call was picked up: Vapi reported it in progress). A lead that
+//   wrote without ever being contacted (its number on the do-not-contact list, a first send that
+//   failed) is in no stage past "Leads", so each step of the funnel is part of the one before;
+//   CONVERSED says it once for these figures, By source and the inbox's `reached=conversation`;
 // - booked, unqualified, needs human: the lead's status now; time to booking is from the lead's
 //   creation to the first timeline entry that moved it to `booked` (transitionLead writes `to`);
 // - after a person: a person stepped in at some point (HUMAN_EVENT): the outcomes split into
@@ -30,6 +33,12 @@ export const CONTACT_EVENT = (e: string) => `${e}.type IN ('message.sent', 'call
 export const HUMAN_EVENT = (e: string) =>
   `(${e}.data->>'to' = 'needs_human'
     OR ${e}.type IN ('operator.took_over', 'operator.replied', 'operator.outcome_set'))`;
+
+/**
+ * Whether the lead of `t` (a lead_funnel row, or its moments' columns) reached the Conversation
+ * stage: it answered, and it was contacted (docs/DASHBOARD.md, "Analytics").
+ */
+export const CONVERSED = (t: string) => `(${t}.conversed_at IS NOT NULL AND ${t}.contacted_at IS NOT NULL)`;
 
 /** Upper bounds (seconds, exclusive) of the speed-to-lead histogram's buckets; the last is open. */
 export const SPEED_BUCKETS = [10, 30, 60, 120, 300, 900, 3600, 86400] as const;
@@ -134,7 +143,7 @@ export type AnalyticsSource = keyof typeof SOURCES;
  */
 export const LEAD_FACTS = (
   t: string,
-) => `${t}.status, ${t}.contacted_at IS NOT NULL AS contacted, ${t}.conversed_at IS NOT NULL AS conversed,
+) => `${t}.status, ${t}.contacted_at IS NOT NULL AS contacted, ${CONVERSED(t)} AS conversed,
            ${t}.human_at IS NOT NULL AS after_person,
            -- greatest() skips NULLs: without the CASE a lead never contacted would count as 0 s.
            CASE WHEN ${t}.contacted_at IS NOT NULL THEN greatest(0, extract(epoch

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/pool.ts';
-import type { AnalyticsQuery } from './analytics-queries.ts';
+import { type AnalyticsQuery, CONVERSED } from './analytics-queries.ts';
 
 // The Analytics page's "By source" table (docs/DASHBOARD.md, "Analytics"; issue 37): for each
 // intake path a lead came in by (leads.source: the API, the hosted form, the embed, a publishable
@@ -32,7 +32,7 @@ export async function analyticsBySource(db: Queryable, q: AnalyticsQuery): Promi
   const { rows } = await db.query(
     `SELECT l.source, count(*)::int AS leads,
             count(*) FILTER (WHERE f.contacted_at IS NOT NULL)::int AS contacted,
-            count(*) FILTER (WHERE f.conversed_at IS NOT NULL)::int AS conversation,
+            count(*) FILTER (WHERE ${CONVERSED('f')})::int AS conversation,
             count(*) FILTER (WHERE f.status = 'booked')::int AS booked,
             -- greatest() as in LEAD_FACTS: a contact recorded a moment before the lead counts as 0 s.
             percentile_cont(0.5) WITHIN GROUP (ORDER BY greatest(0, extract(epoch FROM f.contacted_at - f.created_at)))

@@ -97,9 +97,10 @@ export function adminRoutes(deps: AdminRouteDeps) {
       // No choice made: a workspace with only sandbox leads (a new or demo one) shows them.
       const sandbox =
         query.sandbox === undefined ? !(await hasLiveLeads(deps.pool, workspace.id)) : query.sandbox === 'true';
-      // The counts are of the same search and filters as the list: a tab's number is its list's length.
+      // The counts are of the same search, filters and sort as the list: a tab's number is its list's length.
       const narrowing: InboxNarrowing = {
         ...(query.q ? { search: query.q } : {}),
+        ...(query.sort ? { sort: query.sort } : {}),
         ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
         filters: filtersOf(query, workspace.agent?.timeZone ?? 'UTC'),
       };
@@ -110,7 +111,6 @@ export function adminRoutes(deps: AdminRouteDeps) {
           sandbox,
           limit: query.limit ?? 50,
           ...(query.status ? { status: query.status } : {}),
-          ...(query.sort ? { sort: query.sort } : {}),
           ...(query.cursor ? { cursor: query.cursor } : {}),
           operatorId: session.operator.id,
         }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CONVERSED } from '../analytics/analytics-queries.ts';
 import { LEAD_SOURCE_KINDS, LEAD_SOURCE_TEXT } from './lead-source-view.ts';
 
 // The inbox's filters beyond status and search (docs/DASHBOARD.md, "Inbox"): the leads behind a
@@ -81,7 +82,7 @@ export function filterCondition(f: InboxFilters | undefined, next: number): { sq
   if (f.source) parts.push(`l.source = ${param(f.source)}`);
   const funnel: string[] = [];
   if (f.reached === 'contacted') funnel.push('f.contacted_at IS NOT NULL');
-  if (f.reached === 'conversation') funnel.push('f.conversed_at IS NOT NULL');
+  if (f.reached === 'conversation') funnel.push(CONVERSED('f'));
   if (f.handledBy === 'ai') funnel.push('f.human_at IS NULL');
   if (f.handledBy === 'person') funnel.push('f.human_at IS NOT NULL');
   if (funnel.length > 0) {

@@ -125,11 +125,15 @@ function searchCondition(
   return { sql: `l.name ILIKE $SEARCH`, value: `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%` };
 }
 
-/** What narrows the inbox besides the status and the order: the list and its counts share it. */
-export type InboxNarrowing = Pick<InboxQuery, 'search' | 'defaultCountry' | 'filters'>;
+/**
+ * What narrows the inbox besides the status and the page: the list and its counts share it. The
+ * sort narrows too: `waiting` lists only the leads waiting for a person, so under it the tabs
+ * count only those.
+ */
+export type InboxNarrowing = Pick<InboxQuery, 'search' | 'defaultCountry' | 'filters' | 'sort'>;
 
 /**
- * The workspace's leads (live, or live and sandbox) that the search and filters keep: one
+ * The workspace's leads (live, or live and sandbox) that the search, filters and sort keep: one
  * condition on `l` for the list and the counts, so a tab's count is the leads its list pages
  * through. Its parameters are appended to `params`, numbered after those already there.
  */
@@ -144,7 +148,7 @@ function inboxWhere(workspaceId: string, sandbox: boolean, n: InboxNarrowing, pa
   const filter = filterCondition(n.filters, params.length + 1);
   params.push(...filter.values);
   return `l.workspace_id = ${workspace} AND l.livemode = ANY(${modes}::boolean[])
-        AND ${searchSql} AND ${filter.sql}`;
+        AND ${searchSql} AND ${filter.sql}${n.sort === 'waiting' ? ` AND l.status = 'needs_human'` : ''}`;
 }
 
 export async function listInbox(
@@ -172,7 +176,7 @@ export async function listInbox(
               WHERE f.lead_id = l.id) AS speed
        FROM leads l LEFT JOIN operators o ON o.id = l.owner_operator_id
       WHERE ${where}
-        AND (${status}::text IS NULL OR l.status = ${status})${waiting ? ` AND l.status = 'needs_human'` : ''}
+        AND (${status}::text IS NULL OR l.status = ${status})
         AND (${at}::timestamptz IS NULL OR (l.${col}, l.id) ${waiting ? '>' : '<'} (${at}, ${id}::uuid))
       ORDER BY l.${col} ${waiting ? 'ASC' : 'DESC'}, l.id ${waiting ? 'ASC' : 'DESC'}
       LIMIT ${limit}`,
@@ -211,7 +215,7 @@ export async function hasLiveLeads(db: Queryable, workspaceId: string): Promise<
 export type StatusCounts = Record<LeadStatus | 'all', number>;
 
 /**
- * Leads per status and in all, of the same search and filters as the list (the status, order and
+ * Leads per status and in all, of the same search, filters and sort as the list (the status and
  * page aside), each at most COUNT_CAP: without a search or filter, index-only scans of
  * leads_inbox_status; with one, each stops at COUNT_CAP matches. Every lead has one status, so
  * "all" is their sum (at most COUNT_CAP too): a rare filter's leads are looked for once, not twice.
