@@ -274,7 +274,16 @@ export function buildApp(deps: AppDeps): App {
   http.register(
     teamAdminRoutes({
       operators,
-      team: new TeamService({ pool: deps.pool, clock: deps.clock, hashPassword: (p) => operators.hashPassword(p) }),
+      team: new TeamService({
+        pool: deps.pool,
+        clock: deps.clock,
+        hashPassword: (p) => operators.hashPassword(p),
+        // A new account's acceptance counts with the address's sign-ins (docs/SECURITY.md).
+        throttle: {
+          windowMs: deps.config.SIGN_IN_WINDOW_MINUTES * 60_000,
+          maxPerIp: deps.config.SIGN_IN_MAX_FAILURES_PER_IP,
+        },
+      }),
       publicBaseUrl: deps.config.PUBLIC_BASE_URL,
       secureCookies: deps.config.PUBLIC_BASE_URL.startsWith('https:'),
     }),

@@ -10,8 +10,10 @@ import { sessionToken } from './admin-auth.ts';
 // request does (no database work for a refused request), in memory: each process counts on its
 // own, so with N `serve` processes a session gets up to N times the limit. The live-update stream
 // counts when it opens; its long-lived connection is not a request and costs nothing more here.
-// Requests without a session cookie (sign-in, invitation look-up) are throttled where they are
-// handled; a made-up cookie is counted like a real one and answered 401 by the route.
+// Requests without a session cookie are throttled where they are handled: sign-in and an
+// invitation's new account per client address (sign-in-throttle.ts), before any password hash;
+// the invitation look-up is one indexed read. A made-up cookie is counted like a real one and
+// answered 401 by the route.
 
 const WINDOW_MS = 60_000;
 /** Sessions counted per window at most: memory stays bounded under a flood of made-up cookies. */

@@ -49,7 +49,7 @@ export type Reservation = { wait: number } | { wait: null; release: (db: Queryab
  * limit, else `release`, which a successful sign-in calls to take the attempt back (and forgive
  * the account's failures from this address). Without `release` the attempt counts as a failure.
  */
-export async function reserveAttempt(
+export function reserveAttempt(
   pool: Pool,
   p: ThrottlePolicy,
   email: string,
@@ -57,7 +57,41 @@ export async function reserveAttempt(
   now: Date,
 ): Promise<Reservation> {
   const s = subjectsOf(email, ip);
-  const subjects = [s.pair, s.ip];
+  return reserve(
+    pool,
+    p.windowMs,
+    [
+      [s.pair, p.maxPerAccount],
+      [s.ip, p.maxPerIp],
+    ],
+    now,
+    s.pair,
+  );
+}
+
+/**
+ * Reserves one attempt from `ip` alone, counted with that address's sign-ins against `maxPerIp`:
+ * an invitation's new account (docs/SECURITY.md), which has no account to pair the address with
+ * yet. `release` takes back this attempt only.
+ */
+export function reserveAddressAttempt(
+  pool: Pool,
+  p: Pick<ThrottlePolicy, 'windowMs' | 'maxPerIp'>,
+  ip: string,
+  now: Date,
+): Promise<Reservation> {
+  return reserve(pool, p.windowMs, [[`ip:${addressSubject(ip)}`, p.maxPerIp]], now, null);
+}
+
+async function reserve(
+  pool: Pool,
+  windowMs: number,
+  limits: Array<[subject: string, limit: number]>,
+  now: Date,
+  forgive: string | null,
+): Promise<Reservation> {
+  const subjects = limits.map(([subject]) => subject);
+  const limitOf = new Map(limits);
   return withTransaction(pool, async (tx) => {
     // In a fixed order, so two attempts never hold one subject each while waiting for the other.
     await tx.query(
@@ -72,12 +106,11 @@ export async function reserveAttempt(
        SELECT subject, count(*)::int AS n, min(at) AS oldest FROM sign_in_failures
         WHERE subject = ANY($1::text[]) AND at > $2::timestamptz - make_interval(secs => $3 / 1000.0)
         GROUP BY subject`,
-      [subjects, now, p.windowMs],
+      [subjects, now, windowMs],
     );
     for (const r of rows) {
-      const limit = r.subject === s.pair ? p.maxPerAccount : p.maxPerIp;
-      if (r.n >= limit) {
-        return { wait: Math.max(1, Math.ceil((new Date(r.oldest).getTime() + p.windowMs - now.getTime()) / 1000)) };
+      if (r.n >= limitOf.get(r.subject)!) {
+        return { wait: Math.max(1, Math.ceil((new Date(r.oldest).getTime() + windowMs - now.getTime()) / 1000)) };
       }
     }
     const inserted = await tx.query(
@@ -88,7 +121,7 @@ export async function reserveAttempt(
     return {
       wait: null,
       release: async (db: Queryable) => {
-        await db.query('DELETE FROM sign_in_failures WHERE id = ANY($1::bigint[]) OR subject = $2', [ids, s.pair]);
+        await db.query('DELETE FROM sign_in_failures WHERE id = ANY($1::bigint[]) OR subject = $2', [ids, forgive]);
       },
     };
   });

@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
-import { withTransaction, type Pool } from '../db/pool.ts';
+import { withTransaction, type Pool, type Queryable } from '../db/pool.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError } from '../shared/errors.ts';
 import { normalizeEmail } from './operator-service.ts';
 import * as oq from './operator-queries.ts';
 import { hashPassword } from './password.ts';
 import type { Role } from './roles.ts';
+import { reserveAddressAttempt, type ThrottlePolicy } from './sign-in-throttle.ts';
 import * as q from './team-queries.ts';
 
 // A workspace's team (docs/DASHBOARD.md, "Providers, API keys and team"): members with roles,
@@ -21,12 +22,23 @@ export class TeamService {
   readonly #pool: Pool;
   readonly #clock: Clock;
   readonly #hashPassword: (password: string) => Promise<string>;
+  readonly #throttle: Pick<ThrottlePolicy, 'windowMs' | 'maxPerIp'>;
 
-  /** `hashPassword`: the operators' (OperatorService.hashPassword), so a new account gets the configured cost. */
-  constructor(opts: { pool: Pool; clock: Clock; hashPassword?: (password: string) => Promise<string> }) {
+  /**
+   * `hashPassword`: the operators' (OperatorService.hashPassword), so a new account gets the
+   * configured cost. `throttle`: the sign-in throttle's (its per-address limit counts a new
+   * account's acceptance with the address's sign-ins).
+   */
+  constructor(opts: {
+    pool: Pool;
+    clock: Clock;
+    hashPassword?: (password: string) => Promise<string>;
+    throttle: Pick<ThrottlePolicy, 'windowMs' | 'maxPerIp'>;
+  }) {
     this.#pool = opts.pool;
     this.#clock = opts.clock;
     this.#hashPassword = opts.hashPassword ?? ((password) => hashPassword(password));
+    this.#throttle = opts.throttle;
   }
 
   async team(workspaceId: string) {
@@ -80,29 +92,50 @@ export class TeamService {
    * address's account; it never touches an existing one: that takes signing in as it (409
    * otherwise, nothing changed). One use: the row is deleted in the same transaction, under a
    * lock, so two tabs cannot both accept.
+   *
+   * A new account is asked for without signing in, so it is throttled like a sign-in from `ip`
+   * (the address's failures count; 429 `sign_in_throttled` at the limit), and its password is
+   * hashed only once the invitation is known to be usable: a made-up or used token costs no hash.
    */
   async accept(
     token: string,
     slug: string,
-    who: { operatorId: string; email: string } | { name: string; password: string },
+    who: { operatorId: string; email: string } | { name: string; password: string; ip: string },
   ): Promise<{ email: string; workspaceId: string }> {
-    const passwordHash = 'password' in who ? await this.#hashPassword(who.password) : null;
+    if ('operatorId' in who) {
+      return this.#join(token, slug, async (invite) => {
+        if (who.email !== invite.email) throw new AppError('invite_other_account');
+        return who.operatorId;
+      });
+    }
+    const attempt = await reserveAddressAttempt(this.#pool, this.#throttle, who.ip, this.#clock());
+    if (attempt.wait !== null) throw new AppError('sign_in_throttled', { retryAfterSeconds: attempt.wait });
+    // Checked before the hash (which holds 128 MiB and one of two hash slots for about half a
+    // second), then again under the lock below: another request may use the link or create the
+    // account in between.
+    const found = await q.findInvite(this.#pool, tokenHash(token), this.#clock());
+    if (!found || found.slug !== slug) throw new AppError('invite_not_found');
+    if (await oq.findOperatorByEmail(this.#pool, found.email)) throw new AppError('invite_account_exists');
+    const passwordHash = await this.#hashPassword(who.password);
+    return this.#join(token, slug, async (invite, tx) => {
+      const created = await oq.insertOperator(tx, { email: invite.email, name: who.name, passwordHash });
+      if (!created) throw new AppError('invite_account_exists');
+      // Accepted: the attempt is taken back with the invitation's use (the sign-in that follows counts its own).
+      await attempt.release(tx);
+      return created.id;
+    });
+  }
+
+  /** Under the invitation's row lock: `member` says who joins (or throws), then the link is used up. */
+  #join(
+    token: string,
+    slug: string,
+    member: (invite: q.InviteRow, tx: Queryable) => Promise<string>,
+  ): Promise<{ email: string; workspaceId: string }> {
     return withTransaction(this.#pool, async (tx) => {
       const invite = await q.findInvite(tx, tokenHash(token), this.#clock(), true);
       if (!invite || invite.slug !== slug) throw new AppError('invite_not_found');
-      let operatorId: string;
-      if ('operatorId' in who) {
-        if (who.email !== invite.email) throw new AppError('invite_other_account');
-        operatorId = who.operatorId;
-      } else {
-        const created = await oq.insertOperator(tx, {
-          email: invite.email,
-          name: who.name,
-          passwordHash: passwordHash!,
-        });
-        if (!created) throw new AppError('invite_account_exists');
-        operatorId = created.id;
-      }
+      const operatorId = await member(invite, tx);
       await q.addMembershipKeepingRole(tx, operatorId, invite.workspaceId, invite.role);
       await q.consumeInvite(tx, invite.id);
       return { email: invite.email, workspaceId: invite.workspaceId };

@@ -229,7 +229,11 @@ describe('team', () => {
   );
 
   it('an owner demoted after the session check is refused under the lock (the check is repeated there)', async () => {
-    const team = new TeamService({ pool: setup.app.db.pool, clock: () => new Date() });
+    const team = new TeamService({
+      pool: setup.app.db.pool,
+      clock: () => new Date(),
+      throttle: { windowMs: 15 * 60_000, maxPerIp: 50 },
+    });
     // Read the members from the database: which session is still owner depends on who won the
     // race in the test before.
     const members = async () =>

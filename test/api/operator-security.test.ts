@@ -3,6 +3,8 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig, ConfigError } from '../../src/config/config.ts';
 import { hashPassword, scryptParams, verifyPassword } from '../../src/operators/password.ts';
+import { TeamService } from '../../src/operators/team-service.ts';
+import type { AppError } from '../../src/shared/errors.ts';
 import { admin, makeOperator, signIn, type AdminSession } from '../helpers/admin.ts';
 import { postLead, validLead } from '../helpers/http.ts';
 import { startListeningApp, startTestApp, TestClock, type TestApp } from '../helpers/test-app.ts';
@@ -144,6 +146,130 @@ describe('invitations', () => {
     assert.equal(mine.status, 200);
     assert.ok(!mine.body.workspaces.some((w: { slug: string }) => w.slug === ws.slug), 'no membership was attached');
     assert.equal((await call(mine.session, 'POST', acceptUrl(), { token })).status, 200);
+  });
+
+  const madeUp = () => crypto.randomBytes(32).toString('base64url');
+  /** A new-account acceptance from `ip`, as the invitee's page sends it without a session. */
+  const acceptAsNew = (token: string, ip: string, slug = ws.slug) =>
+    app.http.inject({
+      method: 'POST',
+      url: `/api/admin/workspaces/${slug}/invites/accept`,
+      payload: { token, name: 'x', password: 'aaaaaaaaaaaa' },
+      remoteAddress: ip,
+    });
+  const inviteAs = async (owner: AdminSession, email: string) => {
+    const r = await call(owner, 'POST', `/api/admin/workspaces/${ws.slug}/team/invites`, { email, role: 'agent' });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return String(r.body.link).split('#')[1]!;
+  };
+  const ownerSession = async () => {
+    const owner = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'owner' }]);
+    return (await signIn(app.http, owner.email, owner.password, '192.0.2.250')).session!;
+  };
+
+  it('made-up tokens cost no password hash, and past the address limit accepts answer 429 like sign-in', async () => {
+    const ip = '192.0.2.201';
+    const { result, calls } = await countingScrypt(async () => {
+      const answers = [];
+      for (let i = 0; i < 60; i++) answers.push(await acceptAsNew(madeUp(), ip));
+      return answers;
+    });
+    assert.equal(calls, 0, 'hashes run');
+    const statuses = result.map((r) => r.statusCode);
+    const limit = statuses.indexOf(429);
+    assert.equal(limit, 12, `SIGN_IN_MAX_FAILURES_PER_IP of this app: ${JSON.stringify(statuses)}`);
+    assert.deepEqual(statuses, [...Array(limit).fill(404), ...Array(60 - limit).fill(429)]);
+    assert.equal(
+      result[0]!.json().error,
+      'Invitation not found, already used or expired: ask an owner for a new link.',
+    );
+    assert.equal(result[limit]!.json().error, 'Too many sign-in attempts; retry later.');
+    assert.ok(Number(result[limit]!.headers['retry-after']) >= 1, 'Retry-After');
+    assert.equal(await failures(`ip:${ip}`), limit, "counted with the address's failed sign-ins");
+    // One budget per address: its sign-ins are throttled too, and so is a real invitation from it.
+    const op = await makeOperator(app, []);
+    assert.equal(await status(op.email, op.password, ip), 429);
+    const token = await inviteAs(await ownerSession(), `throttled-${process.pid}@example.com`);
+    assert.equal((await acceptAsNew(token, ip)).statusCode, 429);
+    assert.equal((await acceptAsNew(token, '192.0.2.202')).statusCode, 200, 'from another address it works');
+  });
+
+  it('a usable invitation is checked before hashing: wrong workspace, existing account, used link cost none', async () => {
+    const owner = await ownerSession();
+    const other = await app.createWorkspace('whatsapp');
+    const email = `hash-once-${process.pid}@example.com`;
+    const token = await inviteAs(owner, email);
+    const existing = await makeOperator(app, []);
+    const taken = await inviteAs(owner, existing.email);
+    const ip = '192.0.2.203';
+    const refused = await countingScrypt(async () => [
+      (await acceptAsNew(token, ip, other.slug)).statusCode,
+      (await acceptAsNew(taken, ip)).statusCode,
+    ]);
+    assert.deepEqual(refused.result, [404, 409]);
+    assert.equal(refused.calls, 0, 'hashes run');
+
+    const accepted = await countingScrypt(() => acceptAsNew(token, ip));
+    assert.equal(accepted.result.statusCode, 200, accepted.result.body);
+    assert.ok(accepted.result.headers['set-cookie'], 'signed in');
+    assert.equal(accepted.calls, 2, 'the new hash, then the sign-in checking it');
+    assert.equal(await failures(`ip:${ip}`), 2, 'the acceptance took its attempt back; the refusals stay');
+    const again = await countingScrypt(() => acceptAsNew(token, ip));
+    assert.equal(again.result.statusCode, 404);
+    assert.equal(again.calls, 0);
+    const me = await signIn(app.http, email, 'aaaaaaaaaaaa');
+    assert.equal(me.body.workspaces.find((w: { slug: string }) => w.slug === ws.slug).role, 'agent');
+  });
+
+  it('checked again under the lock: the link used or the account made while hashing changes nothing', async () => {
+    const owner = await ownerSession();
+    const emailA = `race-a-${process.pid}@example.com`;
+    const emailB = `race-b-${process.pid}@example.com`;
+    const [tokenA, tokenB] = [await inviteAs(owner, emailA), await inviteAs(owner, emailB)];
+    let during: () => Promise<unknown> = async () => {};
+    const team = new TeamService({
+      pool: app.db.pool,
+      clock: clock.read,
+      throttle: { windowMs: 15 * 60_000, maxPerIp: 50 },
+      hashPassword: async (password) => {
+        const now = during;
+        during = async () => {};
+        await now();
+        return hashPassword(password, scryptParams(10));
+      },
+    });
+    const who = { name: 'Racer', password: 'a-long-password', ip: '192.0.2.204' };
+    // Another tab uses the link while this one hashes.
+    during = () => team.accept(tokenA, ws.slug, { ...who, ip: '192.0.2.205' });
+    await assert.rejects(team.accept(tokenA, ws.slug, who), (e: AppError) => e.code === 'invite_not_found');
+    // The address gets its account (`user add`) while this one hashes: not replaced, link unused.
+    during = () => app.operators.create(emailB);
+    await assert.rejects(team.accept(tokenB, ws.slug, who), (e: AppError) => e.code === 'invite_account_exists');
+    assert.equal((await call(null, 'POST', '/api/admin/invites/lookup', { token: tokenB })).status, 200);
+    const { rows } = await app.db.pool.query(
+      `SELECT o.email, o.name, m.role FROM operators o LEFT JOIN memberships m ON m.operator_id = o.id
+        WHERE o.email = ANY($1) ORDER BY o.email`,
+      [[emailA, emailB]],
+    );
+    assert.deepEqual(rows, [
+      { email: emailA, name: 'Racer', role: 'agent' },
+      { email: emailB, name: emailB.split('@')[0], role: null },
+    ]);
+  });
+
+  it('the per-address limit is the throttle policy given; the 429 says when to retry', async () => {
+    const team = new TeamService({ pool: app.db.pool, clock: clock.read, throttle: { windowMs: 60_000, maxPerIp: 3 } });
+    const who = { name: 'x', password: 'aaaaaaaaaaaa', ip: '2001:db8:77:1::1' };
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(team.accept(madeUp(), ws.slug, who), (e: AppError) => e.code === 'invite_not_found');
+    }
+    await assert.rejects(
+      team.accept(madeUp(), ws.slug, { ...who, ip: '2001:db8:77:1::2' }),
+      (e: AppError) => e.code === 'sign_in_throttled' && e.details.retryAfterSeconds === 60,
+      'the same /64',
+    );
+    clock.advance(60_000);
+    await assert.rejects(team.accept(madeUp(), ws.slug, who), (e: AppError) => e.code === 'invite_not_found');
   });
 });
 

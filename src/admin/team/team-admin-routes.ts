@@ -118,9 +118,11 @@ export function teamAdminRoutes(deps: TeamAdminDeps) {
           if (refreshed) rememberOperator(request, refreshed);
           return { ok: true as const, slug };
         }
-        // A name and password: a new account for the invited address (409 when it has one already).
-        const { email } = await deps.team.accept(body.token, slug, { name: body.name, password: body.password });
-        const { token, ...signedIn } = await deps.operators.signIn(email, body.password, request.ip ?? 'unknown');
+        // A name and password: a new account for the invited address (409 when it has one already),
+        // throttled per client address with the address's sign-ins: no session to count it against.
+        const ip = request.ip ?? 'unknown';
+        const { email } = await deps.team.accept(body.token, slug, { name: body.name, password: body.password, ip });
+        const { token, ...signedIn } = await deps.operators.signIn(email, body.password, ip);
         rememberOperator(request, signedIn);
         void reply.header('set-cookie', sessionCookie(token, deps.secureCookies));
         return { ok: true as const, slug };
