@@ -7,6 +7,7 @@ import { transitionLead } from '../leads/lead-state.ts';
 import { agentFromColumn } from '../workspaces/agent-config.ts';
 import { contactPlanOf } from '../workspaces/contact-plan-config.ts';
 import { classifyCallEnd } from './call-outcome.ts';
+import { isLatestSession } from './call-session-queries.ts';
 
 // What a call's end means for the lead's contact plan (docs/VOICE.md, "Calling again"), in the
 // transaction that records the end, once per call: the attempt is counted, then the plan ends
@@ -19,6 +20,21 @@ export interface EndedCall {
   /** The call reached in-progress (someone or something picked up). */
   wasInProgress: boolean;
   now: Date;
+}
+
+/**
+ * Vapi's messages can come in any order: a call counted as not picked up (its end, without a start
+ * time, came before the message saying it was in progress) was answered after all. The lead was
+ * reached, and the call again scheduled for it is cancelled, unless a newer call was placed since.
+ */
+export async function planAfterLatePickUp(tx: PoolClient, c: EndedCall): Promise<void> {
+  if (classifyCallEnd(c.endedReason, false) === 'answered' || classifyCallEnd(c.endedReason, true) !== 'answered')
+    return;
+  const plan = await plans.readPlan(tx, c.leadId, { forUpdate: true });
+  if (!plan || plan.endedAt !== null || plan.next?.kind !== 'call') return;
+  if (!(await isLatestSession(tx, c.leadId, c.providerCallId))) return;
+  await plans.recordReached(tx, c.leadId, 'voice', plan.attempts);
+  await plans.endPlan(tx, c.leadId, 'answered');
 }
 
 export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<void> {

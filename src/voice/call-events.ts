@@ -1,7 +1,7 @@
 import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { insertWebhookReceipt } from '../integration-log/webhook-receipt-queries.ts';
-import { planAfterCallEnd } from './call-end-plan.ts';
+import { planAfterCallEnd, planAfterLatePickUp } from './call-end-plan.ts';
 import { mergeReport, mergeStatusUpdate, type SessionState } from './call-session-merge.ts';
 import { classifyCallEnd } from './call-outcome.ts';
 import * as q from './call-session-queries.ts';
@@ -108,6 +108,10 @@ async function leadEffects(tx: PoolClient, before: q.CallSession, next: SessionS
   // time known for the first time counts as well; the funnel's "conversation" reads this entry.
   if (!answered(before) && answered(next)) {
     await recordLeadEvent(tx, leadId, 'call.started', { providerCallId, actor: 'system' });
+    if (outcomeKnown(before)) {
+      const late = { leadId, providerCallId, endedReason: next.endedReason, wasInProgress: true, now };
+      await planAfterLatePickUp(tx, late);
+    }
   }
   const endedNow = before.status !== 'ended' && next.status === 'ended';
   // The contact plan learns each call's outcome once (call-end-plan.ts): counted, then retried or ended.

@@ -112,6 +112,15 @@ export async function callSessionExists(db: Queryable, leadId: string, providerC
   return rows.length > 0;
 }
 
+/** Whether `providerCallId` is the lead's latest call (no call again has been placed since). */
+export async function isLatestSession(db: Queryable, leadId: string, providerCallId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT provider_call_id FROM call_sessions WHERE lead_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1',
+    [leadId],
+  );
+  return rows[0]?.provider_call_id === providerCallId;
+}
+
 // ---- tool calls ----
 
 /**
