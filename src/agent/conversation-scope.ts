@@ -24,37 +24,103 @@ export async function leadWords(ctx: Pick<ToolContext, 'call' | 'pool' | 'leadId
   return rows.map((r) => String(r.body));
 }
 
+// What "the lead gave it" means: the value equals a whole token of what the lead wrote or said,
+// never a part of one. A substring would accept `ada@example.co` from "ada@example.com",
+// `bob@corp.com` from "jim.bob@corp.com", a phone joined from two numbers in one message, or the
+// name "e" from "yes": an address planted in the lead's data only has to be a piece of the lead's.
+
+/** Characters that end an address in running text (none of them is allowed unquoted in one). */
+const ADDRESS_DELIMITERS = /[\s<>()[\]{},;:"]+/;
+
+/** The e-mail address tokens of one message, lower-cased, with sentence punctuation around them removed. */
+function addressTokens(text: string): string[] {
+  return text
+    .split(ADDRESS_DELIMITERS)
+    .map((t) => t.replace(/^['*.]+/, '').replace(/['*.!?]+$/, ''))
+    .filter((t) => t.includes('@'));
+}
+
 /**
- * Whether the lead gave this e-mail address itself. Speech-to-text writes an address as words
- * ("ada at example dot com"), so the lead's words are also read with those spelled out.
+ * The lead's words as speech-to-text writes an address ("ada dot work at example dot com", or
+ * spelled "a d a at example dot com"): `at` and `dot` between words become `@` and `.`, a run of
+ * single letters or digits becomes one word. Other words stay apart, so tokens keep their bounds.
+ */
+function spokenAddresses(text: string): string {
+  return text
+    .replace(/(?<![\p{L}\p{N}])(?:[\p{L}\p{N}] +)+[\p{L}\p{N}](?![\p{L}\p{N}])/gu, (run) => run.replace(/ +/g, ''))
+    .replace(/\s+at\s+/g, '@')
+    .replace(/\s+dot\s+/g, '.')
+    .replace(/\s*@\s*/g, '@');
+}
+
+/**
+ * Whether the lead gave this e-mail address itself: it equals, ignoring case, an address the lead
+ * wrote, or said as speech-to-text writes it (see spokenAddresses).
  */
 export function leadGaveEmail(words: readonly string[], email: string): boolean {
   const wanted = email.trim().toLowerCase();
+  if (!wanted.includes('@')) return false;
   return words.some((w) => {
     const text = w.toLowerCase();
-    if (text.includes(wanted)) return true;
-    const spoken = text
-      .replace(/\s+at\s+/g, '@')
-      .replace(/\s+dot\s+/g, '.')
-      .replace(/\s+/g, '');
-    return spoken.includes(wanted);
+    return addressTokens(text).includes(wanted) || addressTokens(spokenAddresses(text)).includes(wanted);
   });
 }
 
-/** Whether the lead wrote or said these words (a name), ignoring case and spacing. */
-export function leadGaveText(words: readonly string[], text: string): boolean {
-  const fold = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
-  const wanted = fold(text);
-  return wanted !== '' && words.some((w) => fold(w).includes(wanted));
+/** The words of a text, case-folded: letters, marks and digits, with `'` and `-` inside a word kept. */
+function wordsOf(text: string): string[] {
+  return (
+    text
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{M}\p{N}]+(?:['’-][\p{L}\p{M}\p{N}]+)*/gu) ?? []
+  );
 }
 
-/** Whether the lead gave this phone number itself: its digits (at least 7) appear in one of its messages. */
+/**
+ * Whether the lead wrote or said these words (a name, say a corrected one), ignoring case, spacing
+ * and punctuation: all of them, whole and in order, one after the other in one message.
+ */
+export function leadGaveText(words: readonly string[], text: string): boolean {
+  const wanted = wordsOf(text);
+  if (wanted.length === 0) return false;
+  return words.some((w) => {
+    const have = wordsOf(w);
+    for (let i = 0; i + wanted.length <= have.length; i++) {
+      if (wanted.every((word, j) => have[i + j] === word)) return true;
+    }
+    return false;
+  });
+}
+
+/**
+ * A phone number in running text: digits with an optional leading +, grouped by single spaces,
+ * dashes, dots, slashes or parentheses (`+49 (0)30 1234-5678`). A word, a comma or a line break
+ * ends it, so two numbers in one message stay two.
+ */
+const PHONE_TOKEN = /\+?\(?\d(?:[ \t\u00a0./()-]{0,3}\d)*/g;
+
+/** How many leading digits a number written with its country code may have over one written nationally. */
+const COUNTRY_CODE_MAX = 3;
+
+/** The digits of a number without its leading zeros (a national trunk 0, an international 00). */
+function phoneDigits(text: string): string {
+  return text.replace(/\D/g, '').replace(/^0+/, '');
+}
+
+/**
+ * Whether the lead gave this phone number itself: a number in one of its messages has the same
+ * digits (at least 7), or the same ones but for a country code before them (the lead wrote
+ * `030 1234567`, the model gives `+49 30 1234567`, or the other way round).
+ */
 export function leadGavePhone(words: readonly string[], phone: string): boolean {
-  const digits = phone.replace(/\D/g, '').replace(/^0+/, '');
-  if (digits.length < 7) return false;
-  // The lead may have written it nationally (030 …) or with the country code: the national part must appear.
-  const tail = digits.slice(-Math.min(digits.length, 9));
-  return words.some((w) => w.replace(/\D/g, '').includes(tail));
+  const wanted = phoneDigits(phone);
+  if (wanted.length < 7) return false;
+  const same = (given: string) => {
+    if (given.length < 7) return false;
+    const [short, long] = given.length <= wanted.length ? [given, wanted] : [wanted, given];
+    return long.endsWith(short) && long.length - short.length <= COUNTRY_CODE_MAX;
+  };
+  return words.some((w) => (w.match(PHONE_TOKEN) ?? []).some((token) => same(phoneDigits(token))));
 }
 
 /** Records the starts listSlots showed the model, so bookConsult can tell an offered time from an invented one. */

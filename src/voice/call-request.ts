@@ -1,4 +1,4 @@
-import { renderMetadata } from '../leads/metadata-render.ts';
+import { flat, METADATA_KEY_MAX_CHARS, METADATA_VALUE_MAX_CHARS, renderMetadata } from '../leads/metadata-render.ts';
 import type { QualificationQuestion } from '../workspaces/agent-config.ts';
 import type { VapiSettings } from '../workspaces/workspace-config.ts';
 import type { WorkspaceRow } from '../workspaces/workspace-queries.ts';
@@ -40,7 +40,7 @@ export function callRequest(
     apiKey: vapi.apiKey,
     assistantId: vapi.assistantId,
     phoneNumberId: vapi.phoneNumberId,
-    customer: { number: lead.phoneE164, name: lead.name },
+    customer: { number: lead.phoneE164, name: oneLine(lead.name) },
     variableValues: callVariables(lead, workspace.agent?.questions),
     metadata: { leadId: lead.leadId, workspaceId: workspace.id },
     ...dial.callOptions?.(workspace, vapi),
@@ -49,15 +49,21 @@ export function callRequest(
   };
 }
 
-/** The lead's first name, as the assistant and the voicemail message greet them. */
+/** The lead's first name, as the assistant and the voicemail message greet them: one word, never a line break. */
 export function firstNameOf(name: string): string {
-  return name.trim().split(/\s+/)[0] ?? name;
+  const line = oneLine(name);
+  return line.split(' ')[0] ?? line;
 }
 
 /**
- * The assistant's variables (`{{leadName}}` and so on) for a call. `formResponses` is one
- * `label: answer` line per answer, in the form's order, with the workspace's question labels
- * (an id the form no longer has is shown as the id, after the others).
+ * The assistant's variables (`{{leadName}}` and so on) for a call. Vapi puts them into the
+ * assistant's prompt as they are, so every value the lead or a form controls is one line of at
+ * most 1,000 characters (metadata-render.ts's `flat`: line breaks and line separators become
+ * spaces, a cut value ends with `…`): a value cannot start a line (a `## ` heading, say) of its own.
+ * `formResponses` is one line per answer, in the form's order, each starting with text of ours:
+ * `label: answer` with the workspace's question labels, then the answers to ids the form does not
+ * have (deleted since, or no form at all), as `Question id "<id>": answer` (the id JSON-quoted, at
+ * most 100 characters).
  */
 export function callVariables(
   lead: Omit<CallLead, 'phoneE164'>,
@@ -65,21 +71,27 @@ export function callVariables(
 ): Record<string, string> {
   return {
     leadId: lead.leadId,
-    leadName: lead.name,
+    leadName: oneLine(lead.name),
     leadFirstName: firstNameOf(lead.name),
-    leadEmail: lead.email ?? '',
-    leadGoal: lead.goal ?? '',
+    leadEmail: oneLine(lead.email ?? ''),
+    leadGoal: oneLine(lead.goal ?? ''),
     leadMetadata: renderMetadata(lead.metadata ?? undefined),
     formResponses: formResponseLines(lead.formResponses ?? {}, questions),
   };
 }
 
+function oneLine(text: string): string {
+  return flat(text, METADATA_VALUE_MAX_CHARS);
+}
+
 function formResponseLines(responses: Record<string, string>, questions: readonly QualificationQuestion[]): string {
   const known = questions
     .filter((q) => Object.hasOwn(responses, q.id))
-    .map((q) => [q.label, responses[q.id]!] as const);
+    .map((q) => `${oneLine(q.label)}: ${oneLine(responses[q.id]!)}`);
   const ids = new Set(questions.map((q) => q.id));
-  const unknown = Object.entries(responses).filter(([id]) => !ids.has(id));
-  // One line per answer: line breaks inside an answer would read as another answer.
-  return [...known, ...unknown].map(([label, answer]) => `${label}: ${answer.replace(/\s+/g, ' ').trim()}`).join('\n');
+  // The id is the lead's (any key the submission sent): quoted after a label of ours, never a line's start.
+  const unknown = Object.entries(responses)
+    .filter(([id]) => !ids.has(id))
+    .map(([id, answer]) => `Question id ${JSON.stringify(flat(id, METADATA_KEY_MAX_CHARS))}: ${oneLine(answer)}`);
+  return [...known, ...unknown].join('\n');
 }

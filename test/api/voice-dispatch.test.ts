@@ -75,7 +75,8 @@ describe('voice dispatch at submission', () => {
       leadEmail: 'ada@example.com',
       leadGoal: 'Automate follow-up',
       leadMetadata: 'budget: 5000\nsource: ads',
-      formResponses: 'q_size: 11-50',
+      // No form in this workspace: the answer is shown by its id, quoted after a label of ours.
+      formResponses: 'Question id "q_size": 11-50',
     });
     const authHeader = sim.requests.filter((r) => r.path === '/call').at(-1)!.headers.authorization;
     assert.equal(authHeader, `Bearer ${SIM_API_KEY}`);

@@ -77,8 +77,14 @@ export const bookConsult = defineTool({
     const decided = await decideAttendee(ctx, lead, args, tz, agent.defaultCountry);
     if ('answer' in decided) return decided.answer;
     const { attendee } = decided;
-    if (decided.newEmail) await recordLeadEmail(ctx.pool, lead.id, attendee.email);
     const attempt: BookingAttempt = { lead, scheduling, startMs, tz, email: attendee.email, name: attendee.name };
+    // A new address becomes the lead's only once Cal.com holds the booking made with it (before the
+    // status change, so booking.created and its webhook show the lead with it); a refused, failed or
+    // uncertain booking leaves the lead's e-mail as it was.
+    const booked = async (booking: Booking, foundAfterError: boolean) => {
+      if (decided.newEmail) await recordLeadEmail(ctx.pool, lead.id, attendee.email);
+      return confirmBooking(ctx, attempt, booking, foundAfterError);
+    };
     const result = await ctx.scheduling.createBooking({
       apiKey: scheduling.apiKey,
       eventTypeId: scheduling.eventTypeId,
@@ -87,21 +93,21 @@ export const bookConsult = defineTool({
       // leadId lets us (and the Cal.com webhook receiver) find the lead a booking belongs to.
       metadata: { leadId: lead.id, ...(args.notes ? { notes: args.notes } : {}) },
     });
-    if (result.ok) return confirmBooking(ctx, attempt, result.booking, false);
+    if (result.ok) return booked(result.booking, false);
 
     // Before saying "taken" or "failed", look for the lead's own booking at this start: Cal.com
     // may have booked on an attempt whose answer was lost (this call's retry, or an earlier
     // call that timed out or whose result could not be recorded).
     if ('slotTaken' in result) {
       const own = await findOwnBooking(ctx, attempt);
-      if ('booking' in own) return confirmBooking(ctx, attempt, own.booking, true);
+      if ('booking' in own) return booked(own.booking, true);
       // After an ambiguous retry the slot is most likely ours; if that cannot be checked, nobody knows.
       if ('error' in own && result.afterAmbiguousRetry) return bookingUncertain(ctx, attempt, own.error);
       return slotTaken(ctx, scheduling, tz);
     }
     if (result.error.ambiguous) {
       const own = await findOwnBooking(ctx, attempt);
-      if ('booking' in own) return confirmBooking(ctx, attempt, own.booking, true);
+      if ('booking' in own) return booked(own.booking, true);
       // Offering another time now could book the lead twice: a human checks the calendar.
       if ('error' in own) return bookingUncertain(ctx, attempt, own.error);
     }
