@@ -1,4 +1,4 @@
-import { metadataPairs } from '../leads/metadata-render.ts';
+import { METADATA_KEY_MAX_CHARS, METADATA_VALUE_MAX_CHARS, metadataPairs } from '../leads/metadata-render.ts';
 
 // What the lead, its form and the agent's notes (which quote the lead) say, as the prompt shows
 // it: one block between fixed delimiters, every value JSON (a string, quoted) on a line that starts with a
@@ -10,12 +10,22 @@ import { metadataPairs } from '../leads/metadata-render.ts';
 export const LEAD_DATA_OPEN = '<lead_data>';
 export const LEAD_DATA_CLOSE = '</lead_data>';
 
-/** Characters per value (goal, an answer, a metadata value); the lead's name and e-mail get less. */
+/**
+ * Characters per value (goal, an answer); the lead's name and e-mail get less, metadata its own
+ * (metadata-render.ts).
+ */
 export const LEAD_FIELD_MAX_CHARS = 1000;
 /** Characters of the agent's notes the prompt shows: the most recent ones. */
 export const LEAD_NOTES_MAX_CHARS = 3000;
 /** Characters of the whole block; what does not fit is left out, with a line saying so. */
 export const LEAD_DATA_MAX_CHARS = 12000;
+/**
+ * Characters of the block the metadata section may take (its heading and its `- "key": value`
+ * lines, as shown, line ends included). The submission refuses metadata over it
+ * (src/leads/lead-submission.ts), so an accepted lead's every pair is shown; the lead's other lines
+ * get the rest of LEAD_DATA_MAX_CHARS, at least LEAD_DATA_MAX_CHARS - METADATA_BLOCK_MAX_CHARS.
+ */
+export const METADATA_BLOCK_MAX_CHARS = 4000;
 
 const NAME_MAX_CHARS = 200;
 const KEY_MAX = 100;
@@ -73,13 +83,28 @@ export function leadDataBlock(d: LeadDataInput): string {
     ),
     ...notesLines(d.notes, d.teamNotes ?? []),
   ];
-  const pairs = metadataPairs(d.metadata);
-  if (pairs.length > 0) {
-    // Spec: every pair under "What else we know about this lead"; here, inside the block.
-    lines.push('What else we know about this lead:');
-    for (const [key, text] of pairs) lines.push(`- ${quoted(key, KEY_MAX)}: ${metadataValue(d.metadata[key], text)}`);
-  }
-  return [LEAD_DATA_OPEN, ...withinBudget(lines, LEAD_DATA_MAX_CHARS), LEAD_DATA_CLOSE].join('\n');
+  // Metadata has its share first (whole for every accepted lead), shown after the other lines.
+  const metadata = withinBudget(metadataLines(d.metadata), METADATA_BLOCK_MAX_CHARS);
+  const others = withinBudget(lines, LEAD_DATA_MAX_CHARS - charsOf(metadata));
+  return [LEAD_DATA_OPEN, ...others, ...metadata, LEAD_DATA_CLOSE].join('\n');
+}
+
+/**
+ * The metadata section of the block: spec, every pair under "What else we know about this lead";
+ * here, inside the block. Empty without pairs.
+ */
+export function metadataLines(metadata: Record<string, unknown> | null | undefined): string[] {
+  const pairs = metadataPairs(metadata);
+  if (pairs.length === 0) return [];
+  return [
+    'What else we know about this lead:',
+    ...pairs.map(([key, text]) => `- ${quoted(key, METADATA_KEY_MAX_CHARS)}: ${metadataValue(metadata![key], text)}`),
+  ];
+}
+
+/** Characters that `lines` take in the block, line ends included (what `withinBudget` counts). */
+export function charsOf(lines: readonly string[]): number {
+  return lines.reduce((n, line) => n + line.length + 1, 0);
 }
 
 /**
@@ -103,7 +128,9 @@ function notesLines(notes: string | null, teamNotes: string[]): string[] {
 
 /** A string quoted; any other value as its JSON text (already one line) when it fits, else quoted and cut. */
 function metadataValue(value: unknown, text: string): string {
-  return typeof value !== 'string' && text.length <= LEAD_FIELD_MAX_CHARS ? escapeLine(text) : quoted(text);
+  return typeof value !== 'string' && text.length <= METADATA_VALUE_MAX_CHARS
+    ? escapeLine(text)
+    : quoted(text, METADATA_VALUE_MAX_CHARS);
 }
 
 /** The lines that fit in `max` characters, in order, then one line saying how many were left out. */

@@ -127,7 +127,7 @@ function leftovers(record: unknown, used: Set<string>, defaults: MappingDefaults
     if (Object.keys(out).length >= MAX_METADATA_KEYS) break;
     if (used.has(key) || key.length > 64 || key === 'consent') continue;
     if (typeof v === 'string' ? v.trim() === '' : typeof v !== 'number' && typeof v !== 'boolean') continue;
-    out[defaults.metadataKeys === 'lower' ? key.toLowerCase() : key] = typeof v === 'string' ? v.slice(0, 2000) : v;
+    out[defaults.metadataKeys === 'lower' ? key.toLowerCase() : key] = v;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import type { Pool } from '../db/pool.ts';
 import type { IntegrationLogWriter } from '../integration-log/integration-log-writer.ts';
 import type { LeadService } from '../leads/lead-service.ts';
+import { fitMappedLead } from '../leads/lead-submission.ts';
 import type { Clock } from '../shared/clock.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -73,7 +74,9 @@ export class IntakeService {
       const workspace = await q.findLiveWorkspaceById(this.#d.pool, source.workspaceId);
       if (!workspace) throw new AppError('route_not_found');
       const key = await formKeyOf(this.#d.pool, workspace.id, livemode, this.#d.formKeyHourlyLimit);
-      const result = await this.#d.leads.submit(JSON.stringify({ ...delivery.lead.body, consent: true }), {
+      // Our own mapping of the source's fields: cut to fit rather than refused (fitMappedLead).
+      const body = { ...fitMappedLead(delivery.lead.body), consent: true };
+      const result = await this.#d.leads.submit(JSON.stringify(body), {
         apiKeyId: key.id,
         hourlyLimit: key.hourlyLimit,
         workspace,

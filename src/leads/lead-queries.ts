@@ -124,6 +124,11 @@ export async function deleteLead(db: Queryable, leadId: string): Promise<void> {
 export interface LeadWithCall {
   lead: Record<string, any>;
   call: Record<string, any> | null;
+  /**
+   * When the lead's running contact plan calls it again (a retry or a callback the lead asked
+   * for; docs/VOICE.md, "Calling again"); null or absent when no call is pending. Read with `call`.
+   */
+  nextCallAt?: Date | string | null;
 }
 
 const LEAD_COLUMNS = `l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualification_notes, l.booking_uid,
@@ -134,7 +139,9 @@ const LEAD_COLUMNS = `l.id, l.name, l.phone, l.email, l.goal, l.status, l.qualif
  * (`idsParam` and `workspacesParam` uuid[], `livemodesParam` boolean[], of the same length), each
  * lead only in its own workspace and mode (a live key never reads a sandbox lead, nor the other
  * way round); `read_workspace_id` and `read_livemode` say which triple a row answers. With `withCall`, each row's
- * latest call session as the jsonb column `call`. The rate limiter's statement embeds it.
+ * latest call session as the jsonb column `call`, and `next_call_at`: when the lead's running contact
+ * plan (one row per lead, by its primary key) places its next call, if one is pending.
+ * The rate limiter's statement embeds it.
  */
 export function leadsByIdPairsSql(
   idsParam: string,
@@ -143,11 +150,11 @@ export function leadsByIdPairsSql(
   withCall: boolean,
 ): string {
   return `SELECT q.ws AS read_workspace_id, q.live AS read_livemode,
-            ${LEAD_COLUMNS}${withCall ? ', to_jsonb(cs) AS call' : ''}
+            ${LEAD_COLUMNS}${withCall ? ', to_jsonb(cs) AS call, np.next_at AS next_call_at' : ''}
             FROM unnest(${idsParam}::uuid[], ${workspacesParam}::uuid[],
             ${livemodesParam}::boolean[]) AS q(id, ws, live)
             JOIN leads l ON l.id = q.id AND l.workspace_id = q.ws AND l.livemode = q.live
-            ${withCall ? LATEST_CALL : ''}`;
+            ${withCall ? `${LATEST_CALL} ${NEXT_CALL}` : ''}`;
 }
 
 const LATEST_CALL = `LEFT JOIN LATERAL (
@@ -156,9 +163,14 @@ const LATEST_CALL = `LEFT JOIN LATERAL (
                 FROM call_sessions WHERE lead_id = l.id ORDER BY created_at DESC, id DESC LIMIT 1
             ) cs ON true`;
 
+// The call the lead's plan places next (next_kind `call`: a retry; `callback`: one the lead asked
+// for), only while the plan runs; the plan is the lead's own row (lead_id is its key).
+const NEXT_CALL = `LEFT JOIN contact_plans np ON np.lead_id = l.id AND np.channel = 'voice'
+              AND np.ended_at IS NULL AND np.next_kind IN ('call', 'callback')`;
+
 export function toLeadWithCall(row: Record<string, any>): LeadWithCall {
-  const { call, ...lead } = row;
-  return { lead, call: call ?? null };
+  const { call, next_call_at: nextCallAt, ...lead } = row;
+  return { lead, call: call ?? null, nextCallAt: nextCallAt ?? null };
 }
 
 /** One lead of the workspace and mode, with its latest call session when `withCall` (voice workspaces). */

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { charsOf, METADATA_BLOCK_MAX_CHARS, metadataLines } from '../agent/lead-data-block.ts';
 import { AppError, type ValidationIssue } from '../shared/errors.ts';
 import { validationIssues } from '../shared/schema-parse.ts';
 import { isStorableText } from '../shared/storable-text.ts';
+import { METADATA_KEY_MAX_CHARS, METADATA_VALUE_MAX_CHARS, metadataPairs } from './metadata-render.ts';
 import { isPhoneShaped, normalizePhone, PHONE_JSON_SCHEMA, PHONE_MESSAGE } from './phone.ts';
 
 const codePoints = (s: string) => [...s].length;
@@ -15,6 +17,8 @@ export const jsonValueSchema = z.json();
 const blank = z.union([z.null(), z.literal('')]);
 
 /** The body of POST /api/public/leads (docs/API.md), minus `consent`, which has its own error. */
+export const GOAL_MAX_CHARS = 2000;
+
 export const leadSubmissionSchema = z.object({
   name: z
     .string({ error: 'Name must be a string.' })
@@ -43,10 +47,10 @@ export const leadSubmissionSchema = z.object({
         blank,
         z
           .string()
-          .refine((s) => codePoints(s) <= 2000)
-          .meta({ maxLength: 2000 }),
+          .refine((s) => codePoints(s) <= GOAL_MAX_CHARS)
+          .meta({ maxLength: GOAL_MAX_CHARS }),
       ],
-      { error: 'Goal must be a string of at most 2000 characters.' },
+      { error: `Goal must be a string of at most ${GOAL_MAX_CHARS} characters.` },
     )
     .optional(),
   metadata: z
@@ -54,8 +58,12 @@ export const leadSubmissionSchema = z.object({
     .optional()
     .meta({
       description:
-        'Free-form; every key and value is given to the agent. Null and empty-string values are dropped. ' +
-        'At most 32 levels deep.',
+        'Free-form; every pair is given to the agent, except those whose value is null or "": ' +
+        'those are stored and read back as sent, and only left out of the prompt. ' +
+        `Keys at most ${METADATA_KEY_MAX_CHARS} characters, values at most ${METADATA_VALUE_MAX_CHARS} ` +
+        '(a value that is not a string counts as its JSON text), and at most ' +
+        `${METADATA_BLOCK_MAX_CHARS} characters in total as the agent is shown them ` +
+        '(one `- "key": value` line per pair, strings JSON-quoted; docs/API.md). At most 32 levels deep.',
     }),
   formResponses: z
     .union([z.null(), z.record(z.string(), z.string())], { error: 'formResponses must be an object of strings.' })
@@ -135,10 +143,13 @@ export function parseLeadSubmission(body: unknown, defaultCountry?: string): Lea
   const phone = (body as { phone?: unknown }).phone;
   const e164 = typeof phone === 'string' ? normalizePhone(phone, defaultCountry) : null;
   // The schema reports a malformed phone; one that is well formed but no possible number, here.
-  const other =
-    typeof phone === 'string' && isPhoneShaped(phone) && e164 === null
-      ? [...nul, { path: ['phone'], message: PHONE_MESSAGE }]
-      : nul;
+  const other = [
+    ...nul,
+    ...(typeof phone === 'string' && isPhoneShaped(phone) && e164 === null
+      ? [{ path: ['phone'], message: PHONE_MESSAGE }]
+      : []),
+    ...(tooDeep.has('metadata') ? [] : metadataIssues((body as { metadata?: unknown }).metadata)),
+  ];
   if (result.success && other.length === 0 && consentOk) return normalise(result.data, e164!);
   if (result.success && other.length === 0) throw new AppError('consent_required');
   // Not parse(): the schema's issues join the storage, phone and consent ones in one answer (or
@@ -171,6 +182,67 @@ export const SURROGATE_MESSAGE =
 function textIssue(s: string): string | null {
   if (isStorableText(s)) return null;
   return s.includes('\u0000') ? NUL_MESSAGE : SURROGATE_MESSAGE;
+}
+
+export const METADATA_KEY_MESSAGE = `Metadata keys must be at most ${METADATA_KEY_MAX_CHARS} characters.`;
+export const METADATA_VALUE_MESSAGE =
+  `Metadata values must be at most ${METADATA_VALUE_MAX_CHARS} characters ` +
+  '(a value that is not a string counts as its JSON text).';
+export const METADATA_SIZE_MESSAGE =
+  `Metadata must be at most ${METADATA_BLOCK_MAX_CHARS} characters in total as the agent is shown it ` +
+  '(one `- "key": value` line per pair, strings JSON-quoted).';
+
+/**
+ * Metadata the agent could not be shown whole (the specification: every pair is rendered into the
+ * prompt; it leaves the maximum size open): a key or a value longer than both channels show
+ * (metadata-render.ts), reported at the pair, or pairs that together exceed the lead-data block's
+ * share for metadata (src/agent/lead-data-block.ts, measured by the block's own rendering), reported
+ * at the field. Pairs left out of the prompt (null or "") are not limited.
+ */
+function metadataIssues(metadata: unknown): ValidationIssue[] {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return [];
+  const record = metadata as Record<string, unknown>;
+  const issues: ValidationIssue[] = [];
+  for (const [key, text] of metadataPairs(record)) {
+    if (codePoints(key) > METADATA_KEY_MAX_CHARS)
+      issues.push({ path: ['metadata', key], message: METADATA_KEY_MESSAGE });
+    if (codePoints(text) > METADATA_VALUE_MAX_CHARS)
+      issues.push({ path: ['metadata', key], message: METADATA_VALUE_MESSAGE });
+  }
+  if (charsOf(metadataLines(record)) > METADATA_BLOCK_MAX_CHARS)
+    issues.push({ path: ['metadata'], message: METADATA_SIZE_MESSAGE });
+  return issues;
+}
+
+/**
+ * A lead we mapped ourselves from a source's fields (a webhook's, a lead form's answers:
+ * src/intake/intake-service.ts), cut to what the API accepts: there the lead matters more than a
+ * long message, so it is kept, not refused. The goal is cut to GOAL_MAX_CHARS, the metadata as
+ * fitMetadata says.
+ */
+export function fitMappedLead<T extends { goal?: string; metadata?: Record<string, unknown> }>(body: T): T {
+  const goal = body.goal === undefined ? undefined : [...body.goal].slice(0, GOAL_MAX_CHARS).join('');
+  return { ...body, ...(goal !== undefined ? { goal } : {}), metadata: fitMetadata(body.metadata) };
+}
+
+/**
+ * Metadata cut to what metadataIssues accepts: a key over the limit is dropped, a value over it
+ * cut (one that is not a string is kept as its cut JSON text), and pairs past the total share left
+ * out, in their order.
+ */
+export function fitMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!metadata) return metadata;
+  const fitted: Record<string, unknown> = {};
+  for (const [key, text] of metadataPairs(metadata)) {
+    if (codePoints(key) > METADATA_KEY_MAX_CHARS) continue;
+    const value = metadata[key];
+    const cut =
+      codePoints(text) > METADATA_VALUE_MAX_CHARS ? [...text].slice(0, METADATA_VALUE_MAX_CHARS).join('') : null;
+    const next = { ...fitted, [key]: cut ?? value };
+    if (charsOf(metadataLines(next)) > METADATA_BLOCK_MAX_CHARS) break;
+    fitted[key] = cut ?? value;
+  }
+  return fitted;
 }
 
 export const MAX_DEPTH = 32;

@@ -70,9 +70,11 @@ export const leadSchema = z.object({
   bookingStart: timestamp
     .nullable()
     .meta({ description: 'Start of the booked consultation; set when the status is `booked`.' }),
-  metadata: z
-    .record(z.string(), jsonValueSchema)
-    .meta({ description: 'The stored metadata (blank values were dropped).' }),
+  metadata: z.record(z.string(), jsonValueSchema).meta({
+    description:
+      'The metadata as submitted, pairs whose value is null or "" included ' +
+      "(those are only left out of the agent's prompt).",
+  }),
   formResponses: z
     .record(z.string(), z.string())
     .meta({ description: 'Answers sent with the submission, by question id (voice workspaces).' }),
@@ -85,8 +87,16 @@ export const leadSchema = z.object({
 
 export const voiceCallSchema = z
   .object({
-    providerCallId: z.string(),
-    status: z.enum(VAPI_CALL_STATUSES).meta({ description: '`ended`: the call is over and will not restart.' }),
+    providerCallId: z
+      .string()
+      .nullable()
+      .meta({ description: "The voice provider's call identifier; null for a call not placed yet (`scheduledAt`)." }),
+    status: z.enum(VAPI_CALL_STATUSES).meta({
+      description:
+        '`ended`: the call is over and will not restart, and no other call of this lead is pending. ' +
+        '`scheduled` with `scheduledAt`: the lead is called again then (a retry after no answer, busy or ' +
+        'voicemail, or a callback the lead asked for).',
+    }),
     startedAt: timestamp.nullable(),
     endedAt: timestamp.nullable(),
     durationSeconds: z.int().nonnegative().nullable(),
@@ -97,8 +107,18 @@ export const voiceCallSchema = z
       .meta({ description: 'Turns separated by blank lines, each prefixed `Assistant:` or `Lead:`.' }),
     recordingUrl: z.url().nullable(),
     endedReason: z.string().nullable().meta({ description: 'For example `customer-ended-call`.' }),
+    scheduledAt: timestamp.optional().meta({
+      description:
+        'An addition to the spec. Present only while the latest call has ended and the next call is pending: ' +
+        'when it will be placed (`status` `scheduled`, every other field null). ' +
+        'Absent on a call session.',
+    }),
   })
-  .meta({ description: 'The latest call session of a lead in a voice workspace.' });
+  .meta({
+    description:
+      'The latest call session of a lead in a voice workspace or, once it has ended, the next call when ' +
+      'one is pending (`scheduledAt`).',
+  });
 
 export const leadReadSchema = z.object({
   ok: z.literal(true),

@@ -3,10 +3,13 @@
 // leads to the sandbox, errors in the integration log and on the source's status.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { charsOf, METADATA_BLOCK_MAX_CHARS, metadataLines } from '../../src/agent/lead-data-block.ts';
 import { applyMapping, FLAT_DEFAULTS } from '../../src/intake/field-mapping.ts';
 import { LeadSourceService } from '../../src/intake/lead-source-service.ts';
 import { signWebhookBody } from '../../src/intake/webhook-auth.ts';
 import { webhookSample } from '../../src/intake/webhook-sample.ts';
+import { GOAL_MAX_CHARS } from '../../src/leads/lead-submission.ts';
+import { METADATA_VALUE_MAX_CHARS } from '../../src/leads/metadata-render.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
@@ -115,6 +118,20 @@ describe('secret', () => {
 });
 
 describe('mapping', () => {
+  test('fields longer than the API takes are cut to fit, not refused: the lead is kept', async () => {
+    const { source, secret, path } = await newSource();
+    const fields = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`field_${i}`, 'x'.repeat(900)]));
+    const body = { name: 'Ada', phone: nextPhone(), message: 'm'.repeat(3000), remarks: 'r'.repeat(5000), ...fields };
+    const res = await post(path, JSON.stringify(body), bearer(secret));
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const [lead] = await leadsOf(source.id);
+    assert.equal(lead.goal, 'm'.repeat(GOAL_MAX_CHARS));
+    assert.equal(lead.metadata.remarks, 'r'.repeat(METADATA_VALUE_MAX_CHARS));
+    // Pairs past the prompt's share are left out, the later ones first.
+    assert.ok('field_0' in lead.metadata && !('field_11' in lead.metadata), Object.keys(lead.metadata).join());
+    assert.ok(charsOf(metadataLines(lead.metadata)) <= METADATA_BLOCK_MAX_CHARS, 'within the prompt share');
+  });
+
   test(
     'a flat payload maps by default; what no field takes goes ' + 'into metadata; the source is on the lead',
     async () => {

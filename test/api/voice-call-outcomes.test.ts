@@ -8,7 +8,8 @@ import { describe, test } from 'node:test';
 import { bookingTranscript, setUpVoiceLeads } from '../helpers/voice-lead-setup.ts';
 import type { VapiPersona } from '../../src/simulators/personas/vapi-personas.ts';
 import { getLead } from '../helpers/http.ts';
-import { eventTypes } from '../helpers/voice-harness.ts';
+import { voiceCallView } from '../../src/leads/lead-view.ts';
+import { eventTypes, session } from '../helpers/voice-harness.ts';
 
 const { setup: env, submit, deliveredReport } = setUpVoiceLeads();
 
@@ -82,6 +83,8 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
     notes?: string;
     events: string[];
     spoke: boolean;
+    /** The lead is called again: GET shows that pending call, not the ended one (docs/API.md, "Reading a lead"). */
+    retried?: boolean;
   }> = [
     {
       persona: 'not-a-fit',
@@ -105,13 +108,21 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
       events: ['call.ended'],
       spoke: true,
     },
-    { persona: 'voicemail', status: 'in_conversation', endedReason: 'voicemail', events: ['call.ended'], spoke: true },
+    {
+      persona: 'voicemail',
+      status: 'in_conversation',
+      endedReason: 'voicemail',
+      events: ['call.ended'],
+      spoke: true,
+      retried: true,
+    },
     {
       persona: 'no-answer',
       status: 'in_conversation',
       endedReason: 'customer-did-not-answer',
       events: ['call.ended'],
       spoke: false,
+      retried: true,
     },
     {
       persona: 'no-credits',
@@ -126,10 +137,24 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
       const { leadId, callId } = await submit();
       const played = await env.h.vapi.play(callId, c.persona);
       assert.ok(played.deliveries.every((d) => d.status === 200));
-      const got = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
-      assert.equal(got.lead.status, c.status);
-      assert.equal(got.lead.qualificationNotes, c.notes ?? null);
-      assert.equal(got.lead.bookingUid, null);
+      const read = (await getLead(env.h.app.http, env.ws.apiKey, leadId)).body;
+      assert.equal(read.lead.status, c.status);
+      assert.equal(read.lead.qualificationNotes, c.notes ?? null);
+      assert.equal(read.lead.bookingUid, null);
+      if (c.retried) {
+        const { rows: plan } = await env.h.app.db.pool.query('SELECT next_at FROM contact_plans WHERE lead_id = $1', [
+          leadId,
+        ]);
+        assert.equal(read.voiceCall.status, 'scheduled');
+        assert.equal(read.voiceCall.scheduledAt, plan[0].next_at.toISOString());
+      } else assert.ok(!('scheduledAt' in read.voiceCall));
+      // The ended call as GET shows a session (what it shows once no call is pending).
+      const got = {
+        ...read,
+        voiceCall: c.retried
+          ? { ...voiceCallView((await session(env.h, callId))!), providerCallId: callId }
+          : read.voiceCall,
+      };
       assert.equal(got.voiceCall.status, 'ended');
       assert.equal(got.voiceCall.endedReason, c.endedReason);
       assert.ok(got.voiceCall.endedAt);

@@ -1163,7 +1163,7 @@ export interface components {
             phone: string;
             email?: (null | "") | string;
             goal?: (null | "") | string;
-            /** @description Free-form; every key and value is given to the agent. Null and empty-string values are dropped. At most 32 levels deep. */
+            /** @description Free-form; every pair is given to the agent, except those whose value is null or "": those are stored and read back as sent, and only left out of the prompt. Keys at most 100 characters, values at most 1000 (a value that is not a string counts as its JSON text), and at most 4000 characters in total as the agent is shown them (one `- "key": value` line per pair, strings JSON-quoted; docs/API.md). At most 32 levels deep. */
             metadata?: null | {
                 [key: string]: components["schemas"]["JsonValue"];
             };
@@ -1706,7 +1706,7 @@ export interface components {
             bookingUid: string | null;
             /** @description Start of the booked consultation; set when the status is `booked`. */
             bookingStart: string | null;
-            /** @description The stored metadata (blank values were dropped). */
+            /** @description The metadata as submitted, pairs whose value is null or "" included (those are only left out of the agent's prompt). */
             metadata: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
@@ -1727,11 +1727,12 @@ export interface components {
             /** @description False for a lead submitted with a sandbox key (docs/SANDBOX.md). An addition to the spec. */
             livemode: boolean;
         };
-        /** @description The latest call session of a lead in a voice workspace. */
+        /** @description The latest call session of a lead in a voice workspace or, once it has ended, the next call when one is pending (`scheduledAt`). */
         VoiceCall: {
-            providerCallId: string;
+            /** @description The voice provider's call identifier; null for a call not placed yet (`scheduledAt`). */
+            providerCallId: string | null;
             /**
-             * @description `ended`: the call is over and will not restart.
+             * @description `ended`: the call is over and will not restart, and no other call of this lead is pending. `scheduled` with `scheduledAt`: the lead is called again then (a retry after no answer, busy or voicemail, or a callback the lead asked for).
              * @enum {string}
              */
             status: "scheduled" | "queued" | "ringing" | "in-progress" | "forwarding" | "ended";
@@ -1744,6 +1745,11 @@ export interface components {
             recordingUrl: string | null;
             /** @description For example `customer-ended-call`. */
             endedReason: string | null;
+            /**
+             * Format: date-time
+             * @description An addition to the spec. Present only while the latest call has ended and the next call is pending: when it will be placed (`status` `scheduled`, every other field null). Absent on a call session.
+             */
+            scheduledAt?: string;
         };
         /** @description Voice workspace: the provider accepted the call; the phone rings within about 10 seconds. */
         VoiceLeadAccepted: {

@@ -44,7 +44,10 @@ export interface LeadgenNotice {
 export interface LeadgenWebhook {
   /** The leads of the well-formed `leadgen` changes, in body order. */
   notices: LeadgenNotice[];
-  /** The issues of the malformed `leadgen` changes, each path from the body's root (`entry.0.changes.1.value.leadgen_id`). */
+  /**
+   * The issues of the malformed `leadgen` changes, each path from the body's root
+   * (`entry.0.changes.1.value.leadgen_id`).
+   */
   invalid: ValidationIssue[];
 }
 
