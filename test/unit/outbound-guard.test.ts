@@ -137,7 +137,8 @@ describe('outbound guard: links right after italics, dots, a dash or @', () => {
   it('e-mail addresses, numbers, times and abbreviations are not links', () => {
     for (const text of [
       'Write to ada@example.com, ada@mail.example.com or jane.doe@my-site.co.uk.',
-      'Or _ada@example.com_, john.me@example.com, ada_b@example.de, ada+solar@example.org or info.de+leads@example.org.',
+      'Or _ada@example.com_, john.me@example.com, ada_b@example.de, ada+solar@example.org ' +
+        'or info.de+leads@example.org.',
       'It takes 1.5 hours, e.g. at 10.30 or 14:00, i.e. soon. About 5.99/month, 2.5kW/m2, version 2.0.1.',
       'The inverter runs firmware v1.2.3.4/arm64.',
       '_Thanks_ for your time... talk soon - the team.',
