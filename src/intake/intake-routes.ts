@@ -86,8 +86,10 @@ export function intakeRoutes(deps: { sources: LeadSourceService; intake: IntakeS
       // Google sends its key in the body, not in a header: checked before anything else of it is used.
       const secret = deps.sources.secretOf(source) ?? '';
       if (typeof payload.google_key !== 'string' || !sameText(payload.google_key, secret)) {
+        // Unauthenticated: only a bounded id of it is kept, so a caller cannot fill the log.
         await deps.intake.rejected(source, 401, 'google_key does not match the key of this source.', {
-          lead_id: typeof payload.lead_id === 'string' ? payload.lead_id : null,
+          lead_id: typeof payload.lead_id === 'string' ? payload.lead_id.slice(0, 200) : null,
+          bytes: raw.length,
         });
         throw new AppError('webhook_signature_invalid');
       }

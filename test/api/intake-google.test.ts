@@ -97,6 +97,15 @@ describe('google_key', () => {
     assert.deepEqual(log[0].payload.request, { bytes: `{"google_key":"${secret}", "lead_id":`.length });
     assert.equal((await sources.get(ws.workspaceId, source.id))?.status, 'failing');
   });
+
+  test('a wrong key with a huge lead_id is logged with a bounded id: a caller cannot fill the log', async () => {
+    const { source } = await connect({ key: 'bounded-key-31' });
+    const body = JSON.stringify({ google_key: 'wrong', lead_id: 'x'.repeat(50_000) });
+    const res = await fetch(source.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(res.status, 401);
+    const [entry] = await logOf(source.id);
+    assert.deepEqual(entry.payload.request, { lead_id: 'x'.repeat(200), bytes: body.length });
+  });
 });
 
 describe('mapping and detail', () => {
