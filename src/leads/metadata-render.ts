@@ -2,7 +2,7 @@
 // order; non-strings JSON-stringified; null, undefined and empty strings dropped. The WhatsApp
 // prompt shows the pairs quoted in its lead-data block ("What else we know about this lead",
 // src/agent/lead-data-block.ts); the voice channel gets them as the `leadMetadata` variable,
-// one `key: value` line per pair. The submission refuses metadata that could not be shown whole
+// one `- key: value` line per pair. The submission refuses metadata that could not be shown whole
 // (src/leads/lead-submission.ts, `metadataIssues`): a key or value over the limits below, or more
 // than the lead-data block's share for metadata (METADATA_BLOCK_MAX_CHARS). Values stored before
 // these limits may be longer: they are still cut, so they cannot crowd out the prompt.
@@ -32,9 +32,12 @@ export function metadataPairs(metadata: Record<string, unknown> | null | undefin
  * spaces, so a value cannot start a line of its own (a heading, say) in the assistant's prompt.
  */
 export function renderMetadata(metadata: Record<string, unknown> | null | undefined): string {
-  return metadataPairs(metadata)
-    .map(([key, value]) => `${flat(key, METADATA_KEY_MAX_CHARS)}: ${flat(value, METADATA_VALUE_MAX_CHARS)}`)
-    .join('\n');
+  return (
+    metadataPairs(metadata)
+      // A list item each: a key such as `## Rules` cannot start a heading of the assistant's prompt.
+      .map(([key, value]) => `- ${flat(key, METADATA_KEY_MAX_CHARS)}: ${flat(value, METADATA_VALUE_MAX_CHARS)}`)
+      .join('\n')
+  );
 }
 
 /**

@@ -86,7 +86,7 @@ function assertShownWhole(metadata: Record<string, unknown>): void {
   const voice = renderMetadata(metadata).split('\n');
   for (const [k, v] of Object.entries(metadata)) {
     if (v === null || v === '') continue;
-    assert.ok(voice.includes(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`), k);
+    assert.ok(voice.includes(`- ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`), k);
   }
 }
 

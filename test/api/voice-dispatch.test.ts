@@ -74,7 +74,7 @@ describe('voice dispatch at submission', () => {
       leadFirstName: 'Ada',
       leadEmail: 'ada@example.com',
       leadGoal: 'Automate follow-up',
-      leadMetadata: 'budget: 5000\nsource: ads',
+      leadMetadata: '- budget: 5000\n- source: ads',
       // No form in this workspace: the answer is shown by its id, quoted after a label of ours.
       formResponses: 'Question id "q_size": 11-50',
     });

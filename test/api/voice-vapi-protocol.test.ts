@@ -158,7 +158,7 @@ describe('what dispatch tells Vapi, and the integration log', () => {
         leadFirstName: 'Ada',
         leadEmail: 'ada@example.com',
         leadGoal: '',
-        leadMetadata: 'source: ads',
+        leadMetadata: '- source: ads',
         // Form order with the workspace's labels; an id the form does not have comes last, quoted after our label.
         formResponses:
           'Do you own the property?: Yes\nMonthly electricity bill (EUR): 120\nQuestion id "q_gone": kept as sent',

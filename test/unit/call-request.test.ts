@@ -64,7 +64,7 @@ test('every value is capped: 1,000 characters per value, 100 per question id, a 
     QUESTIONS,
   );
   for (const name of ['leadName', 'leadFirstName', 'leadEmail', 'leadGoal', 'leadMetadata'] as const) {
-    assert.ok([...vars[name]!].length <= 1000 + 'long: '.length, `${name}: ${vars[name]!.length}`);
+    assert.ok([...vars[name]!].length <= 1000 + '- long: '.length, `${name}: ${vars[name]!.length}`);
   }
   assert.equal(vars.leadGoal, `${'g'.repeat(999)}…`);
   const lines = vars.formResponses!.split('\n');
@@ -92,7 +92,7 @@ test('ordinary values pass unchanged', () => {
     leadFirstName: 'Ada',
     leadEmail: 'ada@example.com',
     leadGoal: 'Automate follow-up',
-    leadMetadata: 'budget: 5000',
+    leadMetadata: '- budget: 5000',
     formResponses: 'Monthly bill: 120',
   });
 });
