@@ -5,8 +5,9 @@ import { LEAD_DATA_CLOSE, LEAD_DATA_OPEN, leadDataBlock } from './lead-data-bloc
 import { formatLocalDate } from './local-time.ts';
 import { describeQuestion, qualificationState } from './qualification-answers.ts';
 
-// The one system prompt of the agent, for both channels: the voice call's assistant and the
-// WhatsApp loop get the same text, so a lead is qualified the same way wherever they answer.
+// The system prompt of the WhatsApp agent (and of the Agent page's preview). A voice call does not
+// get it: Vapi runs the workspace's own assistant prompt, filled with the call's variables
+// (src/voice/call-request.ts, docs/AGENT.md "The prompt").
 // Sections come in a fixed order; test/snapshots pins the output. The lead's phone number is
 // left out on purpose: the agent never needs it (bookConsult reads it from the lead). Everything
 // the lead or a form controls is in the one lead-data block (lead-data-block.ts), quoted, so the

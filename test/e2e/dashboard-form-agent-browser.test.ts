@@ -10,8 +10,9 @@ import { assertAccessible, launchChromium, WAIT, watchedPage, signInAs, screensh
 // builds a form of three questions, a sandbox lead is submitted with formResponses under the ids
 // the page shows, its lead page shows the answers under their labels; a question is moved with
 // the keyboard, one by drag, and one deleted (its answer keeps its label); the agent's persona
-// changes the prompt preview; a viewer reads without edit controls; a WhatsApp workspace's pages
-// (template fields, what the kill switch does there); axe-core on each page.
+// is saved (a voice workspace's page says what a call gets instead of a prompt preview); a viewer
+// reads without edit controls; a WhatsApp workspace's pages (template fields, what the kill switch
+// does there, the prompt preview); axe-core on each page.
 
 let app: TestApp;
 let browser: Browser;
@@ -129,11 +130,11 @@ test(
 
     await nav(page, 'Agent').click();
     await page.getByRole('heading', { name: 'Agent', level: 1 }).waitFor(WAIT);
-    const prompt = page.getByRole('region', { name: 'System prompt' });
-    await prompt.getByText(/You are Alex, speaking for/).waitFor(WAIT);
+    // A call runs the Vapi assistant's own prompt: the page says so instead of previewing ours.
+    await page.getByRole('heading', { name: 'What a call gets' }).waitFor(WAIT);
+    assert.equal(await page.getByRole('region', { name: 'System prompt' }).count(), 0);
     await page.getByText('On a voice workspace this switch changes nothing today').waitFor(WAIT);
     await page.getByLabel('Agent name').fill('Mia');
-    await prompt.getByText(/You are Mia, speaking for/).waitFor(WAIT);
     await assertAccessible(page, 'Agent page');
     await page.getByRole('button', { name: 'Save agent settings' }).click();
     await page.getByText('Agent settings saved.').waitFor(WAIT);
@@ -160,10 +161,9 @@ test('a viewer reads the form and the agent settings without edit controls', asy
   assert.equal(await page.getByRole('textbox').count(), 0);
   await assertAccessible(page, "viewer's Form page");
   await nav(page, 'Agent').click();
-  await page
-    .getByRole('region', { name: 'System prompt' })
-    .getByText(/You are Mia, speaking for/)
-    .waitFor(WAIT);
+  await page.getByRole('heading', { name: 'What a call gets' }).waitFor(WAIT);
+  assert.equal(await page.getByLabel('Agent name').count(), 0, 'no field to edit');
+  await page.getByText('Mia', { exact: true }).waitFor(WAIT);
   for (const name of ['Save agent settings', /^Switch the agent/])
     assert.equal(await page.getByRole('button', { name }).count(), 0, String(name));
   assert.equal(await page.getByRole('textbox').count(), 0);

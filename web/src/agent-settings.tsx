@@ -326,21 +326,35 @@ export function AgentPage({ workspace }: { workspace: WorkspaceAccess }) {
             </>
           )}
         </section>
-        <section aria-labelledby="preview-h">
-          <h2 id="preview-h">System prompt preview</h2>
-          <p>
-            What the agent receives for a sample lead (Sam Sample, no answers yet)
-            {canEdit ? ', with your unsaved edits' : ''}, from the agent's own prompt builder.
-          </p>
-          {previewError && (
-            <p role="alert" className="error">
-              {previewError}
+        {saved.channel === 'voice' ? (
+          <section aria-labelledby="call-h">
+            <h2 id="call-h">What a call gets</h2>
+            <p>
+              Calls do not use a prompt from here: Vapi runs your assistant's own prompt, with the lead filled in
+              through the call's variables: <code>{'{{leadName}}'}</code>, <code>{'{{leadFirstName}}'}</code>,{' '}
+              <code>{'{{leadEmail}}'}</code>, <code>{'{{leadGoal}}'}</code>, <code>{'{{leadMetadata}}'}</code> and{' '}
+              <code>{'{{formResponses}}'}</code> (docs/VOICE.md). Put them under a heading that says they are data about
+              the lead. These settings reach a call through the agent's tools (the questions, booking, callbacks) and
+              the voicemail message.
             </p>
-          )}
-          <pre className="prompt" role="region" aria-label="System prompt" tabIndex={0}>
-            {prompt}
-          </pre>
-        </section>
+          </section>
+        ) : (
+          <section aria-labelledby="preview-h">
+            <h2 id="preview-h">System prompt preview</h2>
+            <p>
+              What the agent receives for a sample lead (Sam Sample, no answers yet)
+              {canEdit ? ', with your unsaved edits' : ''}, from the agent's own prompt builder.
+            </p>
+            {previewError && (
+              <p role="alert" className="error">
+                {previewError}
+              </p>
+            )}
+            <pre className="prompt" role="region" aria-label="System prompt" tabIndex={0}>
+              {prompt}
+            </pre>
+          </section>
+        )}
       </div>
       <InboxSettingsBlock workspace={workspace} />
     </main>
