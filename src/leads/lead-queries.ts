@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/pool.ts';
+import { withTransaction, type Pool, type Queryable } from '../db/pool.ts';
 
 export interface NewLead {
   workspaceId: string;
@@ -57,26 +57,50 @@ function leadValues(l: NewLead): unknown[] {
   ];
 }
 
-// One statement inserts a voice lead and its timeline entry: one round trip, atomic, and ON
-// CONFLICT lets the unique index decide duplicates without a check-then-insert race.
-// (WhatsApp leads are inserted in batches with their outbox rows: lead-batch-statement.ts.)
+// The voice reservation: the lead alone, without its `lead.created` entry (written by
+// recordLeadCreated once the lead is kept), so a lead deleted because Vapi refused the call never
+// emitted the webhook. ON CONFLICT lets the unique index decide duplicates without a
+// check-then-insert race. (WhatsApp leads are inserted in batches with their `lead.created` entries
+// and outbox rows: lead-batch-statement.ts.)
 const INSERT_LEAD = `
-  WITH lead AS (
-    INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
-                       consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id,
-                       source, source_id, source_lead_id, source_detail, consent_text_id)
-    VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $12, $13, $14, $15, $16, $17, $18)
-    ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
-    RETURNING id, created_at
-  ), event AS (
-    INSERT INTO lead_events (lead_id, type, data, at) SELECT id, 'lead.created', $11, created_at FROM lead
-  )
-  SELECT id FROM lead`;
+  INSERT INTO leads (workspace_id, name, phone, phone_normalized, email, goal, consented_at,
+                     consent_ip, consent_user_agent, metadata, form_responses, livemode, api_key_id,
+                     source, source_id, source_lead_id, source_detail, consent_text_id)
+  VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  ON CONFLICT (workspace_id, livemode, phone_normalized) DO NOTHING
+  RETURNING id`;
 
-/** Inserts a lead; null when the phone is already a lead of the workspace in the same mode. */
+/** Reserves a voice lead; null when the phone is already a lead of the workspace in the same mode. */
 export async function insertLead(db: Queryable, lead: NewLead): Promise<string | null> {
-  const { rows } = await db.query({ name: 'insert-lead', text: INSERT_LEAD, values: leadValues(lead) });
+  // Without createdEvent (the 11th value): recordLeadCreated writes that entry.
+  const values = leadValues(lead).toSpliced(10, 1);
+  const { rows } = await db.query({ name: 'insert-lead', text: INSERT_LEAD, values });
   return rows[0]?.id ?? null;
+}
+
+// A kept voice lead's `lead.created` entry, dated when the lead was inserted (the timeline and the
+// webhook keep that time), its data what newLead's createdEvent holds for a voice lead, read from the
+// row (the crash window's reconciliation has no submission at hand). Written once: none when the lead
+// has one. Its trigger emits the `lead.created` webhook with the lead as it is: still `new`, so it is
+// written before the statement that moves the lead on.
+const LEAD_CREATED = `
+  INSERT INTO lead_events (lead_id, type, data, at)
+  SELECT l.id, 'lead.created',
+         jsonb_build_object('channel', 'voice', 'apiKeyId', l.api_key_id)
+           || CASE WHEN l.livemode THEN '{}'::jsonb ELSE '{"livemode": false}'::jsonb END
+           || CASE WHEN l.source = 'api' THEN '{}'::jsonb ELSE jsonb_build_object('source', l.source) END,
+         l.created_at
+    FROM leads l
+   WHERE l.id = $1
+     AND NOT EXISTS (SELECT 1 FROM lead_events e WHERE e.lead_id = l.id AND e.type = 'lead.created')`;
+
+/**
+ * Writes a voice lead's `lead.created` entry (and so its webhook) in the transaction that keeps the
+ * lead: the call recorded, the do-not-contact close, the crash window's reconciliation. A no-op for
+ * a lead that has one.
+ */
+export async function recordLeadCreated(db: Queryable, leadId: string): Promise<void> {
+  await db.query({ name: 'record-lead-created', text: LEAD_CREATED, values: [leadId] });
 }
 
 export async function findLeadIdByPhone(
@@ -92,27 +116,36 @@ export async function findLeadIdByPhone(
   return rows[0]?.id ?? null;
 }
 
-/** Records an accepted call: call session, lead in conversation, timeline; one statement. */
+/**
+ * Records an accepted call in one transaction: call session, the lead's `lead.created` entry, lead
+ * in conversation, `call.dispatched`. The session first: a conflict there (23505) means Vapi's first
+ * message recorded the call (and the lead's entry) already, and nothing of this is kept.
+ */
 export async function recordDispatchedCall(
-  db: Queryable,
+  pool: Pool,
   c: { leadId: string; providerCallId: string; callStatus: string },
 ): Promise<void> {
-  await db.query({
-    name: 'record-dispatched-call',
-    // The session first, then the lead (the UPDATE reads the INSERT's row, so PostgreSQL cannot run
-    // them the other way round): the order of the reconcile path (call-session-queries.ts), which
-    // Vapi's first status update may take concurrently. Left to the planner, the two deadlocked.
-    text: `WITH session AS (
-             INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) RETURNING id, lead_id
-           ), lead AS (
-             UPDATE leads SET status = 'in_conversation', updated_at = now()
-             WHERE id = (SELECT lead_id FROM session) RETURNING id
-           )
-           INSERT INTO lead_events (lead_id, type, data)
-           SELECT lead.id, 'call.dispatched',
-           jsonb_build_object('providerCallId', $2::text, 'callSessionId', session.id)
-             FROM lead, session`,
-    values: [c.leadId, c.providerCallId, c.callStatus],
+  await withTransaction(pool, async (tx) => {
+    // The session, then the lead (the entry's foreign key, then the UPDATE, lock it): the order of the
+    // reconcile path (call-session-queries.ts), which Vapi's first status update may take
+    // concurrently; the other way round, the two deadlock.
+    const { rows } = await tx.query({
+      name: 'record-dispatched-session',
+      text: 'INSERT INTO call_sessions (lead_id, provider_call_id, status) VALUES ($1, $2, $3) RETURNING id',
+      values: [c.leadId, c.providerCallId, c.callStatus],
+    });
+    await recordLeadCreated(tx, c.leadId);
+    await tx.query({
+      name: 'record-dispatched-call',
+      text: `WITH lead AS (
+               UPDATE leads SET status = 'in_conversation', updated_at = now() WHERE id = $1 RETURNING id
+             )
+             INSERT INTO lead_events (lead_id, type, data)
+             SELECT lead.id, 'call.dispatched',
+                    jsonb_build_object('providerCallId', $2::text, 'callSessionId', $3::uuid)
+               FROM lead`,
+      values: [c.leadId, c.providerCallId, rows[0].id],
+    });
   });
 }
 

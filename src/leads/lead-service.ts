@@ -148,7 +148,9 @@ export class LeadService {
 
   // The lead is reserved first (committed), so the unique index decides duplicates before
   // anyone is called; then the provider is called with no transaction or connection held;
-  // then the outcome is recorded. A rejected call deletes the reservation.
+  // then the outcome is recorded. A rejected call deletes the reservation. The reservation has
+  // no `lead.created` entry: the transaction that keeps the lead writes it (and so its webhook),
+  // so a lead answered 502 for was never announced (docs/OUTBOUND-WEBHOOKS.md).
   async #submitVoice(s: LeadSubmission, ctx: SubmissionContext): Promise<SubmitResult> {
     const dial = await this.#dial(ctx);
     const vapi = dial.settings;
@@ -180,7 +182,11 @@ export class LeadService {
     if (!result.ok && result.code === DO_NOT_CONTACT) {
       // Accepted, never called (docs/API.md, "A number on the do-not-contact list"): the lead is
       // kept, closed with the reason, and the 201 carries no call id.
-      await withTransaction(this.#d.pool, (tx) => closeSuppressedLead(tx, leadId, 'voice'));
+      // Its `lead.created` first (the webhook shows the lead still `new`), then the close.
+      await withTransaction(this.#d.pool, async (tx) => {
+        await q.recordLeadCreated(tx, leadId);
+        await closeSuppressedLead(tx, leadId, 'voice');
+      });
       this.#d.log.info({ leadId }, 'number on the do-not-contact list: no call placed');
       return { channel: 'voice', leadId, providerCallId: null };
     }

@@ -1,3 +1,4 @@
+import { recordLeadCreated } from '../leads/lead-queries.ts';
 import { recordLeadEvent, transitionLead } from '../leads/lead-state.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { insertWebhookReceipt } from '../integration-log/webhook-receipt-queries.ts';
@@ -74,6 +75,8 @@ async function reconcile(
   // or a concurrent message), which the lookup then finds.
   if (!(await q.insertReconciledSession(tx, workspaceId, ref.leadId, callId)))
     return q.lockSession(tx, workspaceId, callId);
+  // The reserved lead is kept: its `lead.created` entry and webhook, unless it has them (a retry's call).
+  await recordLeadCreated(tx, ref.leadId);
   const data = { providerCallId: callId };
   const moved = await transitionLead(tx, {
     leadId: ref.leadId,
