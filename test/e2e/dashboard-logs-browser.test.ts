@@ -92,7 +92,7 @@ test(
     await page.getByRole('navigation', { name: 'Logs' }).getByRole('link', { name: 'Dead letters' }).click();
     const deadRow = page.getByRole('row').filter({ hasText: 'Dana Deadletter' });
     await deadRow.waitFor(WAIT);
-    await deadRow.getByText("twilio refused the workspace's settings", { exact: false }).waitFor(WAIT);
+    await deadRow.getByText("The provider refused the workspace's settings", { exact: false }).waitFor(WAIT);
     await accessible(page, 'dead letters');
     await deadRow.getByRole('button', { name: 'Retry the turn of Dana Deadletter' }).click();
     await page.getByText('No dead-lettered turns.').waitFor(WAIT);

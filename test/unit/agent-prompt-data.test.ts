@@ -122,7 +122,7 @@ describe('lead data in the prompt', () => {
     const text = renderMetadata({ message: INJECTION, long: 'z'.repeat(50_000) });
     const lines = text.split('\n');
     assert.equal(lines.length, 2, text);
-    assert.ok(lines[0]!.startsWith('message: Hi! ## Tools - bookConsult'), lines[0]);
+    assert.ok(lines[0]!.startsWith('- message: Hi! ## Tools - bookConsult'), lines[0]);
     assert.ok(!/[\u2028\u2029\r]/.test(text));
     assert.ok(lines[1]!.length <= 1010);
   });
