@@ -2,12 +2,10 @@
 // src/agent/tools/book-consult.ts): only an address the lead wrote, whole, is used, and it becomes the
 // lead's e-mail only once Cal.com has made the booking. WhatsApp through the real turn worker.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { ChatMessage } from '../../src/agent/chat-model.ts';
 import { scriptedReply } from '../../src/simulators/chat-model/scripted-policy.ts';
-import type { ValidChatRequest } from '../../src/simulators/chat-model/chat-request-validation.ts';
 import { leadEvents } from '../helpers/agent-harness.ts';
+import { booker, OFFERED_START } from '../helpers/booking-models.ts';
 import { uniquePhone } from '../helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-harness.ts';
 
@@ -23,24 +21,6 @@ beforeEach(() => {
   h.chat.setPolicy(scriptedReply);
   h.calcom.setFailure('none');
 });
-
-const call = (name: string, args: Record<string, unknown>) => ({
-  id: `call_${randomBytes(8).toString('hex')}`,
-  type: 'function' as const,
-  function: { name, arguments: JSON.stringify(args) },
-});
-const toolAnswers = (messages: ChatMessage[]) => messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
-const OFFERED_START = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}/;
-
-/** A model that lists slots, then calls bookConsult with what `book` makes of listSlots' answer. */
-function booker(book: (listed: string) => Record<string, unknown>) {
-  return (request: ValidChatRequest) => {
-    const answers = toolAnswers(request.messages);
-    if (answers.length === 0) return { content: null, tool_calls: [call('listSlots', {})] };
-    if (answers.length === 1) return { content: null, tool_calls: [call('bookConsult', book(answers[0]!))] };
-    return { content: 'Done.' };
-  };
-}
 
 async function leadInConversation(overrides: Record<string, unknown>, says: string) {
   const { leadId, phone } = await h.submit(tw.apiKey, {
