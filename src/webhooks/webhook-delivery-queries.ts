@@ -23,8 +23,10 @@ export interface ClaimedDelivery {
 
 export type ClaimResult =
   | { kind: 'claimed'; delivery: ClaimedDelivery }
-  /** Done, not due yet, or its endpoint is disabled: nothing to do for this job. */
+  /** Done, or its endpoint is disabled: nothing to do for this job. */
   | { kind: 'nothing' }
+  /** Pending but not due by this process's clock (a job started early, or clocks apart): run again at `dueAt`. */
+  | { kind: 'early'; dueAt: Date }
   /** An earlier delivery of the same lead to the same endpoint is pending: it wakes this one when done. */
   | { kind: 'waiting' }
   /** Another attempt holds the lease (or a crashed one did): try again later. */
@@ -55,7 +57,8 @@ export async function claimDelivery(db: Queryable, id: string, now: Date, leaseM
     [id, now, leaseMs],
   );
   const r = rows[0];
-  if (r?.status !== 'pending' || !r.enabled || r.next_attempt_at > now) return { kind: 'nothing' };
+  if (r?.status !== 'pending' || !r.enabled) return { kind: 'nothing' };
+  if (r.next_attempt_at > now) return { kind: 'early', dueAt: r.next_attempt_at };
   if (r.blocked) return { kind: 'waiting' };
   if (!r.claimed) return { kind: 'leased' };
   return {

@@ -45,7 +45,7 @@ export interface DeliveryServiceDeps {
   jitter?: () => number;
 }
 
-export type AttemptResult = 'sent' | 'retrying' | 'failed' | 'waiting' | 'nothing';
+export type AttemptResult = 'sent' | 'retrying' | 'failed' | 'waiting' | 'nothing' | 'early';
 
 /** One webhook-delivery job: one attempt of one delivery, then its retry or its successor scheduled. */
 export class WebhookDeliveryService {
@@ -59,6 +59,13 @@ export class WebhookDeliveryService {
     const claim = await q.claimDelivery(d.pool, deliveryId, d.clock(), d.timeoutMs + 20_000);
     // pg-boss retries the job later; by then the holder has finished or its lease has lapsed.
     if (claim.kind === 'leased') throw new Error(`webhook delivery ${deliveryId} is being attempted elsewhere`);
+    if (claim.kind === 'early') {
+      // Not due by this clock: `next_attempt_at` comes from the database's clock or another
+      // process's, and this job must not end with the delivery pending and no job left for it.
+      const seconds = (claim.dueAt.getTime() - d.clock().getTime()) / 1000;
+      await withTransaction(d.pool, (tx) => this.#enqueue(tx, deliveryId, Math.max(1, seconds)));
+      return 'early';
+    }
     if (claim.kind !== 'claimed') return claim.kind;
     const delivery = claim.delivery;
     const body = webhookBody(delivery.event);
