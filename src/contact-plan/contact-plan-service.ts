@@ -128,6 +128,28 @@ export class ContactPlanService {
       this.#d.log.info({ leadId: lead.leadId, status: lead.status }, 'plan ran out on a lead already closed');
   }
 
+  /**
+   * A step whose job failed on its last retry (an error, not a provider's answer: the database
+   * away, settings that cannot be read): the lead goes to a person with the reason, and its plan
+   * ends with that (migrations/045), rather than staying in flight with nothing to run it. False
+   * when the plan has moved on since, or the lead is not the agent's to hand over.
+   */
+  async handOverFailedStep(leadId: string, step: number, detail: string): Promise<boolean> {
+    return this.#tx(async (db) => {
+      await lockLeadRow(db, leadId);
+      const plan = await q.readPlan(db, leadId, { forUpdate: true });
+      if (!plan || plan.step !== step || plan.endedAt) return false;
+      const moved = await transitionLead(db, {
+        leadId,
+        to: 'needs_human',
+        actor: 'system',
+        event: { type: 'conversation.escalated', data: { reason: 'attempt_failed', detail, attempts: plan.attempts } },
+      });
+      if (!moved.ok) await q.endPlan(db, leadId, 'attempt_failed');
+      return moved.ok;
+    });
+  }
+
   /** Runs `fn` in a transaction on a connection of its own. */
   async #tx<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#d.pool.connect();

@@ -1,4 +1,4 @@
-import type { PgBoss } from 'pg-boss';
+import type { Job, JobWithMetadata, PgBoss } from 'pg-boss';
 
 /** Every pg-boss queue the service uses, with its retry and dead-letter policy. */
 export const AGENT_TURN_QUEUE = 'agent-turn';
@@ -60,4 +60,10 @@ export async function ensureQueues(boss: PgBoss, tuning: QueueTuning = {}): Prom
   };
   await boss.createQueue(CONTACT_ATTEMPT_QUEUE, attemptPolicy);
   await boss.updateQueue(CONTACT_ATTEMPT_QUEUE, attemptPolicy);
+}
+
+/** Retries the job has left after this attempt; undefined when pg-boss gave no metadata (includeMetadata). */
+export function attemptsLeft(job: Job<unknown>): number | undefined {
+  const m = job as Partial<JobWithMetadata<unknown>>;
+  return m.retryLimit === undefined ? undefined : Math.max(0, m.retryLimit - (m.retryCount ?? 0));
 }

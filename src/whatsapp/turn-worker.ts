@@ -1,7 +1,7 @@
-import type { Job, JobResult, JobWithMetadata, PgBoss } from 'pg-boss';
+import type { Job, JobResult, PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { turnIdOf } from '../jobs/dead-letters.ts';
-import { AGENT_TURN_QUEUE } from '../jobs/queues.ts';
+import { AGENT_TURN_QUEUE, attemptsLeft } from '../jobs/queues.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
 import type { TurnJobResult } from './turn-context.ts';
 import type { TurnEngine } from './turn-engine.ts';
@@ -299,10 +299,4 @@ export class TurnWorker {
     void p.finally(() => this.#inFlight.delete(p));
     return p;
   }
-}
-
-/** Retries the job has left after this attempt; undefined when pg-boss gave no metadata. */
-function attemptsLeft(job: Job<unknown>): number | undefined {
-  const m = job as Partial<JobWithMetadata<unknown>>;
-  return m.retryLimit === undefined ? undefined : Math.max(0, m.retryLimit - (m.retryCount ?? 0));
 }

@@ -205,6 +205,28 @@ describe('calling again', () => {
     });
   }
 
+  test('a step whose job failed on its last retry hands the lead over; the plan ends with it', async () => {
+    h.clock.now = MONDAY_0930;
+    const { leadId } = await submit();
+    await play(leadId, 'no-answer');
+    const step = await pendingStep(h.app, leadId);
+    assert.ok(step, 'a call again is scheduled');
+    assert.equal(await h.app.contactPlans.handOverFailedStep(leadId, step.step + 1, 'x'), false, 'another step');
+    assert.equal(await h.app.contactPlans.handOverFailedStep(leadId, step.step, 'the attempt kept failing'), true);
+    assert.equal((await leadOf(h, leadId)).status, 'needs_human');
+    assert.equal(await pendingStep(h.app, leadId), null);
+    assert.ok((await planOf(leadId)).ended_at, 'the plan has ended');
+    const escalated = await timeline(h.app, leadId, ['conversation.escalated']);
+    assert.deepEqual(escalated[0]?.data, {
+      reason: 'attempt_failed',
+      detail: 'the attempt kept failing',
+      attempts: 1,
+      actor: 'system',
+      from: 'in_conversation',
+      to: 'needs_human',
+    });
+  });
+
   test('an answered call ends the plan; GET shows the latest call session', async () => {
     h.clock.now = MONDAY_0930;
     const { leadId, callId } = await submit();
