@@ -69,10 +69,13 @@ export function liveRoutes(deps: LiveRoutesDeps) {
       let seq = 0;
       const send = (event: string, data: unknown) =>
         res.write(`id: ${++seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      // A change while the subscription is being made is not sent: the `ready` below makes the page
+      // refetch everything, and a write before writeHead would send Node's own headers instead.
+      let started = false;
       try {
-        unsubscribe = await deps.live.subscribe(membership.workspaceId, (e) =>
-          send(e.kind === 'resync' ? 'ready' : 'change', { kind: e.kind, leadIds: e.leadIds }),
-        );
+        unsubscribe = await deps.live.subscribe(membership.workspaceId, (e) => {
+          if (started) send(e.kind === 'resync' ? 'ready' : 'change', { kind: e.kind, leadIds: e.leadIds });
+        });
       } catch (err) {
         cleanUp();
         throw err;
@@ -91,6 +94,7 @@ export function liveRoutes(deps: LiveRoutesDeps) {
         connection: 'keep-alive',
         'x-request-id': request.id,
       });
+      started = true;
       open.add(res);
       res.write('retry: 2000\n\n');
       // heartbeatMs: the page takes a stream silent for about twice as long for dead (a network change).
