@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { loadConfig, type Config } from '../../src/config/config.ts';
 import { freePort } from '../../src/db/embedded.ts';
+import { transitionLead } from '../../src/leads/lead-state.ts';
 import { serve, type RunningServer } from '../../src/serve.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { assertAccessible, launchChromium, signInAs, WAIT } from '../helpers/browser.ts';
@@ -66,13 +67,15 @@ async function operator(): Promise<{ email: string; password: string }> {
   return made;
 }
 
-async function submitLead(name: string, phone: string): Promise<void> {
+async function submitLead(name: string, phone: string): Promise<string> {
   const res = await fetch(`${base}/api/public/leads`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name, phone, consent: true }),
   });
-  assert.equal(res.status, 201, await res.text());
+  const text = await res.text();
+  assert.equal(res.status, 201, text);
+  return (JSON.parse(text) as { leadId: string }).leadId;
 }
 
 /** What a reverse proxy answers on the port while the service is down; counts the page's stream attempts. */
@@ -139,5 +142,40 @@ test('a session ended elsewhere ends the stream: the page goes to sign-in and sa
   await page.getByRole('heading', { name: 'Sign in' }).waitFor(WAIT);
   await page.getByText('You were signed out.').waitFor(WAIT);
   await assertAccessible(page, 'signed out');
+  await page.close();
+});
+
+test('two changes a moment apart: the lead page shows the later one, whichever answer comes back last', async () => {
+  const op = await operator();
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
+  await signInAs(page, base, op.email, op.password);
+  const leadId = await submitLead('Two Changes', '+1 555 010 0103');
+  await page.goto(`${base}/admin/acme/leads/${leadId}`);
+  await page.getByRole('heading', { name: 'Two Changes' }).waitFor(WAIT);
+  // The first change's answer is held back until the second change's answer has been shown.
+  let seen = 0;
+  let secondShown: () => void = () => {};
+  const second = new Promise<void>((resolve) => {
+    secondShown = resolve;
+  });
+  await page.route(`**/api/admin/workspaces/acme/leads/${leadId}`, async (route) => {
+    const n = ++seen;
+    const response = await route.fetch();
+    if (n === 1) await second;
+    await route.fulfill({ response });
+    if (n === 2) secondShown();
+  });
+  const move = (to: 'needs_human' | 'unqualified') =>
+    transitionLead(server!.pool, { leadId, to, actor: 'operator', event: { type: 'operator.outcome_set' } });
+  assert.ok((await move('needs_human')).ok);
+  await until('the first change is being loaded', () => seen >= 1);
+  assert.ok((await move('unqualified')).ok);
+  await second;
+  await until('the first answer has come back too', () => seen >= 2);
+  const badge = page.locator('.badge');
+  await badge.filter({ hasText: 'Unqualified' }).first().waitFor(WAIT);
+  // Give the held answer its chance to be shown: it must not replace the later one.
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+  assert.equal(await badge.filter({ hasText: 'Needs human' }).count(), 0);
   await page.close();
 });

@@ -5,6 +5,7 @@ import { StatusBadge } from './inbox.tsx';
 import { LeadOwner } from './inbox-owner.tsx';
 import { ProviderTraffic, Thread, Timeline } from './lead-history.tsx';
 import { Link } from './link.tsx';
+import { useLatest } from './live.ts';
 import { navigate } from './nav.ts';
 import { LeadNotes } from './lead-notes.tsx';
 import { FollowUps } from './lead-follow-ups.tsx';
@@ -22,16 +23,23 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
   const base = `/api/admin/workspaces/${workspace.slug}/leads/${leadId}`;
   // Set while this page deletes the lead: the deletion's own live event must not refetch it.
   const deleting = useRef(false);
+  // Two changes a moment apart start two loads: only the later one's answer is shown, whichever
+  // comes back last.
+  const latest = useLatest();
   const load = useCallback(() => {
     if (deleting.current) return;
+    const current = latest.begin();
     api<LeadPage>('GET', base).then(
       (p) => {
+        if (!current()) return;
         setPage(p);
         setError('');
       },
-      (e: Error) => setError(e.message),
+      (e: Error) => {
+        if (current()) setError(e.message);
+      },
     );
-  }, [base]);
+  }, [base, latest]);
   useEffect(load, [load]);
   useEffect(
     () =>
