@@ -2473,6 +2473,18 @@ CREATE TRIGGER call_sessions_announce_update AFTER UPDATE ON public.call_session
 CREATE TRIGGER call_sessions_webhooks AFTER UPDATE ON public.call_sessions FOR EACH ROW EXECUTE FUNCTION public.webhook_capture_call_end();
 
 --
+-- Name: contact_plans contact_plans_announce_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER contact_plans_announce_insert AFTER INSERT ON public.contact_plans REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.lead_children_announce('plan');
+
+--
+-- Name: contact_plans contact_plans_announce_update; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER contact_plans_announce_update AFTER UPDATE ON public.contact_plans REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.lead_children_announce('plan');
+
+--
 -- Name: integration_events integration_events_announce_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 

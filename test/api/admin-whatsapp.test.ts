@@ -160,6 +160,10 @@ describe('live updates', () => {
         await h.settle();
         await until((e, d) => e === 'change' && d.kind === 'message' && d.leadIds?.includes(leadId) === true);
         await until((e, d) => e === 'change' && d.kind === 'lead.status' && d.leadIds?.includes(leadId) === true);
+        // Follow-ups stopped: only the plan changes (migration 054 announces it).
+        const stopped = await admin(h.app.http, session, 'POST', `${leadUrl(leadId)}/contact-plan/stop`, {});
+        assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+        await until((e, d) => e === 'change' && d.kind === 'plan' && d.leadIds?.includes(leadId) === true);
 
         h.app.live.simulateConnectionLoss();
         await until((e) => e === 'ready');

@@ -14,7 +14,7 @@ export const LIVE_CHANNEL = 'leadintake_live';
 
 export type LiveEvent =
   | {
-      kind: 'lead.created' | 'lead.status' | 'lead.deleted' | 'message' | 'call' | 'integration';
+      kind: 'lead.created' | 'lead.status' | 'lead.deleted' | 'message' | 'call' | 'plan' | 'integration';
       workspaceId: string;
       leadIds: string[] | null;
     }
