@@ -46,7 +46,6 @@ function leadValues(l: NewLead): unknown[] {
     l.consentUserAgent,
     JSON.stringify(l.metadata),
     JSON.stringify(l.formResponses),
-    JSON.stringify(l.createdEvent),
     l.livemode,
     l.apiKeyId,
     l.intake?.source ?? 'api',
@@ -72,9 +71,7 @@ const INSERT_LEAD = `
 
 /** Reserves a voice lead; null when the phone is already a lead of the workspace in the same mode. */
 export async function insertLead(db: Queryable, lead: NewLead): Promise<string | null> {
-  // Without createdEvent (the 11th value): recordLeadCreated writes that entry.
-  const values = leadValues(lead).toSpliced(10, 1);
-  const { rows } = await db.query({ name: 'insert-lead', text: INSERT_LEAD, values });
+  const { rows } = await db.query({ name: 'insert-lead', text: INSERT_LEAD, values: leadValues(lead) });
   return rows[0]?.id ?? null;
 }
 
