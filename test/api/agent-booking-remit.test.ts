@@ -11,7 +11,7 @@ import type { ValidChatRequest } from '../../src/simulators/chat-model/chat-requ
 import { webhookBody } from '../../src/webhooks/webhook-payload.ts';
 import { AGENT_TEST_NOW, leadEvents, SOLAR_AGENT } from '../helpers/agent-harness.ts';
 import { admin, makeOperator, signIn } from '../helpers/admin.ts';
-import { booker, call, OFFERED_START, toolAnswers } from '../helpers/booking-models.ts';
+import { booker, bookingProbes, call, OFFERED_START, toolAnswers } from '../helpers/booking-models.ts';
 import { uniquePhone } from '../helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-harness.ts';
 
@@ -40,18 +40,7 @@ async function leadInConversation(overrides: Record<string, unknown> = {}, says 
   return { leadId, phone, says: () => h.leadSays('twilio', tw.slug, phone, says) };
 }
 
-const bookingPosts = () => h.calcom.requests.filter((r) => r.method === 'POST' && r.path === '/v2/bookings').length;
-const lastToolAnswers = async (leadId: string) => {
-  const { rows } = await h.app.db.pool.query(
-    `SELECT transcript FROM agent_turns WHERE lead_id = $1 ORDER BY id DESC LIMIT 1`,
-    [leadId],
-  );
-  return (rows[0]!.transcript as Array<{ role: string; content: string }>)
-    .filter((m) => m.role === 'tool')
-    .map((m) => m.content);
-};
-const leadRow = async (id: string) =>
-  (await h.app.db.pool.query('SELECT status, email, booking_uid FROM leads WHERE id = $1', [id])).rows[0];
+const { bookingPosts, lastToolAnswers, leadRow } = bookingProbes(() => h);
 
 describe('WhatsApp: whom the agent books', () => {
   it(

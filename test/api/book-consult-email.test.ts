@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { scriptedReply } from '../../src/simulators/chat-model/scripted-policy.ts';
 import { leadEvents } from '../helpers/agent-harness.ts';
-import { booker, OFFERED_START } from '../helpers/booking-models.ts';
+import { booker, bookingProbes, OFFERED_START } from '../helpers/booking-models.ts';
 import { uniquePhone } from '../helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-harness.ts';
 
@@ -33,18 +33,7 @@ async function leadInConversation(overrides: Record<string, unknown>, says: stri
   return { leadId, says: () => h.leadSays('twilio', tw.slug, phone, says) };
 }
 
-const bookingPosts = () => h.calcom.requests.filter((r) => r.method === 'POST' && r.path === '/v2/bookings').length;
-const lastToolAnswers = async (leadId: string) => {
-  const { rows } = await h.app.db.pool.query(
-    `SELECT transcript FROM agent_turns WHERE lead_id = $1 ORDER BY id DESC LIMIT 1`,
-    [leadId],
-  );
-  return (rows[0]!.transcript as Array<{ role: string; content: string }>)
-    .filter((m) => m.role === 'tool')
-    .map((m) => m.content);
-};
-const leadRow = async (id: string) =>
-  (await h.app.db.pool.query('SELECT status, email, booking_uid FROM leads WHERE id = $1', [id])).rows[0];
+const { bookingPosts, lastToolAnswers, leadRow } = bookingProbes(() => h);
 
 describe("WhatsApp: booking with an address other than the lead's stored one", () => {
   it(

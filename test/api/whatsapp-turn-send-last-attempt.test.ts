@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { Job } from 'pg-boss';
 import { retryDeadTurns } from '../../src/jobs/dead-letters.ts';
-import { AGENT_TURN_DEAD_LETTER } from '../../src/jobs/queues.ts';
 import { PERSONA_PHRASES } from '../../src/simulators/personas/lead-personas.ts';
 import { admin, makeOperator, signIn } from '../helpers/admin.ts';
 import { leadEvents } from '../helpers/agent-harness.ts';
+import { handOverProbes } from '../helpers/hand-over-probes.ts';
 import { uniquePhone } from '../helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-harness.ts';
 
@@ -28,20 +28,9 @@ after(() => h.close());
 const UNAVAILABLE = { status: 503, code: 20503 };
 const BAD_CREDENTIALS = { status: 401, code: 20003 };
 
-const q = async (text: string, values: unknown[]) => (await h.app.db.pool.query(text, values)).rows;
-const status = async (leadId: string) => (await q('SELECT status FROM leads WHERE id = $1', [leadId]))[0].status;
+const { q, status, escalations, sentTo, deadLetters } = handOverProbes(() => h);
 const turns = (leadId: string) =>
   q('SELECT kind, state, outcome FROM agent_turns WHERE lead_id = $1 ORDER BY id', [leadId]);
-const escalations = async (leadId: string) =>
-  (await leadEvents(h.app.db.pool, leadId)).filter((e) => e.type === 'conversation.escalated').map((e) => e.data);
-const sentTo = (phone: string) => h.twilio.messages.filter((m) => m.to === phone);
-const deadLetters = async (leadId: string) =>
-  (
-    await q(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data->>'leadId' = $2`, [
-      AGENT_TURN_DEAD_LETTER,
-      leadId,
-    ])
-  )[0].n;
 
 const leadUrl = (leadId: string) => `/api/admin/workspaces/${ws.slug}/leads/${leadId}`;
 async function operator() {

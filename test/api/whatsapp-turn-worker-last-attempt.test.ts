@@ -5,12 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { retryDeadTurns } from '../../src/jobs/dead-letters.ts';
-import { AGENT_TURN_DEAD_LETTER } from '../../src/jobs/queues.ts';
 import { PERSONA_PHRASES } from '../../src/simulators/personas/lead-personas.ts';
 import { defaultConversationProviders } from '../../src/whatsapp/turn-providers.ts';
 import { TurnEngine } from '../../src/whatsapp/turn-engine.ts';
 import { TurnWorker } from '../../src/whatsapp/turn-worker.ts';
-import { leadEvents } from '../helpers/agent-harness.ts';
+import { handOverProbes } from '../helpers/hand-over-probes.ts';
 import { uniquePhone } from '../helpers/http.ts';
 import { startWhatsappHarness, type WhatsappHarness } from '../helpers/whatsapp-harness.ts';
 
@@ -23,18 +22,7 @@ before(async () => {
 });
 after(() => h.close());
 
-const q = async (text: string, values: unknown[]) => (await h.app.db.pool.query(text, values)).rows;
-const status = async (leadId: string) => (await q('SELECT status FROM leads WHERE id = $1', [leadId]))[0].status;
-const escalations = async (leadId: string) =>
-  (await leadEvents(h.app.db.pool, leadId)).filter((e) => e.type === 'conversation.escalated').map((e) => e.data);
-const sentTo = (phone: string) => h.twilio.messages.filter((m) => m.to === phone);
-const deadLetters = async (leadId: string) =>
-  (
-    await q(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data->>'leadId' = $2`, [
-      AGENT_TURN_DEAD_LETTER,
-      leadId,
-    ])
-  )[0].n;
+const { q, status, escalations, sentTo, deadLetters } = handOverProbes(() => h);
 
 /** An engine whose chat model throws (not a failure the model client reports: an error out of the turn). */
 function throwingEngine(Engine: typeof TurnEngine = TurnEngine): TurnEngine {

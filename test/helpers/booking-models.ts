@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from '../../src/agent/chat-model.ts';
 import type { ValidChatRequest } from '../../src/simulators/chat-model/chat-request-validation.ts';
+import type { WhatsappHarness } from './whatsapp-harness.ts';
 
 // Scripted chat models for the booking tests: a tool call, the tools' answers so far, and a model
 // that lists slots and then books with what the test makes of the slots offered.
@@ -23,5 +24,24 @@ export function booker(book: (listed: string) => Record<string, unknown>) {
     if (answers.length === 0) return { content: null, tool_calls: [call('listSlots', {})] };
     if (answers.length === 1) return { content: null, tool_calls: [call('bookConsult', book(answers[0]!))] };
     return { content: 'Done.' };
+  };
+}
+
+/** What the booking tests read: Cal.com's booking requests, the last turn's tool answers, the lead. */
+export function bookingProbes(harness: () => WhatsappHarness) {
+  return {
+    bookingPosts: () =>
+      harness().calcom.requests.filter((r) => r.method === 'POST' && r.path === '/v2/bookings').length,
+    lastToolAnswers: async (leadId: string) => {
+      const { rows } = await harness().app.db.pool.query(
+        `SELECT transcript FROM agent_turns WHERE lead_id = $1 ORDER BY id DESC LIMIT 1`,
+        [leadId],
+      );
+      return (rows[0]!.transcript as Array<{ role: string; content: string }>)
+        .filter((m) => m.role === 'tool')
+        .map((m) => m.content);
+    },
+    leadRow: async (id: string) =>
+      (await harness().app.db.pool.query('SELECT status, email, booking_uid FROM leads WHERE id = $1', [id])).rows[0],
   };
 }
