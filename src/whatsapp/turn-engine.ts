@@ -1,6 +1,6 @@
 import { agentConfigOf } from '../workspaces/agent-config.ts';
 import { findAgentLead } from '../agent/agent-lead-queries.ts';
-import { recordLeadEvent, TERMINAL_STATUSES, transitionLead } from '../leads/lead-state.ts';
+import { TERMINAL_STATUSES } from '../leads/lead-state.ts';
 import { buildAgentPrompt } from '../agent/prompt.ts';
 import { withTransaction, type PoolClient } from '../db/pool.ts';
 import { historyMessages } from './chat-history.ts';
@@ -267,23 +267,8 @@ export class TurnEngine {
       `WhatsApp is not configured for workspace ${s.workspace.slug} (no whatsapp section): ` +
       `add it with \`leadintake workspace update ${s.workspace.slug} --config FILE\`, ` +
       "then `leadintake jobs retry` with this job's id sends the first message.";
-    if (s.lead.status !== 'needs_human') {
-      await inTransaction(db, async (tx) => {
-        const data = { reason, outcome: NOT_CONFIGURED };
-        const moved = await transitionLead(tx, {
-          leadId: s.lead.id,
-          to: 'needs_human',
-          actor: 'system',
-          event: { type: 'conversation.escalated', data },
-        });
-        if (!moved.ok)
-          await recordLeadEvent(tx, s.lead.id, 'conversation.escalated', {
-            ...data,
-            status: s.lead.status,
-            actor: 'system',
-          });
-      });
-    }
+    if (s.lead.status !== 'needs_human')
+      await inTransaction(db, (tx) => handOverUntilRetried(tx, s.lead.id, { outcome: NOT_CONFIGURED, reason }));
     return { kind: 'dead', reason };
   }
 
