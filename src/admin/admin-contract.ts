@@ -45,6 +45,7 @@ export const ADMIN_ERROR_STRINGS = [
   'These settings were changed meanwhile.',
   'Workspace limit reached.',
   'Rate limit exceeded.',
+  'Service is busy; retry shortly.',
   'Internal server error.',
 ] as const;
 

@@ -15,7 +15,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-db.ts';
 // `serve`, stopped, then a new one on the same port and database), and the next lead appears
 // without a reload. Meanwhile the port answers 503, as a reverse proxy does while its upstream
 // restarts (and as a closing service does on an open connection): a plain EventSource gave up
-// for good on that answer. While the stream is down the page says so, in a live region.
+// for good on that answer. While the stream is down the page says so, in a live region, and
+// says so again when it is back.
 
 let db: TestDatabase;
 let config: Config;
@@ -125,6 +126,8 @@ test('a restart under an open inbox: "Offline — reconnecting…" while down, t
     await down.close();
   }
   server = await start();
+  // Coming back is said too, in the same live region: an emptied region announces nothing.
+  await page.getByRole('status').filter({ hasText: 'Back online.' }).waitFor(WAIT);
   await submitLead('After Restart', '+1 555 010 0102');
   await row(page, 'After Restart').waitFor(WAIT);
   await banner(page).waitFor({ state: 'detached', ...WAIT });

@@ -188,7 +188,7 @@ export interface paths {
         };
         /**
          * Live updates (Server-Sent Events)
-         * @description A `ready` event first (and after any gap: refetch), then a `change` event `{kind, leadIds}` for each change of the workspace.
+         * @description A `ready` event first (refetch), then a `change` event `{kind, leadIds}` for each change of the workspace. A stream that closes without `end` may have missed changes: reconnect, and refetch on `ready`.
          */
         get: operations["leadEvents"];
         put?: never;
@@ -1920,7 +1920,7 @@ export interface components {
             /** @constant */
             ok: false;
             /** @enum {string} */
-            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "The follow-ups do not allow this now." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Lead source not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Internal server error.";
+            error: "Request body must be valid JSON." | "Validation failed." | "Bad request." | "Request body is too large." | "Unsupported media type." | "Sign in required." | "Email or password is incorrect." | "Too many sign-in attempts; retry later." | "Missing or invalid CSRF token." | "Too many live-update streams for this session: close other dashboard tabs." | "Your role in this workspace does not allow this." | "Workspace not found." | "Lead not found." | "The lead's status does not allow this." | "Someone else has taken this lead over." | "The follow-ups do not allow this now." | "Webhook endpoint not found in this workspace." | "API key not found in this workspace." | "Lead source not found in this workspace." | "Member not found in this workspace." | "A workspace keeps at least one owner: make another member owner first." | "That e-mail address is already a member of this workspace." | "Invitation not found, already used or expired: ask an owner for a new link." | "An account with this e-mail address exists: sign in to accept the invitation." | "This invitation is for another e-mail address: sign in with that address." | "No such dead-lettered turn in this workspace (it may have been retried already)." | "Note not found." | "These settings were changed meanwhile." | "Workspace limit reached." | "Rate limit exceeded." | "Service is busy; retry shortly." | "Internal server error.";
             /** @description With `Validation failed.`: each bad field; with `Workspace limit reached.`: which limit, and how many it allows. */
             issues?: {
                 path: string[];
@@ -4304,6 +4304,15 @@ export interface operations {
             };
             /** @description An unanticipated failure. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Live updates cannot start now (the database is unreachable); retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -37,6 +37,7 @@ const errors = errorResponses({
   '415': 'The body is not JSON.',
   '429': 'Too many failed sign-ins for this account or address; retry after `Retry-After` seconds.',
   '500': 'An unanticipated failure.',
+  '503': 'Live updates cannot start now (the database is unreachable); retry after `Retry-After` seconds.',
 });
 
 export const signInRoute = adminRoute({
@@ -158,8 +159,8 @@ export const leadEventsRoute = adminRoute({
   operationId: 'leadEvents',
   summary: 'Live updates (Server-Sent Events)',
   description:
-    'A `ready` event first (and after any gap: refetch), then a `change` event `{kind, leadIds}` ' +
-    'for each change of the workspace.',
+    'A `ready` event first (refetch), then a `change` event `{kind, leadIds}` for each change of the ' +
+    'workspace. A stream that closes without `end` may have missed changes: reconnect, and refetch on `ready`.',
   params: slugParams,
   responses: {
     '200': {
@@ -167,7 +168,7 @@ export const leadEventsRoute = adminRoute({
         'An event stream; `end` `{kind, reason}` before it closes because the session or membership is gone.',
       content: { 'text/event-stream': { schema: { type: 'string' } } },
     },
-    ...errors('401', '403', '404', '429', '500'),
+    ...errors('401', '403', '404', '429', '500', '503'),
   },
 });
 

@@ -1,14 +1,15 @@
 import pg from 'pg';
 import type { Pool } from '../../db/pool.ts';
+import { AppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ListenerLease } from './live-listener-lease.ts';
 
 // The dashboard's live updates (docs/DASHBOARD.md): one LISTEN connection per process, opened when
-// the first page subscribes, on the channel migration 011's triggers notify. A lost connection is
-// reopened (and LISTEN issued again) with a growing pause; subscribers are then told to `resync`,
-// because notifications sent while nobody listened are gone: the page refetches what it shows.
-// While it has subscribers the process holds a lease in `live_listeners` (live-listener-lease.ts):
-// without one anywhere, the triggers do not notify at all.
+// a page subscribes, on the channel migration 011's triggers notify. While it has subscribers the
+// process holds a lease in `live_listeners` (live-listener-lease.ts): without one anywhere, the
+// triggers do not notify at all. A subscription starts only once both hold, and whenever either
+// is lost (the connection drops, a renewal fails) every subscriber is told `down`: notifications
+// may have gone unheard, so its page must say it is offline and reconnect, and refetch once live.
 
 export const LIVE_CHANNEL = 'leadintake_live';
 
@@ -18,7 +19,7 @@ export type LiveEvent =
       workspaceId: string;
       leadIds: string[] | null;
     }
-  | { kind: 'resync'; workspaceId: string; leadIds: null };
+  | { kind: 'down'; workspaceId: string; leadIds: null };
 
 type Subscriber = (event: LiveEvent) => void;
 
@@ -27,32 +28,40 @@ export class LiveEvents {
   readonly #log: Logger;
   readonly #subscribers = new Map<string, Set<Subscriber>>();
   #client: pg.Client | null = null;
-  #connecting: Promise<void> | null = null;
-  #retryMs = 100;
-  #timer: NodeJS.Timeout | null = null;
+  #connecting: Promise<pg.Client> | null = null;
   #closed = false;
   readonly #lease: ListenerLease;
 
   constructor(pool: Pool, log: Logger) {
     this.#pool = pool;
     this.#log = log;
-    this.#lease = new ListenerLease(pool, log);
+    this.#lease = new ListenerLease(pool, log, () => this.#down());
   }
 
   #watched = () => this.#subscribers.size > 0 && !this.#closed;
 
-  /** Calls `fn` for each change of the workspace; returns the unsubscribe function. Resolves once listening. */
+  /**
+   * Calls `fn` for each change of the workspace; returns the unsubscribe function. Resolves once
+   * every change from then on will be heard; rejects (`service_busy`) when the database does not let it.
+   */
   async subscribe(workspaceId: string, fn: Subscriber): Promise<() => void> {
     let set = this.#subscribers.get(workspaceId);
     if (!set) this.#subscribers.set(workspaceId, (set = new Set()));
     set.add(fn);
-    await this.#ensureListening();
-    await this.#lease.sync(this.#watched);
-    return () => {
+    const unsubscribe = () => {
       set.delete(fn);
-      if (set.size === 0) this.#subscribers.delete(workspaceId);
-      if (this.#subscribers.size === 0) void this.#lease.sync(this.#watched);
+      if (set.size === 0 && this.#subscribers.get(workspaceId) === set) this.#subscribers.delete(workspaceId);
+      if (this.#subscribers.size === 0) void this.#lease.sync(this.#watched).catch(() => {});
     };
+    try {
+      await this.#listening();
+      await this.#lease.sync(this.#watched);
+    } catch (err) {
+      unsubscribe();
+      this.#log.warn({ err: (err as Error).message }, 'live updates: cannot listen; the page retries');
+      throw new AppError('service_busy', { retryAfterSeconds: 2 });
+    }
+    return unsubscribe;
   }
 
   /** For tests: drops the LISTEN connection as a network fault would. */
@@ -60,21 +69,26 @@ export class LiveEvents {
     this.#client?.emit('error', new Error('simulated connection loss'));
   }
 
+  /** For tests: renews the lease now rather than at its interval. */
+  simulateLeaseRenewal(): Promise<void> {
+    return this.#lease.renew();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
     const client = this.#client;
     this.#client = null;
     await client?.end().catch(() => {});
-    await this.#lease.sync(this.#watched);
+    await this.#lease.sync(this.#watched).catch(() => {});
   }
 
-  #ensureListening(): Promise<void> {
-    if (this.#client || this.#closed) return Promise.resolve();
+  #listening(): Promise<pg.Client> {
+    if (this.#closed) return Promise.reject(new Error('closed'));
+    if (this.#client) return Promise.resolve(this.#client);
     return (this.#connecting ??= this.#connect().finally(() => (this.#connecting = null)));
   }
 
-  async #connect(): Promise<void> {
+  async #connect(): Promise<pg.Client> {
     const client = new pg.Client({ ...this.#pool.options, application_name: 'leadintake-live' } as pg.ClientConfig);
     client.on('error', (err) => this.#lost(client, err));
     client.on('end', () => this.#lost(client, new Error('connection ended')));
@@ -83,36 +97,30 @@ export class LiveEvents {
       await client.connect();
       await client.query(`LISTEN ${LIVE_CHANNEL}`);
     } catch (err) {
-      this.#lost(client, err as Error);
-      return;
+      await client.end().catch(() => {});
+      throw err;
     }
     if (this.#closed) {
       await client.end().catch(() => {});
-      return;
+      throw new Error('closed');
     }
-    const reconnected = this.#retryMs > 100;
     this.#client = client;
-    this.#retryMs = 100;
-    if (reconnected) {
-      // A restarted PostgreSQL may have lost the lease (an unlogged table): write it before the
-      // pages refetch, or changes made between their refetch and the lease would not be announced.
-      await this.#lease.sync(this.#watched);
-      this.#broadcastResync();
-    }
+    return client;
   }
 
   #lost(client: pg.Client, err: Error): void {
-    if (client !== this.#client && this.#client !== null) return;
-    if (this.#client === client) this.#client = null;
+    if (client !== this.#client) return;
+    this.#client = null;
     void client.end().catch(() => {});
-    if (this.#closed || this.#subscribers.size === 0 || this.#timer) return;
-    this.#log.warn({ err: err.message, retryMs: this.#retryMs }, 'live updates: LISTEN connection lost; reconnecting');
-    this.#retryMs = Math.min(this.#retryMs * 2, 5_000);
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      void this.#ensureListening();
-    }, this.#retryMs);
-    this.#timer.unref();
+    if (this.#closed) return;
+    this.#log.warn({ err: err.message }, 'live updates: LISTEN connection lost; pages reconnect');
+    this.#down();
+  }
+
+  /** Tells every subscriber that changes may have gone unheard (their pages reconnect and refetch). */
+  #down(): void {
+    for (const [workspaceId, set] of this.#subscribers)
+      for (const fn of set) fn({ kind: 'down', workspaceId, leadIds: null });
   }
 
   #dispatch(payload: string | undefined): void {
@@ -125,10 +133,5 @@ export class LiveEvents {
     if (!e.w || !e.k) return;
     const event = { kind: e.k, workspaceId: e.w, leadIds: e.l ?? null } as LiveEvent;
     for (const fn of this.#subscribers.get(e.w) ?? []) fn(event);
-  }
-
-  #broadcastResync(): void {
-    for (const [workspaceId, set] of this.#subscribers)
-      for (const fn of set) fn({ kind: 'resync', workspaceId, leadIds: null });
   }
 }

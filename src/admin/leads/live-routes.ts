@@ -10,9 +10,9 @@ import type { LiveEvents } from './live-events.ts';
 
 // GET /api/admin/workspaces/:slug/events: Server-Sent Events of the workspace's changes
 // (live-events.ts). Each event names what changed and which leads; the page refetches what it
-// shows. After a reconnect (web/src/live.ts retries forever) the page opens a new stream, whose
-// first event, `ready`, tells the page to refetch: what happened while it was away is caught up that way
-// (simpler and exact, where replaying by Last-Event-ID would need a stored event log).
+// shows. After a reconnect (web/src/live-stream.ts retries forever) the page opens a new stream,
+// whose first event, `ready`, tells the page to refetch: what happened while it was away is caught
+// up that way (simpler and exact, where replaying by Last-Event-ID would need a stored event log).
 //
 // A stream outlives the request that checked its session, so each heartbeat checks again: the
 // session (signed out, everywhere or here; expired) and the membership (removed from the
@@ -71,14 +71,24 @@ export function liveRoutes(deps: LiveRoutesDeps) {
         res.write(`id: ${++seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       // A change while the subscription is being made is not sent: the `ready` below makes the page
       // refetch everything, and a write before writeHead would send Node's own headers instead.
+      // `down`: changes may have gone unheard (live-events.ts). The stream is closed, and the page
+      // says it is offline, reconnects and refetches: silence would look like nothing happening.
       let started = false;
+      let down = false;
       try {
         unsubscribe = await deps.live.subscribe(membership.workspaceId, (e) => {
-          if (started) send(e.kind === 'resync' ? 'ready' : 'change', { kind: e.kind, leadIds: e.leadIds });
+          if (e.kind === 'down') {
+            down = true;
+            if (started) res.end();
+          } else if (started) send('change', { kind: e.kind, leadIds: e.leadIds });
         });
       } catch (err) {
         cleanUp();
         throw err;
+      }
+      if (down && !ended) {
+        cleanUp();
+        throw new AppError('service_busy', { retryAfterSeconds: 2 });
       }
       reply.hijack();
       // Gone, or opened while the server began to close: the page reconnects to its successor.
