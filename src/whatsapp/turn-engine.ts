@@ -28,6 +28,8 @@ import {
 } from './turn-context.ts';
 import { TurnSender } from './turn-send.ts';
 import { runFirstContacts } from './first-contacts.ts';
+import type { DeadTurn } from '../jobs/dead-letters.ts';
+import { handOverDeadTurns } from './dead-turns.ts';
 import { NUDGE_INSTRUCTION } from './follow-up-turns.ts';
 import { replyOnSent, timedFrom } from '../contact-plan/whatsapp-ladder.ts';
 import { contactPlanOf } from '../workspaces/contact-plan-config.ts';
@@ -93,6 +95,11 @@ export class TurnEngine {
       "Once the cause is fixed, `leadintake jobs retry` with this job's id resumes the turn.";
     await withTransaction(this.#d.pool, (tx) => handOverUntilRetried(tx, leadId, { outcome: TURN_FAILED, reason }));
     this.#d.log.warn({ leadId, outcome: TURN_FAILED }, 'whatsapp turn escalated to a person');
+  }
+
+  /** Dead-lettered turns whose lead still waits: each such lead goes to a person (dead-turns.ts). */
+  handOverDeadTurns(dead: DeadTurn[]): Promise<DeadTurn[]> {
+    return handOverDeadTurns(this.#d.pool, dead);
   }
 
   /** The first contacts of several leads at once, for a batch of fetched jobs (first-contacts.ts). */

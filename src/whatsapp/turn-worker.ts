@@ -1,10 +1,11 @@
 import type { Job, JobResult, PgBoss } from 'pg-boss';
 import { z } from 'zod';
-import { turnIdOf } from '../jobs/dead-letters.ts';
+import { listDeadTurns, turnIdOf } from '../jobs/dead-letters.ts';
 import { AGENT_TURN_QUEUE, attemptsLeft } from '../jobs/queues.ts';
 import { scrubText, type Logger } from '../shared/logger.ts';
 import type { TurnJobResult } from './turn-context.ts';
 import type { TurnEngine } from './turn-engine.ts';
+import { TURN_FAILED } from './turn-rules.ts';
 
 // Runs `agent-turn` jobs (pg-boss, woken by LISTEN/NOTIFY, heartbeats from the queue's policy in
 // src/jobs/queues.ts). Each job names a lead; the engine does whatever that lead needs. Outcomes
@@ -43,6 +44,8 @@ export interface TurnWorkerOptions {
 
 /** How often a turn held back by yieldToApi looks again. */
 const YIELD_POLL_MS = 25;
+/** How often the dead-letter queue is looked at for leads left waiting (dead-turns.ts). */
+const DEAD_TURN_SWEEP_MS = 60_000;
 
 export class TurnWorker {
   readonly #o: TurnWorkerOptions;
@@ -96,6 +99,10 @@ export class TurnWorker {
       );
       await registered;
     }
+    void this.sweepDeadTurns();
+    const sweep = setInterval(() => void this.sweepDeadTurns(), DEAD_TURN_SWEEP_MS);
+    sweep.unref();
+    this.#o.boss.once('stopped', () => clearInterval(sweep));
   }
 
   /**
@@ -287,6 +294,25 @@ export class TurnWorker {
     const waiting = this.#waiting;
     this.#waiting = [];
     for (const wake of waiting) wake();
+  }
+
+  /**
+   * Hands the leads of dead-lettered turns that still wait to a person (dead-turns.ts): at start
+   * and every minute. Returns how many went; never throws.
+   */
+  async sweepDeadTurns(): Promise<number> {
+    try {
+      const handed = await this.#o.engine.handOverDeadTurns(await listDeadTurns(this.#o.boss));
+      for (const t of handed)
+        this.#o.log.warn(
+          { jobId: t.id, leadId: t.leadId, outcome: TURN_FAILED },
+          `dead-lettered agent turn: its lead went to a person; once fixed: leadintake jobs retry ${t.id}`,
+        );
+      return handed.length;
+    } catch (err) {
+      this.#o.log.warn({ err }, 'looking for dead-lettered agent turns failed');
+      return 0;
+    }
   }
 
   /** Resolves when the handlers running now have finished. */
