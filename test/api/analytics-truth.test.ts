@@ -245,13 +245,20 @@ describe('outcomes by the AI alone and after a person', () => {
 describe('a conversation counts only for a contacted lead', () => {
   test('a lead that wrote without being contacted is in no Conversation: page, days, by source, inbox', async () => {
     const ws = await workspace();
-    // Created three days ago (a past day: its summary is written to analytics_days) and today.
+    // Created at noon three days ago in the workspace's time zone (a past day whatever the hour of
+    // the run: its summary is written to analytics_days), and now.
+    const created = (daysAgo: number) =>
+      daysAgo === 0
+        ? 'now()'
+        : `(date_trunc('day', now() AT TIME ZONE (w.agent->>'timeZone')) - make_interval(days => ${daysAgo})
+            + interval '12 hours') AT TIME ZONE (w.agent->>'timeZone')`;
     const lead = async (daysAgo: number, types: string[]) => {
       const { rows } = await h.app.db.pool.query(
         `INSERT INTO leads (workspace_id, name, phone, phone_normalized, consented_at, status, created_at, updated_at)
-         VALUES ($1, 'Ada', $2, $2, now(), 'in_conversation', now() - make_interval(days => $3),
-                 now() - make_interval(days => $3)) RETURNING id, created_at`,
-        [ws.workspaceId, `+4930${crypto.randomInt(1e6, 9e6)}`, daysAgo],
+         SELECT w.id, 'Ada', $2, $2, now(), 'in_conversation', ${created(daysAgo)}, ${created(daysAgo)}
+           FROM workspaces w WHERE w.id = $1
+         RETURNING id, created_at`,
+        [ws.workspaceId, `+4930${crypto.randomInt(1e6, 9e6)}`],
       );
       for (const [i, type] of types.entries()) {
         await h.app.db.pool.query(
@@ -283,11 +290,17 @@ describe('a conversation counts only for a contacted lead', () => {
     for (const d of a.body.days as Array<{ day: string; contacted: number; conversation: number }>) {
       assert.ok(d.conversation <= d.contacted, `${d.day}: ${d.conversation} conversations, ${d.contacted} contacted`);
     }
-    const past = a.body.days.find((d: { day: string }) => d.day === dayOffset(-3));
+    const { rows: local } = await h.app.db.pool.query(
+      `SELECT ((created_at AT TIME ZONE (SELECT agent->>'timeZone' FROM workspaces WHERE id = $2))::date)::text AS day
+         FROM leads WHERE id = $1`,
+      [wroteOnlyPast, ws.workspaceId],
+    );
+    const pastDay = local[0].day as string;
+    const past = a.body.days.find((d: { day: string }) => d.day === pastDay);
     assert.deepEqual([past.leads, past.contacted, past.conversation], [2, 1, 1]);
     const stored = await h.app.db.pool.query(
       `SELECT conversation FROM analytics_days WHERE workspace_id = $1 AND day = $2`,
-      [ws.workspaceId, dayOffset(-3)],
+      [ws.workspaceId, pastDay],
     );
     assert.deepEqual(
       stored.rows.map((r) => r.conversation),
