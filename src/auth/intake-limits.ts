@@ -40,9 +40,11 @@ export class IntakeLimits {
   }
 
   /**
-   * Counts one submission for the workspace and the address (no address: the workspace only) and
-   * says whether both are within their limits. Every attempt counts, refused ones too: a flood
-   * stays refused until its hour is over. `perWorkspace`: a workspace's own limit (the form's setting).
+   * Counts one submission and says whether it is within both limits. The address counts every
+   * attempt, refused ones too: a flood stays refused until its hour is over. The workspace counts
+   * only what the address's limit lets through, so one address over its limit cannot spend the
+   * workspace's hour for every other visitor. No address: the workspace only. `perWorkspace`: a
+   * workspace's own limit (the form's setting).
    */
   async admit(
     workspaceId: string,
@@ -52,21 +54,29 @@ export class IntakeLimits {
     const now = this.#clock().getTime();
     const windowStart = new Date(Math.floor(now / HOUR_MS) * HOUR_MS);
     const workspaceScope = `${this.#scope}:ws:${workspaceId}`;
-    const scopes = [workspaceScope];
-    if (address) scopes.push(`${this.#scope}:addr:${workspaceId}:${this.addressHash(address)}`);
-    // Rows in scope order: two statements never wait on each other's locks in opposite order.
-    scopes.sort();
+    const addressScope = address ? `${this.#scope}:addr:${workspaceId}:${this.addressHash(address)}` : null;
+    // One statement: the address's row is counted (and locked) first, and the workspace's only when
+    // the address's new count is within its limit; concurrent requests queue on the rows' locks,
+    // so neither count can be passed by a race. Always address row, then workspace row: two
+    // statements never wait on each other's locks in opposite order.
     const { rows } = await this.#db.query(
-      `INSERT INTO intake_rate_counters (scope, window_start, count)
-       SELECT s, $2, 1 FROM unnest($1::text[]) AS s
-       ON CONFLICT (scope, window_start) DO UPDATE SET count = intake_rate_counters.count + 1
-       RETURNING scope, count`,
-      [scopes, windowStart],
+      `WITH addr AS (
+         INSERT INTO intake_rate_counters AS c (scope, window_start, count)
+         SELECT $2, $3, 1 WHERE $2::text IS NOT NULL
+         ON CONFLICT (scope, window_start) DO UPDATE SET count = c.count + 1
+         RETURNING count
+       ), ws AS (
+         INSERT INTO intake_rate_counters AS c (scope, window_start, count)
+         SELECT $1, $3, 1 WHERE NOT EXISTS (SELECT FROM addr WHERE addr.count > $4)
+         ON CONFLICT (scope, window_start) DO UPDATE SET count = c.count + 1
+         RETURNING count
+       )
+       SELECT (SELECT count FROM ws) AS workspace`,
+      [workspaceScope, addressScope, windowStart, this.#limits.perAddress],
     );
-    const over = rows.some((r: { scope: string; count: number }) =>
-      r.scope === workspaceScope ? r.count > perWorkspace : r.count > this.#limits.perAddress,
-    );
-    if (!over) return { ok: true };
+    // No workspace count: the address was over its limit, and the workspace was not counted.
+    const counted = rows[0].workspace as number | null;
+    if (counted !== null && counted <= perWorkspace) return { ok: true };
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart.getTime() + HOUR_MS - now) / 1000)) };
   }
 }

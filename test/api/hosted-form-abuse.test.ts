@@ -83,6 +83,16 @@ describe('hourly limits', () => {
     assert.equal(third.status, 429);
     assert.equal((await leadsOf(workspaceId)).length, 2);
   });
+
+  test("an address over its own limit does not spend the workspace's: another visitor still gets through", async () => {
+    const { slug, workspaceId } = await s.formWorkspace();
+    const hourlyLimit = ADDRESS_HOURLY_LIMIT + 5;
+    await s.forms.save(await s.workspace(slug), { hourlyLimit });
+    for (let i = 0; i < hourlyLimit + 10; i++) await s.post(slug, { name: 'x' }, { ip: '198.51.100.60' });
+    const res = await s.submit(slug, validFields(uniquePhone()), { ip: '198.51.100.61' });
+    assert.equal(res.status, 200, res.html);
+    assert.equal((await leadsOf(workspaceId)).length, 1);
+  });
 });
 
 describe('Turnstile', () => {

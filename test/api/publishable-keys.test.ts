@@ -169,9 +169,10 @@ describe('publishable keys', () => {
     assert.equal(limited.status, 429);
     assert.equal(limited.headers['retry-after'], String(55 * 60), 'until the hour is over');
     assert.equal(limited.headers['access-control-allow-origin'], SITE);
-    // Another address goes on until the workspace's 5 (the refused attempt counted too).
+    // Other addresses go on until the workspace's 5 (the attempt refused by its address did not count).
     assert.equal((await browserPost(key.key, validLead(), SITE, '198.51.100.2')).status, 201);
-    assert.equal((await browserPost(key.key, validLead(), SITE, '198.51.100.3')).status, 429);
+    assert.equal((await browserPost(key.key, validLead(), SITE, '198.51.100.3')).status, 201);
+    assert.equal((await browserPost(key.key, validLead(), SITE, '198.51.100.4')).status, 429);
     // The counters keep a keyed hash, never the address.
     const { rows } = await app.db.pool.query('SELECT scope FROM intake_rate_counters');
     assert.ok(rows.length > 0);
@@ -182,6 +183,19 @@ describe('publishable keys', () => {
     assert.equal(trapped.status, 400);
     assert.deepEqual(trapped.body.issues, [{ path: ['leadintake_hp'], message: 'This field must be left empty.' }]);
     assert.equal((await browserPost(other.key.key, validLead({ leadintake_hp: '' }), SITE)).status, 201);
+  });
+
+  test("an address over its own limit does not spend the workspace's: another visitor still gets through", async () => {
+    const { ws, key } = await workspaceWithKey();
+    // More than the workspace's 5 from one address, each caught by the honeypot (no lead).
+    for (let i = 0; i < 8; i++)
+      await browserPost(key.key, validLead({ leadintake_hp: 'http://spam.example' }), SITE, '198.51.100.9');
+    const res = await browserPost(key.key, validLead(), SITE, '198.51.100.10');
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const { rows } = await app.db.pool.query('SELECT count(*)::int AS n FROM leads WHERE workspace_id = $1', [
+      ws.workspaceId,
+    ]);
+    assert.equal(rows[0].n, 1);
   });
 
   test('a sandbox publishable key makes sandbox leads', async () => {
