@@ -101,7 +101,10 @@ export class CalcomWebhookService {
         actor: 'system',
       });
     } else if (event.kind === 'cancelled') {
-      const data = { bookingUid: event.bookingUid, reason: event.reason };
+      // A rejection ends the booking as a cancellation does, so it is recorded as one (an operator
+      // follows up, lead.booking_changed goes out); its reason says the host rejected it.
+      const reason = event.rejected ? `Rejected by the host${event.reason ? `: ${event.reason}` : ''}` : event.reason;
+      const data = { bookingUid: event.bookingUid, reason };
       const moved = await transitionLead(tx, {
         leadId: lead.id,
         to: 'needs_human',

@@ -30,13 +30,16 @@ export function outsideWindow(
   const day = localDay(startMs, tz);
   if (h.kind === 'range') return day < h.from ? 'too_soon' : day > h.to ? 'too_late' : null;
   // The last bookable local day: `days` days after today, counting only weekdays for business days.
-  let last = nowMs;
+  // Stepped on the local calendar date (a UTC midnight standing for it), not in 24-hour blocks of
+  // real time, which land on the wrong day around a 23- or 25-hour day when the clocks change.
+  const [y, m, d] = ymd(nowMs, tz);
+  let last = Date.UTC(y, m, d);
   for (let counted = 0; counted < h.days; ) {
     last += DAY_MS;
-    const weekday = new Date(Date.UTC(...ymd(last, tz))).getUTCDay();
+    const weekday = new Date(last).getUTCDay();
     if (h.kind === 'calendarDays' || (weekday !== 0 && weekday !== 6)) counted++;
   }
-  return day > localDay(last, tz) ? 'too_late' : null;
+  return day > localDay(last, 'UTC') ? 'too_late' : null;
 }
 
 /** `YYYY-MM-DD` of the instant in `tz`. */

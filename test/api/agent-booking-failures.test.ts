@@ -9,6 +9,8 @@ import { transitionLead } from '../../src/leads/lead-state.ts';
 import { runTool } from '../../src/agent/tool-registry.ts';
 import type { SchedulingProvider } from '../../src/scheduling/scheduling-provider.ts';
 import { leadEvents, leadRow, SOLAR_AGENT } from '../helpers/agent-harness.ts';
+import { CalcomClient } from '../../src/scheduling/calcom/calcom-client.ts';
+import { startCalcomSimulator } from '../../src/simulators/calcom/calcom-simulator.ts';
 
 const { setup: env, schedulingWith, bookDirectly, accepted, offeredLead } = setUpAgentBooking();
 
@@ -23,10 +25,10 @@ describe('bookConsult when Cal.com fails or races', () => {
         'was booked. Try once more in a minute; if it fails again, tell the lead a ' +
         'colleague will follow up and call escalateToHuman.',
     );
-    // Three failed attempts, then the lookup that shows no booking of this lead exists.
+    // The POST that may have booked is not repeated: the lookup (third try) shows no booking of this lead.
     assert.deepEqual(
       env.h.sim.requests.map((r) => r.method),
-      ['POST', 'POST', 'POST', 'GET'],
+      ['POST', 'GET', 'GET', 'GET'],
     );
     assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');
     assert.deepEqual(await leadEvents(env.h.db.pool, lead), [
@@ -64,7 +66,7 @@ describe('bookConsult when Cal.com fails or races', () => {
     );
   });
 
-  it('"slot taken" after an ambiguous retry, held by our own lost first attempt: booked, not "taken"', async () => {
+  it("a 5xx while the lead's own lost first attempt holds the slot: found by the lookup, booked", async () => {
     const lead = await offeredLead(env.ws);
     const lost = await bookDirectly(MONDAY_9, { leadId: lead });
     env.h.sim.setFailure('down', { times: 1 });
@@ -119,15 +121,39 @@ describe('bookConsult when Cal.com fails or races', () => {
     },
   );
 
-  it('"slot taken" after an ambiguous retry, held by someone else: taken, with fresh times', async () => {
+  it('a 5xx while someone else holds the slot: none of the lead\'s found, not booked; next try "taken"', async () => {
     const lead = await offeredLead(env.ws);
     await bookDirectly(MONDAY_9, { leadId: '00000000-0000-4000-8000-000000000000' });
     env.h.sim.setFailure('down', { times: 1 });
     assert.match(
       await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }),
+      /^Could not book: the scheduling service is not answering right now\. Nothing was booked\./,
+    );
+    assert.match(
+      await env.h.call(env.ws, lead, 'bookConsult', { start: MONDAY_9 }),
       /^That time was taken by someone else in the meantime/,
     );
     assert.equal((await leadRow(env.h.db.pool, lead)).status, 'in_conversation');
+  });
+
+  it('Cal.com booked, its answer lost (502), a second host free: not posted again, first booking kept', async (t) => {
+    // A round-robin team of two: the same booking posted again is not "taken" but lands with the other host.
+    const team = await startCalcomSimulator({ apiKey: env.h.sim.apiKey, now: env.h.clock.read, hosts: 2 });
+    t.after(() => team.close());
+    const scheduling = new CalcomClient({ baseUrl: team.url, sleep: async () => {} });
+    const lead = await offeredLead(env.ws);
+    team.setFailure('lost-answer', { times: 1 });
+    const answer = await runTool({ ...env.h.ctx(env.ws, lead), scheduling }, 'bookConsult', { start: MONDAY_9 });
+    const [first, ...more] = [...team.bookings.values()];
+    assert.deepEqual(more, [], 'booked once');
+    assert.equal(first?.metadata.leadId, lead);
+    assert.match(answer, new RegExp(`booking reference ${first.uid}\\.`));
+    assert.equal((await leadRow(env.h.db.pool, lead)).booking_uid, first.uid);
+    // The lost answer is followed by the lookup that finds the booking, never by a second POST.
+    assert.deepEqual(
+      team.requests.map((r) => `${r.method} ${r.path}`),
+      ['POST /v2/bookings', 'GET /v2/bookings'],
+    );
   });
 
   it('every attempt failed but one had booked: found by the lookup, booked', async () => {

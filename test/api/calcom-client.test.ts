@@ -175,21 +175,33 @@ test('Cal.com down: retried with growing backoff, then reported as unavailable',
   assert.ok(sleeps[1]! >= 100 && sleeps[1]! <= 200, `second backoff ${sleeps[1]}`);
 });
 
-test(
-  'a short outage is ridden out; a booking retried after a ' + '5xx that then finds its slot taken is flagged',
-  async (t) => {
-    const { sim, book } = await setup(t);
-    sim.setFailure('down', { times: 1 });
-    const first = await bookOk(book, '2050-09-05T07:00:00Z');
-    assert.equal(sim.requests.length, 2);
-    assert.equal(first.start, '2050-09-05T07:00:00.000Z');
+test('a booking is not posted again after a 5xx (it may have booked), only after a 429 (it did nothing)', async (t) => {
+  const { sim, book } = await setup(t);
+  sim.setFailure('lost-answer', { times: 1 });
+  const r = await book('2050-09-05T07:00:00Z');
+  assert.ok(!r.ok && 'error' in r);
+  assert.deepEqual([r.error.kind, r.error.status, r.error.ambiguous], ['unavailable', 502, true]);
+  assert.equal(sim.requests.length, 1);
+  assert.equal(sim.bookings.size, 1, 'Cal.com did book: the caller looks it up');
 
-    sim.setFailure('down', { times: 1 });
-    const r = await book('2050-09-05T07:00:00Z');
-    assert.ok(!r.ok && 'slotTaken' in r);
-    assert.equal(r.afterAmbiguousRetry, true);
-  },
-);
+  sim.setFailure('rate-limited', { times: 1 });
+  const retried = await bookOk(book, '2050-09-05T07:30:00Z');
+  assert.equal(retried.start, '2050-09-05T07:30:00.000Z');
+  assert.equal(sim.requests.length, 3);
+});
+
+test('an outage is ridden out; a reschedule retried after a 5xx then finding its slot taken is flagged', async (t) => {
+  const { sim, client, book } = await setup(t);
+  const first = await bookOk(book, '2050-09-05T07:00:00Z');
+  await bookOk(book, '2050-09-05T07:30:00Z');
+  sim.setFailure('down', { times: 1 });
+  assert.ok((await client.getBooking(sim.apiKey, first.uid)).ok);
+  assert.equal(sim.requests.length, 4);
+  sim.setFailure('down', { times: 1 });
+  const r = await client.rescheduleBooking(sim.apiKey, first.uid, '2050-09-05T07:30:00Z');
+  assert.ok(!r.ok && 'slotTaken' in r);
+  assert.equal(r.afterAmbiguousRetry, true);
+});
 
 test('unreachable Cal.com is a network failure after retries', async () => {
   const server = http.createServer();

@@ -124,14 +124,10 @@ test(
     assert.ok(!limited.ok && 'error' in limited);
     assert.deepEqual([limited.error.kind, limited.error.ambiguous], ['rate_limited', undefined]);
 
-    // A 5xx first, then a validation error: the first attempt may still have booked.
+    // A 5xx first, then a refusal: the first attempt may still have done the write. (A booking is
+    // not retried after a 5xx at all, so a reschedule shows it.)
     sim.setFailure('down', { times: 1 });
-    const mixed = await client.createBooking({
-      apiKey: sim.apiKey,
-      eventTypeId: 9999,
-      start: '2050-09-05T07:00:00Z',
-      attendee: ATTENDEE,
-    });
+    const mixed = await client.rescheduleBooking(sim.apiKey, 'no-such-uid', '2050-09-05T07:00:00Z');
     assert.ok(!mixed.ok && 'error' in mixed);
     assert.deepEqual([mixed.error.kind, mixed.error.ambiguous], ['not_found', true]);
 

@@ -1,5 +1,5 @@
 // Cal.com webhooks through the real app over HTTP, the booking changes they carry (reschedules,
-// cancellations, unknown bookings): deliveries come from the Cal.com simulator, signed as Cal.com
+// cancellations, rejections, unknown bookings): deliveries come from the Cal.com simulator, signed as Cal.com
 // signs them, and the bookings are made with the real client. The signature check and the
 // endpoint's refusals: calcom-webhook-endpoint.test.ts. Dates are in
 // 2050 so the simulator's "no bookings in the past" rule never interferes.
@@ -109,6 +109,48 @@ describe('booking changes', () => {
     ]);
   });
 
+  test('BOOKING_REJECTED (the host declines a booking awaiting confirmation) is a cancellation', async () => {
+    const { leadId, booking } = await bookedLead();
+    cal.sim.rejectBooking(booking.uid, 'Fully booked that week');
+    const d = await deliver('BOOKING_REJECTED', booking.uid);
+    assert.equal(d.status, 200, d.responseText);
+    assert.deepEqual(d.json, { ok: true });
+    const row = await leadRow(leadId);
+    assert.equal(row.status, 'needs_human');
+    assert.equal(row.booking_uid, booking.uid, 'the rejected booking stays on record for the operator');
+    const rejected = {
+      type: 'booking.cancelled',
+      data: {
+        bookingUid: booking.uid,
+        reason: 'Rejected by the host: Fully booked that week',
+        from: 'booked',
+        to: 'needs_human',
+        actor: 'system',
+      },
+    };
+    assert.deepEqual(await events(leadId, 'booking.cancelled'), [rejected]);
+    // Cal.com sending it again is the same event.
+    assert.deepEqual((await deliver('BOOKING_REJECTED', booking.uid)).json, { ok: true, duplicate: true });
+    assert.deepEqual(await events(leadId, 'booking.cancelled'), [rejected]);
+
+    // Without a reason from the host; and a lead already with an operator keeps its status.
+    const waiting = await bookedLead({ status: 'needs_human' });
+    cal.sim.rejectBooking(waiting.booking.uid);
+    assert.deepEqual((await deliver('BOOKING_REJECTED', waiting.booking.uid)).json, { ok: true });
+    assert.equal((await leadRow(waiting.leadId)).status, 'needs_human');
+    assert.deepEqual(await events(waiting.leadId, 'booking.cancelled'), [
+      {
+        type: 'booking.cancelled',
+        data: {
+          bookingUid: waiting.booking.uid,
+          reason: 'Rejected by the host',
+          status: 'needs_human',
+          actor: 'system',
+        },
+      },
+    ]);
+  });
+
   test('unknown booking: 200 ignored, a receipt, no lead touched', async () => {
     const stray = await cal.client.createBooking({
       apiKey: cal.sim.apiKey,
@@ -133,8 +175,10 @@ describe('booking changes', () => {
     await cal.client.cancelBooking(cal.sim.apiKey, booking.uid);
     pointSimulatorAt(other.slug, OTHER_SECRET);
     const d = await deliver('BOOKING_CANCELLED', booking.uid);
+    const rejected = await deliver('BOOKING_REJECTED', booking.uid);
     pointSimulatorAt(cal.ws.slug, SECRET);
     assert.deepEqual(d.json, { ok: true, ignored: 'unknown booking' });
+    assert.deepEqual(rejected.json, { ok: true, ignored: 'unknown booking' });
     assert.equal((await leadRow(leadId)).status, 'booked');
     // The receipt is per workspace: the right workspace still handles its own copy.
     assert.deepEqual((await deliver('BOOKING_CANCELLED', booking.uid)).json, { ok: true });
@@ -150,7 +194,15 @@ describe('logs', () => {
     const outcomes = cal.app.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'calcom webhook');
     assert.ok(outcomes.length > 0);
     for (const line of outcomes) assert.match(line.reqId, /^[0-9a-f-]{36}$/, 'correlated with its request');
-    for (const secretOrPersonal of [SECRET, OTHER_SECRET, ATTENDEE.email, 'Double-booked', 'make it', 'Ada Lovelace']) {
+    for (const secretOrPersonal of [
+      SECRET,
+      OTHER_SECRET,
+      ATTENDEE.email,
+      'Double-booked',
+      'make it',
+      'Fully booked',
+      'Ada Lovelace',
+    ]) {
       assert.equal(logs.includes(secretOrPersonal), false, secretOrPersonal);
     }
   });

@@ -133,7 +133,7 @@ describe('every event type, end to end on sandbox leads', () => {
     assert.ok(events.some((e) => e.json.type === 'lead.status_changed' && e.json.data.status === 'booked'));
   });
 
-  it('Cal.com reschedule and cancel: lead.booking_changed (and the status change the cancel causes)', async () => {
+  it('Cal.com reschedule, cancel, reject: lead.booking_changed (and the status change a cancel causes)', async () => {
     const secret = 'calcom-webhook-secret-for-outbound-test';
     const ws = await s.app.createWorkspace('whatsapp', {
       agent: SOLAR_AGENT,
@@ -184,6 +184,28 @@ describe('every event type, end to end on sandbox leads', () => {
     assert.equal(last.type, 'lead.status_changed');
     assert.equal(`${last.data.previousStatus}→${last.data.status}`, 'booked→needs_human');
     assert.ok(events.every((e) => e.livemode === false));
+
+    // A booking the host rejects (it awaited confirmation) goes out as a cancellation, saying so.
+    const rejectedLead = await quietLead(ws);
+    const held = await transitionLead(s.app.db.pool, {
+      leadId: rejectedLead,
+      to: 'booked',
+      actor: 'agent',
+      event: { type: 'booking.created' },
+      set: { bookingUid: 'pending-uid-1', bookingStart: new Date('2050-09-07T08:00:00Z') },
+    });
+    assert.equal(held.ok, true);
+    await calcom('BOOKING_REJECTED', { uid: 'pending-uid-1', rejectionReason: 'no capacity' });
+    await drainWebhooks({ relay: s.app.relay, boss: s.app.boss, service: s.delivery });
+    const rejectedEvents = ofLead(rejectedLead).map((e) => e.json);
+    const rejection = rejectedEvents.find((e) => e.type === 'lead.booking_changed');
+    assert.deepEqual(
+      { change: rejection?.data.change, bookingUid: rejection?.data.bookingUid, reason: rejection?.data.reason },
+      { change: 'cancelled', bookingUid: 'pending-uid-1', reason: 'Rejected by the host: no capacity' },
+    );
+    const lastOfRejected = rejectedEvents.at(-1)!;
+    assert.equal(lastOfRejected.type, 'lead.status_changed');
+    assert.equal(`${lastOfRejected.data.previousStatus}→${lastOfRejected.data.status}`, 'booked→needs_human');
   });
 
   it(

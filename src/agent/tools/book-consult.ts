@@ -96,8 +96,8 @@ export const bookConsult = defineTool({
     if (result.ok) return booked(result.booking, false);
 
     // Before saying "taken" or "failed", look for the lead's own booking at this start: Cal.com
-    // may have booked on an attempt whose answer was lost (this call's retry, or an earlier
-    // call that timed out or whose result could not be recorded).
+    // may have booked on an attempt whose answer was lost (this call's, which the client does not
+    // post again, or an earlier call's that timed out or whose result could not be recorded).
     if ('slotTaken' in result) {
       const own = await findOwnBooking(ctx, attempt);
       if ('booking' in own) return booked(own.booking, true);

@@ -108,7 +108,10 @@ export class CalcomClient implements SchedulingProvider {
     if (b.attendee.phoneNumber) attendee.phoneNumber = b.attendee.phoneNumber;
     const body: Record<string, unknown> = { start, eventTypeId: b.eventTypeId, attendee };
     if (b.metadata && Object.keys(b.metadata).length > 0) body.metadata = b.metadata;
-    return this.#bookingWrite(await this.#call('POST', '/v2/bookings', b.apiKey, BOOKINGS_API_VERSION, body));
+    // Not repeated after an attempt that may have booked: with several hosts a second POST is not
+    // "taken" but books another host. The caller looks for the booking instead (error.ambiguous).
+    const out = await this.#call('POST', '/v2/bookings', b.apiKey, BOOKINGS_API_VERSION, body, false);
+    return this.#bookingWrite(out);
   }
 
   async getBooking(apiKey: string, uid: string): Promise<BookingLookupResult> {
@@ -210,13 +213,18 @@ export class CalcomClient implements SchedulingProvider {
     return { ok: false, error };
   }
 
-  /** One logical call with retries on 429, 5xx and network errors; never on other 4xx. */
+  /**
+   * One logical call with retries on 429, 5xx and network errors; never on other 4xx. Without
+   * `repeatable`, an attempt that may have been processed (5xx, connection lost after sending) ends
+   * the call: only failures that certainly did nothing are retried.
+   */
   async #call(
     method: 'GET' | 'POST',
     path: string,
     apiKey: string,
     version: string,
     body?: unknown,
+    repeatable = true,
   ): Promise<CallOutcome> {
     let ambiguousEarlier = false;
     for (let attempt = 0; ; attempt++) {
@@ -235,7 +243,9 @@ export class CalcomClient implements SchedulingProvider {
       // A 429 is rejected before any work; a 5xx or a dropped connection may have booked anyway.
       const ambiguousNow = a.kind === 'network' ? a.maybeProcessed : a.status >= 500;
       if (ambiguousEarlier || ambiguousNow) error.ambiguous = true;
-      const retryable = error.kind === 'rate_limited' || error.kind === 'unavailable' || error.kind === 'network';
+      const retryable =
+        (error.kind === 'rate_limited' || error.kind === 'unavailable' || error.kind === 'network') &&
+        (repeatable || !ambiguousNow);
       if (!retryable || attempt >= this.#maxRetries) return { ok: false, error, providerMessage, ambiguousEarlier };
       const delay = error.retryAfterMs ?? this.#backoff(attempt);
       if (delay > this.#maxRetryAfterMs) return { ok: false, error, providerMessage, ambiguousEarlier };

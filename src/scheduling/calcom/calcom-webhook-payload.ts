@@ -30,6 +30,8 @@ const rescheduledSchema = z.looseObject({
 const cancelledSchema = z.looseObject({
   uid: bookingUid,
   cancellationReason: z.string().max(5000).nullish(),
+  // BOOKING_REJECTED: a booking held for the host's confirmation that the host declined.
+  rejectionReason: z.string().max(5000).nullish(),
 });
 
 const otherSchema = z.looseObject({
@@ -54,7 +56,15 @@ type ParsedEvent =
       previousBookingUid: string | null;
       leadId: string | null;
     }
-  | { kind: 'cancelled'; trigger: string; dedupeKey: string; bookingUid: string; reason: string | null }
+  | {
+      kind: 'cancelled';
+      trigger: string;
+      dedupeKey: string;
+      bookingUid: string;
+      reason: string | null;
+      /** Declined by the host while it awaited confirmation (BOOKING_REJECTED), rather than cancelled. */
+      rejected: boolean;
+    }
   | { kind: 'other'; trigger: string; dedupeKey: string; bookingUid: string; leadId: string | null }
   /** No booking uid (PING, form submissions, …): nothing to match or dedupe on. */
   | { kind: 'unsupported'; trigger: string };
@@ -89,10 +99,12 @@ function parseEvent(json: unknown): ParsedEvent {
       leadId: leadIdOf(p.metadata),
     };
   }
-  if (trigger === 'BOOKING_CANCELLED') {
+  if (trigger === 'BOOKING_CANCELLED' || trigger === 'BOOKING_REJECTED') {
     const p = parse(cancelledSchema, payload, ['payload']);
-    const reason = p.cancellationReason?.trim() ? p.cancellationReason : null;
-    return { kind: 'cancelled', trigger, dedupeKey: `${trigger}:${p.uid}`, bookingUid: p.uid, reason };
+    const rejected = trigger === 'BOOKING_REJECTED';
+    const given = rejected ? p.rejectionReason : p.cancellationReason;
+    const reason = given?.trim() ? given : null;
+    return { kind: 'cancelled', trigger, dedupeKey: `${trigger}:${p.uid}`, bookingUid: p.uid, reason, rejected };
   }
   const p = parse(otherSchema, payload, ['payload']);
   if (p.uid === undefined) return { kind: 'unsupported', trigger };

@@ -12,12 +12,13 @@ export interface SimBooking {
   eventTypeId: number;
   startMs: number;
   endMs: number;
-  status: 'accepted' | 'cancelled';
+  status: 'accepted' | 'cancelled' | 'rejected';
   attendee: { name: string; email: string; timeZone: string; phoneNumber?: string };
   metadata: Record<string, string>;
   createdAt: string;
   updatedAt: string;
   cancellationReason?: string;
+  rejectionReason?: string;
   reschedulingReason?: string;
   rescheduledFromUid?: string;
   rescheduledToUid?: string;
@@ -27,6 +28,7 @@ export interface BookingStoreOptions {
   eventTypes: SimEventType[];
   now: () => Date;
   capacity?: 'one' | 'unlimited' | undefined;
+  hosts?: number | undefined;
   slotFormat?: 'object' | 'string' | undefined;
   slotTakenMessage?: string | undefined;
 }
@@ -43,7 +45,8 @@ export function createBookingStore(opts: BookingStoreOptions) {
     if (!et) throw new HttpError(404, 'NotFoundException', `Event type with id=${String(id)} not found`);
     return et;
   };
-  // One host owns every event type, so any accepted booking blocks the time for all of them.
+  // The same hosts serve every event type: a time is free while fewer accepted bookings overlap it
+  // than there are hosts (one by default; more for a round-robin team, each booking taking one host).
   const freeStarts = (et: SimEventType, fromMs: number, toMs: number, ignoreUid?: string): number[] => {
     const busy =
       opts.capacity === 'unlimited'
@@ -58,7 +61,8 @@ export function createBookingStore(opts: BookingStoreOptions) {
     return slotStarts(et, fromMs, toMs).filter((s) => {
       const e = s + et.lengthInMinutes * 60_000;
       const inWindow = outsideWindow(window, s, earliest, et.timeZone) === null;
-      return s >= earliest && inWindow && !busy.some((b) => b.startMs < e && s < b.endMs);
+      const overlapping = busy.filter((b) => b.startMs < e && s < b.endMs).length;
+      return s >= earliest && inWindow && overlapping < (opts.hosts ?? 1);
     });
   };
   const slotTaken = () =>

@@ -72,11 +72,14 @@ export function webhookPayload(
     eventTitle: et.title,
     length: et.lengthInMinutes,
     metadata: b.metadata,
-    status: trigger === 'BOOKING_CANCELLED' ? 'CANCELLED' : 'ACCEPTED',
+    status: trigger === 'BOOKING_CANCELLED' ? 'CANCELLED' : trigger === 'BOOKING_REJECTED' ? 'REJECTED' : 'ACCEPTED',
     iCalUID: `${b.uid}@Cal.com`,
   };
   if (trigger === 'BOOKING_CANCELLED')
     Object.assign(payload, { cancellationReason: b.cancellationReason ?? '', cancelledBy: ORGANIZER.email });
+  // Cal.com's confirm handler sets the host's reason on the event it sends (absent when none was given).
+  if (trigger === 'BOOKING_REJECTED' && b.rejectionReason !== undefined)
+    Object.assign(payload, { rejectionReason: b.rejectionReason });
   if (trigger === 'BOOKING_RESCHEDULED' && old) {
     Object.assign(payload, {
       rescheduleId: old.id,

@@ -20,7 +20,9 @@ export interface SimRequest {
   body: unknown;
 }
 
-export type WebhookTrigger = 'BOOKING_CREATED' | 'BOOKING_RESCHEDULED' | 'BOOKING_CANCELLED';
+type FailureMode = 'none' | 'down' | 'rate-limited' | 'lost-answer';
+
+export type WebhookTrigger = 'BOOKING_CREATED' | 'BOOKING_RESCHEDULED' | 'BOOKING_CANCELLED' | 'BOOKING_REJECTED';
 export interface WebhookConfig {
   subscriberUrl: string;
   secret?: string /** Send on each booking change, as Cal.com does. Default false: tests call sendWebhook. */;
@@ -55,6 +57,11 @@ export interface CalcomSimulatorOptions {
    * sandbox, where every lead is offered and books the same first free slot, for days on end).
    */
   capacity?: 'one' | 'unlimited';
+  /**
+   * Hosts of a round-robin team (default 1): a time stays bookable until each host has a booking then,
+   * so booking it again is not "taken" but lands with another host.
+   */
+  hosts?: number;
 }
 
 export interface CalcomSimulator {
@@ -64,10 +71,18 @@ export interface CalcomSimulator {
   bookings: Map<string, SimBooking>;
   requests: SimRequest[];
   webhookDeliveries: WebhookDelivery[];
-  /** `times` limits the failure to the next n requests, then the simulator recovers. */
-  setFailure(mode: 'none' | 'down' | 'rate-limited', opts?: { times?: number }): void;
+  /**
+   * `times` limits the failure to the next n requests, then the simulator recovers. `lost-answer`: the
+   * request is carried out (a booking is made), then answered 502 as a proxy whose upstream reply was lost.
+   */
+  setFailure(mode: FailureMode, opts?: { times?: number }): void;
   setWebhook(config: WebhookConfig | undefined): void;
   sendWebhook(trigger: WebhookTrigger, booking: SimBooking | string): Promise<WebhookDelivery>;
+  /**
+   * The host declines a booking held for confirmation (Cal.com's web app; BOOKING_REJECTED). The simulator
+   * confirms every booking at once, so any booking stands in for one awaiting confirmation.
+   */
+  rejectBooking(uid: string, reason?: string): SimBooking;
   close(): Promise<void>;
 }
 
@@ -93,11 +108,12 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
   const requests: SimRequest[] = [];
   const webhookDeliveries: WebhookDelivery[] = [];
   let webhook = opts.webhook;
-  let failure: { mode: 'none' | 'down' | 'rate-limited'; times: number } = { mode: 'none', times: Infinity };
+  let failure: { mode: FailureMode; times: number } = { mode: 'none', times: Infinity };
   const store = createBookingStore({
     eventTypes,
     now,
     capacity: opts.capacity,
+    hosts: opts.hosts,
     slotFormat: opts.slotFormat,
     slotTakenMessage: opts.slotTakenMessage,
   });
@@ -185,6 +201,15 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
     return delivery;
   }
 
+  function rejectBooking(uid: string, reason?: string): SimBooking {
+    const b = existing(uid);
+    b.status = 'rejected';
+    b.updatedAt = now().toISOString();
+    if (reason !== undefined) b.rejectionReason = reason;
+    if (webhook?.autoSend) void sendWebhook('BOOKING_REJECTED', b).catch(() => undefined);
+    return b;
+  }
+
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -209,9 +234,9 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
       if (auth !== undefined) entry.authorization = auth;
       if (version !== undefined) entry.calApiVersion = version;
       requests.push(entry);
-      if (failure.mode !== 'none') {
-        const mode = failure.mode;
-        if (--failure.times <= 0) failure = { mode: 'none', times: Infinity };
+      const mode = failure.mode;
+      if (mode !== 'none' && --failure.times <= 0) failure = { mode: 'none', times: Infinity };
+      if (mode === 'down' || mode === 'rate-limited') {
         // An outage looks like a proxy error page, not a Cal.com envelope, so clients must cope with non-JSON.
         if (mode === 'down')
           return void res.writeHead(503, { 'content-type': 'text/plain' }).end('Service Unavailable');
@@ -226,12 +251,17 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
           JSON.stringify(envelope(429, 'ThrottlerException', 'ThrottlerException: Too Many Requests', url.pathname)),
         );
       }
+      // lost-answer: the request is carried out, but a proxy answers 502 instead of Cal.com's reply.
+      const lost = () => void res.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
       route(req, url, body).then(
         ({ status, data }) =>
-          void res
-            .writeHead(status, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ status: 'success', data })),
+          mode === 'lost-answer'
+            ? lost()
+            : void res
+                .writeHead(status, { 'content-type': 'application/json' })
+                .end(JSON.stringify({ status: 'success', data })),
         (err: unknown) => {
+          if (mode === 'lost-answer') return lost();
           const e =
             err instanceof HttpError ? err : new HttpError(500, 'InternalServerErrorException', (err as Error).message);
           res
@@ -254,6 +284,7 @@ export async function startCalcomSimulator(opts: CalcomSimulatorOptions = {}): P
     setFailure: (mode, o) => void (failure = { mode, times: o?.times ?? Infinity }),
     setWebhook: (config) => void (webhook = config),
     sendWebhook,
+    rejectBooking,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
