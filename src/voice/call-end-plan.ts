@@ -35,6 +35,7 @@ export async function planAfterLatePickUp(tx: PoolClient, c: EndedCall): Promise
   if (!(await isLatestSession(tx, c.leadId, c.providerCallId))) return;
   await plans.recordReached(tx, c.leadId, 'voice', plan.attempts);
   await plans.endPlan(tx, c.leadId, 'answered');
+  await handOverUnfinishedCall(tx, c);
 }
 
 export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<void> {
@@ -49,7 +50,9 @@ export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<vo
   if (outcome === 'answered') {
     await plans.recordReached(tx, c.leadId, 'voice', attempt);
     // A callback the lead asked for during this call (scheduleCallback) is the plan's next step: it stands.
-    if (!callbackScheduledInCall(before, c.providerCallId)) await plans.endPlan(tx, c.leadId, 'answered');
+    if (callbackScheduledInCall(before, c.providerCallId)) return;
+    await plans.endPlan(tx, c.leadId, 'answered');
+    await handOverUnfinishedCall(tx, c);
     return;
   }
   // A call Vapi could not place (call.start.error-*) or that broke off on a fault (pipeline,
@@ -92,6 +95,36 @@ export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<vo
   const next = await nextVoiceStepFor(lead, history, c.now);
   if (next.kind === 'exhausted') await exhaustPlan(tx, plan, next.detail);
   else await plans.scheduleStep(tx, c.leadId, { kind: 'call', at: next.at, reason: next.reason });
+}
+
+/**
+ * A call the lead picked up that ended with the lead neither booked, nor unqualified, nor with a
+ * person (a hang-up mid-qualification, silence, the maximum duration) and no callback asked for:
+ * nothing would happen next, so a person follows up. Not while one of the call's tools still runs
+ * in the background (its late result decides: vapi-tool-calls.ts), nor for a number on the
+ * do-not-contact list.
+ */
+async function handOverUnfinishedCall(tx: PoolClient, c: EndedCall): Promise<void> {
+  const lead = await plans.readAttemptContext(tx, c.leadId);
+  if (!lead || (lead.status !== 'new' && lead.status !== 'in_conversation') || lead.suppressed) return;
+  const running = await tx.query(
+    'SELECT 1 FROM voice_tool_calls WHERE lead_id = $1 AND provider_call_id = $2 AND finished_at IS NULL',
+    [c.leadId, c.providerCallId],
+  );
+  if (running.rowCount) return;
+  await transitionLead(tx, {
+    leadId: c.leadId,
+    to: 'needs_human',
+    actor: 'system',
+    event: {
+      type: 'conversation.escalated',
+      data: {
+        reason: 'call_ended_without_outcome',
+        detail: `the call ended (${c.endedReason ?? 'unknown'}) before the lead was booked or qualified`,
+        providerCallId: c.providerCallId,
+      },
+    },
+  });
 }
 
 /** A retry after a provider refused the call (the voice attempter), in the caller's transaction. */

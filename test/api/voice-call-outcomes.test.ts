@@ -85,6 +85,8 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
     spoke: boolean;
     /** The lead is called again: GET shows that pending call, not the ended one (docs/API.md, "Reading a lead"). */
     retried?: boolean;
+    /** The call ended with the lead still in conversation (then handed over). */
+    withoutOutcome?: boolean;
   }> = [
     {
       persona: 'not-a-fit',
@@ -102,11 +104,13 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
       spoke: true,
     },
     {
+      // Picked up, then nothing decided: a person follows up (src/voice/call-end-plan.ts).
       persona: 'hangs-up',
-      status: 'in_conversation',
+      status: 'needs_human',
       endedReason: 'customer-ended-call',
-      events: ['call.ended'],
+      events: ['call.ended', 'conversation.escalated'],
       spoke: true,
+      withoutOutcome: true,
     },
     {
       persona: 'voicemail',
@@ -192,7 +196,8 @@ describe('each scripted persona ends the lead where its tool calls (or the call)
       );
       assert.equal(rows.length, 1, 'the end is recorded once');
       assert.equal(rows[0].data.endedReason, c.endedReason, 'the timeline says why the call ended');
-      assert.equal(rows[0].data.withoutOutcome, c.status === 'in_conversation' ? true : undefined);
+      const withoutOutcome = c.status === 'in_conversation' || c.withoutOutcome === true;
+      assert.equal(rows[0].data.withoutOutcome, withoutOutcome ? true : undefined);
     });
   }
 });

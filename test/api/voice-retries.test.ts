@@ -245,6 +245,33 @@ describe('calling again', () => {
     const got = (await getLead(h.app.http, ws.apiKey, leadId)).body;
     assert.equal(got.voiceCall.providerCallId, latest);
     assert.equal(got.voiceCall.endedReason, 'customer-ended-call');
+    // The lead hung up before anything was decided: nothing is scheduled, so a person follows up.
+    assert.equal(got.lead.status, 'needs_human');
+    const [escalated] = await timeline(h.app, leadId, ['conversation.escalated']);
+    assert.equal(escalated?.data.reason, 'call_ended_without_outcome');
+  });
+
+  test('a call ending while one of its tools runs, or with the number not to be called, is left as it is', async () => {
+    h.clock.now = MONDAY_0930;
+    const running = await submit();
+    // The tool answered "still working" and goes on in the background: its late result decides.
+    await h.app.db.pool.query(
+      `INSERT INTO voice_tool_calls (workspace_id, tool_call_id, provider_call_id, lead_id, name)
+       SELECT workspace_id, 'call_tool_1', $2, id, 'bookConsult' FROM leads WHERE id = $1`,
+      [running.leadId, running.callId],
+    );
+    await play(running.leadId, 'hangs-up');
+    assert.equal((await getLead(h.app.http, ws.apiKey, running.leadId)).body.lead.status, 'in_conversation');
+
+    const suppressed = await submit();
+    await h.app.db.pool.query(
+      `INSERT INTO suppressed_numbers (workspace_id, phone_e164, source, lead_id)
+       SELECT workspace_id, phone_normalized, 'opt_out', id FROM leads WHERE id = $1`,
+      [suppressed.leadId],
+    );
+    await play(suppressed.leadId, 'hangs-up');
+    assert.equal((await getLead(h.app.http, ws.apiKey, suppressed.leadId)).body.lead.status, 'in_conversation');
+    assert.deepEqual(await timeline(h.app, suppressed.leadId, ['conversation.escalated']), []);
   });
 
   test('a booking during the plan cancels the pending call', async () => {

@@ -1,7 +1,7 @@
 // Vapi's tool-calls messages delivered one by one (crafted in the simulator's exact shapes): the
 // error paths (unknown tool, bad arguments), both item shapes, repeats, Cal.com down, a tool
-// still running at the deadline, and tool-call ids that are not unique (another call's, or this
-// call's for another tool).
+// still running at the deadline (and the lead handed to a person when it ends without closing it),
+// and tool-call ids that are not unique (another call's, or this call's for another tool).
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -98,40 +98,94 @@ describe('tool calls', () => {
     assert.equal((await leadOf(v.h, leadId)).status, 'in_conversation');
   });
 
+  /** A service whose tools pass a 100 ms deadline: the Cal.com client waits before its retry on a gate. */
+  function slowService() {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const service = new VapiServerService({
+      pool: v.h.app.db.pool,
+      log: v.h.app.http.log as never,
+      clock: v.h.clock.read,
+      workspaces: v.h.app.workspaces,
+      scheduling: new CalcomClient({ baseUrl: v.h.cal.url, sleep: () => gate }),
+      toolDeadlineMs: 100,
+    });
+    const body = (call: VapiCall, id: string, name: string, args: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify(toolCallsMessage(call, at(), [{ id, name, args }], 'string')));
+    return { service, open, body };
+  }
+
   test(
     'a tool still running at the deadline is answered "still ' + 'working", finishes, and its result is kept',
     async () => {
-      const { call } = await dispatched();
-      // The Cal.com client waits before its retry on a gate this test opens.
-      let open!: () => void;
-      const gate = new Promise<void>((resolve) => (open = resolve));
-      const service = new VapiServerService({
-        pool: v.h.app.db.pool,
-        log: v.h.app.http.log as never,
-        clock: v.h.clock.read,
-        workspaces: v.h.app.workspaces,
-        scheduling: new CalcomClient({ baseUrl: v.h.cal.url, sleep: () => gate }),
-        toolDeadlineMs: 100,
-      });
-      const body = Buffer.from(
-        JSON.stringify(
-          toolCallsMessage(call, at(), [{ id: 'call_slow_1', name: 'listSlots', args: { daysAhead: 2 } }], 'string'),
-        ),
-      );
+      const { leadId, call } = await dispatched();
+      const { service, open, body } = slowService();
+      const message = body(call, 'call_slow_1', 'listSlots', { daysAhead: 2 });
       v.h.cal.setFailure('down', { times: 1 });
-      const first = await service.receive(v.ws.slug, 'tools', body, secret());
+      const first = await service.receive(v.ws.slug, 'tools', message, secret());
       assert.deepEqual(first, { results: [{ toolCallId: 'call_slow_1', name: 'listSlots', result: STILL_RUNNING }] });
-      const meanwhile = await service.receive(v.ws.slug, 'tools', body, secret());
+      const meanwhile = await service.receive(v.ws.slug, 'tools', message, secret());
       assert.equal((meanwhile.results as any)[0].result, IN_PROGRESS);
       open();
       await service.idle();
-      const later = await service.receive(v.ws.slug, 'tools', body, secret());
+      const later = await service.receive(v.ws.slug, 'tools', message, secret());
       assert.match(
         (later.results as any)[0].result,
         /^Free consultation times in the next 2 days \(Europe\/Berlin\):\n- Monday, 5 September 2050/,
       );
+      // The lead was told a colleague will confirm: a person now has it.
+      assert.equal((await leadOf(v.h, leadId)).status, 'needs_human');
     },
   );
+
+  describe('a booking that finishes after "still ' + 'working"', () => {
+    // Books a time listSlots offered in this call, with Cal.com refusing the first `refusals` attempts.
+    async function lateBooking(refusals: number) {
+      const { leadId, call } = await dispatched();
+      const start = /\d{4}-\d{2}-\d{2}T[\d:.]+[+-]\d{2}:\d{2}/.exec(
+        await toolCall(call, 'listSlots', { daysAhead: 2 }),
+      )![0];
+      const { service, open, body } = slowService();
+      v.h.cal.setFailure('rate-limited', { times: refusals });
+      try {
+        const first = await service.receive(
+          v.ws.slug,
+          'tools',
+          body(call, 'call_late_book', 'bookConsult', { start }),
+          secret(),
+        );
+        assert.equal((first.results as any)[0].result, STILL_RUNNING);
+        open();
+        await service.idle();
+      } finally {
+        v.h.cal.setFailure('none');
+      }
+      const { rows } = await v.h.app.db.pool.query(
+        `SELECT data FROM lead_events WHERE lead_id = $1 AND type = 'conversation.escalated'`,
+        [leadId],
+      );
+      return { lead: await leadOf(v.h, leadId), escalations: rows.map((r) => r.data) };
+    }
+
+    test("fails (Cal.com keeps refusing): the lead goes to a person, with the tool's result", async () => {
+      const { lead, escalations } = await lateBooking(3);
+      assert.equal(lead.status, 'needs_human');
+      assert.equal(escalations.length, 1);
+      assert.equal(escalations[0].reason, 'tool_finished_late');
+      assert.equal(escalations[0].tool, 'bookConsult');
+      assert.match(escalations[0].detail, /the lead was told a colleague will confirm/);
+      assert.match(
+        escalations[0].result,
+        /^Could not book: the scheduling service is not answering right now. Nothing was booked./,
+      );
+    });
+
+    test('succeeds: the lead stays booked and is not handed over', async () => {
+      const { lead, escalations } = await lateBooking(1);
+      assert.equal(lead.status, 'booked');
+      assert.deepEqual(escalations, []);
+    });
+  });
 
   describe('tool-call ids are per call, and per tool', () => {
     // A custom LLM behind Vapi numbers its tool calls `call_1`, `call_2`, … in every call.

@@ -1,16 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runTool, type ToolContext } from '../../agent/tool-registry.ts';
 import { claimToolCall, finishToolCall } from '../call-session-queries.ts';
+import { handOverAfterLateTool } from './vapi-late-tool.ts';
 import type { ToolCallItem } from './vapi-message.ts';
 
 // Vapi's model calling our agent tools (Vapi's API docs). Each call in the list runs
 // the agent-core tool of that name for the call's lead; the answer is
 // `{"results":[{"toolCallId","name","result"}]}`. Vapi gives up after 20 s, so the whole message
 // is answered by a deadline: a tool still running then is answered "still working" and finishes
-// in the background (its effect and result are kept). A repeated tool call (same call, id and
-// tool) is not run again: it gets the stored result. An id this call already used for another
-// tool is answered with an error and not run: it is not that tool call, and a repeat of it could
-// not be told apart from the first.
+// in the background (its effect and result are kept; a lead it did not close goes to a person).
+// A repeated tool call (same call, id and tool) is not run again: it gets the stored result. An
+// id this call already used for another tool is answered with an error and not run: it is not
+// that tool call, and a repeat of it could not be told apart from the first.
 
 /** One entry of Vapi's answer: `result` for a tool that ran, `error` for a call we could not run. */
 export type ToolResult =
@@ -88,6 +89,10 @@ async function answerOne(
     return { error: TOOL_CALL_ID_REUSED };
   }
   const key = { workspaceId: ctx.workspace.id, providerCallId, toolCallId: call.id };
+  // What the model is told is decided once, by whichever comes first: the run's end (its result)
+  // or the deadline ("still working"). A run that ends after a "still working" answer hands a lead
+  // it did not close to a person: the model told the lead a colleague will confirm.
+  let told: 'result' | 'still running' | undefined;
   const run = runTool(ctx, call.name, call.arguments).then(async (result) => {
     try {
       await finishToolCall(ctx.pool, key, result);
@@ -95,14 +100,18 @@ async function answerOne(
       // The answer still goes to Vapi; only a repeat of this tool call would miss it.
       ctx.log.warn({ err, leadId: ctx.leadId, tool: call.name.slice(0, 64) }, 'tool result not stored');
     }
+    told ??= 'result';
+    if (told === 'still running')
+      await handOverAfterLateTool(ctx, { name: call.name, providerCallId, toolCallId: call.id }, result);
     return result;
   });
   deps.track(run);
   const remaining = deadline - Date.now();
-  if (remaining <= 0) return { result: STILL_RUNNING };
   const timer = new AbortController();
   try {
-    return { result: await Promise.race([run, sleep(remaining, STILL_RUNNING, { signal: timer.signal })]) };
+    if (remaining > 0) await Promise.race([run, sleep(remaining, undefined, { signal: timer.signal })]);
+    told ??= 'still running';
+    return { result: told === 'result' ? await run : STILL_RUNNING };
   } finally {
     timer.abort();
   }
