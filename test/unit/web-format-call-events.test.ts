@@ -20,3 +20,23 @@ test('each call event of the timeline is in words', () => {
     'Call failed (pipeline-error-openai-llm-failed); handed to a person',
   );
 });
+
+test('a hand-over says why in words, a cancelled booking what Cal.com said', () => {
+  const ended = {
+    reason: 'call_ended_without_outcome',
+    detail: 'the call ended (customer-ended-call) before the lead was booked or qualified',
+  };
+  assert.equal(
+    describeEvent('conversation.escalated', ended),
+    'Handed to a person: the call ended (customer-ended-call) before the lead was booked or qualified',
+  );
+  assert.equal(
+    describeEvent('conversation.escalated', { reason: 'The agent is switched off.' }),
+    'Handed to a person: The agent is switched off.',
+  );
+  assert.equal(
+    describeEvent('booking.cancelled', { reason: 'Rejected by the host: double-booked' }),
+    'Booking cancelled: Rejected by the host: double-booked',
+  );
+  assert.equal(describeEvent('booking.cancelled', {}), 'Booking cancelled');
+});

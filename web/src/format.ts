@@ -53,6 +53,8 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
   const who =
     typeof data.operator === 'string' ? data.operator : typeof data.actor === 'string' ? data.actor : 'system';
   const endedReason = typeof data.endedReason === 'string' ? data.endedReason : null;
+  // A hand-over's words: its sentence (`detail`, beside a reason code), else its reason.
+  const why = typeof data.detail === 'string' ? data.detail : typeof data.reason === 'string' ? data.reason : null;
   const words: Record<string, string> = {
     'lead.created': 'Lead submitted',
     'message.sent': `Message sent (${who})`,
@@ -60,8 +62,8 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
     'operator.resumed': `${who} resumed the AI`,
     'operator.replied': `${who} replied`,
     'operator.outcome_set': `${who} set the outcome${typeof data.note === 'string' ? `: ${data.note}` : ''}`,
-    'conversation.escalated': `Handed to a person${typeof data.reason === 'string' ? `: ${data.reason}` : ''}`,
-    'lead.escalated': `Handed to a person${typeof data.reason === 'string' ? `: ${data.reason}` : ''}`,
+    'conversation.escalated': `Handed to a person${why ? `: ${why}` : ''}`,
+    'lead.escalated': `Handed to a person${why ? `: ${why}` : ''}`,
     'call.dispatched': 'Call placed',
     'call.reconciled': 'Call placed (recorded when Vapi first reported it)',
     'call.started': 'Call answered',
@@ -70,7 +72,7 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
     'message.received': 'Message from the lead',
     'lead.profile_updated': 'Agent noted answers',
     'booking.created': 'Consultation booked',
-    'booking.cancelled': 'Booking cancelled',
+    'booking.cancelled': `Booking cancelled${typeof data.reason === 'string' && data.reason ? `: ${data.reason}` : ''}`,
     'booking.rescheduled': 'Booking rescheduled',
     'lead.qualified': 'Qualified',
     'lead.unqualified': 'Unqualified',
