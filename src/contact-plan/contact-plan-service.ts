@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../db/pool.ts';
+import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
 import { lockLeadRow } from '../leads/lead-lock.ts';
 import { transitionLead } from '../leads/lead-state.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -20,6 +20,12 @@ export interface ChannelAttempter {
    * run of this step was interrupted after it was marked, so the attempt may have been made.
    */
   attempt(a: Attempt): Promise<void>;
+  /**
+   * Whether an attempt was made for the lead since `since`. A resumed step whose attempt was not
+   * made is decided as a fresh one (its job's retry may come long after, outside the calling
+   * window). Without it, a resumed step's attempt is taken as possibly made.
+   */
+  attemptMadeSince?(db: Queryable, leadId: string, since: Date): Promise<boolean>;
 }
 
 export interface Attempt {
@@ -82,7 +88,7 @@ export class ContactPlanService {
         return 'exhausted';
       }
       const byOperator = plan.next.data?.byOperator === true;
-      if (!byOperator && plan.inFlightSince === null) {
+      if (!byOperator && !(await this.#attemptMaybeMade(db, plan))) {
         const zones = await windowZones(now, settings.window, {
           phoneE164: lead.phoneE164,
           metadata: lead.metadata,
@@ -121,6 +127,13 @@ export class ContactPlanService {
       await attempter.attempt(a);
     }
     return outcome;
+  }
+
+  /** A step marked in flight before this run whose attempt may have been made (then the window no longer applies). */
+  async #attemptMaybeMade(db: PoolClient, plan: q.PlanRow): Promise<boolean> {
+    if (plan.inFlightSince === null) return false;
+    const attempter = this.#d.attempters[plan.channel];
+    return attempter?.attemptMadeSince ? attempter.attemptMadeSince(db, plan.leadId, plan.inFlightSince) : true;
   }
 
   async #exhaust(db: PoolClient, plan: q.PlanRow, lead: q.AttemptContext, detail?: string): Promise<void> {

@@ -89,8 +89,11 @@ export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<vo
   // do-not-contact): the triggers ended the plan; nothing is scheduled after it.
   if (stopReason(lead) || (lead.status !== 'new' && lead.status !== 'in_conversation')) return;
   const plan = await plans.readPlan(tx, c.leadId);
-  // Ended (a reply, an opt-out) or already holding a step an operator set: left as it is.
-  if (!plan || (before !== null && before.endedAt !== null) || plan.next !== null) return;
+  // Ended (a reply, an opt-out) or already holding a step an operator set: left as it is. The step
+  // that placed this very call may still be marked in flight (the attempter records the call after
+  // Vapi answers, or was stopped before it could): it was made, so this call's end decides the next.
+  if (!plan || (before !== null && before.endedAt !== null)) return;
+  if (plan.next !== null && !(await placedByStepInFlight(tx, plan, c.providerCallId))) return;
   const history = { attempts: plan.attempts, callTimes: await callTimes(tx, c.leadId), lastOutcome: outcome };
   const next = await nextVoiceStepFor(lead, history, c.now);
   if (next.kind === 'exhausted') await exhaustPlan(tx, plan, next.detail);
@@ -136,6 +139,16 @@ export async function planAfterRefusedCall(tx: PoolClient, leadId: string, now: 
   const next = await nextVoiceStepFor(lead, history, now);
   if (next.kind === 'exhausted') await exhaustPlan(tx, plan, next.detail);
   else await plans.scheduleStep(tx, leadId, { kind: 'call', at: next.at, reason: next.reason });
+}
+
+/** Whether the call was placed by the plan's step in flight: its session was recorded since the step was marked. */
+async function placedByStepInFlight(tx: PoolClient, plan: plans.PlanRow, providerCallId: string): Promise<boolean> {
+  if (plan.inFlightSince === null) return false;
+  const { rows } = await tx.query(
+    'SELECT 1 FROM call_sessions WHERE lead_id = $1 AND provider_call_id = $2 AND created_at >= $3',
+    [plan.leadId, providerCallId, plan.inFlightSince],
+  );
+  return rows.length > 0;
 }
 
 /** When the lead's calls were made: their end (Vapi's clock), or their creation while unknown. */

@@ -29,9 +29,15 @@ export class VoiceAttempter implements ChannelAttempter {
     this.#d = deps;
   }
 
+  /** A call placed since `since`: its session, recorded by our commit or by Vapi's first message. */
+  attemptMadeSince(db: Queryable, leadId: string, since: Date): Promise<boolean> {
+    return callSessionSince(db, leadId, since);
+  }
+
   async attempt(a: Attempt): Promise<void> {
     const leadId = a.lead.leadId;
     // Interrupted after the call was placed: Vapi's messages or our commit recorded its session.
+    // Only this step is completed: the call's end may have scheduled the next one already.
     if (a.resumed && a.plan.inFlightSince && (await callSessionSince(this.#d.pool, leadId, a.plan.inFlightSince))) {
       await plans.completeStep(this.#d.pool, leadId, a.step);
       return;
