@@ -58,10 +58,25 @@ export class RateLimiter {
     return this.#batch.submit({ apiKeyId, limit });
   }
 
-  async #count(requests: CountRequest[]): Promise<RateLimitDecision[]> {
+  /** The key's quota as it stands, counting nothing: the RateLimit headers of a request that spends none. */
+  async peek(apiKeyId: string, limit: number): Promise<RateLimitDecision> {
+    const { windowStart, resetSeconds } = this.#window();
+    const { rows } = await this.#db.query(
+      'SELECT count FROM rate_limit_counters WHERE api_key_id = $1 AND window_start = $2',
+      [apiKeyId, new Date(windowStart)],
+    );
+    const count = (rows[0]?.count as number | undefined) ?? 0;
+    return { allowed: count < limit, limit, remaining: Math.max(0, limit - count), resetSeconds };
+  }
+
+  #window(): { windowStart: number; resetSeconds: number } {
     const now = this.#clock().getTime();
     const windowStart = windowOf(now);
-    const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_SECONDS * 1000 - now) / 1000));
+    return { windowStart, resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_SECONDS * 1000 - now) / 1000)) };
+  }
+
+  async #count(requests: CountRequest[]): Promise<RateLimitDecision[]> {
+    const { windowStart, resetSeconds } = this.#window();
     // Each request's place among its key's requests in this statement (1-based).
     const sizes = new Map<string, number>();
     const places = requests.map((r) => {

@@ -2,10 +2,12 @@ import crypto from 'node:crypto';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import { hashApiKey } from '../workspaces/api-key.ts';
 
-// The hosted form submits through LeadService like every intake path, with a Caller whose key is
-// a real api_keys row (its requests counted, its hourly limit applied): one key of kind `form` per
-// workspace and mode, made on first use. Its secret is thrown away at once: nobody can present
-// it, so it never authenticates a request (and the authenticator refuses the kind besides).
+// The hosted form and the connected sources submit through LeadService like every intake path,
+// with a Caller whose key is a real api_keys row: one key of kind `form` per workspace and mode,
+// made on first use. The sources' deliveries are counted against it and limited by its hourly
+// limit; the form's own POSTs are not (their limits are the form's, docs/INTAKE.md). Its secret is
+// thrown away at once: nobody can present it, so it never authenticates a request (and the
+// authenticator refuses the kind besides).
 
 export interface FormKey {
   id: string;

@@ -223,6 +223,10 @@ export function formRoutes(deps: FormRouteDeps) {
           workspace,
           livemode,
           onCounted: () => {},
+          // The form's own limits above are its hourly limit: the key's (DEFAULT_HOURLY_LIMIT, shared
+          // with the connected sources) would cap a form's higher `hourlyLimit` and let a busy form
+          // use up the sources' hour.
+          uncounted: true,
           settings: () => deps.workspaces.settingsOf(workspace),
           clientIp: ip || null,
           userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
@@ -231,7 +235,6 @@ export function formRoutes(deps: FormRouteDeps) {
       } catch (err) {
         const code = err instanceof AppError ? err.code : null;
         if (code === 'duplicate_phone') return send(reply, 409, renderDuplicate(c), embed);
-        if (code === 'rate_limited') return send(reply, 429, renderLimited(c), embed);
         if (code === 'voice_dispatch_failed') return send(reply, 502, renderFailed(c), embed);
         deps.log.error({ err, workspaceId: workspace.id }, 'hosted form: submission failed');
         return send(reply, 500, renderFailed(c), embed);

@@ -70,10 +70,16 @@ export function leadRoutes(deps: LeadRouteDeps) {
     registerPreflight(scope, deps.browser);
     // Every authenticated request counts, also one that failed before its handler ran (a body
     // over the limit): it is counted here, its RateLimit headers are set, and it keeps its own
-    // error (413 stays 413, also over the quota).
+    // error (413 stays 413, also over the quota). A publishable key's request counts only once
+    // its lead reaches LeadService: the key and its origin are public, so what its per-address and
+    // per-workspace limits or its honeypot refuse (or a body over the limit) spends none of its
+    // quota, and a flood from one address cannot lock the key for every other visitor. Its answer
+    // carries the quota as it stands.
     scope.addHook('onError', async (request, reply) => {
-      if (request.apiKey && !request.counted)
-        await deps.leads.count(callerOf(request.apiKey, request, reply)).catch(() => {});
+      const key = request.apiKey;
+      if (!key || request.counted) return;
+      const caller = callerOf(key, request, reply);
+      await (key.kind === 'publishable' ? deps.leads.standing(caller) : deps.leads.count(caller)).catch(() => {});
     });
 
     registerRoute(scope, submitLeadContract, async (request, reply) => {

@@ -41,6 +41,12 @@ export interface SubmissionContext extends Caller {
   userAgent: string | null;
   /** A lead from the hosted form, the embed, a publishable key or a connected source (docs/INTAKE.md). */
   intake?: q.LeadIntake;
+  /**
+   * Not counted against the key's quota: the hosted form and the embed, which the form's own
+   * hourly limits (per address, and its `hourlyLimit`) admitted already. Their key is shared with
+   * the connected sources, whose limit it stays.
+   */
+  uncounted?: true;
 }
 
 export interface LeadServiceDeps {
@@ -69,12 +75,13 @@ export class LeadService {
   }
 
   /**
-   * Counts the request against its key's quota (`rate_limited` when it is over), then validates
-   * `body` (the POST's text), then stores the lead. The quota is checked first: a bad body over
-   * the quota is a 429, and a bad body within it counts (docs/API.md, "Rate limit").
+   * Counts the request against its key's quota (`rate_limited` when it is over; not when
+   * `uncounted`), then validates `body` (the POST's text), then stores the lead. The quota is
+   * checked first: a bad body over the quota is a 429, and a bad body within it counts
+   * (docs/API.md, "Rate limit").
    */
   async submit(body: unknown, ctx: SubmissionContext): Promise<SubmitResult> {
-    await this.count(ctx);
+    if (!ctx.uncounted) await this.count(ctx);
     const s = parseLeadBody(body, ctx.workspace.agent?.defaultCountry);
     const result =
       ctx.workspace.channel === 'voice' ? await this.#submitVoice(s, ctx) : await this.#submitWhatsapp(s, ctx);
@@ -111,6 +118,11 @@ export class LeadService {
     const decision = await this.#d.rateLimiter.admit(caller.apiKeyId, caller.hourlyLimit);
     caller.onCounted(decision);
     if (!decision.allowed) throw new AppError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+  }
+
+  /** Tells the caller its key's quota without counting the request (one refused before it counts). */
+  async standing(caller: Caller): Promise<void> {
+    caller.onCounted(await this.#d.rateLimiter.peek(caller.apiKeyId, caller.hourlyLimit));
   }
 
   /**

@@ -198,6 +198,31 @@ describe('publishable keys', () => {
     assert.equal(rows[0].n, 1);
   });
 
+  test("what the address limit, the honeypot or the body limit refuses spends none of the key's quota", async () => {
+    const ws = await app.createWorkspace('whatsapp');
+    const key = await keys.create({ workspaceId: ws.workspaceId, allowedOrigins: [SITE], hourlyLimit: 4 });
+    const flooder = '198.51.100.20';
+    for (let i = 0; i < 3; i++) assert.equal((await browserPost(key.key, validLead(), SITE, flooder)).status, 201);
+    // The key (public, like its origin) has 1 left: one address flooding past its own limit…
+    for (let i = 0; i < 10; i++) assert.equal((await browserPost(key.key, validLead(), SITE, flooder)).status, 429);
+    const refused = await browserPost(key.key, validLead(), SITE, flooder);
+    assert.equal(refused.status, 429);
+    assert.match(String(refused.headers.ratelimit), /^"hourly";r=1;/, "the key's quota as it stands");
+    const huge = await browserPost(key.key, validLead({ goal: 'x'.repeat(70 * 1024) }), SITE, flooder);
+    assert.equal(huge.status, 413);
+    const trapped = await browserPost(
+      key.key,
+      validLead({ leadintake_hp: 'http://spam.example' }),
+      SITE,
+      '198.51.100.21',
+    );
+    assert.equal(trapped.status, 400);
+    // …leaves it to the next visitor.
+    const res = await browserPost(key.key, validLead(), SITE, '198.51.100.22');
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.match(String(res.headers.ratelimit), /^"hourly";r=0;/);
+  });
+
   test('a sandbox publishable key makes sandbox leads', async () => {
     const { key } = await workspaceWithKey([SITE], true);
     const res = await browserPost(key.key, validLead(), SITE);
