@@ -66,6 +66,17 @@ describe('compose.yaml', () => {
     assert.equal(s.environment?.POSTGRES_PASSWORD, '');
   });
 
+  it('calls itself back where serve and worker both reach it, unless .env says otherwise', () => {
+    // The sandbox's simulated providers run in the worker and call PUBLIC_BASE_URL: 0.0.0.0 (the
+    // default from HOST) reaches nothing there, so sandbox leads stalled after their first message.
+    for (const s of [leadintake!, worker!]) {
+      const m = /^\$\{PUBLIC_BASE_URL:-(http:\/\/([^:/]+):(\d+))\}$/.exec(s.environment?.PUBLIC_BASE_URL ?? '');
+      assert.ok(m, s.environment?.PUBLIC_BASE_URL);
+      assert.ok(m[2]! in compose.services && compose.services[m[2]!]?.command?.includes('serve'), m[1]);
+      assert.equal(m[3], s.environment?.PORT);
+    }
+  });
+
   it('never publishes the metrics port', () => {
     const metricsPort = leadintake!.environment?.METRICS_PORT;
     assert.ok(metricsPort);

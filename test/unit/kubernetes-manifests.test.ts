@@ -117,6 +117,20 @@ describe('deploy/kubernetes', () => {
     assert.equal(configMap.data?.HOST, '0.0.0.0');
   });
 
+  it("the guide applies what the migrate Job reads before the Job: the first install's ConfigMap too", () => {
+    const guide = fs.readFileSync('docs/DEPLOY.md', 'utf8');
+    const applied = [...guide.matchAll(/kubectl apply((?: -f [\w.-]+)+)/g)].flatMap((m) =>
+      [...m[1]!.matchAll(/-f ([\w.-]+)/g)].map((f) => f[1]!),
+    );
+    const job = applied.indexOf('migrate-job.yaml');
+    assert.ok(job >= 0, 'the guide applies the migrate Job');
+    const refs = (container('migrate-job.yaml').envFrom ?? []).map((e) => e.configMapRef?.name).filter(Boolean);
+    for (const name of refs) {
+      const file = [...manifests].find(([, m]) => m.kind === 'ConfigMap' && m.metadata.name === name)?.[0];
+      assert.ok(file && applied.indexOf(file) >= 0 && applied.indexOf(file) <= job, `${name} applied before the Job`);
+    }
+  });
+
   it('the Service selects the serve pods and exposes their HTTP port, not metrics', () => {
     const service = get('service.yaml');
     const labels = get('serve-deployment.yaml').spec.template.metadata.labels;
