@@ -1065,7 +1065,9 @@ CREATE TABLE public.call_sessions (
     ended_reason text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     report_received_at timestamp with time zone,
-    updated_at timestamp with time zone
+    updated_at timestamp with time zone,
+    scheduled_at timestamp with time zone,
+    end_unknown_at timestamp with time zone
 );
 
 --
@@ -1475,6 +1477,16 @@ CREATE TABLE public.suppressed_numbers (
     lead_id uuid,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT suppressed_numbers_source_check CHECK ((source = ANY (ARRAY['opt_out'::text, 'operator'::text, 'api'::text])))
+);
+
+--
+-- Name: voice_calls_to_cancel; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.voice_calls_to_cancel (
+    provider_call_id text NOT NULL,
+    workspace_id uuid NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 --
@@ -2051,6 +2063,13 @@ ALTER TABLE ONLY public.suppressed_numbers
     ADD CONSTRAINT suppressed_numbers_pkey PRIMARY KEY (workspace_id, phone_e164);
 
 --
+-- Name: voice_calls_to_cancel voice_calls_to_cancel_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.voice_calls_to_cancel
+    ADD CONSTRAINT voice_calls_to_cancel_pkey PRIMARY KEY (provider_call_id);
+
+--
 -- Name: voice_tool_calls voice_tool_calls_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2201,6 +2220,12 @@ CREATE INDEX audit_events_workspace ON public.audit_events USING btree (workspac
 --
 
 CREATE INDEX call_sessions_lead ON public.call_sessions USING btree (lead_id, created_at DESC);
+
+--
+-- Name: call_sessions_open; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX call_sessions_open ON public.call_sessions USING btree (created_at) WHERE (status <> 'ended'::text);
 
 --
 -- Name: contact_plans_next; Type: INDEX; Schema: public; Owner: -
@@ -2787,6 +2812,13 @@ ALTER TABLE ONLY public.operator_sessions
 
 ALTER TABLE ONLY public.suppressed_numbers
     ADD CONSTRAINT suppressed_numbers_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+--
+-- Name: voice_calls_to_cancel voice_calls_to_cancel_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.voice_calls_to_cancel
+    ADD CONSTRAINT voice_calls_to_cancel_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 --
 -- Name: voice_tool_calls voice_tool_calls_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

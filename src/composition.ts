@@ -18,7 +18,7 @@ import type { SchedulingProvider } from './scheduling/scheduling-provider.ts';
 import { CalcomWebhookService } from './scheduling/booking-webhook-service.ts';
 import { VapiClient } from './voice/vapi/vapi-client.ts';
 import { voiceChannel } from './voice/voice-channel.ts';
-import type { VoiceProvider } from './voice/voice-provider.ts';
+import type { CallControl, VoiceProvider } from './voice/voice-provider.ts';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery-service.ts';
 import { DeliveryStatuses } from './whatsapp/delivery-status.ts';
 import { InboundService } from './whatsapp/inbound-service.ts';
@@ -38,6 +38,7 @@ export type Composition = ReturnType<typeof compose>;
 /** Tests replace the voice provider or the sandbox (instant pace); production takes the defaults. */
 export interface ComposeOverrides {
   voice?: VoiceProvider;
+  callControl?: CallControl;
   sandbox?: Sandbox;
 }
 
@@ -51,10 +52,8 @@ export function compose(
   const relay = new OutboxRelay({ pool, boss, log, pollMs: config.OUTBOX_POLL_MS });
   const integrationLog = new IntegrationLogWriter(pool, log);
   // Every call and every message leaves through these providers, behind the do-not-contact gate.
-  const voice: VoiceProvider = gateVoice(
-    o.voice ?? new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS }),
-    pool,
-  );
+  const vapi = new VapiClient({ baseUrl: config.VAPI_BASE_URL, timeoutMs: config.VAPI_TIMEOUT_MS });
+  const voice: VoiceProvider = gateVoice(o.voice ?? vapi, pool);
   const scheduling: SchedulingProvider = new CalcomClient({ baseUrl: config.CALCOM_BASE_URL });
   const sandbox = gateSandbox(
     o.sandbox ?? lazySandbox({ config, log, secret: key }, () => import('./sandbox/sandbox-providers.ts')),
@@ -98,6 +97,8 @@ export function compose(
     integrationLog,
     /** Vapi as the lead service dials it (voiceChannel adds the integration log). */
     voice,
+    /** Vapi's calls looked up and cancelled by the call sweep (src/voice/call-sweep.ts): no call is placed. */
+    callControl: o.callControl ?? vapi,
     /** The one Cal.com client of live leads: the voice tools and the WhatsApp turns share it. */
     scheduling,
     /** What the dashboard's Test connection asks. */

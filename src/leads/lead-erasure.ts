@@ -15,6 +15,7 @@ import { inTransaction, lockLead } from './lead-lock.ts';
 //   the payloads of its integration-log entries: those tagged with the lead, and those of its
 //   workspace whose payload contains its phone number (traffic logged before the lead was known).
 //   The entries themselves stay, as `{"erased": true}`, so the Logs page keeps its counts.
+// A call Vapi still holds for later is kept by its id alone, for the call sweep to cancel.
 // What cannot go from here: copies at the providers (Vapi recordings, Twilio / Meta messages,
 // Cal.com bookings) — docs/API.md says so.
 //
@@ -64,6 +65,7 @@ export async function eraseLead(pool: Pool, req: EraseLeadRequest): Promise<{ er
         [req.leadId],
       );
       await tx.query('DELETE FROM voice_tool_calls WHERE lead_id = $1', [req.leadId]);
+      await keepHeldCallsToCancel(tx, req.leadId);
       await tx.query('DELETE FROM leads WHERE id = $1', [req.leadId]);
       await tx.query(
         `INSERT INTO audit_events (workspace_id, type, subject_id, actor, data) VALUES ($1, 'lead.erased', $2, $3, $4)`,
@@ -74,6 +76,21 @@ export async function eraseLead(pool: Pool, req: EraseLeadRequest): Promise<{ er
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * A call Vapi holds for later (a first call outside the calling window) would still ring the
+ * erased number: its id (and the workspace, for the key) is kept until the call sweep
+ * (src/voice/call-sweep.ts) has cancelled it at Vapi. The erasure itself never waits on Vapi.
+ */
+async function keepHeldCallsToCancel(tx: PoolClient, leadId: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO voice_calls_to_cancel (provider_call_id, workspace_id)
+     SELECT c.provider_call_id, l.workspace_id FROM call_sessions c JOIN leads l ON l.id = c.lead_id
+      WHERE c.lead_id = $1 AND c.status = 'scheduled' AND l.livemode
+     ON CONFLICT (provider_call_id) DO NOTHING`,
+    [leadId],
+  );
 }
 
 /** Empties the payloads of the lead's integration-log entries; returns how many. */

@@ -213,3 +213,107 @@ export async function recordRetriedCall(
     [c.leadId, c.providerCallId, c.callStatus, c.attempt],
   );
 }
+
+// ---- the call sweep (call-sweep.ts) ----
+
+/** A live call whose end has not arrived: still held by Vapi, or placed before `overdueBefore`. */
+export interface OpenCall {
+  id: string;
+  leadId: string;
+  workspaceId: string;
+  providerCallId: string;
+  status: string;
+  /** When its end became due to start counting: the time Vapi dials a held call, else when it was placed. */
+  since: Date;
+  /** The sweep gave up on its end (markEndUnknown): only a cancellation is still looked for. */
+  endUnknown: boolean;
+}
+
+/**
+ * Held calls (also those given up on after `givenUpAfter`) and overdue ones, oldest first;
+ * sandbox calls are simulated and always end.
+ */
+export async function listOpenCalls(
+  db: Queryable,
+  c: { overdueBefore: Date; givenUpAfter: Date; limit: number },
+): Promise<OpenCall[]> {
+  const { rows } = await db.query(
+    `SELECT c.id, c.lead_id, l.workspace_id, c.provider_call_id, c.status,
+            COALESCE(c.scheduled_at, c.created_at) AS since, c.end_unknown_at IS NOT NULL AS end_unknown
+       FROM call_sessions c JOIN leads l ON l.id = c.lead_id
+      WHERE c.status <> 'ended' AND l.livemode
+        AND ((c.status = 'scheduled' AND (c.end_unknown_at IS NULL OR c.end_unknown_at > $2))
+             OR (c.end_unknown_at IS NULL AND COALESCE(c.scheduled_at, c.created_at) < $1))
+      ORDER BY since LIMIT $3`,
+    [c.overdueBefore, c.givenUpAfter, c.limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    leadId: r.lead_id,
+    workspaceId: r.workspace_id,
+    providerCallId: r.provider_call_id,
+    status: r.status,
+    since: r.since,
+    endUnknown: r.end_unknown,
+  }));
+}
+
+export async function recordScheduledAt(db: Queryable, id: string, at: Date): Promise<void> {
+  await db.query('UPDATE call_sessions SET scheduled_at = $2 WHERE id = $1 AND scheduled_at IS DISTINCT FROM $2', [
+    id,
+    at,
+  ]);
+}
+
+/** Our own end of a held call we cancelled; false when the session moved on meanwhile. */
+export async function endCancelledCall(db: Queryable, id: string, now: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE call_sessions SET status = 'ended', ended_reason = 'scheduled-call-deleted', ended_at = $2,
+            updated_at = now()
+      WHERE id = $1 AND status = 'scheduled'`,
+    [id, now],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * A held call Vapi has started placing: `queued` (never further, so Vapi's own status updates
+ * still record the pick-up); false when the session had moved on already.
+ */
+export async function markDialling(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE call_sessions SET status = 'queued', updated_at = now() WHERE id = $1 AND status = 'scheduled'`,
+    [id],
+  );
+  return rowCount === 1;
+}
+
+/** The sweep gives up on the call's end (once): false when it ended or was given up on meanwhile. */
+export async function markEndUnknown(db: Queryable, id: string, now: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE call_sessions SET end_unknown_at = $2, updated_at = now()
+      WHERE id = $1 AND status <> 'ended' AND end_unknown_at IS NULL`,
+    [id, now],
+  );
+  return rowCount === 1;
+}
+
+/** Held calls of erased leads, still to be cancelled at Vapi. */
+export async function listCallsToCancel(
+  db: Queryable,
+  limit: number,
+): Promise<Array<{ providerCallId: string; workspaceId: string; createdAt: Date }>> {
+  const { rows } = await db.query(
+    'SELECT provider_call_id, workspace_id, created_at FROM voice_calls_to_cancel ORDER BY created_at LIMIT $1',
+    [limit],
+  );
+  return rows.map((r) => ({
+    providerCallId: r.provider_call_id,
+    workspaceId: r.workspace_id,
+    createdAt: r.created_at,
+  }));
+}
+
+export async function forgetCallToCancel(db: Queryable, providerCallId: string): Promise<void> {
+  await db.query('DELETE FROM voice_calls_to_cancel WHERE provider_call_id = $1', [providerCallId]);
+}

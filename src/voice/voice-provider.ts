@@ -80,3 +80,24 @@ export interface VoiceSettingsChecker {
   getAssistant(apiKey: string, id: string): Promise<LookupResult>;
   getPhoneNumber(apiKey: string, id: string): Promise<LookupResult>;
 }
+
+/**
+ * A call as the provider describes it (`GET /call/{id}`): its status, when a held call is dialled
+ * (`schedulePlan.earliestAt`), and the whole object (an end-of-call report is built from it).
+ */
+export interface ProviderCall {
+  id: string;
+  status: string;
+  earliestAt: Date | null;
+  raw: Record<string, unknown>;
+}
+
+/** `notFound`: the provider answered 404 (it does not know the call); anything else may pass. */
+export type CallControlResult<T> = { ok: true; value: T } | { ok: false; notFound: boolean; message: string };
+
+/** Looks up and cancels calls already placed (the call sweep, src/voice/call-sweep.ts). */
+export interface CallControl {
+  getCall(apiKey: string, id: string): Promise<CallControlResult<ProviderCall>>;
+  /** Deletes the call; the provider cancels a call it still holds for later. */
+  deleteCall(apiKey: string, id: string): Promise<CallControlResult<null>>;
+}

@@ -12,7 +12,15 @@ const { describeEvent } = (await import(format)) as {
 
 test('each call event of the timeline is in words', () => {
   const data = { providerCallId: 'call_1', endedReason: 'pipeline-error-openai-llm-failed', actor: 'system' };
-  for (const type of ['call.dispatched', 'call.reconciled', 'call.started', 'call.ended', 'call.failed']) {
+  const types = [
+    'call.dispatched',
+    'call.reconciled',
+    'call.started',
+    'call.ended',
+    'call.failed',
+    'call.not_cancelled',
+  ];
+  for (const type of types) {
     assert.ok(!describeEvent(type, data).includes(type), `${type}: ${describeEvent(type, data)}`);
   }
   assert.equal(
@@ -39,4 +47,10 @@ test('a hand-over says why in words, a cancelled booking what Cal.com said', () 
     'Booking cancelled: Rejected by the host: double-booked',
   );
   assert.equal(describeEvent('booking.cancelled', {}), 'Booking cancelled');
+});
+
+test('a held call the sweep cancelled says why', () => {
+  const detail = 'The call Vapi held for later was cancelled before it rang: the number is on the do-not-contact list.';
+  const data = { endedReason: 'scheduled-call-deleted', cancelled: 'do_not_contact', detail };
+  assert.equal(describeEvent('call.ended', data), detail);
 });

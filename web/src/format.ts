@@ -67,7 +67,9 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
     'call.dispatched': 'Call placed',
     'call.reconciled': 'Call placed (recorded when Vapi first reported it)',
     'call.started': 'Call answered',
-    'call.ended': `Call ended${endedReason ? `: ${endedReason}` : ''}`,
+    'call.ended':
+      typeof data.cancelled === 'string' && why ? why : `Call ended${endedReason ? `: ${endedReason}` : ''}`,
+    'call.not_cancelled': why ?? 'The call Vapi held was already being placed: left to run',
     'call.failed': `Call failed${endedReason ? ` (${endedReason})` : ''}; handed to a person`,
     'message.received': 'Message from the lead',
     'lead.profile_updated': 'Agent noted answers',

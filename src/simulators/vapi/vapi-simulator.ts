@@ -305,6 +305,19 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
     return [200, { id, orgId: SIM_ORG_ID, name: `Simulated ${kind}`, createdAt, updatedAt: createdAt }];
   }
 
+  /**
+   * "Delete Call": answers the call and forgets it (GET then 404s). A call still scheduled ends
+   * `scheduled-call-deleted` (an auto-played call already waiting for its time still plays).
+   */
+  function deleteCall(id: string): [number, unknown] {
+    const r = callsById.get(id);
+    if (!r) return [404, notFound];
+    callsById.delete(id);
+    if (r.call.status === 'scheduled')
+      Object.assign(r.call, { status: 'ended', endedReason: 'scheduled-call-deleted' });
+    return [200, r.call];
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
     const method = req.method ?? 'GET';
@@ -332,12 +345,16 @@ export async function startVapiSimulator(opts: VapiSimulatorOptions = {}): Promi
       return;
     }
     const m = /^\/(call|assistant|phone-number)\/([^/]+)$/.exec(path);
-    const known = (method === 'POST' && path === '/call') || (method === 'GET' && m !== null);
+    const known =
+      (method === 'POST' && path === '/call') ||
+      (method === 'GET' && m !== null) ||
+      (method === 'DELETE' && m?.[1] === 'call');
     // NestJS answers unknown routes before any guard runs.
     if (!known) return send(res, 404, nest(404, 'Not Found', `Cannot ${method} ${path}`));
     const key = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
     if (failure === 'bad-key' || key === undefined || !apiKeys.has(key)) return send(res, 401, INVALID_KEY_BODY);
     if (failure === 'server-error') return send(res, 500, { message: 'Internal server error', statusCode: 500 });
+    if (method === 'DELETE') return send(res, ...deleteCall(m![2]!));
     const [status, body] = m ? lookup(m[1]!, m[2]!) : await postCall(rawBody, req.headers['content-type'] ?? '', res);
     send(res, status, body);
   }

@@ -5,9 +5,12 @@ import {
   type ProviderResponse,
 } from '../../shared/provider-request.ts';
 import type {
+  CallControl,
+  CallControlResult,
   LookupResult,
   PlaceCallRequest,
   PlaceCallResult,
+  ProviderCall,
   ProviderExchange,
   VoiceProvider,
   VoiceSettingsChecker,
@@ -18,7 +21,7 @@ import type {
  * Vapi rejects unknown properties, so lead ids travel in `assistantOverrides.metadata`,
  * never in a top-level `metadata`.
  */
-export class VapiClient implements VoiceProvider, VoiceSettingsChecker {
+export class VapiClient implements VoiceProvider, VoiceSettingsChecker, CallControl {
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
 
@@ -42,6 +45,25 @@ export class VapiClient implements VoiceProvider, VoiceSettingsChecker {
 
   getPhoneNumber(apiKey: string, id: string): Promise<LookupResult> {
     return this.#lookup(apiKey, `/phone-number/${encodeURIComponent(id)}`);
+  }
+
+  async getCall(apiKey: string, id: string): Promise<CallControlResult<ProviderCall>> {
+    const sent = await this.#send('GET', `/call/${encodeURIComponent(id)}`, apiKey);
+    if (!sent.ok || !sent.response.ok) return controlFailure(sent);
+    const call = parseObject(sent.text);
+    if (!call || typeof call.id !== 'string' || typeof call.status !== 'string') {
+      return { ok: false, notFound: false, message: 'Voice provider answered a call lookup without a call.' };
+    }
+    const plan = call.schedulePlan as { earliestAt?: unknown } | undefined;
+    const earliestAt = typeof plan?.earliestAt === 'string' ? new Date(plan.earliestAt) : null;
+    const at = earliestAt && !Number.isNaN(earliestAt.getTime()) ? earliestAt : null;
+    return { ok: true, value: { id: call.id, status: call.status, earliestAt: at, raw: call } };
+  }
+
+  /** `DELETE /call/{id}` ("Delete Call"): its body (DeleteCallDTO) is required, and empty. */
+  async deleteCall(apiKey: string, id: string): Promise<CallControlResult<null>> {
+    const sent = await this.#send('DELETE', `/call/${encodeURIComponent(id)}`, apiKey, {});
+    return sent.ok && sent.response.ok ? { ok: true, value: null } : controlFailure(sent);
   }
 
   async #lookup(apiKey: string, path: string): Promise<LookupResult> {
@@ -89,6 +111,21 @@ function callResult(sent: Sent): PlaceCallResult {
     return { ok: false, message: `Voice provider answered ${response.status} without a call id.` };
   }
   return { ok: true, providerCallId: call.id, status: typeof call.status === 'string' ? call.status : 'queued' };
+}
+
+/** A call lookup or deletion that failed: a network error, or Vapi's status (its text may name the lead). */
+function controlFailure(sent: Sent): { ok: false; notFound: boolean; message: string } {
+  if (!sent.ok) return { ok: false, notFound: false, message: sent.message };
+  return { ok: false, notFound: sent.response.status === 404, message: `HTTP ${sent.response.status}` };
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 type Sent =
