@@ -79,17 +79,23 @@ export class ListenerLease {
   /**
    * A transaction that changed a lead before the lease was written ran its trigger unwatched, so it
    * announces nothing; if it commits after the page's refetch, the page never hears of it. Waits (a
-   * bounded time) for the transactions that were running when the lease was committed.
+   * bounded time) for the writing transactions of this database that were running when the lease
+   * was committed (other databases of the server do not touch its leads).
    */
   async #writtenBefore(): Promise<void> {
-    const { rows } = await this.#db.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot');
+    const { rows } = await this.#db.query<{ xids: string[] | null }>(
+      `SELECT array_agg(backend_xid::text) AS xids FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()`,
+    );
+    const xids = rows[0]?.xids ?? [];
     const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
-    for (;;) {
-      const running = await this.#db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_snapshot_xip($1::pg_snapshot) x WHERE pg_xact_status(x) = 'in progress'`,
-        [rows[0]!.snapshot],
+    while (xids.length > 0 && Date.now() < deadline) {
+      const running = await this.#db.query(
+        `SELECT 1 FROM pg_stat_activity
+          WHERE datname = current_database() AND backend_xid::text = ANY($1::text[]) LIMIT 1`,
+        [xids],
       );
-      if (running.rows[0]!.n === 0 || Date.now() >= deadline) return;
+      if (running.rowCount === 0) return;
       await sleep(20);
     }
   }
