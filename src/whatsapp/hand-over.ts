@@ -111,12 +111,13 @@ export async function handOver(tx: Queryable, h: HandOverInput): Promise<boolean
  * last attempt) goes to `needs_human` with `conversation.escalated` (`outcome`, `reason`). A lead
  * that is not `new` or `in_conversation` keeps its status (a booked lead stays booked) and gets
  * the event only. The turn is left as it is: the job is dead-lettered, and `leadintake jobs retry`
- * resumes it once the cause is fixed (turn-rules.ts, waitingForRetry). False: no such lead.
+ * resumes it once the cause is fixed (turn-rules.ts, waitingForRetry). Also for a message the
+ * agent will not answer (`messageId`, src/whatsapp/inbound-service.ts). False: no such lead.
  */
 export async function handOverUntilRetried(
   tx: Queryable,
   leadId: string,
-  h: { outcome: string; reason: string; turnId?: number },
+  h: { outcome: string; reason: string; turnId?: number; messageId?: number },
 ): Promise<boolean> {
   const { rows } = await tx.query({
     name: 'hand-over-lock-status',
@@ -125,7 +126,12 @@ export async function handOverUntilRetried(
   });
   const status: string | undefined = rows[0]?.status;
   if (!status) return false;
-  const data = { reason: h.reason, outcome: h.outcome, ...(h.turnId !== undefined ? { turnId: h.turnId } : {}) };
+  const data = {
+    reason: h.reason,
+    outcome: h.outcome,
+    ...(h.turnId !== undefined ? { turnId: h.turnId } : {}),
+    ...(h.messageId !== undefined ? { messageId: h.messageId } : {}),
+  };
   const event = { type: 'conversation.escalated', data };
   const moved =
     (status === 'new' || status === 'in_conversation') &&

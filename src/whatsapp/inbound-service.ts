@@ -8,6 +8,7 @@ import type { DeliveryStatuses, StatusOutcome } from './delivery-status.ts';
 import * as m from './message-queries.ts';
 import { inboundIntent } from './opt-out.ts';
 import { recordOptOut } from '../leads/lead-opt-out.ts';
+import { handOverUntilRetried } from './hand-over.ts';
 
 // What the lead sends us, once a webhook is authenticated and parsed: stored, and the lead's next
 // turn enqueued in the same transaction (through the outbox, which the relay moves to pg-boss).
@@ -19,6 +20,14 @@ export type StatusEvent = Extract<InboundEvent, { type: 'status' }>;
 /** On the timeline (and in the dashboard's alert) when a booked lead writes "Cancel". */
 export const CANCEL_REASON = 'The lead asked to cancel the booking.';
 
+/** The timeline's outcome when a lead the agent no longer answers writes (docs/WHATSAPP.md, "Inbound"). */
+export const WROTE_AFTER_CLOSE = 'lead_wrote_after_close';
+
+const wroteAfterClose = (status: string) =>
+  `The lead wrote after the conversation was closed (${status}); the agent does not answer. A person reads it.`;
+const WROTE_AFTER_OPT_OUT =
+  'The lead wrote after opting out; nothing is sent to it, not even a reply from the dashboard. A person reads it.';
+
 async function handOver(tx: PoolClient, lead: c.InboundLead, data: Record<string, unknown>): Promise<void> {
   const event = { type: 'conversation.escalated', data };
   const moved = await transitionLead(tx, { leadId: lead.id, to: 'needs_human', actor: 'system', event });
@@ -26,8 +35,8 @@ async function handOver(tx: PoolClient, lead: c.InboundLead, data: Record<string
 }
 
 export type InboundOutcome =
-  | { kind: 'stored'; leadId: string; turnQueued: boolean }
-  | { kind: 'opted_out'; leadId: string }
+  | { kind: 'stored'; leadId: string; turnQueued: boolean; forPerson?: true }
+  | { kind: 'opted_out'; leadId: string; forPerson?: true }
   | { kind: 'duplicate' }
   | { kind: 'unknown_sender' };
 
@@ -59,6 +68,11 @@ export class InboundService {
   ): Promise<InboundOutcome> {
     const outcome = await withTransaction(this.#d.pool, (tx) => this.#store(tx, workspaceId, livemode, provider, e));
     if (outcome.kind === 'stored' && outcome.turnQueued) this.#d.wake();
+    if ('forPerson' in outcome)
+      log.info(
+        { workspaceId, leadId: outcome.leadId, outcome: WROTE_AFTER_CLOSE },
+        'whatsapp message left for a person',
+      );
     // The sender's number stays out of the log; the lead id says who it was when known.
     log.info(
       { workspaceId, provider, outcome: outcome.kind, ...('leadId' in outcome ? { leadId: outcome.leadId } : {}) },
@@ -93,7 +107,15 @@ export class InboundService {
         REPAIRED_TEXT_EVENT,
         repairedTextData(provider, 'whatsapp message', { messageId }),
       );
-    if (lead.optedOutAt) return { kind: 'opted_out', leadId: lead.id };
+    // Nothing is ever sent to a lead that opted out, nor to a booked or unqualified one by the agent;
+    // what they write still needs a person's eyes. The status stays: those outcomes are an
+    // operator's to change (a lead still `new` or `in_conversation` goes to a person).
+    const leftForPerson = async (reason: string) =>
+      handOverUntilRetried(tx, lead.id, { outcome: WROTE_AFTER_CLOSE, reason, messageId });
+    if (lead.optedOutAt) {
+      await leftForPerson(WROTE_AFTER_OPT_OUT);
+      return { kind: 'opted_out', leadId: lead.id, forPerson: true };
+    }
     const intent = inboundIntent(e.text, lead);
     if (intent === 'opt_out') {
       // Already booked or with a person: the status stays, the opt-out is on record and nothing more is sent.
@@ -106,9 +128,13 @@ export class InboundService {
       await handOver(tx, lead, { reason: CANCEL_REASON, outcome: 'booking_cancel_requested', messageId });
       return { kind: 'stored', leadId: lead.id, turnQueued: false };
     }
-    // A lead with a person waits for the operator; booked and unqualified leads get no more turns.
-    if (lead.status !== 'new' && lead.status !== 'in_conversation')
-      return { kind: 'stored', leadId: lead.id, turnQueued: false };
+    // A lead with a person waits for the operator (it is in the waiting view already).
+    if (lead.status === 'needs_human') return { kind: 'stored', leadId: lead.id, turnQueued: false };
+    // Booked and unqualified leads get no more turns.
+    if (lead.status !== 'new' && lead.status !== 'in_conversation') {
+      await leftForPerson(wroteAfterClose(lead.status));
+      return { kind: 'stored', leadId: lead.id, turnQueued: false, forPerson: true };
+    }
     const turnQueued = await c.requestTurn(tx, lead.id, workspaceId);
     return { kind: 'stored', leadId: lead.id, turnQueued };
   }

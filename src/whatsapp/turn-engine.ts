@@ -117,9 +117,9 @@ export class TurnEngine {
       return CONTINUE; // finished meanwhile (cannot happen under the lead lock; harmless)
     }
     const blocked = blockedReason(subject, null);
-    // Switched off while the lead waits for an answer: the lead goes to a person (hand-over.ts).
-    const off =
-      blocked === 'agent_off' && subject.anyTurn && subject.unanswered && !TERMINAL_STATUSES.has(subject.lead.status);
+    // Switched off while the lead waits for an answer: the lead goes to a person (hand-over.ts),
+    // also one that wrote before its first contact went out (nothing will ever answer it otherwise).
+    const off = blocked === 'agent_off' && subject.unanswered && !TERMINAL_STATUSES.has(subject.lead.status);
     const turn = off
       ? await inTransaction(db, async (tx) => (await lockLeadRow(tx, leadId)) && (await q.startReplyTurn(tx, leadId)))
       : null;
@@ -137,8 +137,8 @@ export class TurnEngine {
       // Sent, and nothing more to do: the job ends without reading the lead again, one round trip
       // less per first contact (docs/decisions/0004-record-sends-by-set.md). A message that arrives after
       // the lock was taken requests a job of its own (taking the lock cleared the lead's turn
-      // request). One that was already waiting may have no job left (its job ended while the
-      // agent was off): this job goes on to answer it, as before.
+      // request). One that was already waiting may have no job of its own (its request was this
+      // job's): this job goes on to answer it, as before.
       return sent.kind === 'continue' && !subject.unanswered ? done('first_contact_sent') : sent;
     }
     const max = this.#d.maxAgentTurns;
