@@ -129,7 +129,25 @@ export interface InboundLead {
   hasBooking: boolean;
 }
 
-/** The workspace's lead of this mode with this phone, locked until the transaction ends. */
+/**
+ * The numbers a WhatsApp sender may be on a form: its own, then the one its WhatsApp id stands
+ * for where ids and E.164 numbers differ. Mexican mobile ids keep the `1` after 52 that E.164
+ * dropped in 2019; Brazilian accounts made before mobiles got their ninth digit keep an id
+ * without it. Both providers report the id as the sender; a lead's form has the number.
+ */
+export function senderNumbers(from: string): string[] {
+  const mx = /^\+521(\d{10})$/.exec(from);
+  if (mx) return [from, `+52${mx[1]}`];
+  // Mobile subscriber numbers start with 6-9; landlines (2-5) never got a ninth digit.
+  const br = /^\+55([1-9]\d)([6-9]\d{7})$/.exec(from);
+  if (br) return [from, `+55${br[1]}9${br[2]}`];
+  return [from];
+}
+
+/**
+ * The workspace's lead of this mode with this phone (or the number its WhatsApp id stands for,
+ * when no lead has the id itself), locked until the transaction ends.
+ */
 export async function lockLeadByPhone(
   db: Queryable,
   workspaceId: string,
@@ -139,8 +157,9 @@ export async function lockLeadByPhone(
   const { rows } = await db.query({
     name: 'conversation-lock-lead-by-phone',
     text: `SELECT id, status, opted_out_at, (status = 'booked' OR booking_uid IS NOT NULL) AS has_booking
-             FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = $3 FOR UPDATE`,
-    values: [workspaceId, livemode, phoneNormalized],
+             FROM leads WHERE workspace_id = $1 AND livemode = $2 AND phone_normalized = ANY($3::text[])
+            ORDER BY phone_normalized = $4 DESC LIMIT 1 FOR UPDATE`,
+    values: [workspaceId, livemode, senderNumbers(phoneNormalized), phoneNormalized],
   });
   const r = rows[0];
   return r ? { id: r.id, status: r.status, optedOutAt: r.opted_out_at, hasBooking: r.has_booking } : null;

@@ -99,6 +99,11 @@ export interface MetaSimulator {
     text: string,
     opts?: { phoneNumberId?: string; webhookUrl?: string; name?: string },
   ): Promise<MetaSimDelivery>;
+  /**
+   * Sends to `phone` reach the WhatsApp account `waId` and answer it as `contacts[0].wa_id` (as Meta
+   * does for Mexican `521…` or Brazilian numbers without the ninth digit); null removes it.
+   */
+  setWaId(phone: string, waId: string | null): void;
   /** Marks the lead's last message as sent at `at` (default now) without a webhook. */
   openWindow(phone: string, at?: Date, phoneNumberId?: string): void;
   /** The next `count` sends answer this failure (after the route matched, before auth, like an outage). */

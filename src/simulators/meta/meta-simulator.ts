@@ -67,6 +67,7 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
   for (const n of opts.phoneNumbers ?? [defaultNumber()]) numbers.set(n.id, structuredClone(n));
   const personas = new Map<string, { persona: LeadPersonaName } & PersonaOptions>();
   const recipientFailures = new Map<string, StatusError>();
+  const waIds = new Map<string, string>(); // digits of the number sent to -> the wa_id Graph answers
   const lastInbound = new Map<string, number>(); // `${phoneNumberId}:${waId}` -> ms
   const injected: MetaSimFailure[] = [];
   const requests: MetaSimRequest[] = [];
@@ -200,7 +201,9 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
       /* Graph then sees no parameters at all */
     }
     const checked = validateSend(body, number.templates);
-    return checked.ok ? acceptSend(number, checked.send, body) : errorAnswer(checked.error);
+    if (!checked.ok) return errorAnswer(checked.error);
+    const waId = waIds.get(checked.send.waId) ?? checked.send.waId;
+    return acceptSend(number, { ...checked.send, waId }, body);
   }
 
   /** `GET /{version}/{phone-number-id}` with Graph's default fields (what `workspace verify` reads). */
@@ -301,6 +304,10 @@ export async function startMetaSimulator(opts: MetaSimulatorOptions = {}): Promi
         const url = urlFor(number, waId, inboundOpts.webhookUrl);
         queues.push(`${number.id}:${waId}`, () => leadWrites(number, waId, text, name, url).then(resolve, reject));
       });
+    },
+    setWaId(phone, waId) {
+      if (waId === null) waIds.delete(digits(phone));
+      else waIds.set(digits(phone), digits(waId));
     },
     openWindow(phone, at, phoneNumberId) {
       lastInbound.set(`${numberOrFirst(phoneNumberId).id}:${digits(phone)}`, (at ?? now()).getTime());
