@@ -1,6 +1,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import { useEffect, useMemo, useState } from 'react';
-import { api, type Schemas, type WorkspaceAccess } from './api.ts';
+import type { WorkspaceAccess } from './api.ts';
+import { type Analytics, AsOf, useAnalytics } from './analytics-live.tsx';
 import { ReachSection } from './analytics-reach.tsx';
 import { SourcesSection } from './analytics-sources.tsx';
 import { ChartFigure, cssColor, DataTable, useColorScheme } from './chart-figure.tsx';
@@ -15,7 +16,6 @@ import type { Status } from './api.ts';
 // and links to the leads behind it: the inbox filtered to them (inbox-filters.tsx). The period
 // applied and the Sandbox switch are in the address (?period=custom&from=…&to=…&sandbox=true).
 
-type Analytics = Schemas['AdminAnalytics'];
 type Day = Analytics['days'][number];
 
 const PERIODS = [
@@ -72,21 +72,11 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
     setPeriod(applied.period);
     if (applied.period === 'custom') setFrom(applied.from), setTo(applied.to);
   }, [applied]);
-  const [data, setData] = useState<Analytics | null>(null);
-  const [error, setError] = useState('');
+  const p = new URLSearchParams({ period: applied.period });
+  if (applied.period === 'custom') p.set('from', applied.from), p.set('to', applied.to);
+  if (sandbox) p.set('sandbox', 'true');
+  const { data, asOf, error } = useAnalytics(workspace.slug, p.toString());
   const scheme = useColorScheme();
-
-  useEffect(() => {
-    const p = new URLSearchParams({ period: applied.period });
-    if (applied.period === 'custom') p.set('from', applied.from), p.set('to', applied.to);
-    if (sandbox) p.set('sandbox', 'true');
-    let live = true;
-    api<Analytics>('GET', `/api/admin/workspaces/${workspace.slug}/analytics?${p}`).then(
-      (d) => live && (setData(d), setError('')),
-      (e: Error) => live && setError(e.message),
-    );
-    return () => void (live = false);
-  }, [applied, sandbox, workspace.slug]);
 
   const choosePeriod = (value: string) => {
     setPeriod(value);
@@ -260,7 +250,7 @@ export function AnalyticsPage({ workspace }: { workspace: WorkspaceAccess }) {
         <>
           <p className="muted">
             Leads created from {data.from} to {data.to} (days in {data.timeZone})
-            {data.sandbox ? ', sandbox leads included' : ', live leads only'}.
+            {data.sandbox ? ', sandbox leads included' : ', live leads only'}.{asOf && <AsOf at={asOf} />}
           </p>
           <section aria-labelledby="speed-h">
             <h2 id="speed-h">Speed to lead</h2>

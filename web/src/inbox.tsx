@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { attemptTime, stepWords } from './follow-up-words.ts';
 import { api, type Inbox, type InboxLead, type Status, type WorkspaceAccess } from './api.ts';
 import { duration, since, STATUS_LABELS } from './format.ts';
@@ -46,37 +46,54 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
   const fetchPage = useCallback(
-    (after?: string) => {
+    (after?: string, limit?: number) => {
       const p = new URLSearchParams(apiQuery);
       if (after) p.set('cursor', after);
+      if (limit) p.set('limit', String(limit));
       return api<Inbox>('GET', `/api/admin/workspaces/${workspace.slug}/leads?${p}`);
     },
     [apiQuery, workspace.slug],
   );
+  // The rows loaded with Load more, for a live refresh to keep: cutting the list back to its first
+  // page would drop the oldest rows (often the leads waiting longest) and move the page under the
+  // operator's eyes.
+  const loaded = useRef<{ count: number; lastId: string } | null>(null);
   const latest = useLatest();
-  const refresh = useCallback(() => {
-    const current = latest.begin();
-    fetchPage().then(
-      (d) => {
-        if (!current()) return;
-        setData(d);
-        setMore([]);
-        setCursor(d.nextCursor);
-        setError('');
-      },
-      (e: Error) => {
-        if (current()) setError(e.message);
-      },
-    );
-  }, [fetchPage, latest]);
-  useEffect(refresh, [refresh]);
-  // Live: any change of the workspace refetches the first page.
-  useLiveRefresh(workspace.slug, refresh);
+  const refresh = useCallback(
+    (keep: boolean) => {
+      const current = latest.begin();
+      const shown = keep ? loaded.current : null;
+      if (!keep) loaded.current = null;
+      fetchFirst(fetchPage, shown).then(
+        (d) => {
+          if (!current()) return;
+          loaded.current = shown && lastRows(d.leads);
+          setData(d);
+          setMore([]);
+          setCursor(d.nextCursor);
+          setError('');
+        },
+        (e: Error) => {
+          if (current()) setError(e.message);
+        },
+      );
+    },
+    [fetchPage, latest],
+  );
+  // New filters or search: the first page.
+  useEffect(() => refresh(false), [refresh]);
+  // Live: any change of the workspace refetches the rows shown.
+  useLiveRefresh(
+    workspace.slug,
+    useCallback(() => refresh(true), [refresh]),
+  );
+  const leads = [...(data?.leads ?? []), ...more];
   const loadMore = async () => {
     if (!cursor) return;
     const current = latest.join();
     const d = await fetchPage(cursor);
     if (!current()) return;
+    loaded.current = lastRows([...leads, ...d.leads]);
     setMore((m) => [...m, ...d.leads]);
     setCursor(d.nextCursor);
   };
@@ -84,7 +101,6 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
     const n = data?.counts[t];
     return n === undefined ? '' : n >= (data?.countCap ?? Infinity) ? `${n}+` : String(n);
   };
-  const leads = [...(data?.leads ?? []), ...more];
   return (
     <main>
       <h1>Leads</h1>
@@ -201,17 +217,17 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
                 <td>
                   <StatusBadge status={l.status} />
                 </td>
-                <td>
+                <td data-label="Owner">
                   <OwnerCell lead={l} />
                 </td>
-                <td>{data && <WaitingCell lead={l} thresholds={data.waiting} now={now} />}</td>
-                <td>
+                <td data-label="Waiting">{data && <WaitingCell lead={l} thresholds={data.waiting} now={now} />}</td>
+                <td data-label="Created">
                   <time dateTime={l.createdAt}>{since(l.createdAt)}</time>
                 </td>
-                <td>
+                <td data-label="Last activity">
                   <time dateTime={l.lastActivityAt}>{since(l.lastActivityAt)}</time>
                 </td>
-                <td>{duration(l.speedToLeadSeconds)}</td>
+                <td data-label="Speed to lead">{duration(l.speedToLeadSeconds)}</td>
                 <td>
                   {l.nextAttempt && (
                     <span className="next-attempt">
@@ -259,4 +275,29 @@ function searchLongEnough(search: string): boolean {
   const s = search.trim();
   if (s.includes('@')) return true;
   return /^[\d\s()+.-]+$/.test(s) ? s.replace(/\D/g, '').length >= 3 : [...s].length >= 3;
+}
+
+const lastRows = (leads: InboxLead[]) => (leads.length ? { count: leads.length, lastId: leads.at(-1)!.id } : null);
+
+/** The API's largest page. */
+const PAGE_MAX = 100;
+
+/**
+ * The list's first page or, when more rows are shown, the first rows down to the last one shown
+ * (however many leads arrived above it; a page more at most when that lead has left the list).
+ */
+async function fetchFirst(
+  fetchPage: (after?: string, limit?: number) => Promise<Inbox>,
+  shown: { count: number; lastId: string } | null,
+): Promise<Inbox> {
+  if (!shown) return fetchPage();
+  const first = await fetchPage(undefined, PAGE_MAX);
+  const leads = [...first.leads];
+  let next = first.nextCursor;
+  while (next && leads.length < shown.count + PAGE_MAX && !leads.some((l) => l.id === shown.lastId)) {
+    const d = await fetchPage(next, PAGE_MAX);
+    leads.push(...d.leads);
+    next = d.nextCursor;
+  }
+  return { ...first, leads, nextCursor: next };
 }

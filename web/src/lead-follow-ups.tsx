@@ -1,6 +1,7 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { api, ApiError, type LeadPage } from './api.ts';
 import { dateTime } from './format.ts';
+import { useFocusAfterRender } from './page-focus.ts';
 import { attemptTime, describeContactEvent, dncWords, endWords, stepWords } from './follow-up-words.ts';
 
 // The lead page's "Follow-ups" panel (docs/DASHBOARD.md): the attempts so far, the next one (when,
@@ -19,11 +20,13 @@ export function FollowUps({
   page: LeadPage;
   base: string;
   canAct: boolean;
-  /** After an action: the notice to show, then the page reloads. */
+  /** After an action: the notice to show (it takes the focus), then the page reloads. */
   onDone: (notice: string) => void;
 }) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const errorRef = useRef<HTMLParagraphElement>(null);
+  const focusAfter = useFocusAfterRender();
   const l = page.lead;
   const plan = page.contactPlan;
   const next = plan?.next ?? null;
@@ -39,6 +42,8 @@ export function FollowUps({
       onDone(done);
     } catch (e) {
       setError(e instanceof ApiError ? e.body.message || e.message : (e as Error).message);
+      // The button pressed was disabled while busy: focus would be lost.
+      focusAfter(() => errorRef.current);
     } finally {
       setBusy(false);
     }
@@ -58,7 +63,7 @@ export function FollowUps({
     <section aria-labelledby="follow-ups-h" className="follow-ups-panel">
       <h2 id="follow-ups-h">Follow-ups</h2>
       {error && (
-        <p role="alert" className="error">
+        <p role="alert" className="error" ref={errorRef} tabIndex={-1}>
           {error}
         </p>
       )}

@@ -7,6 +7,7 @@ import { ProviderTraffic, Thread, Timeline } from './lead-history.tsx';
 import { Link } from './link.tsx';
 import { useLatest } from './live.ts';
 import { navigate } from './nav.ts';
+import { useFocusAfterRender } from './page-focus.ts';
 import { LeadNotes } from './lead-notes.tsx';
 import { FollowUps } from './lead-follow-ups.tsx';
 import { ReplyComposer } from './reply-composer.tsx';
@@ -20,6 +21,10 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
   const [page, setPage] = useState<LeadPage | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
+  // After an action, focus moves to its notice or error (page-focus.ts says why).
+  const noticeRef = useRef<HTMLParagraphElement>(null);
+  const errorRef = useRef<HTMLParagraphElement>(null);
+  const focusAfter = useFocusAfterRender();
   const base = `/api/admin/workspaces/${workspace.slug}/leads/${leadId}`;
   // Set while this page deletes the lead: the deletion's own live event must not refetch it.
   const deleting = useRef(false);
@@ -49,14 +54,20 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
     [workspace.slug, leadId, load],
   );
   const can = (p: 'leads.act' | 'leads.delete') => workspace.permissions.includes(p);
-  const act = async (path: string, body?: unknown, done?: string) => {
+  /** After any action of the page: its notice (focused unless `keepFocus`), then the page reloads. */
+  const done = (message: string, keepFocus = false) => {
+    setNotice(message);
+    if (!keepFocus) focusAfter(() => noticeRef.current);
+    load();
+  };
+  const act = async (path: string, body: unknown, message: string) => {
     try {
       await api('POST', `${base}/${path}`, body);
-      setNotice(done ?? '');
-      load();
+      done(message);
     } catch (e) {
       // A 409 of Take over says who took the lead ("Taken over by Ada a moment ago.").
       setError(e instanceof ApiError && e.body.message ? e.body.message : (e as Error).message);
+      focusAfter(() => errorRef.current);
     }
   };
   if (!page)
@@ -86,6 +97,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
     } catch (e) {
       deleting.current = false;
       setError((e as Error).message);
+      focusAfter(() => errorRef.current);
       return;
     }
     // Replaced: back must not return to the page of a lead that no longer exists.
@@ -101,11 +113,11 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
         {!l.livemode && <span className="badge badge-sandbox">Sandbox</span>}
       </h1>
       {error && (
-        <p role="alert" className="error">
+        <p role="alert" className="error" ref={errorRef} tabIndex={-1}>
           {error}
         </p>
       )}
-      <p role="status" className="notice">
+      <p role="status" className="notice" ref={noticeRef} tabIndex={-1}>
         {notice}
       </p>
       <LeadOwner owner={page.owner} />
@@ -177,15 +189,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
           )}
         </section>
       )}
-      <FollowUps
-        page={page}
-        base={base}
-        canAct={can('leads.act')}
-        onDone={(n) => {
-          setNotice(n);
-          load();
-        }}
-      />
+      <FollowUps page={page} base={base} canAct={can('leads.act')} onDone={done} />
       <div className="columns">
         <section aria-labelledby="who-h">
           <h2 id="who-h">Details</h2>
@@ -267,14 +271,7 @@ export function LeadView({ workspace, leadId }: { workspace: WorkspaceAccess; le
               )}
               <Thread base={base} messages={page.messages} olderCursor={page.messagesOlderCursor} />
               {can('leads.act') && page.whatsappWindow && (l.status === 'needs_human' || kept(l.status)) && (
-                <ReplyComposer
-                  base={base}
-                  window={page.whatsappWindow}
-                  onSent={(n) => {
-                    setNotice(n);
-                    load();
-                  }}
-                />
+                <ReplyComposer base={base} window={page.whatsappWindow} onSent={done} />
               )}
             </>
           ) : (

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 
 // After a navigation inside the page (the History API: no page load), focus would stay on the
 // link that was followed, or on nothing, and a screen reader would not hear that the page changed.
@@ -37,4 +37,25 @@ export function focusMain(): void {
 function focusHeading(el: HTMLElement): void {
   if (!el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1');
   el.focus();
+}
+
+/**
+ * After an action the button pressed is often gone (the page reloads its data) or disabled while
+ * busy, and focus would fall back to the page's body: a keyboard or screen-reader user would start
+ * again from the top. The function returned names where focus goes instead (the action's notice,
+ * its error, the next control); it moves there once React has shown the change, since a notice is
+ * hidden while empty and an error exists only once it is set.
+ */
+export function useFocusAfterRender(): (target: () => HTMLElement | null) => void {
+  const pending = useRef<(() => HTMLElement | null) | null>(null);
+  const [, rerender] = useState(0);
+  useEffect(() => {
+    const target = pending.current;
+    pending.current = null;
+    target?.()?.focus();
+  });
+  return useCallback((target: () => HTMLElement | null) => {
+    pending.current = target;
+    rerender((n) => n + 1);
+  }, []);
 }

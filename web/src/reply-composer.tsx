@@ -1,6 +1,7 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { api, type LeadPage } from './api.ts';
 import { dateTime } from './format.ts';
+import { useFocusAfterRender } from './page-focus.ts';
 
 // The operator's WhatsApp reply. Inside the 24-hour window: free text. Outside it the providers
 // accept only the approved template: the composer says so, shows the template's text with a
@@ -14,20 +15,31 @@ export function ReplyComposer({
 }: {
   base: string;
   window: NonNullable<LeadPage['whatsappWindow']>;
-  onSent: (notice: string) => void;
+  /** After a send: the notice to show; it takes the focus unless `keepFocus` (the box has it). */
+  onSent: (notice: string, keepFocus?: boolean) => void;
 }) {
   const [draft, setDraft] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  // The send button is disabled while busy, so focus would be lost: after a reply it goes back to
+  // the emptied box, ready for the next one; after the template to the page's notice; on a refusal
+  // to the error.
+  const box = useRef<HTMLTextAreaElement>(null);
+  const errorRef = useRef<HTMLParagraphElement>(null);
+  const focusAfter = useFocusAfterRender();
   const send = async (body: { text: string } | { template: true }, notice: string) => {
     setBusy(true);
     try {
       await api('POST', `${base}/reply`, body);
       setError('');
-      if ('text' in body) setDraft('');
-      onSent(notice);
+      if ('text' in body) {
+        setDraft('');
+        focusAfter(() => box.current);
+      }
+      onSent(notice, 'text' in body);
     } catch (e) {
       setError((e as Error).message);
+      focusAfter(() => errorRef.current);
     } finally {
       setBusy(false);
     }
@@ -64,13 +76,14 @@ export function ReplyComposer({
         </div>
       )}
       {error && (
-        <p role="alert" className="error">
+        <p role="alert" className="error" ref={errorRef} tabIndex={-1}>
           {error}
         </p>
       )}
       <label>
         Message{' '}
         <textarea
+          ref={box}
           name="text"
           maxLength={1600}
           rows={3}
