@@ -82,12 +82,15 @@ export function demoCurl(baseUrl: string, key: string, suffix = '0001'): string 
   );
 }
 
+/** An outcome row with nothing special for a channel: what any other number does. */
+const BOOKS = 'books, like any other number';
+
 /** What `npm start` prints once (and writes to the data folder): keys, curls, what will happen. */
 export function demoBanner(baseUrl: string, keys: DemoKey[], keysFile: string | null, extra: string[] = []): string {
   const wa = keys.find((k) => k.channel === 'whatsapp')!;
   const voice = keys.find((k) => k.channel === 'voice')!;
   const rows = SANDBOX_OUTCOME_TABLE.map(
-    (r) => `    …${r.suffix}  WhatsApp: ${r.whatsapp ?? 'books, like any other number'}; voice: ${r.voice}`,
+    (r) => `    …${r.suffix}  WhatsApp: ${r.whatsapp ?? BOOKS}; voice: ${r.voice ?? BOOKS}`,
   );
   return [
     '',
