@@ -41,7 +41,7 @@ export async function demoCommand(args: string[], config: Config, log: Logger): 
   } catch (err) {
     if ((err as { code?: string }).code === 'EADDRINUSE')
       throw new CliError(
-        `Port ${cfg.PORT} is in use (is "npm start" running?). Stop it, or run: leadintake demo --port 3001`,
+        `Port ${cfg.PORT} is in use (is "npm start" running?). Stop it, or run: npm run demo -- --port 3001`,
       );
     throw err;
   }
