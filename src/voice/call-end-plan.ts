@@ -63,18 +63,10 @@ export async function planAfterCallEnd(tx: PoolClient, c: EndedCall): Promise<vo
   if (outcome === 'invalid_number') {
     // Calling again cannot help: a person checks the number.
     await plans.endPlan(tx, c.leadId, 'invalid_number');
-    await transitionLead(tx, {
-      leadId: c.leadId,
-      to: 'needs_human',
-      actor: 'system',
-      event: {
-        type: 'conversation.escalated',
-        data: {
-          reason: 'invalid_number',
-          detail: `the number cannot be called (${c.endedReason ?? 'unknown'})`,
-          attempts: attempt,
-        },
-      },
+    await handCallLeadOver(tx, c.leadId, {
+      reason: 'invalid_number',
+      detail: `the number cannot be called (${c.endedReason ?? 'unknown'})`,
+      attempts: attempt,
     });
     return;
   }
@@ -115,18 +107,24 @@ async function handOverUnfinishedCall(tx: PoolClient, c: EndedCall): Promise<voi
     [c.leadId, c.providerCallId],
   );
   if (running.rowCount) return;
-  await transitionLead(tx, {
-    leadId: c.leadId,
+  await handCallLeadOver(tx, c.leadId, {
+    reason: 'call_ended_without_outcome',
+    detail: `the call ended (${c.endedReason ?? 'unknown'}) before the lead was booked or qualified`,
+    providerCallId: c.providerCallId,
+  });
+}
+
+/** A voice lead to a person: `needs_human`, with a `conversation.escalated` entry saying why (`reason`, `detail`). */
+export function handCallLeadOver(
+  tx: PoolClient,
+  leadId: string,
+  data: { reason: string; detail: string } & Record<string, unknown>,
+): ReturnType<typeof transitionLead> {
+  return transitionLead(tx, {
+    leadId,
     to: 'needs_human',
     actor: 'system',
-    event: {
-      type: 'conversation.escalated',
-      data: {
-        reason: 'call_ended_without_outcome',
-        detail: `the call ended (${c.endedReason ?? 'unknown'}) before the lead was booked or qualified`,
-        providerCallId: c.providerCallId,
-      },
-    },
+    event: { type: 'conversation.escalated', data },
   });
 }
 

@@ -1,5 +1,5 @@
 import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
-import { transitionLead } from '../leads/lead-state.ts';
+import { handCallLeadOver } from './call-end-plan.ts';
 import type { Logger } from '../shared/logger.ts';
 import { applyCallEvent } from './call-events.ts';
 import * as q from './call-session-queries.ts';
@@ -58,18 +58,10 @@ export async function handOverUnknownEnd(
     const { rows } = await tx.query('SELECT status FROM leads WHERE id = $1', [c.leadId]);
     if (rows[0]?.status !== 'new' && rows[0]?.status !== 'in_conversation') return false;
     const why = notFound ? 'Vapi does not know the call' : 'Vapi could not be asked for hours';
-    const moved = await transitionLead(tx, {
-      leadId: c.leadId,
-      to: 'needs_human',
-      actor: 'system',
-      event: {
-        type: 'conversation.escalated',
-        data: {
-          reason: 'call_end_unknown',
-          detail: `The call's end never arrived and ${why}: a person checks how it went.`,
-          providerCallId: c.providerCallId,
-        },
-      },
+    const moved = await handCallLeadOver(tx, c.leadId, {
+      reason: 'call_end_unknown',
+      detail: `The call's end never arrived and ${why}: a person checks how it went.`,
+      providerCallId: c.providerCallId,
     });
     return moved.ok;
   });
