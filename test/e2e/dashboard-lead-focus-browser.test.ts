@@ -1,67 +1,29 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { TurnEngine } from '../../src/whatsapp/turn-engine.ts';
-import { defaultConversationProviders } from '../../src/whatsapp/turn-providers.ts';
-import { TurnWorker } from '../../src/whatsapp/turn-worker.ts';
-import { makeOperator } from '../helpers/admin.ts';
-import { SOLAR_AGENT } from '../helpers/agent-harness.ts';
-import { postLead } from '../helpers/http.ts';
-import { startListeningApp, type TestApp } from '../helpers/test-app.ts';
-import { assertAccessible, launchChromium, signInAs, WAIT, watchedPage } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { startLeadPageSetup, type LeadPageSetup } from '../helpers/lead-page-setup.ts';
+import { assertAccessible, WAIT } from '../helpers/browser.ts';
 
 // The lead page's actions by keyboard keep the focus (docs/DASHBOARD.md, "Accessibility"): the
 // pressed button is gone once the page reloads (or disabled while busy), so focus moves to the
 // action's notice, to the emptied reply box after Reply, or to the error when the action fails;
 // never back to the top of the page.
 
-let app: TestApp;
-let browser: Browser;
+let s: LeadPageSetup;
 let base: string;
-let worker: TurnWorker;
-let ws: Awaited<ReturnType<TestApp['createWorkspace']>>;
-let agentOp: { email: string; password: string };
-const problems: string[] = [];
+let problems: string[];
 
 before(async () => {
-  ({ app, base } = await startListeningApp({ startRelay: true, env: { JOB_POLL_SECONDS: '1' } }));
-  const engine = new TurnEngine({
-    integrationLog: app.integrationLog,
-    pool: app.db.pool,
-    log: app.log,
-    clock: () => new Date(),
-    workspaces: app.workspaces,
-    providers: defaultConversationProviders(app.config, { scheduling: app.scheduling }),
-    sandbox: app.sandbox,
-  });
-  worker = new TurnWorker({ boss: app.boss, engine, log: app.log, concurrency: 2, pollSeconds: 1 });
-  await worker.start();
-  ws = await app.createWorkspace('whatsapp', { agent: SOLAR_AGENT }, 'focus');
-  agentOp = await makeOperator(app, [{ workspaceId: ws.workspaceId, role: 'agent' }], 'Sam Agent');
-  browser = await launchChromium();
+  s = await startLeadPageSetup('focus');
+  ({ base, problems } = s);
 });
-after(async () => {
-  await browser?.close();
-  await app.boss.offWork('agent-turn').catch(() => {});
-  await worker?.idle();
-  await app.close();
-});
+after(() => s.close());
 
-async function lead(name: string, phone: string): Promise<string> {
-  const r = await postLead(app.http, ws.sandboxKey, { name, phone, consent: true });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.leadId;
-}
-const status = async (id: string) =>
-  (await app.db.pool.query('SELECT status FROM leads WHERE id = $1', [id])).rows[0].status;
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400 && !(await check()); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(await check(), 'condition not reached');
-}
+const lead = (name: string, phone: string) => s.lead(name, phone);
+const status = (id: string) => s.status(id);
+const until = (check: () => Promise<boolean>) => s.until(check);
 async function leadPage(id: string): Promise<Page> {
-  const page = await watchedPage(browser, base, problems);
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await signInAs(page, base, agentOp.email, agentOp.password);
+  const page = await s.signedIn();
   await page.goto(`${base}/admin/focus/leads/${id}`);
   return page;
 }
