@@ -37,7 +37,7 @@ export interface paths {
         };
         /**
          * The leads inbox
-         * @description Newest first or by last activity, keyset pages (`nextCursor`), counts per status of the same search and filters.
+         * @description Newest first or by last activity, keyset pages (`nextCursor`), counts per status of the same search and filters (`unread=true`: only the leads unread by you).
          */
         get: operations["listLeads"];
         put?: never;
@@ -1964,7 +1964,7 @@ export interface components {
                 } | null;
             }[];
             nextCursor: string | null;
-            /** @description Leads per status and in all, of the same search (`q`), filters and Sandbox switch as the list (the `status` aside): each is the number of leads that status's list holds, up to `countCap`. */
+            /** @description Leads per status and in all, of the same search (`q`), filters (`unread` too) and Sandbox switch as the list (the `status` aside): each is the number of leads that status's list holds, up to `countCap`. */
             counts: {
                 new: number;
                 in_conversation: number;
@@ -3024,6 +3024,8 @@ export interface operations {
                 /** @description `nextCursor` of the previous page, with the same `sort`. */
                 cursor?: string;
                 limit?: number;
+                /** @description `true`: only the leads that wrote since you last opened them (`unread`, per operator), whatever their status: a booked or unqualified lead that wrote is listed too. */
+                unread?: "true" | "false";
                 /** @description Created on or after this local day (YYYY-MM-DD, the workspace's time zone). */
                 from?: string;
                 /** @description Created on or before this local day (YYYY-MM-DD, the workspace's time zone). */
@@ -6925,6 +6927,8 @@ export interface operations {
                 sandbox?: "true" | "false";
                 /** @description `newest` (the default): by creation; `activity`: by last activity (`lastActivityAt`). Most recent first. `waiting`: only the leads waiting for a person (needs_human), the longest waiting first. */
                 sort?: "newest" | "activity" | "waiting";
+                /** @description `true`: only the leads that wrote since you last opened them (`unread`, per operator), whatever their status: a booked or unqualified lead that wrote is listed too. */
+                unread?: "true" | "false";
                 /** @description Created on or after this local day (YYYY-MM-DD, the workspace's time zone). */
                 from?: string;
                 /** @description Created on or before this local day (YYYY-MM-DD, the workspace's time zone). */

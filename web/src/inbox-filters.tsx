@@ -3,9 +3,9 @@ import type { LeadPage, Status } from './api.ts';
 import { Link } from './link.tsx';
 
 // The inbox's view in the page's address (/admin/<slug>/leads?status=…&q=…&from=…&reached=…):
-// the tab, the search, the Sandbox switch, the sort, the source and the filters the Analytics page
-// links each figure with. A reload, a bookmark or a link shared with a teammate opens the same view, and
-// back/forward step through the views. The CSV export sends the same query to the API.
+// the tab, the search, the Sandbox switch, the sort, the source, the Unread filter and the filters
+// the Analytics page links each figure with. A reload, a bookmark or a link shared with a teammate
+// opens the same view, and back/forward step through the views. The CSV export sends the same query to the API.
 
 export interface UrlFilters {
   from?: string;
@@ -37,6 +37,8 @@ export interface InboxView {
   /** null: the API's default (sandbox leads shown while the workspace has no live lead). */
   sandbox: boolean | null;
   sort: Sort;
+  /** Only the leads that wrote since the operator last opened them (`unread=true`). */
+  unread: boolean;
   filters: UrlFilters;
 }
 
@@ -65,6 +67,7 @@ export function readInboxView(p: URLSearchParams): InboxView {
     search: p.get('q') ?? '',
     sandbox: sandbox === 'true' ? true : sandbox === 'false' ? false : null,
     sort: sort === 'activity' || sort === 'waiting' ? sort : 'newest',
+    unread: p.get('unread') === 'true',
     filters,
   };
 }
@@ -121,6 +124,7 @@ export function inboxParams(v: {
   search: string;
   sandbox: boolean | null;
   sort: string;
+  unread: boolean;
   filters: UrlFilters;
 }): URLSearchParams {
   const p = new URLSearchParams();
@@ -128,6 +132,7 @@ export function inboxParams(v: {
   if (v.search) p.set('q', v.search);
   if (v.sandbox !== null) p.set('sandbox', String(v.sandbox));
   if (v.sort !== 'newest') p.set('sort', v.sort);
+  if (v.unread) p.set('unread', 'true');
   addFilters(p, v.filters);
   return p;
 }

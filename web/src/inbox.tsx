@@ -28,7 +28,7 @@ export function StatusBadge({ status }: { status: Status }) {
 
 export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   const [query, setQuery] = useQueryState();
-  const { tab, search, sandbox, sort, filters } = useMemo(() => readInboxView(query), [query]);
+  const { tab, search, sandbox, sort, unread, filters } = useMemo(() => readInboxView(query), [query]);
   const searched = searchLongEnough(search) ? search.trim() : '';
   const now = useNow();
   // A choice adds a history entry (back returns to the view before); typing a search adds one
@@ -36,11 +36,12 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
   const setTab = (t: Status | 'all') => setQuery({ status: t === 'all' ? undefined : t });
   const setSearch = (q: string) => setQuery({ q }, { replace: search !== '' && q !== '' });
   const setSandbox = (on: boolean) => setQuery({ sandbox: String(on) });
+  const setUnread = (on: boolean) => setQuery({ unread: on ? 'true' : undefined });
   const setSort = (s: string) => setQuery({ sort: s === 'activity' || s === 'waiting' ? s : undefined });
   const setSource = (s: string) => setQuery({ source: Object.hasOwn(SOURCE_LABELS, s) ? s : undefined });
   const clearFilters = () => setQuery(Object.fromEntries(FILTER_KEYS.map((k) => [k, undefined])));
   // The API's query as a string: the list refetches when it changes, not on every render.
-  const apiQuery = inboxParams({ tab, search: searched, sandbox, sort, filters }).toString();
+  const apiQuery = inboxParams({ tab, search: searched, sandbox, sort, unread, filters }).toString();
   const [data, setData] = useState<Inbox | null>(null);
   const [more, setMore] = useState<InboxLead[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -97,10 +98,8 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
     setMore((m) => [...m, ...d.leads]);
     setCursor(d.nextCursor);
   };
-  const count = (t: Status | 'all') => {
-    const n = data?.counts[t];
-    return n === undefined ? '' : n >= (data?.countCap ?? Infinity) ? `${n}+` : String(n);
-  };
+  const count = (n: number | undefined) =>
+    n === undefined ? '' : n >= (data?.countCap ?? Infinity) ? `${n}+` : String(n);
   return (
     <main>
       <h1>Leads</h1>
@@ -114,10 +113,14 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
               className={t === 'needs_human' && (data?.counts.needs_human ?? 0) > 0 ? 'tab attention' : 'tab'}
               onClick={() => setTab(t)}
             >
-              {t === 'all' ? 'All' : STATUS_LABELS[t]} <span className="count">{count(t)}</span>
+              {t === 'all' ? 'All' : STATUS_LABELS[t]} <span className="count">{count(data?.counts[t])}</span>
             </button>
           ))}
         </nav>
+        {/* Any status: a booked or unqualified lead that wrote is in no alert, only here and in its dot. */}
+        <button type="button" className="tab" aria-pressed={unread} onClick={() => setUnread(!unread)}>
+          Unread{unread ? <span className="count"> {count(data?.counts.all)}</span> : null}
+        </button>
         <label className="search">
           Search leads{' '}
           <input
@@ -162,6 +165,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
             search: searched,
             sandbox: sandbox ?? data?.sandbox ?? false,
             sort,
+            unread,
             filters,
           })}
         />
@@ -176,7 +180,7 @@ export function InboxPage({ workspace }: { workspace: WorkspaceAccess }) {
         <InboxEmpty
           search={searched}
           filtered={tab !== 'all'}
-          narrowed={FILTER_KEYS.some((k) => filters[k])}
+          narrowed={unread || FILTER_KEYS.some((k) => filters[k])}
           onClear={() => setSearch('')}
         />
       ) : (

@@ -80,7 +80,8 @@ export const listLeadsRoute = adminRoute({
   operationId: 'listLeads',
   summary: 'The leads inbox',
   description:
-    'Newest first or by last activity, keyset pages (`nextCursor`), counts per status of the same search and filters.',
+    'Newest first or by last activity, keyset pages (`nextCursor`), counts per status of the same search and ' +
+    'filters (`unread=true`: only the leads unread by you).',
   params: slugParams,
   query: s.inboxQuery,
   responses: { '200': answer('A page of leads.', ref.inbox), ...errors('400', '401', '403', '404', '500') },

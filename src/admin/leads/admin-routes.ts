@@ -98,11 +98,14 @@ export function adminRoutes(deps: AdminRouteDeps) {
       const sandbox =
         query.sandbox === undefined ? !(await hasLiveLeads(deps.pool, workspace.id)) : query.sandbox === 'true';
       // The counts are of the same search, filters and sort as the list: a tab's number is its list's length.
-      const narrowing: InboxNarrowing = {
+      // Unread is the operator's own (read markers are per operator).
+      const narrowing: InboxNarrowing & { operatorId: string } = {
         ...(query.q ? { search: query.q } : {}),
         ...(query.sort ? { sort: query.sort } : {}),
         ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
         filters: filtersOf(query, workspace.agent?.timeZone ?? 'UTC'),
+        ...(query.unread === 'true' ? { unread: true } : {}),
+        operatorId: session.operator.id,
       };
       const [page, counts, settings] = await Promise.all([
         listInbox(deps.pool, {
@@ -112,7 +115,6 @@ export function adminRoutes(deps: AdminRouteDeps) {
           limit: query.limit ?? 50,
           ...(query.status ? { status: query.status } : {}),
           ...(query.cursor ? { cursor: query.cursor } : {}),
-          operatorId: session.operator.id,
         }),
         countInbox(deps.pool, workspace.id, sandbox, narrowing),
         inboxSettingsOf(deps.pool, workspace.id),

@@ -54,6 +54,14 @@ export const inboxQuery = z.object({
     .optional()
     .meta({ description: '`nextCursor` of the previous page, with the same `sort`.' }),
   limit: z.coerce.number().int().min(1).max(PAGE_SIZE_MAX).optional(),
+  unread: z
+    .enum(['true', 'false'])
+    .optional()
+    .meta({
+      description:
+        '`true`: only the leads that wrote since you last opened them (`unread`, per operator), ' +
+        'whatever their status: a booked or unqualified lead that wrote is listed too.',
+    }),
   ...inboxFilterFields,
 });
 export const outcomeBody = z.object({
@@ -140,8 +148,8 @@ export const inboxSchema = z.object({
     })
     .meta({
       description:
-        'Leads per status and in all, of the same search (`q`), filters and Sandbox switch as the list ' +
-        "(the `status` aside): each is the number of leads that status's list holds, up to `countCap`.",
+        'Leads per status and in all, of the same search (`q`), filters (`unread` too) and Sandbox switch ' +
+        "as the list (the `status` aside): each is the number of leads that status's list holds, up to `countCap`.",
     }),
   countCap: z.int(),
   waiting: z.object({ amberMinutes: z.int(), redMinutes: z.int() }).meta({

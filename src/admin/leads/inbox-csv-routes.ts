@@ -45,6 +45,7 @@ export function inboxCsvRoutes(deps: InboxCsvDeps) {
           ...(query.status ? { status: query.status } : {}),
           ...(query.q ? { search: query.q } : {}),
           ...(query.sort ? { sort: query.sort } : {}),
+          ...(query.unread === 'true' ? { unread: true } : {}),
           ...(workspace.agent?.defaultCountry ? { defaultCountry: workspace.agent.defaultCountry } : {}),
         };
         const filters = filtersOf(query, workspace.agent?.timeZone ?? 'UTC');

@@ -7,9 +7,9 @@ import { filterCondition, type InboxFilters } from './inbox-filters.ts';
 // (no OFFSET) each read off an index of migrations 011/013/028, a search by phone (any format, or
 // the national digits without the country code, which match the end of the stored number:
 // normalised, then the unique index), e-mail (exact, its own index) or name (substring, the
-// trigram index), at least MIN_SEARCH_LENGTH long, and counts per status of the same search and
-// filters (inboxWhere) that stop at COUNT_CAP so a workspace of a million leads costs no more than
-// one of ten thousand.
+// trigram index), at least MIN_SEARCH_LENGTH long, the leads unread by the operator (UNREAD), and
+// counts per status of the same search and filters (inboxWhere) that stop at COUNT_CAP so a
+// workspace of a million leads costs no more than one of ten thousand.
 
 export const PAGE_SIZE_MAX = 100;
 /** Counts stop here: the page shows "10000+". */
@@ -61,6 +61,8 @@ export interface InboxQuery {
   operatorId?: string;
   /** Period, stage reached, handled by (inbox-filters.ts). */
   filters?: InboxFilters;
+  /** Only the leads unread by the operator (UNREAD). */
+  unread?: boolean;
 }
 
 /** Who has the lead: the agent, the operator who took it over, or nobody (waiting for a person). */
@@ -101,6 +103,15 @@ export function decodeCursor(cursor: string): { at: string; id: string } | null 
   return { at, id };
 }
 
+/**
+ * The lead wrote after the operator (`operator`, a parameter) last opened it: its newest inbound
+ * message is later than their read marker (lead_reads, migration 040). The list's `unread` and
+ * the `unread` filter and its count are this one condition.
+ */
+const UNREAD = (operator: string) =>
+  `(l.last_inbound_at IS NOT NULL AND l.last_inbound_at > COALESCE((SELECT r.read_through FROM lead_reads r
+     WHERE r.lead_id = l.id AND r.operator_id = ${operator}::uuid), '-infinity'))`;
+
 /** The search's SQL condition on `l` and its one parameter (`$SEARCH`, possibly used more than once). */
 function searchCondition(
   search: string | undefined,
@@ -130,7 +141,10 @@ function searchCondition(
  * sort narrows too: `waiting` lists only the leads waiting for a person, so under it the tabs
  * count only those.
  */
-export type InboxNarrowing = Pick<InboxQuery, 'search' | 'defaultCountry' | 'filters' | 'sort'>;
+export type InboxNarrowing = Pick<
+  InboxQuery,
+  'search' | 'defaultCountry' | 'filters' | 'sort' | 'unread' | 'operatorId'
+>;
 
 /**
  * The workspace's leads (live, or live and sandbox) that the search, filters and sort keep: one
@@ -147,8 +161,9 @@ function inboxWhere(workspaceId: string, sandbox: boolean, n: InboxNarrowing, pa
   const searchSql = search.sql.replaceAll('$SEARCH[', () => `(${s}::text[])[`).replaceAll('$SEARCH', () => s);
   const filter = filterCondition(n.filters, params.length + 1);
   params.push(...filter.values);
+  const unread = n.unread ? ` AND ${UNREAD(param(n.operatorId ?? null))}` : '';
   return `l.workspace_id = ${workspace} AND l.livemode = ANY(${modes}::boolean[])
-        AND ${searchSql} AND ${filter.sql}${n.sort === 'waiting' ? ` AND l.status = 'needs_human'` : ''}`;
+        AND ${searchSql} AND ${filter.sql}${n.sort === 'waiting' ? ` AND l.status = 'needs_human'` : ''}${unread}`;
 }
 
 export async function listInbox(
@@ -169,8 +184,7 @@ export async function listInbox(
     `SELECT l.id, l.name, l.phone, l.email, l.status, l.livemode, l.created_at, l.updated_at,
             to_char(l.${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at,
             l.owner_operator_id AS owner_id, o.name AS owner_name, l.needs_human_since,
-            (l.last_inbound_at IS NOT NULL AND l.last_inbound_at > COALESCE((SELECT r.read_through FROM lead_reads r
-              WHERE r.lead_id = l.id AND r.operator_id = ${operator}::uuid), '-infinity')) AS unread,
+            ${UNREAD(operator)} AS unread,
             -- The first contact as the Analytics page counts it (lead_funnel, migrations 017 and 042).
             (SELECT extract(epoch FROM f.contacted_at - l.created_at) FROM lead_funnel f
               WHERE f.lead_id = l.id) AS speed
