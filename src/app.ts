@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Authenticator } from './auth/authenticator.ts';
-import { RateLimiter } from './auth/rate-limiter.ts';
+import type { RateLimiter } from './auth/rate-limiter.ts';
 import { IntakeLimits } from './auth/intake-limits.ts';
 import { PublishableOrigins } from './auth/public-key-policy.ts';
 import { fastifyTrustProxy } from './config/trust-proxy.ts';
@@ -47,16 +47,13 @@ import { SANDBOX_ROUTE_PREFIX } from './sandbox/sandbox.ts';
 import type { Composition } from './composition.ts';
 
 import { observeHttpRequest } from './metrics/metrics.ts';
-import { LeadBatches } from './leads/lead-batch-statement.ts';
 import { leadRoutes, unroutableLeadId } from './leads/lead-routes.ts';
 import { embedRoutes } from './forms/embed-routes.ts';
 import { ADDRESS_HOURLY_LIMIT as FORM_ADDRESS_HOURLY_LIMIT, FormAbuseGuard } from './forms/form-abuse.ts';
 import { hostedForm } from './forms/hosted-form.ts';
-import { LeadService } from './leads/lead-service.ts';
 import { whatsappWebhookRoutes } from './whatsapp/whatsapp-webhook-routes.ts';
 import { calcomWebhookRoutes } from './scheduling/booking-webhook-routes.ts';
-import { intakeParts } from './intake/intake-parts.ts';
-import { metaIntake } from './intake/meta/meta-intake.ts';
+import type { metaIntake } from './intake/meta/meta-intake.ts';
 import { createAccessLogger } from './shared/logger.ts';
 
 /** The process's clients and services, built once by the composition root (src/composition.ts). */
@@ -112,19 +109,8 @@ export function buildApp(deps: AppDeps): App {
     log: deps.log,
     cacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
   });
-  const rateLimiter = new RateLimiter(deps.pool, deps.clock);
+  const { rateLimiter, leads } = deps;
   const voice = deps.voiceChannel;
-  const leads = new LeadService({
-    pool: deps.pool,
-    rateLimiter,
-    batches: new LeadBatches(deps.pool),
-    log: deps.log,
-    voice: voice.provider,
-    relay: deps.relay,
-    callOptions: voice.callOptions,
-    sandboxDial: voice.sandboxDial,
-    clock: deps.clock,
-  });
   const unroutedLead = unroutableLeadId({ authenticator, leads });
   // Browser intake's hourly limits (docs/INTAKE.md): the hosted form's and the publishable keys'
   // are counted apart (their own scope and limits), visitors' addresses hashed with one derived key.
@@ -208,17 +194,10 @@ export function buildApp(deps: AppDeps): App {
   http.register(voice.sandboxRoutes, { prefix: SANDBOX_ROUTE_PREFIX });
   http.register(calcomWebhookRoutes({ webhooks: deps.calcomWebhooks, workspaces: deps.workspaces }));
   // Connected sources: generic webhooks and Google lead forms (docs/INTAKE.md); `intake.sources` serves the Form page.
-  const intake = intakeParts(deps, leads);
+  const intake = deps.intake;
   http.register(intake.routes);
   // Meta Lead Ads' `leadgen` webhook, read from the Graph API and submitted through the same intake.
-  const meta = metaIntake({
-    pool: deps.pool,
-    secrets: deps.secrets,
-    clock: deps.clock,
-    integrationLog: deps.integrationLog,
-    intake: intake.intake,
-    leadClient: deps.metaLeadClient,
-  });
+  const meta = deps.metaIntake;
   http.register(meta.routes);
   http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.live, workspaces: deps.workspaces }));
   http.register(whatsappWebhookRoutes({ webhooks: deps.whatsappWebhooks.sandbox, workspaces: deps.workspaces }), {

@@ -9,6 +9,11 @@ import { IntegrationLogWriter } from './integration-log/integration-log-writer.t
 import { OutboxRelay } from './jobs/outbox-relay.ts';
 import { TurnstileClient } from './forms/turnstile-client.ts';
 import { MetaLeadClient } from './intake/meta/meta-lead-client.ts';
+import { intakeParts } from './intake/intake-parts.ts';
+import { metaIntake } from './intake/meta/meta-intake.ts';
+import { RateLimiter } from './auth/rate-limiter.ts';
+import { LeadBatches } from './leads/lead-batch-statement.ts';
+import { LeadService } from './leads/lead-service.ts';
 import type { MetaSourceSecret } from './intake/meta/meta-source-settings.ts';
 import { composeCore, installationKey, type Core } from './runtime.ts';
 import { verifyClients } from './verify-clients.ts';
@@ -80,6 +85,36 @@ export function compose(
       whatsapp: new WhatsappFollowUpAttempter({ pool, log, clock, workspaces: core.workspaces, sandbox }),
     },
   });
+  // The one LeadService: the public API, the hosted form, connected sources and Meta's retries.
+  const rateLimiter = new RateLimiter(pool, clock);
+  const leads = new LeadService({
+    pool,
+    rateLimiter,
+    batches: new LeadBatches(pool),
+    log,
+    voice: voiceParts.provider,
+    relay,
+    callOptions: voiceParts.callOptions,
+    sandboxDial: voiceParts.sandboxDial,
+    clock,
+  });
+  /** Meta Lead Ads' Graph client of one source: each connected Page has its own token. */
+  const metaLeadClient = (secret: MetaSourceSecret): MetaLeadClient =>
+    new MetaLeadClient({
+      baseUrl: config.WHATSAPP_GRAPH_BASE_URL,
+      pageAccessToken: secret.pageAccessToken,
+      appSecret: secret.appSecret,
+    });
+  // Connected sources (docs/INTAKE.md), and Meta's leadgen webhook read from the Graph API.
+  const intake = intakeParts({ ...core, config, pool, integrationLog, clock, log }, leads);
+  const meta = metaIntake({
+    pool,
+    secrets: core.secrets,
+    clock,
+    integrationLog,
+    intake: intake.intake,
+    leadClient: metaLeadClient,
+  });
   const webhookDeps = {
     pool,
     log,
@@ -119,12 +154,14 @@ export function compose(
     /** The hosted form's Turnstile check (TURNSTILE_VERIFY_URL). */
     turnstile: new TurnstileClient(config.TURNSTILE_VERIFY_URL),
     /** Meta Lead Ads' Graph client of one source: each connected Page has its own token. */
-    metaLeadClient: (secret: MetaSourceSecret): MetaLeadClient =>
-      new MetaLeadClient({
-        baseUrl: config.WHATSAPP_GRAPH_BASE_URL,
-        pageAccessToken: secret.pageAccessToken,
-        appSecret: secret.appSecret,
-      }),
+    metaLeadClient,
+    /** The public API's hourly quota per key. */
+    rateLimiter,
+    leads,
+    /** Connected sources: their services and routes (buildApp registers the routes). */
+    intake,
+    /** Meta Lead Ads: the leadgen webhook's routes, connecting a Page, the backfill, the retries. */
+    metaIntake: meta,
   };
 }
 

@@ -10,6 +10,7 @@ import type { Logger } from './shared/logger.ts';
 import { startWebhookWorker } from './webhooks/webhook-worker.ts';
 import { startContactAttemptWorker } from './contact-plan/contact-attempt-worker.ts';
 import { CallSweep, startCallSweep } from './voice/call-sweep.ts';
+import { startMetaLeadRetryWorker } from './intake/meta/meta-lead-retry.ts';
 
 export interface JobHandlerOptions {
   /** `serve`: whether its public API is under pressure (turns then run one at a time, TurnWorkerOptions.yieldToApi). */
@@ -35,6 +36,7 @@ export async function startJobHandlers(c: Composition, pool: Pool, opts: JobHand
   await worker.start();
   await startWebhookWorker({ boss, service: webhookDelivery, log, pollSeconds: config.JOB_POLL_SECONDS });
   await startContactAttemptWorker({ boss, service: c.contactPlans, log, pollSeconds: config.JOB_POLL_SECONDS });
+  await startMetaLeadRetryWorker({ boss, run: c.metaIntake.retry, log, pollSeconds: config.JOB_POLL_SECONDS });
   // Calls whose end never came, and held calls to cancel (docs/VOICE.md): every minute, until pg-boss stops.
   const calls = c.callControl;
   const sweep = startCallSweep(new CallSweep({ pool: c.pool, log, clock: c.clock, calls, workspaces: c.workspaces }));

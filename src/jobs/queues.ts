@@ -7,11 +7,14 @@ export const AGENT_TURN_DEAD_LETTER = 'agent-turn-dead';
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
 /** A contact plan's next attempt (src/contact-plan/), held by pg-boss until it is due. */
 export const CONTACT_ATTEMPT_QUEUE = 'contact-attempt';
+/** A Meta lead refused for a temporary reason, read and submitted again (src/intake/meta/meta-lead-retry.ts). */
+export const META_LEAD_RETRY_QUEUE = 'meta-lead-retry';
 export const ALL_QUEUES = [
   AGENT_TURN_QUEUE,
   AGENT_TURN_DEAD_LETTER,
   WEBHOOK_DELIVERY_QUEUE,
   CONTACT_ATTEMPT_QUEUE,
+  META_LEAD_RETRY_QUEUE,
 ] as const;
 
 export interface QueueTuning {
@@ -60,6 +63,12 @@ export async function ensureQueues(boss: PgBoss, tuning: QueueTuning = {}): Prom
   };
   await boss.createQueue(CONTACT_ATTEMPT_QUEUE, attemptPolicy);
   await boss.updateQueue(CONTACT_ATTEMPT_QUEUE, attemptPolicy);
+  // Like the webhook jobs: the back-off between a lead's retries is the service's (each retry
+  // queues the next); pg-boss retries a job only when it could not run. A rerun is harmless: a
+  // lead already made from the leadgen id is found before anything is read or submitted.
+  const metaRetryPolicy = { ...attemptPolicy, retryLimit: 5 };
+  await boss.createQueue(META_LEAD_RETRY_QUEUE, metaRetryPolicy);
+  await boss.updateQueue(META_LEAD_RETRY_QUEUE, metaRetryPolicy);
 }
 
 /** Retries the job has left after this attempt; undefined when pg-boss gave no metadata (includeMetadata). */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/app.ts';
+import { compose } from '../../src/composition.ts';
 import { RateLimiter } from '../../src/auth/rate-limiter.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
@@ -209,7 +210,8 @@ describe('two processes counting one key', () => {
       const key = (await app.workspaces.createKey(ws.slug, { hourlyLimit: limit }))!;
       // A second process: its own pool, its own rate limiter and lead batches, the same database.
       const pool = createPool(app.db.url, 4);
-      const second = buildApp({ ...app, pool, log: createLogger('silent') });
+      const log = createLogger('silent');
+      const second = buildApp(compose({ config: app.config, log, clock: app.clock, pool, boss: app.boss }));
       try {
         const ask = (via: TestApp['http'], i: number) =>
           i % 3 === 0 ? postLead(via, key.key, validLead()) : getLead(via, key.key, crypto.randomUUID());

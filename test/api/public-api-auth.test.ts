@@ -262,11 +262,10 @@ describe('rate limit', () => {
     const ws = await app.createWorkspace('whatsapp');
     const key = await app.workspaces.createKey(ws.slug, { hourlyLimit: 3 });
     const { buildApp } = await import('../../src/app.ts');
-    const second = buildApp({
-      ...app,
-      log: (await import('../../src/shared/logger.ts')).createLogger('silent'),
-      clock: clock.read,
-    });
+    const { compose } = await import('../../src/composition.ts');
+    const log = (await import('../../src/shared/logger.ts')).createLogger('silent');
+    // A second process's graph (its own rate limiter), on the same database.
+    const second = buildApp(compose({ config: app.config, log, clock: clock.read, pool: app.db.pool, boss: app.boss }));
     await getLead(app.http, key!.key, crypto.randomUUID());
     await getLead(second.http, key!.key, crypto.randomUUID());
     await getLead(app.http, key!.key, crypto.randomUUID());
@@ -293,11 +292,10 @@ describe('rate limit', () => {
         },
       });
       const { buildApp } = await import('../../src/app.ts');
-      const second = buildApp({
-        ...app,
-        pool: failing,
-        log: (await import('../../src/shared/logger.ts')).createLogger('silent'),
-      });
+      const { compose } = await import('../../src/composition.ts');
+      const log = (await import('../../src/shared/logger.ts')).createLogger('silent');
+      // The whole graph on the failing pool: the rate limiter and the lead service are the composition's.
+      const second = buildApp(compose({ config: app.config, log, clock: app.clock, pool: failing, boss: app.boss }));
       try {
         assert.equal((await getLead(second.http, ws.apiKey, crypto.randomUUID())).status, 500);
         assert.equal((await postLead(second.http, ws.apiKey, validLead())).status, 500);

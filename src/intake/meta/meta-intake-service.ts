@@ -21,8 +21,10 @@ import { readMetaConfig, type MetaSourceConfig, type MetaSourceSecret } from './
 //
 // A signed webhook is answered 200 even when the Graph API fails: Meta retries failed deliveries
 // and turns off a subscription that keeps failing, which would lose every later lead too. The
-// failure is on the source (last_error, the Form page) and in the integration log, and
-// `leadintake source backfill` fetches what was missed.
+// failure is on the source (last_error, the Form page) and in the integration log. A lead that
+// failed for a temporary reason (Graph unreachable or 5xx/429, the form key's hourly limit, Vapi
+// refusing the call) is read and submitted again by a job, with back-off (meta-lead-retry.ts);
+// `leadintake source backfill` fetches what is still missing.
 
 /** A `meta` lead source as the intake finds it by its URL token, its secrets opened. */
 export interface MetaSource {
@@ -50,6 +52,8 @@ export interface MetaIntakePorts {
    * is stored as given (unmasked): never the body's text, never a secret.
    */
   rejected(source: MetaSource, httpStatus: number, reason: string, payload: unknown): Promise<void>;
+  /** Queues the first retry of a leadgen id that failed for a temporary reason (meta-lead-retry.ts). */
+  scheduleRetry(source: MetaSource, leadgenId: string, pageId?: string): Promise<void>;
 }
 
 export interface MetaIntakeDeps extends MetaIntakePorts {
@@ -63,7 +67,11 @@ export type LeadOutcome =
   /** Another lead of the workspace has the phone (the API's 409): nothing new stored. */
   | { kind: 'duplicate-phone'; leadId: string | null; livemode: boolean }
   | { kind: 'skipped'; reason: string }
-  | { kind: 'failed'; message: string };
+  /** `temporary`: worth reading and submitting again later (the webhook queues a retry). */
+  | { kind: 'failed'; message: string; temporary?: true };
+
+/** Refusals of a submission that may pass later: the form key's hourly limit, Vapi refusing the call. */
+const TEMPORARY_REFUSALS: ReadonlySet<string> = new Set(['rate_limited', 'voice_dispatch_failed']);
 
 export class MetaIntakeService {
   readonly #d: MetaIntakeDeps;
@@ -142,9 +150,22 @@ export class MetaIntakeService {
   async #notice(source: MetaSource, config: MetaSourceConfig, notice: LeadgenNotice): Promise<LeadOutcome> {
     if (config.pageId && notice.pageId && notice.pageId !== config.pageId)
       return { kind: 'skipped', reason: 'other-page' };
+    const outcome = await this.readAndSubmit(source, config, notice.leadgenId, notice.pageId);
+    if (outcome.kind === 'failed' && outcome.temporary)
+      await this.#d.scheduleRetry(source, notice.leadgenId, notice.pageId);
+    return outcome;
+  }
+
+  /** Reads one lead from Graph by its leadgen id and submits it (the webhook, and its retries). */
+  async readAndSubmit(
+    source: MetaSource,
+    config: MetaSourceConfig,
+    leadgenId: string,
+    pageId?: string,
+  ): Promise<LeadOutcome> {
     const client = this.client(source);
     const started = performance.now();
-    const got = await client.lead(notice.leadgenId);
+    const got = await client.lead(leadgenId);
     await this.#d.integrationLog.record({
       provider: INTAKE_PROVIDER.meta,
       workspaceId: source.workspaceId,
@@ -154,16 +175,20 @@ export class MetaIntakeService {
       outcome: got.ok ? 'ok' : 'error',
       latencyMs: Math.round(performance.now() - started),
       // Only ids: the lead's answers are personal data and are kept on the lead itself.
-      payload: { request: { leadgenId: notice.leadgenId }, response: got.ok ? { id: got.value.id } : got },
+      payload: { request: { leadgenId }, response: got.ok ? { id: got.value.id } : got },
       ...(got.ok ? {} : { error: got.message }),
       secrets: secretsOf(source),
     });
     if (!got.ok) {
-      const message = `Reading lead ${notice.leadgenId} from the Graph API failed: ${got.message}`;
+      const message = `Reading lead ${leadgenId} from the Graph API failed: ${got.message}`;
       await this.#d.recordError(source.id, message);
-      return { kind: 'failed', message };
+      // Not reached, or a server-side failure or throttling: a later read may succeed. A 4xx
+      // (an expired token, a lead that is not there) would fail the same way until someone acts.
+      const status = got.httpStatus;
+      const temporary = status === undefined || status === 429 || status >= 500;
+      return { kind: 'failed', message, ...(temporary ? { temporary: true } : {}) };
     }
-    return this.submitLead(source, config, got.value, notice.pageId);
+    return this.submitLead(source, config, got.value, pageId);
   }
 
   /** Maps one lead read from Graph and submits it (the webhook and the backfill). */
@@ -191,7 +216,7 @@ export class MetaIntakeService {
     } catch (err) {
       // Already on the source and in the log (IntakeService); the next lead of the batch goes on.
       if (!(err instanceof AppError)) throw err;
-      return { kind: 'failed', message: err.message };
+      return { kind: 'failed', message: err.message, ...(TEMPORARY_REFUSALS.has(err.code) ? { temporary: true } : {}) };
     }
   }
 }

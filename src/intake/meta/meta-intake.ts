@@ -7,10 +7,13 @@ import { recordSourceError } from '../lead-source-queries.ts';
 import { backfillMetaSource, type BackfillReport } from './meta-backfill.ts';
 import { type MetaIntakeDeps, MetaIntakeService } from './meta-intake-service.ts';
 import { metaIntakeRoutes } from './meta-intake-routes.ts';
+import { type MetaLeadRetryJob, queueLeadRetry, runLeadRetry } from './meta-lead-retry.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { MetaSources } from './meta-sources.ts';
 
 // Meta Lead Ads put together from the process's parts: app.ts registers `routes`, the CLI's
-// `source backfill` calls `backfill`, the Form page connects a Page through `sources`.
+// `source backfill` calls `backfill`, the Form page connects a Page through `sources`, the
+// meta-lead-retry jobs (src/worker.ts) call `retry`.
 
 export interface MetaIntakeParts {
   pool: Pool;
@@ -30,6 +33,8 @@ export function metaIntake(p: MetaIntakeParts) {
     submit: (source, delivery) => p.intake.submit(source.row, delivery),
     recordError,
     rejected: (source, httpStatus, reason, payload) => p.intake.rejected(source.row, httpStatus, reason, payload),
+    scheduleRetry: (source, leadgenId, pageId) =>
+      queueLeadRetry(p.pool, { sourceId: source.id, leadgenId, ...(pageId ? { pageId } : {}), retry: 1 }, p.clock()),
     integrationLog: p.integrationLog,
     leadClient: p.leadClient,
   });
@@ -46,5 +51,12 @@ export function metaIntake(p: MetaIntakeParts) {
       if (!source) return null;
       return backfillMetaSource({ meta: service, db: p.pool, recordError }, source, opts);
     },
+    /** One meta-lead-retry job: the lead read and submitted again, or the next retry queued. */
+    retry: (job: MetaLeadRetryJob, log: Logger) =>
+      runLeadRetry(
+        { meta: service, db: p.pool, clock: p.clock, sourceById: (id) => sources.byId(id), recordError },
+        job,
+        log,
+      ),
   };
 }
