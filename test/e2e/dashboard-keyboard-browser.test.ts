@@ -111,6 +111,8 @@ test('j/k move through the inbox, ? opens the list as a modal dialog, and nothin
   assert.equal(await focused(page), 'Close <button>');
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden', ...WAIT });
+  // Focus goes back where it was (the dialog's close event comes a moment after it is hidden).
+  await page.waitForFunction('document.activeElement?.textContent === "Leads"', undefined, WAIT);
 
   // Turned off in the dialog (opened from the footer's button), the single keys do nothing.
   await page.getByRole('button', { name: 'Keyboard shortcuts' }).focus();
