@@ -3,10 +3,13 @@
 // and a step whose call was never placed keeps to the calling window. Steps run by the test clock.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { VapiPersona } from '../../src/simulators/personas/vapi-personas.ts';
 import { pendingStep } from '../helpers/contact-plan-harness.ts';
 import { postLead, validLead } from '../helpers/http.ts';
 import {
   leadOf,
+  callsOf as voiceCalls,
+  playLatestCall,
   startVoiceHarness,
   voiceWorkspace,
   type VoiceHarness,
@@ -25,6 +28,9 @@ before(async () => {
 });
 after(() => h.close());
 
+const callsOf = (leadId: string) => voiceCalls(h, leadId);
+const play = (leadId: string, persona: VapiPersona) => playLatestCall(h, leadId, persona);
+
 /** A lead whose first call rang out: its second call is scheduled. */
 async function leadCalledOnce(): Promise<{ leadId: string; step: number }> {
   h.clock.now = MONDAY_0930;
@@ -35,15 +41,6 @@ async function leadCalledOnce(): Promise<{ leadId: string; step: number }> {
   const step = await pendingStep(h.app, leadId);
   assert.equal(step?.kind, 'call');
   return { leadId, step: step.step };
-}
-
-function callsOf(leadId: string) {
-  return h.vapi.calls.filter((c) => (c.call.assistantOverrides as any)?.metadata?.leadId === leadId).map((c) => c.call);
-}
-
-async function play(leadId: string, persona: 'no-answer'): Promise<void> {
-  const played = await h.vapi.play(callsOf(leadId).at(-1)!.id, persona);
-  assert.ok(played.deliveries.every((d) => d.status === 200));
 }
 
 async function planOf(leadId: string) {

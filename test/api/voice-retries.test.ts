@@ -13,6 +13,8 @@ import { getLead, postLead, validLead } from '../helpers/http.ts';
 import {
   deliver,
   leadOf,
+  callsOf as voiceCalls,
+  playLatestCall,
   startVoiceHarness,
   voiceWorkspace,
   type VoiceHarness,
@@ -31,21 +33,13 @@ before(async () => {
 });
 after(() => h.close());
 
+const callsOf = (leadId: string) => voiceCalls(h, leadId);
+const play = (leadId: string, persona: VapiPersona) => playLatestCall(h, leadId, persona);
+
 async function submit(): Promise<{ leadId: string; callId: string }> {
   const res = await postLead(h.app.http, ws.apiKey, validLead({ metadata: { timeZone: 'Europe/Berlin' } }));
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return { leadId: res.body.leadId, callId: res.body.providerCallId };
-}
-
-/** The lead's calls as Vapi received them, oldest first. */
-function callsOf(leadId: string) {
-  return h.vapi.calls.filter((c) => (c.call.assistantOverrides as any)?.metadata?.leadId === leadId).map((c) => c.call);
-}
-
-async function play(leadId: string, persona: VapiPersona): Promise<void> {
-  const calls = callsOf(leadId);
-  const played = await h.vapi.play(calls.at(-1)!.id, persona);
-  assert.ok(played.deliveries.every((d) => d.status === 200));
 }
 
 /** Moves the clock to the pending step and runs it: the next call is placed. */

@@ -14,6 +14,8 @@ import { pendingStep, runDueSteps } from '../helpers/contact-plan-harness.ts';
 import { getLead, postLead, validLead } from '../helpers/http.ts';
 import {
   deliver,
+  callsOf as voiceCalls,
+  playLatestCall,
   startVoiceHarness,
   voiceWorkspace,
   type VoiceHarness,
@@ -41,14 +43,8 @@ before(async () => {
 });
 after(() => h.close());
 
-function callsOf(leadId: string) {
-  return h.vapi.calls.filter((c) => (c.call.assistantOverrides as any)?.metadata?.leadId === leadId).map((c) => c.call);
-}
-
-async function play(leadId: string, persona: VapiPersona): Promise<void> {
-  const played = await h.vapi.play(callsOf(leadId).at(-1)!.id, persona);
-  assert.ok(played.deliveries.every((d) => d.status === 200));
-}
+const callsOf = (leadId: string) => voiceCalls(h, leadId);
+const play = (leadId: string, persona: VapiPersona) => playLatestCall(h, leadId, persona);
 
 async function read(leadId: string) {
   const res = await getLead(h.app.http, ws.apiKey, leadId);

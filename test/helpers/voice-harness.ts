@@ -1,4 +1,6 @@
+import assert from 'node:assert/strict';
 import { freePort } from '../../src/db/embedded.ts';
+import type { VapiPersona } from '../../src/simulators/personas/vapi-personas.ts';
 import {
   DEFAULT_EVENT_TYPE,
   startCalcomSimulator,
@@ -139,4 +141,15 @@ export async function leadOf(h: VoiceHarness, leadId: string): Promise<Record<st
 export async function eventTypes(h: VoiceHarness, leadId: string): Promise<string[]> {
   const { rows } = await h.app.db.pool.query('SELECT type FROM lead_events WHERE lead_id = $1 ORDER BY id', [leadId]);
   return rows.map((r) => r.type);
+}
+
+/** The lead's calls as Vapi received them, oldest first. */
+export function callsOf(h: VoiceHarness, leadId: string) {
+  return h.vapi.calls.filter((c) => (c.call.assistantOverrides as any)?.metadata?.leadId === leadId).map((c) => c.call);
+}
+
+/** Plays the lead's latest call as `persona`; every message must be answered 200. */
+export async function playLatestCall(h: VoiceHarness, leadId: string, persona: VapiPersona): Promise<void> {
+  const played = await h.vapi.play(callsOf(h, leadId).at(-1)!.id, persona);
+  assert.ok(played.deliveries.every((d) => d.status === 200));
 }
